@@ -1,0 +1,83 @@
+// Checkpoint discovery: what a loader would load from a model folder. Reads the index and every
+// shard header (in parallel), then cross-checks them. Problems are data; load_checkpoint fails
+// only when the folder itself cannot be read.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "qcheck/expected.hpp"
+#include "qcheck/input.hpp"
+#include "qcheck/safetensors.hpp"
+
+namespace qcheck {
+
+inline constexpr const char* k_index_name = "model.safetensors.index.json";
+inline constexpr uint64_t k_max_index_size = 256ull << 20;
+
+struct ShardFile
+{
+  std::string file;       // path relative to the model folder
+  FileInfo info;
+  bool in_index = false;  // the index names this file (a loader with an index skips others)
+  bool header_read = false;
+  Header header;
+};
+
+enum class CheckpointIssue {
+  no_weights,           // no *.safetensors and no index
+  index_unreadable,     // index file not JSON / no weight_map
+  index_path_escapes,   // a weight_map path is absolute or leaves the folder
+  index_missing_file,   // the index names a file that is not there
+  index_missing_tensor, // the index maps a tensor to a shard that does not hold it
+  unindexed_tensors,    // an indexed shard holds tensors the index does not name
+  unindexed_shard,      // a *.safetensors file the index does not name at all
+  duplicate_tensor,     // one tensor name in two shards
+  shard_not_regular,    // a *.safetensors that is a directory, FIFO, dangling link...
+  shard_unreadable,     // I/O error or unusable header
+  header_problem,       // a HeaderProblem of one shard (see header_issue)
+};
+
+struct CheckpointProblem
+{
+  CheckpointIssue issue;
+  bool is_warning = false;
+  std::string file;   // relative path of the file concerned
+  std::string tensor; // tensor concerned, if any
+  std::string message; // one line, without the file name
+  std::optional<HeaderIssue> header_issue;
+};
+
+// One tensor of the checkpoint as a loader sees it.
+struct Tensor
+{
+  const TensorInfo* info = nullptr; // owned by shards[shard].header
+  uint32_t shard = 0;
+};
+
+struct Checkpoint
+{
+  std::string root;
+  bool has_index = false;
+  std::vector<ShardFile> shards;
+  std::vector<Tensor> tensors; // one per name, sorted by name; the index's pick on duplicates
+  std::vector<CheckpointProblem> problems;
+
+  const std::string& shard_of(const Tensor& tensor) const { return shards[tensor.shard].file; }
+};
+
+struct LoadOptions
+{
+  unsigned threads = 0; // 0: one per core
+};
+
+// Loads a model folder, or a single *.safetensors file. Fails only when `path` is neither.
+Expected<Checkpoint> load_checkpoint(const FileSystem& fs, const std::string& path,
+                                     const LoadOptions& options = {});
+
+// True when a weight_map path stays inside the folder (relative, no "..", no empty part).
+bool is_contained_path(std::string_view path);
+
+} // namespace qcheck

@@ -1,0 +1,94 @@
+// Input abstraction: everything qcheck reads goes through FileSystem and ByteSource, so tests can
+// use in-memory files and a remote reader (HTTP range requests) can slot in later.
+//
+// Paths are strings joined with '/'. Nothing here writes; writing lives in fix.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "qcheck/expected.hpp"
+
+namespace qcheck {
+
+// A readable blob of known size. read_at reads exactly out.size() bytes or fails.
+class ByteSource
+{
+public:
+  virtual ~ByteSource() = default;
+  virtual uint64_t size() const = 0;
+  virtual Expected<void> read_at(uint64_t offset, std::span<char> out) const = 0;
+};
+
+enum class FileKind {
+  missing,     // nothing at this path
+  regular,     // a regular file (after following links)
+  directory,   // a directory (after following links)
+  special,     // FIFO, socket, device: never opened
+  broken_link, // a symbolic link whose target does not exist
+};
+
+struct FileInfo
+{
+  FileKind kind = FileKind::missing;
+  uint64_t size = 0;       // bytes, for regular files
+  bool is_symlink = false; // the path itself is a symbolic link
+  uint32_t mode = 0;       // permission bits of the target (0 when unknown)
+};
+
+std::string_view to_string(FileKind kind);
+
+class FileSystem
+{
+public:
+  virtual ~FileSystem() = default;
+
+  // Describes the path, following symbolic links; never fails (kind = missing instead).
+  virtual FileInfo stat(const std::string& path) const = 0;
+
+  // Opens a regular file for reading. Refuses anything else without blocking (a FIFO is
+  // never opened for reading by a blocking open).
+  virtual Expected<std::unique_ptr<ByteSource>> open(const std::string& path) const = 0;
+
+  // Names (not paths) of the entries of a directory, sorted.
+  virtual Expected<std::vector<std::string>> list_dir(const std::string& path) const = 0;
+
+  // Reads a whole regular file of at most max_bytes bytes.
+  Expected<std::string> read_file(const std::string& path, uint64_t max_bytes) const;
+};
+
+// The real disk, through open/pread.
+class DiskFileSystem final : public FileSystem
+{
+public:
+  FileInfo stat(const std::string& path) const override;
+  Expected<std::unique_ptr<ByteSource>> open(const std::string& path) const override;
+  Expected<std::vector<std::string>> list_dir(const std::string& path) const override;
+};
+
+// An in-memory tree for tests. Directories are implied by the files' paths and can be added
+// explicitly; special files and broken links can be simulated.
+class MemoryFileSystem final : public FileSystem
+{
+public:
+  void add_file(const std::string& path, std::string contents);
+  void add_directory(const std::string& path);
+  void add_special(const std::string& path, FileKind kind);
+
+  FileInfo stat(const std::string& path) const override;
+  Expected<std::unique_ptr<ByteSource>> open(const std::string& path) const override;
+  Expected<std::vector<std::string>> list_dir(const std::string& path) const override;
+
+private:
+  std::map<std::string, std::shared_ptr<const std::string>> m_files;
+  std::map<std::string, FileKind> m_other; // directories and special entries
+};
+
+// Joins two path pieces with exactly one '/'. An empty base yields the name.
+std::string join_path(const std::string& base, const std::string& name);
+
+} // namespace qcheck

@@ -1,0 +1,84 @@
+// The module inventory: tensors grouped into modules (tensor name minus its parameter name) and
+// each module's storage classified from its tensors alone: unquantized float weight, or quantized
+// with the family the tensors show (scales, packing, dtypes).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "qcheck/checkpoint.hpp"
+
+namespace qcheck {
+
+enum class Storage {
+  unquantized, // float weight (F16/BF16/F32/F64), no quantization evidence
+  quantized,   // at least one piece of quantization evidence
+  no_weight,   // nothing that is a weight (buffers, scales alone, ...)
+};
+
+enum class QuantFamily {
+  none,
+  modelopt_nvfp4,     // U8 weight + F8_E4M3 weight_scale + F32 weight_scale_2
+  fp8_per_tensor,     // F8_E4M3 weight + weight_scale (ModelOpt FP8, compressed-tensors float)
+  fp8_block,          // F8_E4M3 weight + weight_scale_inv (HF fine-grained FP8, DeepSeek)
+  mxfp8,              // F8_E4M3 weight + E8M0 (U8/F8_E8M0) weight_scale
+  int8_scaled,        // I8 weight + weight_scale (compressed-tensors int-quantized)
+  ct_pack,            // I32 weight_packed (compressed-tensors pack-quantized)
+  ct_nvfp4_pack,      // U8 weight_packed + weight_global_scale
+  ct_mxfp4_pack,      // U8 weight_packed + U8 weight_scale, no global scale
+  gptq,               // I32 qweight packed along the input dimension
+  awq,                // I32 qweight packed along the output dimension
+  mxfp4,              // *_blocks + *_scales (gpt-oss experts)
+  bitsandbytes,       // absmax / quant_state / SCB
+  unknown,            // quantized, but no known layout
+};
+
+enum class ModuleRole {
+  linear,        // a projection an engine builds as a (possibly quantized) Linear
+  expert,        // one expert's projection inside a fused MoE (...experts.{e}.{proj})
+  fused_experts, // all experts in one module (...mlp.experts with 3-D or *_blocks tensors)
+  router,        // MoE router (mlp.gate, router, shared_expert_gate)
+  lm_head,       // output head (lm_head, shared_head.head)
+  embedding,     // token embeddings
+  norm,          // 1-D weights (layer norms, RMS norms)
+  other,         // convolutions, buffers, anything else
+};
+
+std::string_view to_string(Storage storage);
+std::string_view to_string(QuantFamily family);
+std::string_view to_string(ModuleRole role);
+
+struct Module
+{
+  std::string name;
+  std::vector<uint32_t> tensors; // indices into Checkpoint::tensors
+  Storage storage = Storage::no_weight;
+  QuantFamily family = QuantFamily::none;
+  ModuleRole role = ModuleRole::other;
+  std::string evidence; // why it is classified so, e.g. "weight U8 [64, 32], weight_scale F8_E4M3"
+};
+
+struct Inventory
+{
+  std::vector<Module> modules; // sorted by name
+  // Index into modules, or -1.
+  int64_t find(std::string_view name) const;
+};
+
+// Splits a tensor name into module and parameter name ("a.b.weight" -> "a.b", "weight").
+// bitsandbytes' "a.weight.absmax" and "a.weight.quant_state.x" belong to module "a".
+std::pair<std::string_view, std::string_view> split_tensor_name(std::string_view name);
+
+// True for parameter names that describe KV-cache or activation quantization only and say
+// nothing about the weight (k_scale, v_scale, q_scale, input_scale, ...).
+bool is_activation_scale(std::string_view param);
+
+Inventory build_inventory(const Checkpoint& checkpoint);
+
+// The tensors of a module, by parameter name, e.g. "weight_scale" (nullptr if absent).
+const TensorInfo* find_param(const Checkpoint& checkpoint, const Module& module,
+                             std::string_view param);
+
+} // namespace qcheck

@@ -1,0 +1,116 @@
+// The safetensors header reader. Reads the 8-byte little-endian length and the JSON header,
+// never the tensor data, and validates every field against the format. Violations become
+// HeaderProblem values (data, not aborts); a header that cannot be read at all is marked
+// unreadable but still returns whatever problems explain why.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "qcheck/input.hpp"
+
+namespace qcheck {
+
+// Every dtype of the upstream format. `unknown` keeps its spelling in TensorInfo::dtype_name.
+enum class Dtype : uint8_t {
+  BOOL,
+  U8,
+  I8,
+  U16,
+  I16,
+  F16,
+  BF16,
+  U32,
+  I32,
+  F32,
+  U64,
+  I64,
+  F64,
+  C64,
+  F8_E4M3,
+  F8_E5M2,
+  F8_E8M0,
+  F8_E4M3FNUZ,
+  F8_E5M2FNUZ,
+  F6_E2M3,
+  F6_E3M2,
+  F4,
+  unknown,
+};
+
+std::optional<Dtype> parse_dtype(std::string_view name);
+std::string_view dtype_name(Dtype dtype);
+// Bits per element (sub-byte types included); 0 for unknown.
+unsigned dtype_bits(Dtype dtype);
+// F16, BF16, F32 or F64: what an unquantized floating-point weight is stored as.
+bool is_wide_float(Dtype dtype);
+
+struct TensorInfo
+{
+  std::string name;
+  Dtype dtype = Dtype::unknown;
+  std::string dtype_name; // the spelling in the file; meaningful when dtype == unknown
+  std::vector<uint64_t> shape;
+  uint64_t begin = 0; // data_offsets, relative to the data region
+  uint64_t end = 0;
+};
+
+enum class HeaderIssue {
+  file_too_short,
+  length_too_small,
+  length_over_limit,
+  length_beyond_file,
+  length_large,
+  bad_start,
+  invalid_json,
+  not_an_object,
+  duplicate_tensor,
+  bad_entry,
+  missing_field,
+  bad_dtype,
+  unknown_dtype,
+  bad_shape,
+  shape_overflow,
+  partial_byte,
+  bad_offsets,
+  size_mismatch,
+  gap,
+  overlap,
+  data_size_mismatch,
+  bad_metadata,
+  read_failed,
+};
+
+struct HeaderProblem
+{
+  HeaderIssue issue;
+  bool is_warning = false; // only `length_large` is a warning
+  std::string tensor;      // empty when the problem is not about one tensor
+  std::string message;     // one line, without the file name
+};
+
+struct Header
+{
+  bool readable = false;    // false: the tensor list could not be read at all
+  uint64_t file_size = 0;
+  uint64_t header_size = 0; // N, the JSON length
+  std::vector<TensorInfo> tensors;
+  std::vector<std::pair<std::string, std::string>> metadata;
+  std::vector<HeaderProblem> problems;
+};
+
+inline constexpr uint64_t k_max_header_size = 100'000'000;
+inline constexpr uint64_t k_hub_header_size = 25'000'000;
+
+// Parses header JSON (the N bytes after the length) for a file whose data region holds
+// data_size bytes. Never throws; every violation is a problem in the result.
+Header parse_header(std::string_view json, uint64_t data_size);
+
+// Reads and parses the header of a whole safetensors file.
+Header read_header(const ByteSource& source);
+
+} // namespace qcheck

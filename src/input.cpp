@@ -1,0 +1,292 @@
+#include "qcheck/input.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <dirent.h>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace qcheck {
+
+std::string_view
+to_string(FileKind kind)
+{
+  switch (kind) {
+  case FileKind::missing:
+    return "missing";
+  case FileKind::regular:
+    return "regular file";
+  case FileKind::directory:
+    return "directory";
+  case FileKind::special:
+    return "special file (FIFO, socket or device)";
+  case FileKind::broken_link:
+    return "dangling symbolic link";
+  }
+  return "unknown";
+}
+
+std::string
+join_path(const std::string& base, const std::string& name)
+{
+  if (base.empty() || base == ".") {
+    return name;
+  }
+  if (base.back() == '/') {
+    return base + name;
+  }
+  return base + "/" + name;
+}
+
+Expected<std::string>
+FileSystem::read_file(const std::string& path, uint64_t max_bytes) const
+{
+  auto source = open(path);
+  if (!source) {
+    return unexpected(source.error());
+  }
+  const uint64_t size = (*source)->size();
+  if (size > max_bytes) {
+    return unexpected(fmt::format("{}: file is {} bytes, more than the {} bytes allowed", path,
+                                  size, max_bytes));
+  }
+  std::string contents(size, '\0');
+  if (auto read = (*source)->read_at(0, std::span<char>(contents.data(), contents.size())); !read) {
+    return unexpected(read.error());
+  }
+  return contents;
+}
+
+namespace {
+
+class FdSource final : public ByteSource
+{
+public:
+  FdSource(int fd, uint64_t size, std::string path) : m_fd(fd), m_size(size), m_path(std::move(path))
+  {
+  }
+  ~FdSource() override { ::close(m_fd); }
+  FdSource(const FdSource&) = delete;
+  FdSource& operator=(const FdSource&) = delete;
+
+  uint64_t size() const override { return m_size; }
+
+  Expected<void> read_at(uint64_t offset, std::span<char> out) const override
+  {
+    size_t done = 0;
+    while (done < out.size()) {
+      const ssize_t n = ::pread(m_fd, out.data() + done, out.size() - done,
+                                static_cast<off_t>(offset + done));
+      if (n < 0) {
+        if (errno == EINTR) {
+          continue;
+        }
+        return unexpected(fmt::format("{}: read failed: {}", m_path, std::strerror(errno)));
+      }
+      if (n == 0) {
+        return unexpected(fmt::format("{}: file ended at byte {} while reading {} bytes at {}",
+                                      m_path, offset + done, out.size(), offset));
+      }
+      done += static_cast<size_t>(n);
+    }
+    return {};
+  }
+
+private:
+  int m_fd;
+  uint64_t m_size;
+  std::string m_path;
+};
+
+class StringSource final : public ByteSource
+{
+public:
+  StringSource(std::shared_ptr<const std::string> data, std::string path)
+    : m_data(std::move(data)), m_path(std::move(path))
+  {
+  }
+  uint64_t size() const override { return m_data->size(); }
+  Expected<void> read_at(uint64_t offset, std::span<char> out) const override
+  {
+    if (offset > m_data->size() || out.size() > m_data->size() - offset) {
+      return unexpected(fmt::format("{}: file ended at byte {} while reading {} bytes at {}",
+                                    m_path, m_data->size(), out.size(), offset));
+    }
+    std::memcpy(out.data(), m_data->data() + offset, out.size());
+    return {};
+  }
+
+private:
+  std::shared_ptr<const std::string> m_data;
+  std::string m_path;
+};
+
+FileKind
+kind_of(mode_t mode)
+{
+  if (S_ISREG(mode)) {
+    return FileKind::regular;
+  }
+  if (S_ISDIR(mode)) {
+    return FileKind::directory;
+  }
+  return FileKind::special;
+}
+
+} // namespace
+
+FileInfo
+DiskFileSystem::stat(const std::string& path) const
+{
+  FileInfo info;
+  struct stat link_st {};
+  if (::lstat(path.c_str(), &link_st) != 0) {
+    return info; // missing
+  }
+  info.is_symlink = S_ISLNK(link_st.st_mode);
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    info.kind = info.is_symlink ? FileKind::broken_link : FileKind::missing;
+    return info;
+  }
+  info.kind = kind_of(st.st_mode);
+  info.size = info.kind == FileKind::regular ? static_cast<uint64_t>(st.st_size) : 0;
+  info.mode = static_cast<uint32_t>(st.st_mode & 07777);
+  return info;
+}
+
+Expected<std::unique_ptr<ByteSource>>
+DiskFileSystem::open(const std::string& path) const
+{
+  // O_NONBLOCK: a FIFO swapped in after a stat() must not block the open.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    const int err = errno;
+    const FileInfo info = stat(path);
+    if (info.kind == FileKind::broken_link) {
+      return unexpected(fmt::format("{}: is a dangling symbolic link", path));
+    }
+    return unexpected(fmt::format("{}: cannot open: {}", path, std::strerror(err)));
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    const int err = errno;
+    ::close(fd);
+    return unexpected(fmt::format("{}: cannot stat: {}", path, std::strerror(err)));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return unexpected(fmt::format("{}: is a {}, not a regular file", path,
+                                  to_string(kind_of(st.st_mode))));
+  }
+  return std::unique_ptr<ByteSource>(
+    std::make_unique<FdSource>(fd, static_cast<uint64_t>(st.st_size), path));
+}
+
+Expected<std::vector<std::string>>
+DiskFileSystem::list_dir(const std::string& path) const
+{
+  DIR* dir = ::opendir(path.c_str());
+  if (dir == nullptr) {
+    return unexpected(fmt::format("{}: cannot list directory: {}", path, std::strerror(errno)));
+  }
+  std::vector<std::string> names;
+  while (const dirent* entry = ::readdir(dir)) {
+    std::string name = entry->d_name;
+    if (name != "." && name != "..") {
+      names.push_back(std::move(name));
+    }
+  }
+  ::closedir(dir);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+void
+MemoryFileSystem::add_file(const std::string& path, std::string contents)
+{
+  m_files[path] = std::make_shared<const std::string>(std::move(contents));
+}
+
+void
+MemoryFileSystem::add_directory(const std::string& path)
+{
+  m_other[path] = FileKind::directory;
+}
+
+void
+MemoryFileSystem::add_special(const std::string& path, FileKind kind)
+{
+  m_other[path] = kind;
+}
+
+FileInfo
+MemoryFileSystem::stat(const std::string& path) const
+{
+  FileInfo info;
+  if (auto it = m_files.find(path); it != m_files.end()) {
+    info.kind = FileKind::regular;
+    info.size = it->second->size();
+    info.mode = 0644;
+    return info;
+  }
+  if (auto it = m_other.find(path); it != m_other.end()) {
+    info.kind = it->second;
+    info.is_symlink = it->second == FileKind::broken_link;
+    return info;
+  }
+  const std::string prefix = path.empty() ? "" : path + "/";
+  auto it = m_files.lower_bound(prefix);
+  if (it != m_files.end() && it->first.compare(0, prefix.size(), prefix) == 0) {
+    info.kind = FileKind::directory;
+  }
+  return info;
+}
+
+Expected<std::unique_ptr<ByteSource>>
+MemoryFileSystem::open(const std::string& path) const
+{
+  if (auto it = m_files.find(path); it != m_files.end()) {
+    return std::unique_ptr<ByteSource>(std::make_unique<StringSource>(it->second, path));
+  }
+  const FileInfo info = stat(path);
+  switch (info.kind) {
+  case FileKind::missing:
+    return unexpected(fmt::format("{}: cannot open: No such file or directory", path));
+  case FileKind::broken_link:
+    return unexpected(fmt::format("{}: is a dangling symbolic link", path));
+  default:
+    return unexpected(fmt::format("{}: is a {}, not a regular file", path, to_string(info.kind)));
+  }
+}
+
+Expected<std::vector<std::string>>
+MemoryFileSystem::list_dir(const std::string& path) const
+{
+  if (stat(path).kind != FileKind::directory) {
+    return unexpected(fmt::format("{}: cannot list directory: Not a directory", path));
+  }
+  const std::string prefix = path.empty() ? "" : path + "/";
+  std::vector<std::string> names;
+  auto add_child = [&](const std::string& full) {
+    if (full.compare(0, prefix.size(), prefix) != 0 || full.size() == prefix.size()) {
+      return;
+    }
+    std::string rest = full.substr(prefix.size());
+    names.push_back(rest.substr(0, rest.find('/')));
+  };
+  for (const auto& [name, _] : m_files) {
+    add_child(name);
+  }
+  for (const auto& [name, _] : m_other) {
+    add_child(name);
+  }
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return names;
+}
+
+} // namespace qcheck

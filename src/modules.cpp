@@ -1,0 +1,330 @@
+#include "qcheck/modules.hpp"
+
+#include <algorithm>
+#include <array>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace qcheck {
+
+namespace {
+
+bool
+ends_with(std::string_view text, std::string_view suffix)
+{
+  return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
+}
+
+std::string_view
+leaf(std::string_view name)
+{
+  const size_t dot = name.rfind('.');
+  return dot == std::string_view::npos ? name : name.substr(dot + 1);
+}
+
+bool
+is_digits(std::string_view s)
+{
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// "...experts.{digits}.proj" -> true
+bool
+is_expert_projection(std::string_view module)
+{
+  const size_t pos = module.find(".experts.");
+  if (pos == std::string_view::npos) {
+    return false;
+  }
+  std::string_view rest = module.substr(pos + 9);
+  const size_t dot = rest.find('.');
+  return dot != std::string_view::npos && is_digits(rest.substr(0, dot));
+}
+
+bool
+is_quant_marker(std::string_view param)
+{
+  static constexpr std::array<std::string_view, 11> k_markers{
+    "weight_packed", "qweight",   "weight_scale", "weight_scale_inv", "weight_scale_2",
+    "weight_global_scale", "qzeros", "absmax", "SCB", "weight_zero_point", "weight_g_idx"};
+  if (std::find(k_markers.begin(), k_markers.end(), param) != k_markers.end()) {
+    return true;
+  }
+  return ends_with(param, "_blocks") || param.starts_with("quant_state") ||
+         param == "quant_map" || param == "nested_absmax" || param == "nested_quant_map";
+}
+
+struct Params
+{
+  const Checkpoint& checkpoint;
+  const Module& module;
+  const TensorInfo* get(std::string_view param) const
+  {
+    return find_param(checkpoint, module, param);
+  }
+};
+
+std::string
+describe(const TensorInfo& t, std::string_view param)
+{
+  return fmt::format("{} {} [{}]", param, t.dtype_name, fmt::join(t.shape, ", "));
+}
+
+void
+classify(const Checkpoint& checkpoint, Module& module)
+{
+  const Params p{checkpoint, module};
+  bool has_marker = false;
+  bool has_float_weight = false;
+  bool has_narrow_weight = false;
+  bool has_blocks = false;
+  size_t weight_rank = 0;
+  std::vector<std::string> evidence;
+  for (uint32_t index : module.tensors) {
+    const TensorInfo& t = *checkpoint.tensors[index].info;
+    const std::string_view param = split_tensor_name(t.name).second;
+    if (is_activation_scale(param)) {
+      continue;
+    }
+    const bool weight_like = param == "weight" || param == "gate_up_proj" ||
+                             param == "down_proj" || param == "gate_proj" || param == "up_proj";
+    if (weight_like) {
+      weight_rank = std::max(weight_rank, t.shape.size());
+      (is_wide_float(t.dtype) ? has_float_weight : has_narrow_weight) = true;
+      if (!is_wide_float(t.dtype)) {
+        evidence.push_back(describe(t, param));
+      }
+    } else if (is_quant_marker(param)) {
+      has_marker = true;
+      has_blocks |= ends_with(param, "_blocks");
+      if (param == "qweight" || param == "weight_packed") {
+        weight_rank = std::max(weight_rank, t.shape.size());
+      }
+      evidence.push_back(describe(t, param));
+    }
+  }
+  if (has_marker || has_narrow_weight) {
+    module.storage = Storage::quantized;
+  } else if (has_float_weight) {
+    module.storage = Storage::unquantized;
+    if (const TensorInfo* w = p.get("weight")) {
+      evidence.push_back(describe(*w, "weight"));
+    }
+  } else {
+    module.storage = Storage::no_weight;
+  }
+  module.evidence = fmt::format("{}", fmt::join(evidence, ", "));
+
+  // Family.
+  if (module.storage == Storage::quantized) {
+    const TensorInfo* weight = p.get("weight");
+    const TensorInfo* scale = p.get("weight_scale");
+    const TensorInfo* packed = p.get("weight_packed");
+    const TensorInfo* qweight = p.get("qweight");
+    const auto dtype_of = [](const TensorInfo* t) { return t ? t->dtype : Dtype::unknown; };
+    const bool is_f8 = dtype_of(weight) == Dtype::F8_E4M3 || dtype_of(weight) == Dtype::F8_E5M2 ||
+                       dtype_of(weight) == Dtype::F8_E4M3FNUZ;
+    if (packed) {
+      if (packed->dtype == Dtype::I32) {
+        module.family = QuantFamily::ct_pack;
+      } else if (p.get("weight_global_scale")) {
+        module.family = QuantFamily::ct_nvfp4_pack;
+      } else {
+        module.family = QuantFamily::ct_mxfp4_pack;
+      }
+    } else if (qweight) {
+      const TensorInfo* scales = p.get("scales");
+      const bool along_output = scales && qweight->shape.size() == 2 && scales->shape.size() == 2 &&
+                                qweight->shape[1] != scales->shape[1];
+      module.family = along_output ? QuantFamily::awq : QuantFamily::gptq;
+    } else if (has_blocks) {
+      module.family = QuantFamily::mxfp4;
+    } else if (p.get("absmax") || p.get("SCB") || p.get("quant_map")) {
+      module.family = QuantFamily::bitsandbytes;
+    } else if (dtype_of(weight) == Dtype::U8 && p.get("weight_scale_2")) {
+      module.family = QuantFamily::modelopt_nvfp4;
+    } else if (is_f8 && p.get("weight_scale_inv")) {
+      module.family = QuantFamily::fp8_block;
+    } else if (is_f8 && scale &&
+               (scale->dtype == Dtype::U8 || scale->dtype == Dtype::F8_E8M0)) {
+      module.family = QuantFamily::mxfp8;
+    } else if (is_f8 && scale) {
+      module.family = QuantFamily::fp8_per_tensor;
+    } else if (dtype_of(weight) == Dtype::I8 && scale) {
+      module.family = QuantFamily::int8_scaled;
+    } else {
+      module.family = QuantFamily::unknown;
+    }
+  }
+
+  // Role.
+  const std::string_view name = module.name;
+  const std::string_view last = leaf(name);
+  if (last == "embed_tokens" || last == "wte" || last == "word_embeddings" ||
+      last == "tok_embeddings" || last == "embed" || last == "embedding" ||
+      last == "embeddings") {
+    module.role = ModuleRole::embedding;
+  } else if (last == "lm_head" || ends_with(name, "shared_head.head")) {
+    module.role = ModuleRole::lm_head;
+  } else if (last == "gate" || last == "router" || last == "shared_expert_gate") {
+    module.role = ModuleRole::router;
+  } else if (last == "experts") {
+    module.role = ModuleRole::fused_experts;
+  } else if (is_expert_projection(name)) {
+    module.role = ModuleRole::expert;
+  } else if (module.storage == Storage::quantized || weight_rank == 2) {
+    module.role = ModuleRole::linear;
+  } else if (weight_rank == 1) {
+    module.role = ModuleRole::norm;
+  } else {
+    module.role = ModuleRole::other;
+  }
+}
+
+} // namespace
+
+std::string_view
+to_string(Storage storage)
+{
+  switch (storage) {
+  case Storage::unquantized:
+    return "unquantized";
+  case Storage::quantized:
+    return "quantized";
+  case Storage::no_weight:
+    return "no-weight";
+  }
+  return "?";
+}
+
+std::string_view
+to_string(QuantFamily family)
+{
+  switch (family) {
+  case QuantFamily::none:
+    return "none";
+  case QuantFamily::modelopt_nvfp4:
+    return "nvfp4";
+  case QuantFamily::fp8_per_tensor:
+    return "fp8";
+  case QuantFamily::fp8_block:
+    return "fp8-block";
+  case QuantFamily::mxfp8:
+    return "mxfp8";
+  case QuantFamily::int8_scaled:
+    return "int8";
+  case QuantFamily::ct_pack:
+    return "ct-pack";
+  case QuantFamily::ct_nvfp4_pack:
+    return "ct-nvfp4-pack";
+  case QuantFamily::ct_mxfp4_pack:
+    return "ct-mxfp4-pack";
+  case QuantFamily::gptq:
+    return "gptq";
+  case QuantFamily::awq:
+    return "awq";
+  case QuantFamily::mxfp4:
+    return "mxfp4";
+  case QuantFamily::bitsandbytes:
+    return "bitsandbytes";
+  case QuantFamily::unknown:
+    return "unknown";
+  }
+  return "?";
+}
+
+std::string_view
+to_string(ModuleRole role)
+{
+  switch (role) {
+  case ModuleRole::linear:
+    return "linear";
+  case ModuleRole::expert:
+    return "expert";
+  case ModuleRole::fused_experts:
+    return "fused-experts";
+  case ModuleRole::router:
+    return "router";
+  case ModuleRole::lm_head:
+    return "lm-head";
+  case ModuleRole::embedding:
+    return "embedding";
+  case ModuleRole::norm:
+    return "norm";
+  case ModuleRole::other:
+    return "other";
+  }
+  return "?";
+}
+
+std::pair<std::string_view, std::string_view>
+split_tensor_name(std::string_view name)
+{
+  for (std::string_view marker : {".weight.absmax", ".weight.quant_map", ".weight.nested_absmax",
+                                  ".weight.nested_quant_map", ".weight.quant_state."}) {
+    if (const size_t pos = name.find(marker); pos != std::string_view::npos) {
+      return {name.substr(0, pos), name.substr(pos + 8)};
+    }
+  }
+  const size_t dot = name.rfind('.');
+  if (dot == std::string_view::npos) {
+    return {std::string_view(), name};
+  }
+  return {name.substr(0, dot), name.substr(dot + 1)};
+}
+
+bool
+is_activation_scale(std::string_view param)
+{
+  return param == "k_scale" || param == "v_scale" || param == "q_scale" ||
+         param == "input_scale" || param == "output_scale" || param == "input_global_scale" ||
+         param == "k_zero_point" || param == "v_zero_point" || param == "pre_quant_scale";
+}
+
+int64_t
+Inventory::find(std::string_view name) const
+{
+  auto it = std::lower_bound(modules.begin(), modules.end(), name,
+                             [](const Module& m, std::string_view n) { return m.name < n; });
+  if (it == modules.end() || it->name != name) {
+    return -1;
+  }
+  return it - modules.begin();
+}
+
+const TensorInfo*
+find_param(const Checkpoint& checkpoint, const Module& module, std::string_view param)
+{
+  for (uint32_t index : module.tensors) {
+    const TensorInfo& t = *checkpoint.tensors[index].info;
+    if (split_tensor_name(t.name).second == param) {
+      return &t;
+    }
+  }
+  return nullptr;
+}
+
+Inventory
+build_inventory(const Checkpoint& checkpoint)
+{
+  std::vector<std::pair<std::string_view, uint32_t>> keyed;
+  keyed.reserve(checkpoint.tensors.size());
+  for (uint32_t i = 0; i < checkpoint.tensors.size(); ++i) {
+    keyed.emplace_back(split_tensor_name(checkpoint.tensors[i].info->name).first, i);
+  }
+  std::stable_sort(keyed.begin(), keyed.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  Inventory inventory;
+  for (const auto& [module, index] : keyed) {
+    if (inventory.modules.empty() || inventory.modules.back().name != module) {
+      inventory.modules.push_back(Module{std::string(module), {}, {}, {}, {}, {}});
+    }
+    inventory.modules.back().tensors.push_back(index);
+  }
+  for (Module& module : inventory.modules) {
+    classify(checkpoint, module);
+  }
+  return inventory;
+}
+
+} // namespace qcheck

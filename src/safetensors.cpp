@@ -1,0 +1,403 @@
+#include "qcheck/safetensors.hpp"
+
+#include <algorithm>
+#include <array>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <simdjson.h>
+#include <unordered_set>
+
+namespace qcheck {
+
+namespace {
+
+struct DtypeRow
+{
+  std::string_view name;
+  Dtype dtype;
+  unsigned bits;
+};
+
+constexpr std::array<DtypeRow, 22> k_dtypes{{
+  {"BOOL", Dtype::BOOL, 8},
+  {"U8", Dtype::U8, 8},
+  {"I8", Dtype::I8, 8},
+  {"U16", Dtype::U16, 16},
+  {"I16", Dtype::I16, 16},
+  {"F16", Dtype::F16, 16},
+  {"BF16", Dtype::BF16, 16},
+  {"U32", Dtype::U32, 32},
+  {"I32", Dtype::I32, 32},
+  {"F32", Dtype::F32, 32},
+  {"U64", Dtype::U64, 64},
+  {"I64", Dtype::I64, 64},
+  {"F64", Dtype::F64, 64},
+  {"C64", Dtype::C64, 64},
+  {"F8_E4M3", Dtype::F8_E4M3, 8},
+  {"F8_E5M2", Dtype::F8_E5M2, 8},
+  {"F8_E8M0", Dtype::F8_E8M0, 8},
+  {"F8_E4M3FNUZ", Dtype::F8_E4M3FNUZ, 8},
+  {"F8_E5M2FNUZ", Dtype::F8_E5M2FNUZ, 8},
+  {"F6_E2M3", Dtype::F6_E2M3, 6},
+  {"F6_E3M2", Dtype::F6_E3M2, 6},
+  {"F4", Dtype::F4, 4},
+}};
+
+std::string
+shape_text(const std::vector<uint64_t>& shape)
+{
+  return fmt::format("[{}]", fmt::join(shape, ", "));
+}
+
+class HeaderParser
+{
+public:
+  HeaderParser(Header& out, uint64_t data_size) : m_out(out), m_data_size(data_size) {}
+
+  void problem(HeaderIssue issue, std::string tensor, std::string message)
+  {
+    m_out.problems.push_back({issue, false, std::move(tensor), std::move(message)});
+  }
+
+  void parse(std::string_view json)
+  {
+    const size_t first = json.find_first_not_of(" \t\r\n");
+    if (json.empty() || json[0] != '{') {
+      problem(HeaderIssue::bad_start, "",
+              first != std::string_view::npos && json[first] == '{'
+                ? "header starts with whitespace; the format requires '{' as its first byte"
+                : "header does not start with '{'");
+      return;
+    }
+    // simdjson needs padding after the input; copy once into a padded buffer.
+    simdjson::padded_string padded(json.data(), json.size());
+    simdjson::dom::parser& parser = thread_parser();
+    simdjson::dom::element root;
+    if (auto error = parser.parse(padded).get(root); error) {
+      problem(HeaderIssue::invalid_json, "",
+              fmt::format("header is not valid JSON: {}", describe(error)));
+      return;
+    }
+    simdjson::dom::object object;
+    if (root.get_object().get(object)) {
+      problem(HeaderIssue::not_an_object, "", "header is not a JSON object");
+      return;
+    }
+    m_out.readable = true;
+    std::unordered_set<std::string_view> seen;
+    seen.reserve(object.size());
+    m_out.tensors.reserve(object.size());
+    for (auto field : object) {
+      const std::string_view key = field.key;
+      if (!seen.insert(key).second) {
+        problem(HeaderIssue::duplicate_tensor, std::string(key),
+                fmt::format("'{}' appears more than once in the header", key));
+        continue;
+      }
+      if (key == "__metadata__") {
+        parse_metadata(field.value);
+      } else {
+        parse_tensor(key, field.value);
+      }
+    }
+    check_layout();
+  }
+
+private:
+  static simdjson::dom::parser& thread_parser()
+  {
+    thread_local simdjson::dom::parser parser;
+    return parser;
+  }
+
+  static std::string describe(simdjson::error_code error)
+  {
+    switch (error) {
+    case simdjson::UTF8_ERROR:
+      return "not valid UTF-8";
+    case simdjson::DEPTH_ERROR:
+      return "nested more than 1024 levels deep";
+    case simdjson::NUMBER_ERROR:
+      return "a number cannot be read";
+    case simdjson::STRING_ERROR:
+    case simdjson::UNCLOSED_STRING:
+      return "a string is malformed";
+    case simdjson::UNESCAPED_CHARS:
+      return "a string contains an unescaped control character";
+    default:
+      return simdjson::error_message(error);
+    }
+  }
+
+  void parse_metadata(simdjson::dom::element value)
+  {
+    simdjson::dom::object object;
+    if (value.get_object().get(object)) {
+      problem(HeaderIssue::bad_metadata, "", "__metadata__ is not an object of strings");
+      return;
+    }
+    for (auto field : object) {
+      std::string_view text;
+      if (field.value.get_string().get(text)) {
+        problem(HeaderIssue::bad_metadata, "",
+                fmt::format("__metadata__ value '{}' is not a string", field.key));
+        continue;
+      }
+      m_out.metadata.emplace_back(std::string(field.key), std::string(text));
+    }
+  }
+
+  void parse_tensor(std::string_view key, simdjson::dom::element value)
+  {
+    const std::string name(key);
+    simdjson::dom::object entry;
+    if (value.get_object().get(entry)) {
+      problem(HeaderIssue::bad_entry, name, fmt::format("tensor '{}': entry is not an object", name));
+      return;
+    }
+    simdjson::dom::element dtype_el, shape_el, offsets_el;
+    for (auto [field, el] : {std::pair{"dtype", &dtype_el}, std::pair{"shape", &shape_el},
+                             std::pair{"data_offsets", &offsets_el}}) {
+      if (entry.at_key(field).get(*el)) {
+        problem(HeaderIssue::missing_field, name,
+                fmt::format("tensor '{}': missing '{}'", name, field));
+        return;
+      }
+    }
+    TensorInfo tensor;
+    tensor.name = name;
+    std::string_view dtype_text;
+    if (dtype_el.get_string().get(dtype_text)) {
+      problem(HeaderIssue::bad_dtype, name, fmt::format("tensor '{}': dtype is not a string", name));
+      return;
+    }
+    tensor.dtype_name = std::string(dtype_text);
+    if (auto dtype = parse_dtype(dtype_text)) {
+      tensor.dtype = *dtype;
+    } else {
+      problem(HeaderIssue::unknown_dtype, name,
+              fmt::format("tensor '{}': unknown dtype '{}'", name, dtype_text));
+    }
+    simdjson::dom::array shape;
+    bool shape_ok = !shape_el.get_array().get(shape);
+    if (shape_ok) {
+      for (auto dim : shape) {
+        uint64_t n = 0;
+        if (dim.get_uint64().get(n)) {
+          shape_ok = false;
+          break;
+        }
+        tensor.shape.push_back(n);
+      }
+    }
+    if (!shape_ok) {
+      problem(HeaderIssue::bad_shape, name,
+              fmt::format("tensor '{}': shape is not an array of non-negative integers", name));
+      return;
+    }
+    simdjson::dom::array offsets;
+    uint64_t begin = 0, end = 0;
+    if (offsets_el.get_array().get(offsets) || offsets.size() != 2 ||
+        offsets.at(0).get_uint64().get(begin) || offsets.at(1).get_uint64().get(end)) {
+      problem(HeaderIssue::bad_offsets, name,
+              fmt::format("tensor '{}': data_offsets is not a pair of non-negative integers", name));
+      return;
+    }
+    tensor.begin = begin;
+    tensor.end = end;
+    if (end < begin) {
+      problem(HeaderIssue::bad_offsets, name,
+              fmt::format("tensor '{}': data_offsets [{}, {}] end before they begin", name, begin,
+                          end));
+      return;
+    }
+    if (tensor.dtype != Dtype::unknown) {
+      check_size(tensor);
+    }
+    m_out.tensors.push_back(std::move(tensor));
+  }
+
+  void check_size(const TensorInfo& tensor)
+  {
+    unsigned long long elements = 1;
+    for (uint64_t dim : tensor.shape) {
+      if (!checked_mul(elements, dim, elements)) {
+        problem(HeaderIssue::shape_overflow, tensor.name,
+                fmt::format("tensor '{}': shape {} has more elements than fit in 64 bits",
+                            tensor.name, shape_text(tensor.shape)));
+        return;
+      }
+    }
+    unsigned long long bits = 0;
+    if (!checked_mul(elements, dtype_bits(tensor.dtype), bits)) {
+      problem(HeaderIssue::shape_overflow, tensor.name,
+              fmt::format("tensor '{}': {} {} is larger than 2^64 bits", tensor.name,
+                          tensor.dtype_name, shape_text(tensor.shape)));
+      return;
+    }
+    if (bits % 8 != 0) {
+      problem(HeaderIssue::partial_byte, tensor.name,
+              fmt::format("tensor '{}': {} {} does not fill a whole number of bytes", tensor.name,
+                          tensor.dtype_name, shape_text(tensor.shape)));
+      return;
+    }
+    const uint64_t span = tensor.end - tensor.begin;
+    if (span != bits / 8) {
+      problem(HeaderIssue::size_mismatch, tensor.name,
+              fmt::format("tensor '{}': data_offsets [{}, {}] hold {} bytes but {} {} needs {}",
+                          tensor.name, tensor.begin, tensor.end, span, tensor.dtype_name,
+                          shape_text(tensor.shape), bits / 8));
+    }
+  }
+
+  void check_layout()
+  {
+    std::vector<const TensorInfo*> order;
+    order.reserve(m_out.tensors.size());
+    for (const auto& t : m_out.tensors) {
+      order.push_back(&t);
+    }
+    std::sort(order.begin(), order.end(), [](const TensorInfo* a, const TensorInfo* b) {
+      return a->begin != b->begin ? a->begin < b->begin : a->end < b->end;
+    });
+    uint64_t expected = 0;
+    const TensorInfo* previous = nullptr;
+    for (const TensorInfo* t : order) {
+      if (t->begin > expected) {
+        problem(HeaderIssue::gap, t->name,
+                previous ? fmt::format("tensor '{}': data starts at byte {}, leaving a gap of {} "
+                                       "bytes after '{}'",
+                                       t->name, t->begin, t->begin - expected, previous->name)
+                         : fmt::format("tensor '{}': data starts at byte {}, leaving a gap of {} "
+                                       "bytes at the start of the data region",
+                                       t->name, t->begin, t->begin));
+      } else if (t->begin < expected) {
+        problem(HeaderIssue::overlap, t->name,
+                fmt::format("tensor '{}': data [{}, {}) overlaps '{}', which ends at byte {}",
+                            t->name, t->begin, t->end, previous->name, expected));
+      }
+      if (t->end >= expected) {
+        expected = t->end;
+        previous = t;
+      }
+    }
+    if (expected != m_data_size) {
+      problem(HeaderIssue::data_size_mismatch, "",
+              expected > m_data_size
+                ? fmt::format("tensor data needs {} bytes but the file holds only {} after the "
+                              "header (truncated?)",
+                              expected, m_data_size)
+                : fmt::format("tensor data ends at byte {} but the file holds {} bytes after the "
+                              "header ({} bytes unaccounted for)",
+                              expected, m_data_size, m_data_size - expected));
+    }
+  }
+
+  Header& m_out;
+  uint64_t m_data_size;
+};
+
+} // namespace
+
+std::optional<Dtype>
+parse_dtype(std::string_view name)
+{
+  for (const auto& row : k_dtypes) {
+    if (row.name == name) {
+      return row.dtype;
+    }
+  }
+  return std::nullopt;
+}
+
+std::string_view
+dtype_name(Dtype dtype)
+{
+  for (const auto& row : k_dtypes) {
+    if (row.dtype == dtype) {
+      return row.name;
+    }
+  }
+  return "unknown";
+}
+
+unsigned
+dtype_bits(Dtype dtype)
+{
+  for (const auto& row : k_dtypes) {
+    if (row.dtype == dtype) {
+      return row.bits;
+    }
+  }
+  return 0;
+}
+
+bool
+is_wide_float(Dtype dtype)
+{
+  return dtype == Dtype::F16 || dtype == Dtype::BF16 || dtype == Dtype::F32 || dtype == Dtype::F64;
+}
+
+Header
+parse_header(std::string_view json, uint64_t data_size)
+{
+  Header header;
+  header.header_size = json.size();
+  HeaderParser(header, data_size).parse(json);
+  return header;
+}
+
+Header
+read_header(const ByteSource& source)
+{
+  Header header;
+  header.file_size = source.size();
+  auto fail = [&](HeaderIssue issue, std::string message) {
+    header.problems.push_back({issue, false, "", std::move(message)});
+    return header;
+  };
+  if (header.file_size < 8) {
+    return fail(HeaderIssue::file_too_short,
+                fmt::format("file is {} bytes, too short to hold the 8-byte header length",
+                            header.file_size));
+  }
+  std::array<char, 8> prefix{};
+  if (auto read = source.read_at(0, prefix); !read) {
+    return fail(HeaderIssue::read_failed, read.error());
+  }
+  uint64_t length = 0;
+  for (int i = 7; i >= 0; --i) {
+    length = (length << 8) | static_cast<unsigned char>(prefix[static_cast<size_t>(i)]);
+  }
+  header.header_size = length;
+  if (length < 2) {
+    return fail(HeaderIssue::length_too_small,
+                fmt::format("header length {} is below the minimum of 2 bytes", length));
+  }
+  if (length > k_max_header_size) {
+    return fail(HeaderIssue::length_over_limit,
+                fmt::format("header length {} exceeds the format's limit of {} bytes", length,
+                            k_max_header_size));
+  }
+  if (length > header.file_size - 8) {
+    return fail(HeaderIssue::length_beyond_file,
+                fmt::format("header length {} exceeds the {} bytes that follow it in the file",
+                            length, header.file_size - 8));
+  }
+  std::string json(length, '\0');
+  if (auto read = source.read_at(8, std::span<char>(json.data(), json.size())); !read) {
+    return fail(HeaderIssue::read_failed, read.error());
+  }
+  Header parsed = parse_header(json, header.file_size - 8 - length);
+  parsed.file_size = header.file_size;
+  if (length > k_hub_header_size) {
+    parsed.problems.insert(parsed.problems.begin(),
+                           {HeaderIssue::length_large, true, "",
+                            fmt::format("header is {} bytes; Hugging Face Hub clients refuse "
+                                        "headers above {} bytes",
+                                        length, k_hub_header_size)});
+  }
+  return parsed;
+}
+
+} // namespace qcheck
