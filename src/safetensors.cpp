@@ -56,6 +56,8 @@ public:
 
   void problem(HeaderIssue issue, std::string tensor, std::string message)
   {
+    m_dropped |= issue != HeaderIssue::unknown_dtype && issue != HeaderIssue::size_mismatch &&
+                 issue != HeaderIssue::shape_overflow && issue != HeaderIssue::partial_byte;
     m_out.problems.push_back({issue, false, std::move(tensor), std::move(message)});
   }
 
@@ -124,6 +126,13 @@ private:
       return "a string is malformed";
     case simdjson::UNESCAPED_CHARS:
       return "a string contains an unescaped control character";
+    case simdjson::TAPE_ERROR:
+    case simdjson::INCOMPLETE_ARRAY_OR_OBJECT:
+      return "unbalanced brackets, a missing comma, key or value, or a non-JSON value such as NaN";
+    case simdjson::T_ATOM_ERROR:
+    case simdjson::F_ATOM_ERROR:
+    case simdjson::N_ATOM_ERROR:
+      return "an invalid literal (true, false, null; NaN and Infinity are not JSON)";
     default:
       return simdjson::error_message(error);
     }
@@ -281,7 +290,8 @@ private:
         previous = t;
       }
     }
-    if (expected != m_data_size) {
+    // With an entry dropped, its bytes are unaccounted for: the total says nothing more.
+    if (expected != m_data_size && !m_dropped) {
       problem(HeaderIssue::data_size_mismatch, "",
               expected > m_data_size
                 ? fmt::format("tensor data needs {} bytes but the file holds only {} after the "
@@ -295,6 +305,7 @@ private:
 
   Header& m_out;
   uint64_t m_data_size;
+  bool m_dropped = false; // a tensor entry could not be read
 };
 
 } // namespace

@@ -1,0 +1,312 @@
+#include <gtest/gtest.h>
+
+#include "builder.hpp"
+#include "qcheck/input.hpp"
+#include "qcheck/safetensors.hpp"
+
+using namespace qcheck;
+using namespace qcheck::test;
+
+namespace {
+
+Header
+read_bytes(const std::string& bytes)
+{
+  MemoryFileSystem fs;
+  fs.add_file("x.safetensors", bytes);
+  auto source = fs.open("x.safetensors");
+  EXPECT_TRUE(source);
+  return read_header(**source);
+}
+
+// The only problem of a header, asserted exactly.
+void
+expect_single(const Header& h, HeaderIssue issue, const std::string& message)
+{
+  ASSERT_EQ(h.problems.size(), 1u) << (h.problems.empty() ? "" : h.problems[0].message);
+  EXPECT_EQ(h.problems[0].issue, issue);
+  EXPECT_EQ(h.problems[0].message, message);
+}
+
+Header
+parse(const std::string& json, uint64_t data_size)
+{
+  return parse_header(json, data_size);
+}
+
+} // namespace
+
+TEST(Safetensors, ValidHeader)
+{
+  const Header h = read_bytes(safetensors({{"a.weight", "BF16", {4, 8}}, {"a.weight_scale", "F32", {}}}));
+  EXPECT_TRUE(h.readable);
+  EXPECT_TRUE(h.problems.empty());
+  ASSERT_EQ(h.tensors.size(), 2u);
+  EXPECT_EQ(h.tensors[0].name, "a.weight");
+  EXPECT_EQ(h.tensors[0].dtype, Dtype::BF16);
+  EXPECT_EQ(h.tensors[0].shape, (std::vector<uint64_t>{4, 8}));
+  EXPECT_EQ(h.tensors[1].end - h.tensors[1].begin, 4u);
+  ASSERT_EQ(h.metadata.size(), 1u);
+  EXPECT_EQ(h.metadata[0].second, "pt");
+}
+
+TEST(Safetensors, EveryUpstreamDtypeWithItsBits)
+{
+  const std::vector<std::pair<std::string, unsigned>> dtypes{
+    {"BOOL", 8},     {"U8", 8},        {"I8", 8},         {"U16", 16},         {"I16", 16},
+    {"F16", 16},     {"BF16", 16},     {"U32", 32},       {"I32", 32},         {"F32", 32},
+    {"U64", 64},     {"I64", 64},      {"F64", 64},       {"C64", 64},         {"F8_E4M3", 8},
+    {"F8_E5M2", 8},  {"F8_E8M0", 8},   {"F8_E4M3FNUZ", 8}, {"F8_E5M2FNUZ", 8}, {"F6_E2M3", 6},
+    {"F6_E3M2", 6},  {"F4", 4}};
+  for (const auto& [name, bits] : dtypes) {
+    auto dtype = parse_dtype(name);
+    ASSERT_TRUE(dtype) << name;
+    EXPECT_EQ(dtype_bits(*dtype), bits) << name;
+    EXPECT_EQ(dtype_name(*dtype), name);
+    // 8 elements of any dtype fill whole bytes.
+    const uint64_t size = 8 * bits / 8;
+    const std::string json = R"({"t":{"dtype":")" + name + R"(","shape":[8],"data_offsets":[0,)" +
+                             std::to_string(size) + "]}}";
+    EXPECT_TRUE(parse(json, size).problems.empty()) << name;
+  }
+}
+
+TEST(Safetensors, FileShorterThanLength)
+{
+  expect_single(read_bytes("abcde"), HeaderIssue::file_too_short,
+                "file is 5 bytes, too short to hold the 8-byte header length");
+}
+
+TEST(Safetensors, LengthMax)
+{
+  expect_single(read_bytes(std::string(8, '\xff') + "{}"), HeaderIssue::length_over_limit,
+                "header length 18446744073709551615 exceeds the format's limit of 100000000 bytes");
+}
+
+TEST(Safetensors, LengthBelowMinimum)
+{
+  expect_single(read_bytes(raw_safetensors("{", 0)), HeaderIssue::length_too_small,
+                "header length 1 is below the minimum of 2 bytes");
+}
+
+TEST(Safetensors, LengthBeyondFile)
+{
+  expect_single(read_bytes(raw_safetensors("{}", 0, 4096)), HeaderIssue::length_beyond_file,
+                "header length 4096 exceeds the 2 bytes that follow it in the file");
+}
+
+TEST(Safetensors, LargeHeaderWarns)
+{
+  std::string json = "{}" + std::string(k_hub_header_size, ' ');
+  const Header h = read_bytes(raw_safetensors(json, 0));
+  ASSERT_EQ(h.problems.size(), 1u);
+  EXPECT_TRUE(h.problems[0].is_warning);
+  EXPECT_EQ(h.problems[0].issue, HeaderIssue::length_large);
+  EXPECT_EQ(h.problems[0].message, "header is 25000002 bytes; Hugging Face Hub clients refuse "
+                                   "headers above 25000000 bytes");
+  EXPECT_TRUE(h.readable);
+}
+
+TEST(Safetensors, BadStart)
+{
+  expect_single(parse(" {}", 0), HeaderIssue::bad_start,
+                "header starts with whitespace; the format requires '{' as its first byte");
+  expect_single(parse("[1]", 0), HeaderIssue::bad_start, "header does not start with '{'");
+}
+
+TEST(Safetensors, InvalidJson)
+{
+  expect_single(parse("{\"a\":", 0), HeaderIssue::invalid_json,
+                "header is not valid JSON: unbalanced brackets, a missing comma, key or value, or "
+                "a non-JSON value such as NaN");
+  expect_single(parse("{\"a\":tru}", 0), HeaderIssue::invalid_json,
+                "header is not valid JSON: an invalid literal (true, false, null; NaN and "
+                "Infinity are not JSON)");
+}
+
+TEST(Safetensors, InvalidUtf8)
+{
+  expect_single(parse("{\"a\xff\":1}", 0), HeaderIssue::invalid_json,
+                "header is not valid JSON: not valid UTF-8");
+}
+
+TEST(Safetensors, DeepNestingIsRefusedNotRecursed)
+{
+  const std::string json = "{\"a\":" + std::string(100000, '[') + std::string(100000, ']') + "}";
+  expect_single(read_bytes(raw_safetensors(json, 0)), HeaderIssue::invalid_json,
+                "header is not valid JSON: nested more than 1024 levels deep");
+}
+
+TEST(Safetensors, TrailingGarbage)
+{
+  const Header h = parse("{} x", 0);
+  ASSERT_EQ(h.problems.size(), 1u);
+  EXPECT_EQ(h.problems[0].issue, HeaderIssue::invalid_json);
+}
+
+TEST(Safetensors, PaddedWithSpacesIsValid)
+{
+  EXPECT_TRUE(parse("{}      ", 0).problems.empty());
+}
+
+TEST(Safetensors, NotAnObject)
+{
+  // Starts with '{' is required first; an object is required by the parser too.
+  expect_single(parse("{\"t\":1}", 0), HeaderIssue::bad_entry, "tensor 't': entry is not an object");
+}
+
+TEST(Safetensors, DuplicateTensorName)
+{
+  const std::string json = R"({"t":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},)"
+                           R"("t":{"dtype":"U8","shape":[1],"data_offsets":[1,2]}})";
+  const Header h = parse(json, 1);
+  ASSERT_GE(h.problems.size(), 1u);
+  EXPECT_EQ(h.problems[0].issue, HeaderIssue::duplicate_tensor);
+  EXPECT_EQ(h.problems[0].message, "'t' appears more than once in the header");
+}
+
+TEST(Safetensors, MissingField)
+{
+  expect_single(parse(R"({"t":{"dtype":"U8","shape":[1]}})", 0), HeaderIssue::missing_field,
+                "tensor 't': missing 'data_offsets'");
+}
+
+TEST(Safetensors, DtypeNotString)
+{
+  expect_single(parse(R"({"t":{"dtype":8,"shape":[1],"data_offsets":[0,1]}})", 1),
+                HeaderIssue::bad_dtype, "tensor 't': dtype is not a string");
+}
+
+TEST(Safetensors, UnknownDtypeNamedAndLayoutStillChecked)
+{
+  const Header h = parse(R"({"t":{"dtype":"FP4","shape":[4],"data_offsets":[0,2]}})", 2);
+  expect_single(h, HeaderIssue::unknown_dtype, "tensor 't': unknown dtype 'FP4'");
+  ASSERT_EQ(h.tensors.size(), 1u);
+  EXPECT_EQ(h.tensors[0].dtype, Dtype::unknown);
+  EXPECT_EQ(h.tensors[0].dtype_name, "FP4");
+}
+
+TEST(Safetensors, NegativeShape)
+{
+  expect_single(parse(R"({"t":{"dtype":"U8","shape":[-1],"data_offsets":[0,1]}})", 1),
+                HeaderIssue::bad_shape, "tensor 't': shape is not an array of non-negative integers");
+}
+
+TEST(Safetensors, ShapeProductOverflow)
+{
+  const Header h = parse(
+    R"({"t":{"dtype":"U8","shape":[4294967296,4294967296,2],"data_offsets":[0,1]}})", 1);
+  expect_single(h, HeaderIssue::shape_overflow,
+                "tensor 't': shape [4294967296, 4294967296, 2] has more elements than fit in 64 bits");
+}
+
+TEST(Safetensors, SubBytePartial)
+{
+  expect_single(parse(R"({"t":{"dtype":"F4","shape":[3],"data_offsets":[0,1]}})", 1),
+                HeaderIssue::partial_byte, "tensor 't': F4 [3] does not fill a whole number of bytes");
+}
+
+TEST(Safetensors, OffsetsNotPair)
+{
+  expect_single(parse(R"({"t":{"dtype":"U8","shape":[1],"data_offsets":[0]}})", 1),
+                HeaderIssue::bad_offsets,
+                "tensor 't': data_offsets is not a pair of non-negative integers");
+}
+
+TEST(Safetensors, OffsetsReversed)
+{
+  expect_single(parse(R"({"t":{"dtype":"U8","shape":[0],"data_offsets":[5,2]}})", 0),
+                HeaderIssue::bad_offsets, "tensor 't': data_offsets [5, 2] end before they begin");
+}
+
+TEST(Safetensors, OffsetsOverflowingSize)
+{
+  const Header h =
+    parse(R"({"t":{"dtype":"U8","shape":[1],"data_offsets":[0,18446744073709551615]}})", 1);
+  ASSERT_EQ(h.problems.size(), 2u);
+  EXPECT_EQ(h.problems[0].issue, HeaderIssue::size_mismatch);
+  EXPECT_EQ(h.problems[0].message,
+            "tensor 't': data_offsets [0, 18446744073709551615] hold 18446744073709551615 bytes "
+            "but U8 [1] needs 1");
+  EXPECT_EQ(h.problems[1].issue, HeaderIssue::data_size_mismatch);
+}
+
+TEST(Safetensors, Gap)
+{
+  const std::string json = R"({"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},)"
+                           R"("b":{"dtype":"U8","shape":[1],"data_offsets":[3,4]}})";
+  expect_single(parse(json, 4), HeaderIssue::gap,
+                "tensor 'b': data starts at byte 3, leaving a gap of 2 bytes after 'a'");
+}
+
+TEST(Safetensors, GapAtStart)
+{
+  expect_single(parse(R"({"a":{"dtype":"U8","shape":[1],"data_offsets":[2,3]}})", 3),
+                HeaderIssue::gap,
+                "tensor 'a': data starts at byte 2, leaving a gap of 2 bytes at the start of the "
+                "data region");
+}
+
+TEST(Safetensors, Overlap)
+{
+  const std::string json = R"({"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]},)"
+                           R"("b":{"dtype":"U8","shape":[2],"data_offsets":[1,3]}})";
+  expect_single(parse(json, 3), HeaderIssue::overlap,
+                "tensor 'b': data [1, 3) overlaps 'a', which ends at byte 2");
+}
+
+TEST(Safetensors, TruncatedData)
+{
+  expect_single(parse(R"({"a":{"dtype":"BF16","shape":[4],"data_offsets":[0,8]}})", 4),
+                HeaderIssue::data_size_mismatch,
+                "tensor data needs 8 bytes but the file holds only 4 after the header (truncated?)");
+}
+
+TEST(Safetensors, TrailingData)
+{
+  expect_single(parse(R"({"a":{"dtype":"BF16","shape":[4],"data_offsets":[0,8]}})", 10),
+                HeaderIssue::data_size_mismatch,
+                "tensor data ends at byte 8 but the file holds 10 bytes after the header (2 bytes "
+                "unaccounted for)");
+}
+
+TEST(Safetensors, EmptyAndScalarTensors)
+{
+  const std::string json = R"({"e":{"dtype":"BF16","shape":[0,4],"data_offsets":[0,0]},)"
+                           R"("s":{"dtype":"F32","shape":[],"data_offsets":[0,4]}})";
+  EXPECT_TRUE(parse(json, 4).problems.empty());
+}
+
+TEST(Safetensors, MetadataMustBeStrings)
+{
+  expect_single(parse(R"({"__metadata__":{"format":1}})", 0), HeaderIssue::bad_metadata,
+                "__metadata__ value 'format' is not a string");
+  expect_single(parse(R"({"__metadata__":[]})", 0), HeaderIssue::bad_metadata,
+                "__metadata__ is not an object of strings");
+}
+
+TEST(Safetensors, ReadsOnlyTheHeader)
+{
+  // A source that fails any read beyond the header proves the data region is never touched.
+  class HeaderOnly final : public ByteSource
+  {
+  public:
+    explicit HeaderOnly(std::string bytes) : m_bytes(std::move(bytes)) {}
+    uint64_t size() const override { return m_bytes.size() + (1ull << 40); }
+    Expected<void> read_at(uint64_t offset, std::span<char> out) const override
+    {
+      if (offset + out.size() > m_bytes.size()) {
+        return unexpected("read beyond the header");
+      }
+      std::copy_n(m_bytes.data() + offset, out.size(), out.data());
+      return {};
+    }
+
+  private:
+    std::string m_bytes;
+  };
+  const std::string json = R"({"a":{"dtype":"U8","shape":[1099511627776],"data_offsets":[0,1099511627776]}})";
+  const Header h = read_header(HeaderOnly(raw_safetensors(json, 0)));
+  EXPECT_TRUE(h.readable);
+  EXPECT_TRUE(h.problems.empty()) << h.problems[0].message;
+}
