@@ -1,0 +1,150 @@
+#include <gtest/gtest.h>
+
+#include "builder.hpp"
+#include "qcheck/modules.hpp"
+
+using namespace qcheck;
+using namespace qcheck::test;
+
+namespace {
+
+struct Loaded
+{
+  MemoryFileSystem fs;
+  Checkpoint checkpoint;
+  Inventory inventory;
+};
+
+std::unique_ptr<Loaded>
+load(const std::vector<TensorSpec>& tensors)
+{
+  auto out = std::make_unique<Loaded>();
+  out->fs.add_file("m/model.safetensors", safetensors(tensors));
+  auto c = load_checkpoint(out->fs, "m");
+  EXPECT_TRUE(c);
+  out->checkpoint = std::move(c).value();
+  EXPECT_TRUE(out->checkpoint.problems.empty());
+  out->inventory = build_inventory(out->checkpoint);
+  return out;
+}
+
+const Module&
+module(const Loaded& l, std::string_view name)
+{
+  const int64_t i = l.inventory.find(name);
+  EXPECT_GE(i, 0) << name;
+  return l.inventory.modules.at(static_cast<size_t>(i));
+}
+
+struct FamilyCase
+{
+  const char* label;
+  std::vector<TensorSpec> tensors;
+  QuantFamily family;
+};
+
+} // namespace
+
+TEST(Modules, SplitTensorName)
+{
+  EXPECT_EQ(split_tensor_name("a.b.weight"), (std::pair<std::string_view, std::string_view>{"a.b", "weight"}));
+  EXPECT_EQ(split_tensor_name("a.weight.absmax").first, "a");
+  EXPECT_EQ(split_tensor_name("a.weight.quant_state.bitsandbytes__nf4").first, "a");
+  EXPECT_EQ(split_tensor_name("bias").first, "");
+}
+
+TEST(Modules, UnquantizedFloatWeight)
+{
+  auto l = load({{"m.q_proj.weight", "BF16", {8, 8}}, {"m.q_proj.bias", "BF16", {8}}});
+  const Module& m = module(*l, "m.q_proj");
+  EXPECT_EQ(m.storage, Storage::unquantized);
+  EXPECT_EQ(m.family, QuantFamily::none);
+  EXPECT_EQ(m.role, ModuleRole::linear);
+  EXPECT_EQ(m.evidence, "weight BF16 [8, 8]");
+}
+
+TEST(Modules, EveryStorageFamily)
+{
+  const std::vector<FamilyCase> cases{
+    {"modelopt nvfp4",
+     {{"p.weight", "U8", {8, 16}}, {"p.weight_scale", "F8_E4M3", {8, 2}},
+      {"p.weight_scale_2", "F32", {}}, {"p.input_scale", "F32", {}}},
+     QuantFamily::modelopt_nvfp4},
+    {"fp8 per tensor", {{"p.weight", "F8_E4M3", {8, 8}}, {"p.weight_scale", "F32", {}}},
+     QuantFamily::fp8_per_tensor},
+    {"fp8 block", {{"p.weight", "F8_E4M3", {256, 256}}, {"p.weight_scale_inv", "F32", {2, 2}}},
+     QuantFamily::fp8_block},
+    {"mxfp8", {{"p.weight", "F8_E4M3", {8, 64}}, {"p.weight_scale", "U8", {8, 2}}},
+     QuantFamily::mxfp8},
+    {"int8", {{"p.weight", "I8", {8, 8}}, {"p.weight_scale", "F32", {8, 1}}},
+     QuantFamily::int8_scaled},
+    {"ct pack",
+     {{"p.weight_packed", "I32", {8, 4}}, {"p.weight_scale", "BF16", {8, 1}},
+      {"p.weight_shape", "I64", {2}}},
+     QuantFamily::ct_pack},
+    {"ct nvfp4 pack",
+     {{"p.weight_packed", "U8", {8, 16}}, {"p.weight_scale", "F8_E4M3", {8, 2}},
+      {"p.weight_global_scale", "F32", {1}}},
+     QuantFamily::ct_nvfp4_pack},
+    {"ct mxfp4 pack", {{"p.weight_packed", "U8", {8, 16}}, {"p.weight_scale", "U8", {8, 1}}},
+     QuantFamily::ct_mxfp4_pack},
+    {"gptq",
+     {{"p.qweight", "I32", {8, 64}}, {"p.qzeros", "I32", {1, 8}}, {"p.scales", "F16", {1, 64}},
+      {"p.g_idx", "I32", {64}}},
+     QuantFamily::gptq},
+    {"awq",
+     {{"p.qweight", "I32", {64, 8}}, {"p.qzeros", "I32", {1, 8}}, {"p.scales", "F16", {1, 64}}},
+     QuantFamily::awq},
+    {"mxfp4 experts",
+     {{"p.experts.gate_up_proj_blocks", "U8", {4, 16, 2, 16}},
+      {"p.experts.gate_up_proj_scales", "U8", {4, 16, 2}}},
+     QuantFamily::mxfp4},
+    {"bitsandbytes 4-bit",
+     {{"p.weight", "U8", {32, 1}}, {"p.weight.absmax", "F32", {4}},
+      {"p.weight.quant_map", "F32", {16}}},
+     QuantFamily::bitsandbytes},
+    {"bitsandbytes 8-bit", {{"p.weight", "I8", {8, 8}}, {"p.SCB", "F32", {8}}},
+     QuantFamily::bitsandbytes},
+    {"unknown", {{"p.weight", "I8", {8, 8}}}, QuantFamily::unknown},
+  };
+  for (const auto& c : cases) {
+    auto l = load(c.tensors);
+    ASSERT_EQ(l->inventory.modules.size(), 1u) << c.label;
+    const Module& m = l->inventory.modules[0];
+    EXPECT_EQ(m.storage, Storage::quantized) << c.label;
+    EXPECT_EQ(m.family, c.family) << c.label << ": got " << to_string(m.family);
+  }
+}
+
+TEST(Modules, KvCacheScalesDoNotMakeAProjectionQuantized)
+{
+  auto l = load({{"a.k_proj.weight", "BF16", {8, 8}}, {"a.k_proj.k_scale", "F32", {}},
+                 {"a.v_proj.weight", "BF16", {8, 8}}, {"a.v_proj.v_scale", "F32", {}},
+                 {"a.o_proj.weight", "BF16", {8, 8}}, {"a.o_proj.input_scale", "F32", {}}});
+  for (auto name : {"a.k_proj", "a.v_proj", "a.o_proj"}) {
+    EXPECT_EQ(module(*l, name).storage, Storage::unquantized) << name;
+  }
+}
+
+TEST(Modules, Roles)
+{
+  auto l = load({{"model.embed_tokens.weight", "BF16", {16, 8}},
+                 {"model.layers.0.input_layernorm.weight", "BF16", {8}},
+                 {"model.layers.0.mlp.gate.weight", "BF16", {4, 8}},
+                 {"model.layers.0.mlp.experts.3.down_proj.weight", "BF16", {8, 4}},
+                 {"model.layers.0.mlp.shared_experts.down_proj.weight", "BF16", {8, 4}},
+                 {"model.layers.1.mlp.experts.gate_up_proj", "BF16", {4, 8, 8}},
+                 {"model.layers.61.shared_head.head.weight", "BF16", {16, 8}},
+                 {"lm_head.weight", "BF16", {16, 8}},
+                 {"model.visual.patch_embed.proj.weight", "BF16", {8, 3, 2, 2}}});
+  EXPECT_EQ(module(*l, "model.embed_tokens").role, ModuleRole::embedding);
+  EXPECT_EQ(module(*l, "model.layers.0.input_layernorm").role, ModuleRole::norm);
+  EXPECT_EQ(module(*l, "model.layers.0.mlp.gate").role, ModuleRole::router);
+  EXPECT_EQ(module(*l, "model.layers.0.mlp.experts.3.down_proj").role, ModuleRole::expert);
+  EXPECT_EQ(module(*l, "model.layers.0.mlp.shared_experts.down_proj").role, ModuleRole::linear);
+  EXPECT_EQ(module(*l, "model.layers.1.mlp.experts").role, ModuleRole::fused_experts);
+  EXPECT_EQ(module(*l, "model.layers.1.mlp.experts").storage, Storage::unquantized);
+  EXPECT_EQ(module(*l, "model.layers.61.shared_head.head").role, ModuleRole::lm_head);
+  EXPECT_EQ(module(*l, "lm_head").role, ModuleRole::lm_head);
+  EXPECT_EQ(module(*l, "model.visual.patch_embed.proj").role, ModuleRole::other);
+}
