@@ -1,21 +1,84 @@
-// qcheck command line: CLI11 wiring and exit codes over libqcheck.
+// qcheck command line: CLI11 wiring, output destinations and exit codes over libqcheck.
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <cstdlib>
+#include <fmt/format.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
-#include "qcheck/checkpoint.hpp"
 #include "qcheck/inspect.hpp"
-#include "qcheck/modules.hpp"
+#include "qcheck/lint.hpp"
+#include "qcheck/rules.hpp"
 
 namespace {
 
+constexpr int k_exit_clean = 0;
+constexpr int k_exit_findings = 1;
 constexpr int k_exit_usage = 2;
 
 void
 write_stdout(const std::string& text)
 {
   std::fwrite(text.data(), 1, text.size(), stdout);
+}
+
+bool
+use_color()
+{
+  return std::getenv("NO_COLOR") == nullptr && ::isatty(STDOUT_FILENO) != 0;
+}
+
+struct LintArgs
+{
+  std::vector<std::string> paths;
+  std::string format = "text";
+  std::string engine = "all";
+  std::string fail_on = "error";
+  bool exit_zero = false;
+};
+
+int
+run_lint(const LintArgs& args)
+{
+  qcheck::LintOptions options;
+  if (args.engine != "all") {
+    options.engines.clear();
+    for (auto e : qcheck::k_all_engines) {
+      if (qcheck::to_string(e) == args.engine) {
+        options.engines.push_back(e);
+      }
+    }
+  }
+  qcheck::DiskFileSystem fs;
+  std::vector<qcheck::Report> reports;
+  bool unreadable = false;
+  for (const auto& path : args.paths) {
+    auto run = qcheck::lint_path(fs, path, options);
+    if (!run) {
+      spdlog::error("{}", run.error());
+      unreadable = true;
+      continue;
+    }
+    reports.push_back(std::move(run->report));
+  }
+  if (args.format == "json") {
+    write_stdout(qcheck::render_json(reports));
+  } else {
+    for (const auto& report : reports) {
+      write_stdout(qcheck::render_text(report, {use_color()}));
+    }
+  }
+  if (unreadable) {
+    return k_exit_usage;
+  }
+  const auto threshold = qcheck::parse_severity(args.fail_on).value_or(qcheck::Severity::error);
+  for (const auto& report : reports) {
+    if (report.has_at_least(threshold) && !args.exit_zero) {
+      return k_exit_findings;
+    }
+  }
+  return k_exit_clean;
 }
 
 int
@@ -34,7 +97,31 @@ run_inspect(const std::string& path, const std::string& format, const std::strin
   const qcheck::InspectOptions options{module_glob};
   write_stdout(format == "json" ? qcheck::render_inspect_json(*checkpoint, inventory, options)
                                 : qcheck::render_inspect_text(*checkpoint, inventory, options));
-  return 0;
+  return k_exit_clean;
+}
+
+int
+run_rules(const std::string& which)
+{
+  if (which.empty()) {
+    for (const auto& r : qcheck::all_rules()) {
+      write_stdout(fmt::format("{}  {:<32} {:<8} {}{}\n", r.code, r.name,
+                               qcheck::to_string(r.severity), r.summary,
+                               r.fixable ? " (fixable)" : ""));
+    }
+    return k_exit_clean;
+  }
+  const qcheck::Rule* r = qcheck::find_rule(which);
+  if (!r) {
+    const std::string hint = qcheck::suggest_rule(which);
+    spdlog::error("unknown rule '{}'{}", which,
+                  hint.empty() ? "" : fmt::format("; did you mean '{}'?", hint));
+    return k_exit_usage;
+  }
+  write_stdout(fmt::format("{} {} ({}{})\n\n{}\n\n{}\n", r->code, r->name,
+                           qcheck::to_string(r->severity), r->fixable ? ", fixable" : "",
+                           r->summary, r->explanation));
+  return k_exit_clean;
 }
 
 } // namespace
@@ -49,13 +136,26 @@ main(int argc, char** argv)
   app.set_version_flag("--version", QCHECK_VERSION);
   app.require_subcommand(1);
 
-  std::string path;
-  std::string format = "text";
-  std::string module_glob;
+  LintArgs lint_args;
+  auto* lint = app.add_subcommand("lint", "Check declared quantization against stored tensors");
+  lint->add_option("paths", lint_args.paths, "Model folders (or .safetensors files)")->required();
+  lint->add_option("--format", lint_args.format, "Output format")
+    ->check(CLI::IsMember({"text", "json"}));
+  lint->add_option("--engine", lint_args.engine, "Engine profile")
+    ->check(CLI::IsMember({"all", "vllm", "sglang", "trtllm"}));
+  lint->add_option("--fail-on", lint_args.fail_on, "Lowest severity that fails the run")
+    ->check(CLI::IsMember({"error", "warning", "info"}));
+  lint->add_flag("--exit-zero", lint_args.exit_zero, "Exit 0 even with findings");
+
+  std::string path, format = "text", module_glob;
   auto* inspect = app.add_subcommand("inspect", "Show every tensor and a per-module summary");
   inspect->add_option("path", path, "Model folder or .safetensors file")->required();
   inspect->add_option("--format", format, "Output format")->check(CLI::IsMember({"text", "json"}));
   inspect->add_option("--module", module_glob, "Only modules matching this fnmatch glob");
+
+  std::string which_rule;
+  auto* rules = app.add_subcommand("rules", "List the rules, or explain one");
+  rules->add_option("rule", which_rule, "Rule ID or name");
 
   try {
     app.parse(argc, argv);
@@ -69,8 +169,14 @@ main(int argc, char** argv)
     app.exit(e);
     return k_exit_usage;
   }
+  if (lint->parsed()) {
+    return run_lint(lint_args);
+  }
   if (inspect->parsed()) {
     return run_inspect(path, format, module_glob);
+  }
+  if (rules->parsed()) {
+    return run_rules(which_rule);
   }
   return k_exit_usage;
 }

@@ -1,0 +1,94 @@
+// Engine semantics: for a checkpoint module, the prefix each engine (vLLM, SGLang, TensorRT-LLM)
+// builds and matches against the declared lists, and the decision "quantized or excluded" that
+// engine reaches, format by format (shared/spec/engine-semantics.md §2-§7).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "qcheck/modules.hpp"
+#include "qcheck/quant_config.hpp"
+
+namespace qcheck {
+
+enum class Engine : uint8_t { vllm, sglang, trtllm };
+inline constexpr std::array<Engine, 3> k_all_engines{Engine::vllm, Engine::sglang, Engine::trtllm};
+std::string_view to_string(Engine engine);
+std::string_view display_name(Engine engine); // "vLLM", "SGLang", "TensorRT-LLM"
+
+// The block an engine reads: vLLM and SGLang prefer config.json, TensorRT-LLM
+// hf_quant_config.json. nullptr when the engine sees no quantization.
+const ConfigSource* source_for(const Declaration& declaration, Engine engine);
+
+// True when the engine has a loader for this format (TensorRT-LLM: ModelOpt only here).
+bool engine_reads(Engine engine, QuantFormat format);
+
+// How the engine builds the layer that holds a module.
+enum class LayerKind {
+  linear,       // (possibly fused) Linear: subject to the declared lists
+  fused_moe,    // FusedMoE over ...experts
+  lm_head,      // ParallelLMHead
+  plain_linear, // a drafter's plain nn.Linear: never quantized
+};
+
+// The located MTP/NextN draft layers.
+struct Drafts
+{
+  uint64_t declared = 0;           // num_nextn_predict_layers and friends
+  std::vector<std::string> roots;  // module-name roots, e.g. "model.language_model.layers.45", "mtp"
+  std::vector<uint64_t> missing;   // declared draft indices with no tensors
+  // The root a module belongs to, or nullptr.
+  const std::string* root_of(std::string_view module) const;
+};
+
+Drafts locate_drafts(const ModelInfo& model, const Inventory& inventory);
+
+// One engine layer: the prefix that engine checks, and the checkpoint modules it loads into it.
+struct EngineLayer
+{
+  std::string prefix;               // e.g. "model.layers.45.mlp.experts"
+  LayerKind kind = LayerKind::linear;
+  std::vector<std::string> shards;  // fused Linear: shard prefixes ("...q_proj", ...), each checked
+  std::vector<uint32_t> modules;    // indices into Inventory::modules
+  bool draft = false;
+  std::string draft_root;
+  std::string namespace_note;       // e.g. "the text-only drafter strips 'model.language_model.'"
+};
+
+// Groups every quantizable module into the layers one engine builds. Modules the engine never
+// builds as quantizable (norms, embeddings, routers) are left out.
+std::vector<EngineLayer> engine_layers(Engine engine, const Inventory& inventory,
+                                       const Drafts& drafts, const ModelInfo& model);
+
+struct Decision
+{
+  bool quantized = false;     // the engine allocates quantized parameters
+  bool inferred = false;      // the engine asks the checkpoint's dtypes (GPTQ/AWQ inference)
+  std::string matched;        // the entry (or rule) that excluded / selected it
+  std::string reason;         // one phrase: why quantized / why excluded
+  std::string override_note;  // a hard-coded engine override decided it
+  bool shards_disagree = false;
+  std::string shard_detail;   // which shards were excluded
+  std::vector<std::string> errors; // entries the engine cannot evaluate (bad regex, ...)
+};
+
+// Decides one engine layer. `stored_quantized` is used only where the engine itself infers
+// from dtypes (GPTQ/AWQ without explicit lists).
+Decision decide(Engine engine, const ConfigSource& source, const ModelInfo& model,
+                const EngineLayer& layer, bool stored_quantized);
+
+// The names an exclusion entry covers, for `explain --entries` and unused-entry checks:
+// true when `entry` excludes `prefix` under the engine's matching for this format.
+bool entry_matches(Engine engine, QuantFormat format, std::string_view entry,
+                   std::string_view prefix);
+
+// Checkpoint namespace -> the namespace vLLM's mapper produces for VLM roots.
+std::string vllm_namespace(std::string_view name);
+// Removes a VLM wrapper: "model.language_model.X" -> "model.X", "language_model.model.X" ->
+// "model.X", "language_model.X" -> "X". Returns the name unchanged when there is none.
+std::string strip_language_model(std::string_view name);
+
+} // namespace qcheck

@@ -1,0 +1,117 @@
+// The declared side: quantization blocks read from config.json (quantization_config,
+// text_config.quantization_config, compression_config), hf_quant_config.json and
+// quantization_config.json, plus the model facts that locate MTP/NextN draft layers.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "qcheck/input.hpp"
+
+namespace qcheck {
+
+inline constexpr uint64_t k_max_config_size = 64ull << 20;
+
+enum class QuantFormat {
+  modelopt,
+  compressed_tensors,
+  gptq,
+  auto_round,
+  awq,
+  fp8,
+  quark,
+  bitsandbytes,
+  mxfp4,
+  unknown,
+};
+
+std::string_view to_string(QuantFormat format);
+
+struct CtGroup
+{
+  std::string name;
+  std::vector<std::string> targets;
+  std::string format; // the group's own format, or empty
+  int num_bits = 0;
+  std::string type; // "int" / "float"
+};
+
+struct DynamicRule
+{
+  std::string key;   // as written, e.g. "-:.*mtp.*"
+  bool negative = false;
+  std::string regex; // key without its "+:" / "-:" prefix
+};
+
+struct ExtraConfigEntry
+{
+  std::string key;
+  int bits = 0; // 0 when not given
+};
+
+// One quantization block as one file declares it.
+struct ConfigSource
+{
+  std::string file;    // "config.json", "hf_quant_config.json" or "quantization_config.json"
+  std::string pointer; // JSON pointer of the block, e.g. "/quantization_config"
+  QuantFormat format = QuantFormat::unknown;
+  std::string method;  // quant_method as written ("modelopt" when implied)
+  std::string algo;    // ModelOpt quant_algo, upper-cased
+  std::string list_key;             // key of the exclusion list in this block ("ignore", ...)
+  bool has_list = false;            // the key is present
+  std::vector<std::string> excludes; // its entries
+  // compressed-tensors
+  std::string ct_format;
+  std::vector<CtGroup> groups;
+  // GPTQ / GPTQModel
+  std::vector<DynamicRule> dynamic;
+  std::vector<std::string> modules_in_block;
+  // AutoRound
+  std::vector<std::string> block_names;
+  std::vector<ExtraConfigEntry> extra_config;
+  // Lists some formats carry besides their main one (e.g. modules_to_not_convert).
+  std::vector<std::string> not_convert;
+  // ModelOpt MIXED_PRECISION: module -> quant_algo
+  std::vector<std::pair<std::string, std::string>> quantized_layers;
+  int group_size = 0;
+  std::vector<uint64_t> weight_block_size;
+};
+
+// Facts from config.json that locate draft layers and name the architecture.
+struct ModelInfo
+{
+  std::string model_type;      // top level
+  std::string text_model_type; // text_config.model_type
+  std::vector<std::string> architectures;
+  std::optional<uint64_t> num_hidden_layers; // text_config first
+  uint64_t num_mtp_layers = 0;               // num_nextn_predict_layers and friends
+  std::string mtp_key;                       // which key gave num_mtp_layers
+  std::vector<std::string> disable_quant_module; // LongCat
+};
+
+struct ConfigProblem
+{
+  std::string file;
+  std::string message; // one line, without the file name
+  bool is_warning = false;
+};
+
+struct Declaration
+{
+  bool has_config = false; // config.json was found and parsed
+  ModelInfo model;
+  std::vector<ConfigSource> sources; // file order: config.json, hf_quant_config.json, ...
+  std::vector<ConfigProblem> problems;
+
+  const ConfigSource* find(std::string_view file) const;
+};
+
+// Reads the configs of a model folder. Missing files are fine; unreadable ones are problems.
+Declaration read_declaration(const FileSystem& fs, const std::string& root);
+
+// Parses one quantization block (exposed for tests). `text` is the block's JSON.
+ConfigSource parse_quant_block(const std::string& file, const std::string& pointer,
+                               const std::string& text);
+
+} // namespace qcheck

@@ -1,0 +1,916 @@
+#include "qcheck/engines.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <map>
+#include <unordered_map>
+
+#include "qcheck/patterns.hpp"
+#include "qcheck/regex.hpp"
+
+namespace qcheck {
+
+namespace {
+
+bool
+contains(std::string_view text, std::string_view part)
+{
+  return text.find(part) != std::string_view::npos;
+}
+
+std::string_view
+leaf_of(std::string_view name)
+{
+  const size_t dot = name.rfind('.');
+  return dot == std::string_view::npos ? name : name.substr(dot + 1);
+}
+
+std::string_view
+parent_of(std::string_view name)
+{
+  const size_t dot = name.rfind('.');
+  return dot == std::string_view::npos ? std::string_view() : name.substr(0, dot);
+}
+
+std::string
+with_leaf(std::string_view name, std::string_view leaf)
+{
+  const std::string_view parent = parent_of(name);
+  return parent.empty() ? std::string(leaf) : fmt::format("{}.{}", parent, leaf);
+}
+
+// Compiled regexes, cached per thread (configs repeat the same few patterns).
+const Expected<Regex>&
+cached_regex(const std::string& pattern)
+{
+  thread_local std::unordered_map<std::string, Expected<Regex>> cache;
+  auto it = cache.find(pattern);
+  if (it == cache.end()) {
+    it = cache.emplace(pattern, Regex::compile(pattern)).first;
+  }
+  return it->second;
+}
+
+bool
+is_draft_family_deepseek_like(const ModelInfo& model)
+{
+  for (const std::string& t : {model.model_type, model.text_model_type}) {
+    if (t == "deepseek_v3" || t == "deepseek_v32" || t == "glm4_moe" || t == "glm4_moe_lite" ||
+        t == "glm_moe_dsa" || t == "kimi_k2") {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool
+is_qwen_mtp_family(const ModelInfo& model)
+{
+  for (const std::string& t : {model.model_type, model.text_model_type}) {
+    if (t.starts_with("qwen3_5") || t.starts_with("qwen3_next") || t.starts_with("qwen3_6")) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool
+is_nvfp4_algo(const ConfigSource& s)
+{
+  return s.format == QuantFormat::modelopt && contains(s.algo, "FP4");
+}
+
+// Fused Linear groups: shard leaf -> (fused leaf for vLLM/TRT-LLM, fused leaf for SGLang, group).
+struct FusedGroup
+{
+  std::vector<std::string_view> shards;
+  std::string_view vllm;
+  std::string_view sglang;
+};
+
+const std::vector<FusedGroup>&
+fused_groups()
+{
+  static const std::vector<FusedGroup> k_groups{
+    {{"q_proj", "k_proj", "v_proj"}, "qkv_proj", "qkv_proj"},
+    {{"gate_proj", "up_proj"}, "gate_up_proj", "gate_up_proj"},
+    {{"q_a_proj", "kv_a_proj_with_mqa"}, "fused_qkv_a_proj", "fused_qkv_a_proj_with_mqa"},
+    {{"in_proj_qkv", "in_proj_z"}, "in_proj_qkvz", "in_proj_qkvz"},
+    {{"in_proj_b", "in_proj_a"}, "in_proj_ba", "in_proj_ba"},
+  };
+  return k_groups;
+}
+
+// "a.b.experts.7.down_proj" -> "a.b.experts"; empty when not a per-expert module.
+std::string_view
+fused_moe_prefix(std::string_view module)
+{
+  const size_t pos = module.rfind(".experts.");
+  if (pos == std::string_view::npos) {
+    return {};
+  }
+  return module.substr(0, pos + 8);
+}
+
+// SGLang/vLLM dotted-boundary test: entry equals name, is a dotted prefix, or a whole run of
+// dotted components inside it.
+bool
+dotted_match(std::string_view entry, std::string_view name)
+{
+  if (entry.empty()) {
+    return false;
+  }
+  const std::string wrapped = fmt::format(".{}.", name);
+  return contains(wrapped, fmt::format(".{}.", entry));
+}
+
+// SGLang's glob: only '*' is special, and it must match the whole string.
+bool
+star_match(std::string_view pattern, std::string_view text)
+{
+  size_t p = 0, t = 0, star = std::string_view::npos, mark = 0;
+  while (t < text.size()) {
+    if (p < pattern.size() && pattern[p] == '*') {
+      star = ++p;
+      mark = t;
+    } else if (p < pattern.size() && pattern[p] == text[t]) {
+      ++p;
+      ++t;
+    } else if (star != std::string_view::npos) {
+      p = star;
+      t = ++mark;
+    } else {
+      return false;
+    }
+  }
+  while (p < pattern.size() && pattern[p] == '*') {
+    ++p;
+  }
+  return p == pattern.size();
+}
+
+bool
+icontains(std::string_view text, std::string_view part)
+{
+  auto it = std::search(text.begin(), text.end(), part.begin(), part.end(), [](char a, char b) {
+    return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+  });
+  return it != text.end();
+}
+
+// re: entry against a name with Python re.match / fullmatch; errors go to `errors`.
+bool
+regex_entry(std::string_view entry, std::string_view name, bool full,
+            std::vector<std::string>* errors)
+{
+  const Expected<Regex>& re = cached_regex(std::string(entry.substr(3)));
+  if (!re) {
+    if (errors) {
+      errors->push_back(fmt::format("'{}': {}", entry, re.error()));
+    }
+    return false;
+  }
+  return full ? re->fullmatch(name) : re->match(name);
+}
+
+// ---- per-format, per-engine matchers: does `entry` exclude `prefix`? ----
+
+// vLLM ModelOpt (R11), for one already-expanded entry.
+bool
+modelopt_vllm_entry(std::string_view entry, std::string_view prefix)
+{
+  if (entry == prefix) {
+    return true;
+  }
+  if (contains(prefix, entry) || contains(strip_language_model(prefix), entry)) {
+    return true;
+  }
+  if (fnmatch(entry, prefix)) {
+    return true;
+  }
+  return contains(prefix, "experts") && contains(entry, "experts") && contains(entry, prefix);
+}
+
+// vLLM splits "X*" (not "X.*") into "X" and "X.*".
+std::vector<std::string>
+vllm_expand(std::string_view entry)
+{
+  if (entry.size() >= 2 && entry.back() == '*' && entry[entry.size() - 2] != '.') {
+    const std::string base(entry.substr(0, entry.size() - 1));
+    return {base, base + ".*"};
+  }
+  return {std::string(entry)};
+}
+
+bool
+modelopt_sglang_entry(std::string_view entry, std::string_view prefix)
+{
+  std::vector<std::string> forms{std::string(entry)};
+  const std::string stripped = strip_language_model(entry);
+  if (stripped != entry) {
+    forms.push_back(stripped);
+  }
+  std::vector<std::string> names{std::string(prefix)};
+  const std::string prefix_stripped = strip_language_model(prefix);
+  if (prefix_stripped != prefix) {
+    names.push_back(prefix_stripped);
+  }
+  for (const auto& e : forms) {
+    for (const auto& n : names) {
+      if (!has_glob_chars(e) && dotted_match(e, n)) {
+        return true;
+      }
+      if (star_match(e, n)) {
+        return true;
+      }
+      for (auto part : split_dots(n)) {
+        if (star_match(e, part)) {
+          return true;
+        }
+      }
+      const std::string_view e_leaf = leaf_of(e);
+      if ((e_leaf == "q_a_proj" || e_leaf == "q_b_proj" || e_leaf == "kv_a_proj_with_mqa" ||
+           e_leaf == "kv_b_proj") &&
+          parent_of(e) == parent_of(n) && contains(leaf_of(n), e_leaf)) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+bool
+modelopt_trtllm_entry(std::string_view entry, std::string_view name)
+{
+  std::string_view node = name;
+  while (!node.empty()) {
+    if (entry.starts_with("re:")) {
+      if (regex_entry(entry, node, true, nullptr)) {
+        return true;
+      }
+    } else if (fnmatch(entry, node)) {
+      return true;
+    }
+    if (entry.size() > 2 && entry.ends_with(".*") && entry.substr(0, entry.size() - 2) == node &&
+        !has_glob_chars(entry.substr(0, entry.size() - 2))) {
+      return true;
+    }
+    node = parent_of(node);
+  }
+  return false;
+}
+
+bool
+ct_entry(Engine engine, std::string_view entry, std::string_view prefix,
+         std::vector<std::string>* errors)
+{
+  if (entry.starts_with("re:")) {
+    return regex_entry(entry, prefix, false, errors);
+  }
+  if (entry == prefix) {
+    return true;
+  }
+  return engine == Engine::sglang && icontains(prefix, entry);
+}
+
+bool
+quark_entry(std::string_view entry, std::string_view prefix, std::vector<std::string>* errors)
+{
+  if (entry.starts_with("re:")) {
+    return regex_entry(entry, prefix, false, errors);
+  }
+  return entry == prefix || (has_glob_chars(entry) && fnmatch(entry, prefix));
+}
+
+bool
+bnb_entry(std::string_view entry, std::string_view prefix)
+{
+  for (auto part : split_dots(prefix)) {
+    if (part == entry) {
+      return true;
+    }
+  }
+  return prefix == entry || prefix.starts_with(fmt::format("{}.", entry));
+}
+
+bool
+fp8_entry(Engine engine, std::string_view entry, std::string_view prefix)
+{
+  return engine == Engine::vllm ? entry == prefix : dotted_match(entry, prefix);
+}
+
+// Shard prefixes of a fused layer, or just the prefix.
+std::vector<std::string>
+names_to_check(const EngineLayer& layer)
+{
+  return layer.shards.empty() ? std::vector<std::string>{layer.prefix} : layer.shards;
+}
+
+// Finds the first entry of `list` that matches `name` under `match`.
+template<typename Match>
+const std::string*
+first_match(const std::vector<std::string>& list, std::string_view name, Match match)
+{
+  for (const auto& e : list) {
+    if (match(e, name)) {
+      return &e;
+    }
+  }
+  return nullptr;
+}
+
+// Shard-aware exclusion: a fused layer is excluded when all shards are, and disagreement is
+// recorded; `whole` is then tried on the fused prefix itself.
+template<typename ShardMatch, typename WholeMatch>
+void
+decide_by_list(Decision& d, const EngineLayer& layer, const std::vector<std::string>& list,
+               std::string_view list_name, ShardMatch shard_match, WholeMatch whole_match)
+{
+  d.quantized = true;
+  if (!layer.shards.empty()) {
+    std::vector<std::string> hit, miss;
+    std::string entry;
+    for (const auto& shard : layer.shards) {
+      if (const std::string* e = first_match(list, shard, shard_match)) {
+        hit.push_back(shard);
+        entry = *e;
+      } else {
+        miss.push_back(shard);
+      }
+    }
+    if (!hit.empty() && !miss.empty()) {
+      d.shards_disagree = true;
+      d.shard_detail = fmt::format("{} excluded, {} not", fmt::join(hit, ", "),
+                                   fmt::join(miss, ", "));
+    } else if (miss.empty()) {
+      d.quantized = false;
+      d.matched = entry;
+      d.reason = fmt::format("every shard is listed in {}", list_name);
+      return;
+    }
+  }
+  if (const std::string* e = first_match(list, layer.prefix, whole_match)) {
+    d.quantized = false;
+    d.matched = *e;
+    d.reason = fmt::format("'{}' in {} matches '{}'", *e, list_name, layer.prefix);
+    return;
+  }
+  if (d.quantized) {
+    d.reason = fmt::format("no entry of {} matches '{}'", list_name, layer.prefix);
+  }
+}
+
+void
+decide_modelopt(Decision& d, Engine engine, const ConfigSource& s, const EngineLayer& layer)
+{
+  const std::string list_name = s.list_key;
+  if (engine == Engine::vllm) {
+    std::vector<std::string> expanded;
+    for (const auto& e : s.excludes) {
+      for (auto& x : vllm_expand(e)) {
+        expanded.push_back(std::move(x));
+      }
+    }
+    decide_by_list(
+      d, layer, expanded, list_name, [](std::string_view e, std::string_view n) { return e == n; },
+      modelopt_vllm_entry);
+    if (d.quantized && (contains(layer.prefix, "vision_tower") ||
+                        contains(layer.prefix, "vision_model") || contains(layer.prefix, "visual"))) {
+      d.quantized = false;
+      d.override_note = "vLLM treats vision modules as unquantized for ModelOpt";
+    }
+  } else if (engine == Engine::sglang) {
+    decide_by_list(d, layer, s.excludes, list_name, modelopt_sglang_entry, modelopt_sglang_entry);
+  } else {
+    decide_by_list(d, layer, s.excludes, list_name, modelopt_trtllm_entry, modelopt_trtllm_entry);
+  }
+  if (!d.quantized || s.algo != "MIXED_PRECISION") {
+    return;
+  }
+  // MIXED_PRECISION is an allow-list (R14).
+  bool listed = false;
+  for (const auto& name : names_to_check(layer)) {
+    for (const auto& [key, algo] : s.quantized_layers) {
+      const bool hit = engine == Engine::trtllm
+                         ? fnmatch(key, name)
+                         : (key == name || vllm_namespace(key) == vllm_namespace(name) ||
+                            (layer.kind == LayerKind::fused_moe &&
+                             key.starts_with(fmt::format("{}.", name))));
+      if (hit) {
+        listed = true;
+        d.matched = key;
+      }
+    }
+  }
+  if (!listed) {
+    d.quantized = false;
+    d.reason = fmt::format("'{}' is not in quantized_layers", layer.prefix);
+  } else {
+    d.reason = fmt::format("quantized_layers lists '{}'", d.matched);
+  }
+}
+
+void
+decide_ct(Decision& d, Engine engine, const ConfigSource& s, const EngineLayer& layer)
+{
+  auto match = [&](std::string_view e, std::string_view n) {
+    return ct_entry(engine, e, n, &d.errors);
+  };
+  if (layer.kind == LayerKind::fused_moe) {
+    // SGLang probes expert 0; vLLM honours the fused prefix or every listed expert.
+    std::vector<std::string> children;
+    for (const auto& shard : layer.shards) {
+      if (engine != Engine::sglang || contains(shard, ".experts.0.")) {
+        children.push_back(shard);
+      }
+    }
+    EngineLayer probe = layer;
+    probe.shards = children;
+    decide_by_list(d, probe, s.excludes, "ignore", match, match);
+  } else {
+    decide_by_list(d, layer, s.excludes, "ignore", match, match);
+  }
+  if (!d.quantized) {
+    return;
+  }
+  // Targets: a Linear-like layer matches the class names "Linear"/"LinearBase" or an exact/re:
+  // target; MoE layers inherit Linear targets.
+  for (const auto& group : s.groups) {
+    for (const auto& target : group.targets) {
+      const bool hit = icontains(target, "linear") || target == "FusedMoE" ||
+                       (target.starts_with("re:") &&
+                        regex_entry(target, layer.prefix, false, &d.errors)) ||
+                       target == layer.prefix;
+      if (hit) {
+        d.matched = target;
+        d.reason = fmt::format("target '{}' of {} matches and no ignore entry does", target,
+                               group.name);
+        return;
+      }
+    }
+  }
+  d.quantized = false;
+  d.reason = "no config_groups target matches";
+}
+
+void
+decide_gptq(Decision& d, const ConfigSource& s, const EngineLayer& layer, bool stored_quantized)
+{
+  const std::string name = vllm_namespace(layer.prefix);
+  for (const auto& rule : s.dynamic) {
+    const Expected<Regex>& re = cached_regex(rule.regex);
+    if (!re) {
+      d.errors.push_back(fmt::format("dynamic key '{}': {}", rule.key, re.error()));
+      continue;
+    }
+    if (re->match(name)) {
+      d.quantized = !rule.negative;
+      d.matched = rule.key;
+      d.reason = fmt::format("dynamic key '{}' matches '{}' first", rule.key, name);
+      return;
+    }
+  }
+  if (layer.kind == LayerKind::fused_moe) {
+    d.quantized = true;
+    d.reason = fmt::format("fused MoE is quantized unless a '-:' dynamic key matches '{}'", name);
+    return;
+  }
+  if (!s.modules_in_block.empty()) {
+    for (const auto& n : names_to_check(layer)) {
+      for (const auto& m : s.modules_in_block) {
+        if (contains(n, m)) {
+          d.quantized = true;
+          d.matched = m;
+          d.reason = fmt::format("modules_in_block_to_quantize entry '{}' occurs in '{}'", m, n);
+          return;
+        }
+      }
+    }
+    d.quantized = false;
+    d.reason = "no modules_in_block_to_quantize entry occurs in the prefix";
+    return;
+  }
+  d.inferred = true;
+  d.quantized = stored_quantized;
+  d.reason = "vLLM infers GPTQ Linear layers from the stored dtypes";
+}
+
+void
+decide_auto_round(Decision& d, const ConfigSource& s, const EngineLayer& layer)
+{
+  for (const auto& name : names_to_check(layer)) {
+    for (const auto& e : s.extra_config) {
+      const bool meta = e.key.find_first_of("*+?[]()|\\^$") != std::string::npos;
+      bool hit = e.key == name || e.key == fmt::format("model.{}", name);
+      if (!hit && meta) {
+        const Expected<Regex>& re = cached_regex(e.key);
+        hit = re && re->search(name);
+      }
+      if (!hit && layer.kind == LayerKind::fused_moe) {
+        hit = e.key.starts_with(fmt::format("{}.", layer.prefix));
+      }
+      if (hit && e.bits >= 16) {
+        d.quantized = false;
+        d.matched = e.key;
+        d.reason = fmt::format("extra_config '{}' sets bits {}", e.key, e.bits);
+        return;
+      }
+    }
+  }
+  d.quantized = layer.kind != LayerKind::lm_head;
+  if (!s.block_names.empty()) {
+    d.quantized = false;
+    for (const auto& b : s.block_names) {
+      if (layer.prefix.starts_with(b)) {
+        d.quantized = true;
+        d.matched = b;
+        d.reason = fmt::format("block_name_to_quantize '{}' starts '{}'", b, layer.prefix);
+        return;
+      }
+    }
+    d.reason = "no block_name_to_quantize entry starts the prefix";
+    return;
+  }
+  d.reason = d.quantized ? "no extra_config entry gives it 16 bits" : "LM head";
+}
+
+// Hard-coded drafter overrides (R35): the note naming the special case that builds this draft
+// layer unquantized, or empty.
+std::string
+draft_override(Engine engine, const ConfigSource& s, const ModelInfo& model,
+               const EngineLayer& layer)
+{
+  if (!layer.draft) {
+    return {};
+  }
+  const bool mtp_root = layer.draft_root == "mtp";
+  if (engine == Engine::vllm && mtp_root && layer.prefix == "mtp.fc" && is_qwen_mtp_family(model)) {
+    if (is_nvfp4_algo(s)) {
+      return "vLLM forces mtp.fc unquantized for modelopt_fp4 (Qwen3-Next/3.5)";
+    }
+    for (const auto& rule : s.dynamic) {
+      const Expected<Regex>& re = cached_regex(rule.regex);
+      if (rule.negative && re && re->search("mtp")) {
+        return "vLLM builds mtp.fc unquantized when a '-:' dynamic key mentions mtp";
+      }
+    }
+  }
+  if (engine == Engine::sglang && !mtp_root && is_draft_family_deepseek_like(model) &&
+      is_nvfp4_algo(s)) {
+    return "SGLang builds the whole NextN layer unquantized for modelopt_fp4";
+  }
+  if (engine == Engine::sglang && mtp_root && is_qwen_mtp_family(model) &&
+      (is_nvfp4_algo(s) || s.algo == "MIXED_PRECISION")) {
+    return "SGLang builds the Qwen3.5 MTP unquantized for this ModelOpt algorithm";
+  }
+  if (engine == Engine::vllm &&
+      std::find(model.disable_quant_module.begin(), model.disable_quant_module.end(), "mtp") !=
+        model.disable_quant_module.end()) {
+    return "disable_quant_module lists \"mtp\"";
+  }
+  return {};
+}
+
+} // namespace
+
+std::string_view
+to_string(Engine engine)
+{
+  switch (engine) {
+  case Engine::vllm:
+    return "vllm";
+  case Engine::sglang:
+    return "sglang";
+  case Engine::trtllm:
+    return "trtllm";
+  }
+  return "?";
+}
+
+std::string_view
+display_name(Engine engine)
+{
+  switch (engine) {
+  case Engine::vllm:
+    return "vLLM";
+  case Engine::sglang:
+    return "SGLang";
+  case Engine::trtllm:
+    return "TensorRT-LLM";
+  }
+  return "?";
+}
+
+std::string
+strip_language_model(std::string_view name)
+{
+  if (name.starts_with("model.language_model.")) {
+    return fmt::format("model.{}", name.substr(21));
+  }
+  if (name.starts_with("language_model.model.")) {
+    return fmt::format("model.{}", name.substr(21));
+  }
+  if (name.starts_with("language_model.")) {
+    return std::string(name.substr(15));
+  }
+  return std::string(name);
+}
+
+std::string
+vllm_namespace(std::string_view name)
+{
+  if (name.starts_with("model.language_model.")) {
+    return fmt::format("language_model.model.{}", name.substr(21));
+  }
+  if (name.starts_with("model.visual.")) {
+    return std::string(name.substr(6));
+  }
+  return std::string(name);
+}
+
+bool
+engine_reads(Engine engine, QuantFormat format)
+{
+  if (format == QuantFormat::unknown) {
+    return false;
+  }
+  return engine != Engine::trtllm || format == QuantFormat::modelopt;
+}
+
+const ConfigSource*
+source_for(const Declaration& declaration, Engine engine)
+{
+  const ConfigSource* config = declaration.find("config.json");
+  const ConfigSource* hf = declaration.find("hf_quant_config.json");
+  const ConfigSource* qc = declaration.find("quantization_config.json");
+  if (engine == Engine::trtllm) {
+    if (hf && !hf->algo.empty()) {
+      return hf;
+    }
+    return config;
+  }
+  if (config) {
+    return config;
+  }
+  return hf ? hf : qc;
+}
+
+const std::string*
+Drafts::root_of(std::string_view module) const
+{
+  for (const auto& root : roots) {
+    if (module == root || (module.starts_with(root) && module.size() > root.size() &&
+                           module[root.size()] == '.')) {
+      return &root;
+    }
+  }
+  return nullptr;
+}
+
+Drafts
+locate_drafts(const ModelInfo& model, const Inventory& inventory)
+{
+  Drafts drafts;
+  drafts.declared = model.num_mtp_layers;
+  auto any_under = [&](const std::string& root) {
+    const std::string prefix = root + ".";
+    auto it = std::lower_bound(
+      inventory.modules.begin(), inventory.modules.end(), prefix,
+      [](const Module& m, const std::string& p) { return m.name < p; });
+    return it != inventory.modules.end() && it->name.starts_with(prefix);
+  };
+  if (model.num_hidden_layers) {
+    for (uint64_t k = 0; k < model.num_mtp_layers; ++k) {
+      bool found = false;
+      for (const char* base : {"model.layers", "model.language_model.layers",
+                               "language_model.model.layers"}) {
+        const std::string root = fmt::format("{}.{}", base, *model.num_hidden_layers + k);
+        if (any_under(root)) {
+          drafts.roots.push_back(root);
+          found = true;
+        }
+      }
+      if (!found) {
+        drafts.missing.push_back(*model.num_hidden_layers + k);
+      }
+    }
+  }
+  for (const char* root : {"mtp", "model.mtp", "model.mtp_layers", "model.mtp_block",
+                           "language_model.mtp", "model.language_model.mtp"}) {
+    if (any_under(root)) {
+      drafts.roots.emplace_back(root);
+    }
+  }
+  // Drafts stored under their own root (mtp.*) are not numbered after the decoder layers.
+  if (std::any_of(drafts.roots.begin(), drafts.roots.end(),
+                  [](const std::string& r) { return r.find("layers.") == std::string::npos; })) {
+    drafts.missing.clear();
+  }
+  return drafts;
+}
+
+std::vector<EngineLayer>
+engine_layers(Engine engine, const Inventory& inventory, const Drafts& drafts,
+              const ModelInfo& model)
+{
+  (void)model;
+  std::map<std::string, EngineLayer> layers;
+  // Sibling lookup for fused groups.
+  auto exists = [&](const std::string& name) { return inventory.find(name) >= 0; };
+  for (uint32_t i = 0; i < inventory.modules.size(); ++i) {
+    const Module& m = inventory.modules[i];
+    if (m.role != ModuleRole::linear && m.role != ModuleRole::expert &&
+        m.role != ModuleRole::fused_experts && m.role != ModuleRole::lm_head) {
+      continue;
+    }
+    const std::string* root = drafts.root_of(m.name);
+    std::string name = m.name;
+    std::string note;
+    LayerKind kind = m.role == ModuleRole::lm_head ? LayerKind::lm_head : LayerKind::linear;
+    const std::string_view leaf = leaf_of(m.name);
+    if (root) {
+      const bool inline_root = root->find("layers.") != std::string::npos;
+      if (engine == Engine::vllm) {
+        name = strip_language_model(m.name);
+        if (name != m.name) {
+          note = "vLLM builds the drafter as a text-only model, without 'model.language_model.'";
+        }
+        if ((inline_root && leaf == "eh_proj") || leaf == "input_proj") {
+          kind = LayerKind::plain_linear;
+        }
+      } else if (engine == Engine::sglang) {
+        if (inline_root && is_draft_family_deepseek_like(model)) {
+          name = fmt::format("model.decoder.{}", std::string_view(m.name).substr(root->size() + 1));
+          if (leaf == "eh_proj") {
+            kind = LayerKind::plain_linear;
+          } else if (m.role == ModuleRole::lm_head) {
+            name = "model.shared_head.head";
+          }
+          note = "SGLang builds the NextN decoder under 'model.decoder'";
+        } else {
+          name = strip_language_model(m.name);
+        }
+        if (m.name == "mtp.fc") {
+          kind = LayerKind::plain_linear;
+        }
+      }
+    }
+    std::string prefix = name;
+    std::string shard;
+    if (m.role == ModuleRole::expert) {
+      prefix = std::string(fused_moe_prefix(name));
+      kind = LayerKind::fused_moe;
+      shard = name;
+    } else if (m.role == ModuleRole::fused_experts) {
+      kind = LayerKind::fused_moe;
+    } else if (kind == LayerKind::linear) {
+      for (const auto& group : fused_groups()) {
+        if (std::find(group.shards.begin(), group.shards.end(), leaf) == group.shards.end()) {
+          continue;
+        }
+        size_t present = 0;
+        for (auto s : group.shards) {
+          present += exists(with_leaf(m.name, s)) ? 1 : 0;
+        }
+        if (present >= 2) {
+          prefix = with_leaf(name, engine == Engine::sglang ? group.sglang : group.vllm);
+          shard = name;
+        }
+        break;
+      }
+    }
+    EngineLayer& layer = layers[prefix];
+    layer.prefix = prefix;
+    layer.kind = kind;
+    layer.modules.push_back(i);
+    if (!shard.empty()) {
+      layer.shards.push_back(shard);
+    }
+    if (root) {
+      layer.draft = true;
+      layer.draft_root = *root;
+      layer.namespace_note = note;
+    }
+  }
+  std::vector<EngineLayer> out;
+  out.reserve(layers.size());
+  for (auto& [_, layer] : layers) {
+    out.push_back(std::move(layer));
+  }
+  return out;
+}
+
+Decision
+decide(Engine engine, const ConfigSource& s, const ModelInfo& model, const EngineLayer& layer,
+       bool stored_quantized)
+{
+  Decision d;
+  if (layer.kind == LayerKind::plain_linear && s.format != QuantFormat::quark) {
+    d.quantized = false;
+    d.reason = "the drafter builds it as a plain nn.Linear, never quantized";
+    return d;
+  }
+  switch (s.format) {
+  case QuantFormat::modelopt:
+    decide_modelopt(d, engine, s, layer);
+    break;
+  case QuantFormat::compressed_tensors:
+    decide_ct(d, engine, s, layer);
+    break;
+  case QuantFormat::gptq:
+    decide_gptq(d, s, layer, stored_quantized);
+    break;
+  case QuantFormat::auto_round:
+    if (!s.dynamic.empty() && s.extra_config.empty()) {
+      decide_gptq(d, s, layer, stored_quantized);
+    } else {
+      decide_auto_round(d, s, layer);
+    }
+    break;
+  case QuantFormat::awq:
+    if (s.excludes.empty()) {
+      d.inferred = true;
+      d.quantized = stored_quantized;
+      d.reason = "modules_to_not_convert is empty; vLLM infers exclusions from dtypes";
+    } else {
+      decide_by_list(
+        d, layer, s.excludes, "modules_to_not_convert",
+        [](std::string_view e, std::string_view n) { return contains(n, e); },
+        [](std::string_view e, std::string_view n) { return contains(n, e); });
+    }
+    break;
+  case QuantFormat::fp8:
+    if (layer.kind == LayerKind::fused_moe && engine == Engine::vllm) {
+      d.quantized = true;
+      d.reason = "vLLM's FP8 loader does not check MoE layers against the list";
+    } else {
+      decide_by_list(
+        d, layer, s.excludes, s.list_key,
+        [&](std::string_view e, std::string_view n) { return fp8_entry(engine, e, n); },
+        [&](std::string_view e, std::string_view n) { return fp8_entry(engine, e, n); });
+    }
+    break;
+  case QuantFormat::quark: {
+    auto match = [&](std::string_view e, std::string_view n) {
+      return quark_entry(e, n, &d.errors);
+    };
+    decide_by_list(d, layer, s.excludes, "exclude", match, match);
+    break;
+  }
+  case QuantFormat::bitsandbytes:
+    if (layer.kind == LayerKind::fused_moe) {
+      d.quantized = true;
+      d.reason = "bitsandbytes never skips fused MoE layers";
+    } else {
+      decide_by_list(d, layer, s.excludes, "llm_int8_skip_modules", bnb_entry, bnb_entry);
+    }
+    break;
+  case QuantFormat::mxfp4:
+    d.quantized = layer.kind == LayerKind::fused_moe;
+    d.reason = d.quantized ? "MXFP4 quantizes MoE experts; vLLM ignores the exclusion list"
+                           : "MXFP4 quantizes only MoE experts";
+    break;
+  case QuantFormat::unknown:
+    break;
+  }
+  if (d.quantized) {
+    if (std::string note = draft_override(engine, s, model, layer); !note.empty()) {
+      d.quantized = false;
+      d.override_note = std::move(note);
+    }
+  }
+  return d;
+}
+
+bool
+entry_matches(Engine engine, QuantFormat format, std::string_view entry, std::string_view prefix)
+{
+  switch (format) {
+  case QuantFormat::modelopt:
+    if (engine == Engine::vllm) {
+      for (const auto& e : vllm_expand(entry)) {
+        if (modelopt_vllm_entry(e, prefix)) {
+          return true;
+        }
+      }
+      return false;
+    }
+    return engine == Engine::sglang ? modelopt_sglang_entry(entry, prefix)
+                                    : modelopt_trtllm_entry(entry, prefix);
+  case QuantFormat::compressed_tensors:
+    return ct_entry(engine, entry, prefix, nullptr);
+  case QuantFormat::quark:
+    return quark_entry(entry, prefix, nullptr);
+  case QuantFormat::bitsandbytes:
+    return bnb_entry(entry, prefix);
+  case QuantFormat::fp8:
+    return fp8_entry(engine, entry, prefix);
+  case QuantFormat::awq:
+    return contains(prefix, entry);
+  default:
+    return false;
+  }
+}
+
+} // namespace qcheck

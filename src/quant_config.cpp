@@ -1,0 +1,439 @@
+#include "qcheck/quant_config.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace qcheck {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+std::string
+lower(std::string s)
+{
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+std::string
+upper(std::string s)
+{
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  return s;
+}
+
+std::string
+get_string(const Json& j, const char* key)
+{
+  if (j.is_object()) {
+    if (auto it = j.find(key); it != j.end() && it->is_string()) {
+      return it->get<std::string>();
+    }
+  }
+  return {};
+}
+
+std::optional<uint64_t>
+get_uint(const Json& j, const char* key)
+{
+  if (j.is_object()) {
+    if (auto it = j.find(key); it != j.end() && it->is_number_unsigned()) {
+      return it->get<uint64_t>();
+    }
+  }
+  return std::nullopt;
+}
+
+// A list of strings; a comma-separated string is split (AutoRound accepts both).
+std::vector<std::string>
+get_strings(const Json& j, const char* key, bool* present = nullptr)
+{
+  std::vector<std::string> out;
+  if (!j.is_object()) {
+    return out;
+  }
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) {
+    return out;
+  }
+  if (present) {
+    *present = true;
+  }
+  if (it->is_string()) {
+    const std::string& s = it->get_ref<const std::string&>();
+    size_t start = 0;
+    while (start <= s.size()) {
+      size_t comma = s.find(',', start);
+      if (comma == std::string::npos) {
+        comma = s.size();
+      }
+      std::string part = s.substr(start, comma - start);
+      if (!part.empty()) {
+        out.push_back(part);
+      }
+      start = comma + 1;
+    }
+    return out;
+  }
+  if (it->is_array()) {
+    for (const auto& e : *it) {
+      if (e.is_string()) {
+        out.push_back(e.get<std::string>());
+      } else if (e.is_array()) { // GPTQ list of lists
+        for (const auto& inner : e) {
+          if (inner.is_string()) {
+            out.push_back(inner.get<std::string>());
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+QuantFormat
+format_of(const std::string& method, const Json& block)
+{
+  const std::string m = lower(method);
+  if (m == "modelopt" || m == "modelopt_fp4" || m == "modelopt_mixed") {
+    return QuantFormat::modelopt;
+  }
+  if (m.empty() && (block.contains("quant_algo") || block.contains("quantization"))) {
+    return QuantFormat::modelopt;
+  }
+  if (m == "compressed-tensors" || m == "compressed_tensors") {
+    return QuantFormat::compressed_tensors;
+  }
+  if (m == "gptq" || m == "gptq_marlin") {
+    return QuantFormat::gptq;
+  }
+  if (m == "auto-round" || m == "autoround" || m == "auto_round" || m == "intel/auto-round" ||
+      m == "inc") {
+    return QuantFormat::auto_round;
+  }
+  if (m == "awq" || m == "awq_marlin") {
+    return QuantFormat::awq;
+  }
+  if (m == "fp8" || m == "fbgemm_fp8") {
+    return QuantFormat::fp8;
+  }
+  if (m == "quark") {
+    return QuantFormat::quark;
+  }
+  if (m == "bitsandbytes") {
+    return QuantFormat::bitsandbytes;
+  }
+  if (m == "mxfp4") {
+    return QuantFormat::mxfp4;
+  }
+  return QuantFormat::unknown;
+}
+
+void
+fill_source(ConfigSource& src, const Json& block)
+{
+  // ModelOpt's legacy file nests everything under "quantization".
+  const Json& body = block.contains("quantization") && block["quantization"].is_object()
+                       ? block["quantization"]
+                       : block;
+  src.method = get_string(block, "quant_method");
+  src.format = format_of(src.method, block);
+  if (src.format == QuantFormat::modelopt && src.method.empty()) {
+    src.method = "modelopt";
+  }
+  src.algo = upper(get_string(body, "quant_algo"));
+  src.group_size = static_cast<int>(get_uint(body, "group_size").value_or(0));
+  src.not_convert = get_strings(body, "modules_to_not_convert");
+
+  switch (src.format) {
+  case QuantFormat::modelopt:
+    for (const char* key : {"ignore", "exclude_modules"}) {
+      bool present = false;
+      auto list = get_strings(body, key, &present);
+      if (present) {
+        src.list_key = key;
+        src.has_list = true;
+        src.excludes = std::move(list);
+        break;
+      }
+    }
+    if (src.list_key.empty()) {
+      src.list_key = block.contains("quantization") ? "exclude_modules" : "ignore";
+    }
+    if (auto it = body.find("quantized_layers"); it != body.end() && it->is_object()) {
+      for (const auto& [name, cfg] : it->items()) {
+        src.quantized_layers.emplace_back(name, upper(get_string(cfg, "quant_algo")));
+      }
+    }
+    break;
+  case QuantFormat::compressed_tensors:
+    src.list_key = "ignore";
+    src.excludes = get_strings(body, "ignore", &src.has_list);
+    src.ct_format = get_string(body, "format");
+    if (auto it = body.find("config_groups"); it != body.end() && it->is_object()) {
+      for (const auto& [name, group] : it->items()) {
+        CtGroup g;
+        g.name = name;
+        g.targets = get_strings(group, "targets");
+        g.format = get_string(group, "format");
+        if (group.contains("weights") && group["weights"].is_object()) {
+          g.num_bits = static_cast<int>(get_uint(group["weights"], "num_bits").value_or(0));
+          g.type = get_string(group["weights"], "type");
+        }
+        src.groups.push_back(std::move(g));
+      }
+    }
+    break;
+  case QuantFormat::gptq:
+  case QuantFormat::auto_round:
+    if (auto it = body.find("dynamic"); it != body.end() && it->is_object()) {
+      for (const auto& [key, value] : it->items()) {
+        DynamicRule rule;
+        rule.key = key;
+        rule.negative = key.starts_with("-:");
+        rule.regex = key.starts_with("-:") || key.starts_with("+:") ? key.substr(2) : key;
+        src.dynamic.push_back(std::move(rule));
+      }
+    }
+    src.modules_in_block = get_strings(body, "modules_in_block_to_quantize");
+    src.block_names = get_strings(body, "block_name_to_quantize");
+    if (src.block_names.empty()) {
+      src.block_names = get_strings(body, "to_quant_block_names");
+    }
+    if (auto it = body.find("extra_config"); it != body.end() && it->is_object()) {
+      for (const auto& [key, value] : it->items()) {
+        src.extra_config.push_back({key, static_cast<int>(get_uint(value, "bits").value_or(0))});
+      }
+    }
+    src.list_key = src.format == QuantFormat::gptq ? "dynamic" : "extra_config";
+    src.has_list = body.contains(src.list_key);
+    break;
+  case QuantFormat::awq:
+  case QuantFormat::mxfp4:
+    src.list_key = "modules_to_not_convert";
+    src.excludes = get_strings(body, "modules_to_not_convert", &src.has_list);
+    break;
+  case QuantFormat::fp8:
+    src.list_key = body.contains("ignored_layers") ? "ignored_layers" : "modules_to_not_convert";
+    src.excludes = get_strings(body, "ignored_layers", &src.has_list);
+    for (auto& e : get_strings(body, "modules_to_not_convert", &src.has_list)) {
+      src.excludes.push_back(std::move(e));
+    }
+    if (auto it = body.find("weight_block_size"); it != body.end() && it->is_array()) {
+      for (const auto& v : *it) {
+        if (v.is_number_unsigned()) {
+          src.weight_block_size.push_back(v.get<uint64_t>());
+        }
+      }
+    }
+    break;
+  case QuantFormat::quark:
+    src.list_key = "exclude";
+    src.excludes = get_strings(body, "exclude", &src.has_list);
+    break;
+  case QuantFormat::bitsandbytes:
+    src.list_key = "llm_int8_skip_modules";
+    src.excludes = get_strings(body, "llm_int8_skip_modules", &src.has_list);
+    break;
+  case QuantFormat::unknown:
+    break;
+  }
+}
+
+std::optional<Json>
+parse_file(const FileSystem& fs, const std::string& root, const std::string& name,
+           Declaration& out)
+{
+  const std::string path = join_path(root, name);
+  const FileInfo info = fs.stat(path);
+  if (info.kind == FileKind::missing) {
+    return std::nullopt;
+  }
+  auto text = fs.read_file(path, k_max_config_size);
+  if (!text) {
+    out.problems.push_back({name, text.error().substr(text.error().find(": ") + 2), false});
+    return std::nullopt;
+  }
+  Json json = Json::parse(*text, nullptr, false);
+  if (json.is_discarded()) {
+    // Re-parse to get the position of the error.
+    std::string where;
+    try {
+      (void)Json::parse(*text);
+    } catch (const Json::parse_error& e) {
+      where = e.what();
+      if (auto pos = where.find("at line"); pos != std::string::npos) {
+        where = where.substr(pos, where.find(':', pos) - pos);
+      } else {
+        where.clear();
+      }
+    }
+    out.problems.push_back(
+      {name, where.empty() ? "not valid JSON" : fmt::format("not valid JSON ({})", where), false});
+    return std::nullopt;
+  }
+  if (!json.is_object()) {
+    out.problems.push_back({name, "is not a JSON object", false});
+    return std::nullopt;
+  }
+  return json;
+}
+
+void
+read_model_info(const Json& config, ModelInfo& info)
+{
+  info.model_type = get_string(config, "model_type");
+  info.architectures = get_strings(config, "architectures");
+  const Json* text = nullptr;
+  if (auto it = config.find("text_config"); it != config.end() && it->is_object()) {
+    text = &*it;
+    info.text_model_type = get_string(*it, "model_type");
+  }
+  info.num_hidden_layers = text ? get_uint(*text, "num_hidden_layers") : std::nullopt;
+  if (!info.num_hidden_layers) {
+    info.num_hidden_layers = get_uint(config, "num_hidden_layers");
+  }
+  struct Key
+  {
+    const Json* object;
+    const char* key;
+    const char* label;
+  };
+  const Json* mtp_config = config.contains("mtp_config") ? &config["mtp_config"] : nullptr;
+  const std::vector<Key> keys{{text, "mtp_num_hidden_layers", "text_config.mtp_num_hidden_layers"},
+                              {text, "num_nextn_predict_layers",
+                               "text_config.num_nextn_predict_layers"},
+                              {&config, "num_nextn_predict_layers", "num_nextn_predict_layers"},
+                              {&config, "mtp_num_hidden_layers", "mtp_num_hidden_layers"},
+                              {&config, "num_mtp_modules", "num_mtp_modules"},
+                              {mtp_config, "num_nextn_predict_layers",
+                               "mtp_config.num_nextn_predict_layers"}};
+  for (const auto& k : keys) {
+    if (k.object == nullptr) {
+      continue;
+    }
+    if (auto n = get_uint(*k.object, k.key); n && *n > 0) {
+      info.num_mtp_layers = *n;
+      info.mtp_key = k.label;
+      break;
+    }
+  }
+  info.disable_quant_module = get_strings(config, "disable_quant_module");
+}
+
+} // namespace
+
+std::string_view
+to_string(QuantFormat format)
+{
+  switch (format) {
+  case QuantFormat::modelopt:
+    return "modelopt";
+  case QuantFormat::compressed_tensors:
+    return "compressed-tensors";
+  case QuantFormat::gptq:
+    return "gptq";
+  case QuantFormat::auto_round:
+    return "auto-round";
+  case QuantFormat::awq:
+    return "awq";
+  case QuantFormat::fp8:
+    return "fp8";
+  case QuantFormat::quark:
+    return "quark";
+  case QuantFormat::bitsandbytes:
+    return "bitsandbytes";
+  case QuantFormat::mxfp4:
+    return "mxfp4";
+  case QuantFormat::unknown:
+    return "unknown";
+  }
+  return "unknown";
+}
+
+const ConfigSource*
+Declaration::find(std::string_view file) const
+{
+  for (const auto& s : sources) {
+    if (s.file == file) {
+      return &s;
+    }
+  }
+  return nullptr;
+}
+
+ConfigSource
+parse_quant_block(const std::string& file, const std::string& pointer, const std::string& text)
+{
+  ConfigSource src;
+  src.file = file;
+  src.pointer = pointer;
+  Json json = Json::parse(text, nullptr, false);
+  if (!json.is_discarded() && json.is_object()) {
+    fill_source(src, json);
+  }
+  return src;
+}
+
+Declaration
+read_declaration(const FileSystem& fs, const std::string& root)
+{
+  Declaration out;
+  if (auto config = parse_file(fs, root, "config.json", out)) {
+    out.has_config = true;
+    read_model_info(*config, out.model);
+    const Json* block = nullptr;
+    std::string pointer;
+    for (const char* key : {"quantization_config", "compression_config"}) {
+      if (auto it = config->find(key); it != config->end() && it->is_object()) {
+        block = &*it;
+        pointer = std::string("/") + key;
+        break;
+      }
+    }
+    if (!block) {
+      if (auto it = config->find("text_config"); it != config->end() && it->is_object()) {
+        if (auto q = it->find("quantization_config"); q != it->end() && q->is_object()) {
+          block = &*q;
+          pointer = "/text_config/quantization_config";
+        }
+      }
+    }
+    if (block) {
+      ConfigSource src;
+      src.file = "config.json";
+      src.pointer = pointer;
+      fill_source(src, *block);
+      out.sources.push_back(std::move(src));
+    }
+  }
+  for (const char* name : {"hf_quant_config.json", "quantization_config.json"}) {
+    if (auto json = parse_file(fs, root, name, out)) {
+      ConfigSource src;
+      src.file = name;
+      src.pointer = json->contains("quantization") ? "/quantization" : "";
+      fill_source(src, *json);
+      out.sources.push_back(std::move(src));
+    }
+  }
+  for (const auto& src : out.sources) {
+    if (src.format == QuantFormat::unknown) {
+      out.problems.push_back(
+        {src.file,
+         src.method.empty()
+           ? fmt::format("{} has no quant_method; its quantization cannot be checked",
+                         src.pointer.empty() ? "the file" : src.pointer.substr(1))
+           : fmt::format("unknown quant_method '{}'; its quantization cannot be checked",
+                         src.method),
+         true});
+    }
+  }
+  return out;
+}
+
+} // namespace qcheck

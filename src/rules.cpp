@@ -1,0 +1,228 @@
+#include "qcheck/rules.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <string>
+#include <vector>
+
+namespace qcheck {
+
+namespace {
+
+constexpr std::array<Rule, 27> k_rules{{
+  {RuleId::shard_header, "QC001", "invalid-shard-header", Severity::error, false,
+   "A safetensors header violates the format",
+   "The 8-byte length, the JSON header or a tensor entry (dtype, shape, data_offsets) breaks the "
+   "safetensors format. Loaders refuse such a file (safetensors raises InvalidHeaderLength, "
+   "InvalidOffset, TensorInvalidInfo ...). Re-export the shard; qcheck cannot repair weights."},
+  {RuleId::index_missing_file, "QC002", "index-names-missing-file", Severity::error, false,
+   "The index names a shard that is not in the folder",
+   "model.safetensors.index.json maps tensors to a file that does not exist, so loading fails "
+   "with FileNotFoundError. Upload the missing shard or regenerate the index."},
+  {RuleId::index_missing_tensor, "QC003", "index-names-missing-tensor", Severity::error, false,
+   "The index maps a tensor to a shard that does not hold it",
+   "A loader that trusts the index looks for the tensor in the named shard and fails, or the "
+   "parameter is never initialised. Regenerate the index from the shards."},
+  {RuleId::unindexed_tensors, "QC004", "tensors-missing-from-index", Severity::warning, false,
+   "A shard holds tensors the index does not name",
+   "vLLM and SGLang read whole files, so the tensors still load, but tools that follow the index "
+   "(transformers, partial downloads) never see them. Add them to weight_map."},
+  {RuleId::unindexed_shard, "QC005", "shard-missing-from-index", Severity::warning, false,
+   "A *.safetensors file is not named by the index",
+   "vLLM and SGLang keep only the files the index names, so every tensor in this file is "
+   "silently skipped. If the file holds MTP or other weights the model needs, add its tensors to "
+   "weight_map; if it is a leftover (e.g. a consolidated copy), remove it from the upload."},
+  {RuleId::duplicate_tensor, "QC006", "duplicate-tensor", Severity::warning, false,
+   "The same tensor is stored in two shards",
+   "Which copy a loader uses depends on file order; the index picks one. Remove the other copy."},
+  {RuleId::index_path_escapes, "QC007", "index-path-escapes", Severity::error, false,
+   "An index path is absolute or leaves the model folder",
+   "weight_map values must be file names inside the folder. qcheck refuses to open such a path; "
+   "a loader might read an arbitrary file. Fix the index."},
+  {RuleId::shard_not_regular, "QC008", "shard-not-regular-file", Severity::error, false,
+   "A *.safetensors path is a directory, FIFO, device or dangling link",
+   "Loaders fail on it (IsADirectoryError, or block forever on a FIFO). qcheck never opens it. "
+   "Replace it with the real shard or remove it."},
+  {RuleId::config_invalid, "QC009", "invalid-config", Severity::error, false,
+   "A config file is not valid JSON",
+   "config.json, hf_quant_config.json or quantization_config.json cannot be parsed (NaN, "
+   "Infinity, trailing commas and truncation are common causes); engines refuse to start."},
+  {RuleId::unknown_quant_method, "QC010", "unknown-quant-method", Severity::warning, false,
+   "The quantization method is not one qcheck knows",
+   "qcheck cannot say how engines match this format's lists, so no module checks run for it."},
+  {RuleId::no_weights, "QC011", "no-weights", Severity::error, false,
+   "The folder has no safetensors weights",
+   "No *.safetensors file and no index: there is nothing for an engine to load."},
+  {RuleId::undeclared_unquantized, "QC101", "undeclared-unquantized-module", Severity::error, true,
+   "A module is stored unquantized but the config declares it quantized",
+   "The engine allocates quantized parameters (packed U8/I32, FP8) for the module and then "
+   "receives a BF16 tensor: it crashes (`The size of tensor a (256) must match the size of "
+   "tensor b (512)`, `There is no module or parameter named 'fc.weight'`) or, for FP8, casts "
+   "silently and serves garbage. Typical cause: an MTP/NextN draft layer exported BF16 but left "
+   "out of `ignore` / `exclude_modules`. Example: GLM NVFP4 with BF16 layer 45 needs "
+   "`model.language_model.layers.45*` and the drafter spelling `model.layers.45*`. Fix: "
+   "`qcheck fix --inplace` appends the entries to every file that carries the list."},
+  {RuleId::excluded_but_quantized, "QC102", "excluded-but-quantized", Severity::error, false,
+   "A module is stored quantized but the config excludes it",
+   "The engine builds an unquantized layer and finds weight_packed / qweight / scales it has no "
+   "parameter for (`There is no module or parameter named ...weight_scale`). Remove the entry "
+   "that catches the module, or re-export the module unquantized."},
+  {RuleId::fused_shards_disagree, "QC103", "fused-shards-disagree", Severity::error, false,
+   "The shards of one fused layer differ in stored or declared quantization",
+   "Engines fuse q/k/v into qkv_proj and gate/up into gate_up_proj and decide once for the fused "
+   "layer: `Detected some but not all shards of ... are quantized` (vLLM ModelOpt) or `Found a "
+   "different quantization schemes for ...` (compressed-tensors). List all shards, or none."},
+  {RuleId::experts_disagree, "QC104", "experts-disagree", Severity::error, false,
+   "Experts of one fused MoE differ in stored quantization",
+   "A fused MoE has one quantization method for all experts; mixed storage cannot load."},
+  {RuleId::partial_expert_exclusion, "QC105", "partial-expert-exclusion", Severity::warning, false,
+   "The exclusion list names only some experts of a fused MoE",
+   "vLLM ModelOpt then excludes the whole MoE, SGLang compressed-tensors looks only at expert 0: "
+   "engines disagree about the layer. Exclude the MoE as a whole (`...mlp.experts*`)."},
+  {RuleId::config_divergence, "QC106", "config-divergence", Severity::error, true,
+   "config.json and hf_quant_config.json disagree",
+   "vLLM and SGLang read config.json first; TensorRT-LLM reads hf_quant_config.json first. When "
+   "their exclusion lists or quant_algo differ, engines load the same checkpoint differently. "
+   "Keep both lists identical (`qcheck fix` edits both)."},
+  {RuleId::mtp_missing, "QC107", "mtp-weights-missing", Severity::error, false,
+   "The config declares MTP/NextN layers but no draft tensors are stored",
+   "vLLM stops with `MTP speculative decoding layer N weights missing from checkpoint`. The "
+   "quantizer dropped the draft layer: re-export it (usually BF16) or set the count to 0."},
+  {RuleId::draft_plain_quantized, "QC108", "draft-plain-linear-quantized", Severity::error, false,
+   "A draft projection that engines build as a plain nn.Linear is stored quantized",
+   "DeepSeek/GLM `eh_proj` (vLLM, SGLang), MiMo `input_proj` and Qwen3.5 `mtp.fc` (SGLang) are "
+   "plain nn.Linear layers with no quantized method: packed weights cannot load. Store them BF16."},
+  {RuleId::mtp_partially_quantized, "QC109", "mtp-partially-quantized", Severity::warning, false,
+   "The MTP block mixes quantized and unquantized modules",
+   "Engines differ in how they build a partly quantized drafter (SGLang's Qwen3.5 Quark path "
+   "treats any mtp exclusion as a fully BF16 drafter); both directions have crashed."},
+  {RuleId::engine_override, "QC110", "engine-override-only", Severity::info, false,
+   "Only a hard-coded engine override makes this module load",
+   "An engine forces the module unquantized by special case (e.g. vLLM's mtp.fc for "
+   "modelopt_fp4). Other engines, or other versions, will fail; declare the exclusion instead."},
+  {RuleId::broad_substring_entry, "QC111", "broad-substring-entry", Severity::warning, false,
+   "An exclusion entry is a short substring that catches unintended modules",
+   "vLLM ModelOpt and SGLang compressed-tensors match entries as substrings: `model.layers.1` "
+   "also excludes layers 10-19. Use a dotted glob (`model.layers.1.*`) or exact names."},
+  {RuleId::unused_entry, "QC112", "unused-entry", Severity::warning, false,
+   "An exclusion entry matches no module under any engine",
+   "Usually spelling drift (checkpoint vs engine namespace, fused vs shard names): the entry "
+   "protects nothing. Correct or remove it."},
+  {RuleId::nvfp4_layout, "QC113", "nvfp4-layout", Severity::error, false,
+   "An NVFP4 module's tensors do not have the NVFP4 layout",
+   "ModelOpt NVFP4 needs U8 weight [out, in/2], F8_E4M3 weight_scale [out, in/16] and F32 "
+   "scalar weight_scale_2. A wrong width gives `The size of tensor a (X) must match the size of "
+   "tensor b (2X)` at load."},
+  {RuleId::fp8_layout, "QC114", "fp8-layout", Severity::error, false,
+   "An FP8 module's scale does not match the declared scheme",
+   "FP8 block quantization needs weight_scale_inv of [ceil(out/b0), ceil(in/b1)]; a mismatch "
+   "fails at load or mis-scales silently."},
+  {RuleId::unevaluable_entry, "QC115", "unevaluable-entry", Severity::error, false,
+   "An entry uses a construct qcheck cannot evaluate exactly",
+   "A `re:` entry or dynamic key uses syntax outside the supported Python-re subset (look-around, "
+   "back-references). qcheck refuses to guess; rewrite the pattern."},
+  {RuleId::inferred_exclusions, "QC116", "relies-on-inference", Severity::info, false,
+   "The engine infers exclusions from dtypes instead of an explicit list",
+   "GPTQ without modules_in_block_to_quantize and AWQ with an empty modules_to_not_convert let "
+   "vLLM decide from the stored dtypes; other engines may not. An explicit list is safer."},
+}};
+
+std::string
+lower(std::string_view s)
+{
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+size_t
+edit_distance(std::string_view a, std::string_view b)
+{
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) {
+    row[j] = j;
+  }
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+} // namespace
+
+std::string_view
+to_string(Severity severity)
+{
+  switch (severity) {
+  case Severity::info:
+    return "info";
+  case Severity::warning:
+    return "warning";
+  case Severity::error:
+    return "error";
+  }
+  return "?";
+}
+
+std::optional<Severity>
+parse_severity(std::string_view text)
+{
+  for (auto s : {Severity::info, Severity::warning, Severity::error}) {
+    if (to_string(s) == text) {
+      return s;
+    }
+  }
+  return std::nullopt;
+}
+
+std::span<const Rule>
+all_rules()
+{
+  return k_rules;
+}
+
+const Rule&
+rule(RuleId id)
+{
+  return k_rules[static_cast<size_t>(id)];
+}
+
+const Rule*
+find_rule(std::string_view code_or_name)
+{
+  const std::string wanted = lower(code_or_name);
+  for (const Rule& r : k_rules) {
+    if (lower(r.code) == wanted || r.name == wanted) {
+      return &r;
+    }
+  }
+  return nullptr;
+}
+
+std::string
+suggest_rule(std::string_view code_or_name)
+{
+  const std::string wanted = lower(code_or_name);
+  std::string best;
+  size_t best_distance = std::max<size_t>(3, wanted.size() / 3) + 1;
+  for (const Rule& r : k_rules) {
+    for (std::string_view candidate : {r.code, r.name}) {
+      const size_t d = edit_distance(wanted, lower(candidate));
+      if (d < best_distance) {
+        best_distance = d;
+        best = std::string(candidate);
+      }
+    }
+  }
+  return best;
+}
+
+} // namespace qcheck
