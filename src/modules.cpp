@@ -260,10 +260,14 @@ to_string(ModuleRole role)
 std::pair<std::string_view, std::string_view>
 split_tensor_name(std::string_view name)
 {
+  const size_t weight = name.find(".weight.");
   for (std::string_view marker : {".weight.absmax", ".weight.quant_map", ".weight.nested_absmax",
                                   ".weight.nested_quant_map", ".weight.quant_state."}) {
-    if (const size_t pos = name.find(marker); pos != std::string_view::npos) {
-      return {name.substr(0, pos), name.substr(pos + 8)};
+    if (weight == std::string_view::npos) {
+      break; // every bitsandbytes marker starts with ".weight."
+    }
+    if (name.compare(weight, marker.size(), marker) == 0) {
+      return {name.substr(0, weight), name.substr(weight + 8)};
     }
   }
   const size_t dot = name.rfind('.');

@@ -1,0 +1,206 @@
+#!/usr/bin/env python3
+"""Benchmark qcheck against the floor (qcheck-bench-floor) and a hand-written Python check.
+
+Generates the synthetic checkpoints (bench/make_checkpoint.py, cached in --work), then for each
+checkpoint runs every command once to warm up and --runs times measured, and prints a Markdown
+table of medians. Per run: whole-process wall time (perf_counter around spawn and wait), CPU
+time (user + sys of that child, from os.wait4) and peak RSS (ru_maxrss of that child).
+
+Commands: `qcheck inspect DIR --format json`; when `qcheck lint --help` exits 0 (and shows
+the subcommand's own help), also
+`qcheck lint DIR` and `qcheck lint DIR --format json`; `qcheck-bench-floor DIR`;
+`python3 bench/naive_lint.py DIR`. qcheck may exit 0 or 1 (1 = findings); the others must exit 0.
+Measured stdout goes to /dev/null.
+
+A profile may carry an ignore-list size: `deepseek:20000` passes --ignore-entries 20000.
+
+Usage:
+  python3 bench/run.py --qcheck build/qcheck --floor build/bench/qcheck-bench-floor \\
+      [--runs 5] [--work /tmp/qcheck-bench] [--profiles deepseek,million] [--json FILE]
+"""
+
+import argparse
+import hashlib
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+GENERATOR = os.path.join(HERE, "make_checkpoint.py")
+NAIVE = os.path.join(HERE, "naive_lint.py")
+
+
+def generator_stamp():
+    """Regenerate the cached checkpoints whenever make_checkpoint.py changes."""
+    with open(GENERATOR, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()[:16]
+
+
+def ensure_checkpoint(work, spec):
+    """Generates (or reuses) the checkpoint of a profile spec "name[:ignore]"."""
+    name, _, ignore = spec.partition(":")
+    ignore = int(ignore or 0)
+    label = name if ignore == 0 else "%s-ignore%d" % (name, ignore)
+    folder = os.path.join(work, label)
+    stamp_path = os.path.join(work, label + ".stamp.json")
+    stamp = {"generator": generator_stamp(), "profile": name, "ignore_entries": ignore}
+    if os.path.exists(stamp_path) and os.path.isdir(folder):
+        with open(stamp_path, encoding="utf-8") as f:
+            cached = json.load(f)
+        if all(cached.get(k) == v for k, v in stamp.items()):
+            print("reusing %s" % folder, file=sys.stderr)
+            return label, folder, cached
+    start = time.perf_counter()
+    out = subprocess.run(
+        [sys.executable, GENERATOR, "--profile", name, "--out", folder,
+         "--ignore-entries", str(ignore)],
+        check=True, stdout=subprocess.PIPE, text=True).stdout
+    stamp["generation_s"] = time.perf_counter() - start
+    print(out.strip().splitlines()[0], file=sys.stderr)
+    for field in out.strip().splitlines()[-1].split():
+        key, _, value = field.partition("=")
+        stamp[key] = int(value)
+    with open(stamp_path, "w", encoding="utf-8") as f:
+        json.dump(stamp, f, indent=2)
+    return label, folder, stamp
+
+
+def tail(f, size=4096):
+    """The last `size` bytes of a file, as text. Never reads the whole output: see run_once."""
+    f.seek(0, os.SEEK_END)
+    f.seek(max(0, f.tell() - size))
+    return f.read().decode(errors="replace")
+
+
+def run_once(argv, capture=False):
+    """Runs argv; returns (exit code, wall s, cpu s, maxrss KiB, stdout tail or None, stderr
+    tail).
+
+    Linux carries the pre-exec memory of the spawning process into the child's ru_maxrss, so
+    this process must stay small: outputs go to files and only their tails are read."""
+    with tempfile.TemporaryFile() as err, tempfile.TemporaryFile() as out:
+        sink = out if capture else subprocess.DEVNULL
+        start = time.perf_counter()
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=sink, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        return (proc.returncode, wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss,
+                tail(out) if capture else None, tail(err))
+
+
+def measure(label, argv, ok_codes, runs):
+    """One warm-up run (output captured), then `runs` measured runs."""
+    code, _, _, _, stdout, stderr = run_once(argv, capture=True)
+    if code not in ok_codes:
+        sys.exit("%s exited %d:\n%s" % (" ".join(argv), code, stderr))
+    samples = []
+    for _ in range(runs):
+        code, wall, cpu, rss, _, stderr = run_once(argv)
+        if code not in ok_codes:
+            sys.exit("%s exited %d:\n%s" % (" ".join(argv), code, stderr))
+        samples.append({"exit": code, "wall_s": wall, "cpu_s": cpu, "maxrss_kib": rss})
+    return {
+        "command": label,
+        "argv": argv,
+        "warmup_stdout_tail": stdout[-300:],
+        "runs": samples,
+        "median_wall_ms": statistics.median(s["wall_s"] for s in samples) * 1000,
+        "median_cpu_ms": statistics.median(s["cpu_s"] for s in samples) * 1000,
+        "peak_rss_mib": max(s["maxrss_kib"] for s in samples) / 1024,
+    }
+
+
+def has_lint(qcheck):
+    """`qcheck lint --help` exits 0 and prints the subcommand's help, not the main help (CLI11
+    answers an unknown subcommand followed by --help with the main help and exit code 0)."""
+    def help_text(argv):
+        proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        return proc.returncode, proc.stdout
+    try:
+        code, text = help_text([qcheck, "lint", "--help"])
+        return code == 0 and text != help_text([qcheck, "--help"])[1]
+    except OSError:
+        return False
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--qcheck", required=True)
+    parser.add_argument("--floor", required=True)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--work", default="/tmp/qcheck-bench")
+    parser.add_argument("--profiles", default="deepseek,million")
+    parser.add_argument("--json", metavar="FILE", help="save the raw numbers")
+    args = parser.parse_args()
+
+    qcheck = os.path.abspath(args.qcheck)
+    floor = os.path.abspath(args.floor)
+    os.makedirs(args.work, exist_ok=True)
+    lint = has_lint(qcheck)
+    baseline_rss = min(run_once(["true"])[3] for _ in range(3))
+    results = []
+    for spec in args.profiles.split(","):
+        label, folder, stamp = ensure_checkpoint(args.work, spec.strip())
+        commands = [("qcheck inspect --format json",
+                     [qcheck, "inspect", folder, "--format", "json"], (0, 1))]
+        if lint:
+            commands += [("qcheck lint", [qcheck, "lint", folder], (0, 1)),
+                         ("qcheck lint --format json",
+                          [qcheck, "lint", folder, "--format", "json"], (0, 1))]
+        commands += [("floor", [floor, folder], (0,)),
+                     ("python naive_lint.py", [sys.executable, NAIVE, folder], (0,))]
+        rows = []
+        for name, argv, ok in commands:
+            print("%s: %s ..." % (label, name), file=sys.stderr)
+            rows.append(measure(name, argv, ok, args.runs))
+        floor_row = next(r for r in rows if r["command"] == "floor")
+        python_row = next(r for r in rows if r["command"].startswith("python"))
+        files, tensors, header_bytes = (int(x) for x in floor_row["warmup_stdout_tail"].split())
+        if (files, tensors, header_bytes) != (stamp["shards"], stamp["tensors"],
+                                              stamp["header_bytes"]):
+            sys.exit("floor counted %d files, %d tensors, %d header bytes; generator wrote %d, "
+                     "%d, %d" % (files, tensors, header_bytes, stamp["shards"], stamp["tensors"],
+                                 stamp["header_bytes"]))
+        results.append({"checkpoint": label, "folder": folder, "tensors": tensors,
+                        "shards": files, "header_bytes": header_bytes,
+                        "generation_s": stamp.get("generation_s"),
+                        "python_finding_count": python_row["warmup_stdout_tail"].strip(),
+                        "floor_wall_ms": floor_row["median_wall_ms"],
+                        "python_wall_ms": python_row["median_wall_ms"], "commands": rows})
+
+    print()
+    print("| checkpoint | tensors | shards | header MiB | command | wall ms | CPU ms | "
+          "peak RSS MiB | wall / floor | Python / this |")
+    print("|---|---:|---:|---:|---|---:|---:|---:|---:|---:|")
+    for r in results:
+        for row in r["commands"]:
+            py_ratio = ("%.2f" % (r["python_wall_ms"] / row["median_wall_ms"])
+                        if row["command"].startswith("qcheck") else "")
+            print("| %s | %d | %d | %.1f | `%s` | %.1f | %.1f | %.1f | %.1f | %s |" % (
+                r["checkpoint"], r["tensors"], r["shards"], r["header_bytes"] / 2**20,
+                row["command"], row["median_wall_ms"], row["median_cpu_ms"],
+                row["peak_rss_mib"], row["median_wall_ms"] / r["floor_wall_ms"], py_ratio))
+    cores = len(os.sched_getaffinity(0))  # what nproc prints
+    print()
+    print("nproc: %s; runs per command: %d (after one warm-up run, warm page cache); "
+          "medians; peak RSS is the largest over the runs." % (cores, args.runs))
+    print("RSS floor of this harness: `true` reports %.1f MiB (the spawning process's size is "
+          "included in a child's ru_maxrss)." % (baseline_rss / 1024))
+    if not lint:
+        print("(`qcheck lint` is not available in this build; only inspect was measured.)")
+
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump({"nproc": cores, "machine": platform.platform(), "runs": args.runs,
+                       "harness_rss_kib": baseline_rss,
+                       "qcheck": qcheck, "floor": floor, "results": results}, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,264 @@
+// Whole-CLI tests: the qcheck binary on fixture folders, comparing output and exit code.
+#include <array>
+#include <cstdio>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sys/wait.h>
+
+namespace {
+
+struct CliRun
+{
+  int exit_code = -1;
+  std::string out;
+};
+
+CliRun
+run(const std::string& args, bool merge_stderr = false)
+{
+  const std::string command =
+    std::string(QCHECK_BINARY) + " " + args + (merge_stderr ? " 2>&1" : " 2>/dev/null");
+  CliRun r;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  std::array<char, 4096> buffer{};
+  size_t n = 0;
+  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) {
+    r.out.append(buffer.data(), n);
+  }
+  const int status = ::pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string
+fixture(const std::string& name)
+{
+  return std::string(QCHECK_FIXTURES) + "/" + name;
+}
+
+nlohmann::json
+lint_json(const std::string& name, int expected_exit)
+{
+  const CliRun r = run("lint --format json " + fixture(name));
+  EXPECT_EQ(r.exit_code, expected_exit) << name << "\n" << r.out;
+  return nlohmann::json::parse(r.out);
+}
+
+std::vector<nlohmann::json>
+findings_of(const nlohmann::json& j, const std::string& rule)
+{
+  std::vector<nlohmann::json> out;
+  for (const auto& f : j["findings"]) {
+    if (f["rule"] == rule) {
+      out.push_back(f);
+    }
+  }
+  return out;
+}
+
+std::set<std::string>
+strings(const nlohmann::json& array)
+{
+  return array.get<std::set<std::string>>();
+}
+
+} // namespace
+
+TEST(Cli, GlmNextnLayerMissingFromBothLists)
+{
+  const auto j = lint_json("glm-nvfp4-nextn", 1);
+  ASSERT_EQ(j["findings"].size(), 1u) << j.dump(2);
+  const auto f = findings_of(j, "QC101").at(0);
+  EXPECT_EQ(f["severity"], "error");
+  EXPECT_EQ(strings(f["engines"]), (std::set<std::string>{"vllm", "sglang", "trtllm"}));
+  const auto modules = strings(f["modules"]);
+  EXPECT_EQ(modules.size(), 21u);
+  for (const auto& m : modules) {
+    EXPECT_TRUE(m.starts_with("model.language_model.layers.45.")) << m;
+  }
+  EXPECT_TRUE(modules.contains("model.language_model.layers.45.mlp.experts.0.down_proj"));
+  EXPECT_TRUE(modules.contains("model.language_model.layers.45.eh_proj"));
+  EXPECT_EQ(f["suggested_entries"],
+            nlohmann::json::array({"model.language_model.layers.45*", "model.layers.45*"}));
+  EXPECT_TRUE(strings(f["files"]).contains("hf_quant_config.json"));
+  EXPECT_TRUE(strings(f["files"]).contains("config.json"));
+  const std::string message = f["message"];
+  EXPECT_NE(message.find("The size of tensor a"), std::string::npos) << message;
+  EXPECT_EQ(j["summary"]["errors"], 1);
+}
+
+TEST(Cli, GlmFixedTwinIsClean)
+{
+  const auto j = lint_json("glm-nvfp4-nextn-fixed", 0);
+  EXPECT_TRUE(j["findings"].empty()) << j.dump(2);
+}
+
+TEST(Cli, QwenW4a16MtpMissingFromIgnore)
+{
+  const auto j = lint_json("qwen-w4a16-mtp", 1);
+  ASSERT_EQ(j["findings"].size(), 1u) << j.dump(2);
+  const auto f = findings_of(j, "QC101").at(0);
+  const std::set<std::string> expected{
+    "mtp.fc",
+    "mtp.layers.0.self_attn.q_proj",
+    "mtp.layers.0.self_attn.k_proj",
+    "mtp.layers.0.self_attn.v_proj",
+    "mtp.layers.0.self_attn.o_proj",
+    "mtp.layers.0.mlp.gate_proj",
+    "mtp.layers.0.mlp.up_proj",
+    "mtp.layers.0.mlp.down_proj"};
+  EXPECT_EQ(strings(f["modules"]), expected);
+  EXPECT_EQ(strings(f["suggested_entries"]), expected);
+  EXPECT_TRUE(strings(f["engines"]).contains("vllm"));
+  EXPECT_TRUE(strings(f["files"]).contains("quantization_config.json"));
+  EXPECT_TRUE(strings(f["files"]).contains("model_extra_tensors.safetensors"));
+  const std::string message = f["message"];
+  EXPECT_NE(message.find("There is no module or parameter named"), std::string::npos);
+}
+
+TEST(Cli, QwenW4a16FixedTwinIsClean)
+{
+  EXPECT_TRUE(lint_json("qwen-w4a16-mtp-fixed", 0)["findings"].empty());
+}
+
+TEST(Cli, QwenGptqQuantizedMtpFc)
+{
+  const auto j = lint_json("qwen-gptq-mtp", 1);
+  const auto plain = findings_of(j, "QC108");
+  ASSERT_EQ(plain.size(), 1u) << j.dump(2);
+  EXPECT_EQ(plain[0]["modules"], nlohmann::json::array({"mtp.fc"}));
+  EXPECT_EQ(plain[0]["engines"], nlohmann::json::array({"sglang"}));
+  EXPECT_EQ(j["summary"]["errors"], 1);
+}
+
+TEST(Cli, QwenGptqFixedTwinHasNoError)
+{
+  const auto j = lint_json("qwen-gptq-mtp-fixed", 0);
+  EXPECT_EQ(j["summary"]["errors"], 0);
+  EXPECT_EQ(j["summary"]["warnings"], 0);
+}
+
+TEST(Cli, PlainBf16ModelWithoutQuantizationIsClean)
+{
+  EXPECT_TRUE(lint_json("plain-bf16", 0)["findings"].empty());
+}
+
+TEST(Cli, TextOutputIsGccShaped)
+{
+  const CliRun r = run("lint " + fixture("glm-nvfp4-nextn"));
+  EXPECT_EQ(r.exit_code, 1);
+  const std::string first = r.out.substr(0, r.out.find('\n'));
+  EXPECT_TRUE(first.starts_with(fixture("glm-nvfp4-nextn") + "/config.json: error: MTP/NextN "
+                                                             "draft model.language_model.layers.45: "
+                                                             "21 modules"))
+    << first;
+  EXPECT_TRUE(first.ends_with("[QC101 undeclared-unquantized-module]")) << first;
+  EXPECT_NE(r.out.find("fix: add \"model.language_model.layers.45*\", \"model.layers.45*\" to "
+                       "config.json ignore and hf_quant_config.json exclude_modules"),
+            std::string::npos)
+    << r.out;
+  EXPECT_EQ(r.out.find("\x1b["), std::string::npos); // no colour when not a TTY
+}
+
+TEST(Cli, MissingPathExitsTwo)
+{
+  const CliRun r = run("lint /nonexistent/model", true);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.out, "qcheck: error: /nonexistent/model: no such file or directory\n");
+}
+
+TEST(Cli, UsageErrorExitsTwo)
+{
+  EXPECT_EQ(run("lint --format yaml " + fixture("plain-bf16")).exit_code, 2);
+  EXPECT_EQ(run("frobnicate").exit_code, 2);
+}
+
+TEST(Cli, ExitZeroAndFailOn)
+{
+  EXPECT_EQ(run("lint --exit-zero " + fixture("glm-nvfp4-nextn")).exit_code, 0);
+  // The GPTQ twin has only an info finding: clean by default, failing at --fail-on info.
+  EXPECT_EQ(run("lint " + fixture("qwen-gptq-mtp-fixed")).exit_code, 0);
+  EXPECT_EQ(run("lint --fail-on info " + fixture("qwen-gptq-mtp-fixed")).exit_code, 1);
+}
+
+TEST(Cli, EngineProfileNamesOnlyThatEngine)
+{
+  const CliRun r = run("lint --format json --engine trtllm " + fixture("glm-nvfp4-nextn"));
+  EXPECT_EQ(r.exit_code, 1);
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["findings"][0]["engines"], nlohmann::json::array({"trtllm"}));
+}
+
+TEST(Cli, MalformedShardsAreFindingsNotCrashes)
+{
+  const auto j = lint_json("malformed", 1);
+  std::set<std::string> messages;
+  for (const auto& f : j["findings"]) {
+    messages.insert(f["file"].get<std::string>() + ": " + f["message"].get<std::string>());
+  }
+  EXPECT_TRUE(messages.contains("length-max.safetensors: header length 18446744073709551615 "
+                                "exceeds the format's limit of 100000000 bytes"));
+  EXPECT_TRUE(messages.contains("dir.safetensors: is a directory, not a regular file; not read"));
+  EXPECT_TRUE(messages.contains("unknown-dtype.safetensors: tensor 'a': unknown dtype 'FP4'"));
+  EXPECT_TRUE(messages.contains("short.safetensors: file is 5 bytes, too short to hold the 8-byte "
+                                "header length"));
+  EXPECT_TRUE(messages.contains("length-beyond-file.safetensors: header length 4096 exceeds the 92 "
+                                "bytes that follow it in the file"));
+}
+
+TEST(Cli, InspectGlmShowsLayer45Bf16AndExpertsNvfp4)
+{
+  const CliRun r = run("inspect --format json " + fixture("glm-nvfp4-nextn"));
+  ASSERT_EQ(r.exit_code, 0);
+  const auto j = nlohmann::json::parse(r.out);
+  size_t layer45 = 0, nvfp4_experts = 0;
+  for (const auto& m : j["modules"]) {
+    const std::string name = m["name"];
+    if (name.starts_with("model.language_model.layers.45.") &&
+        (m["role"] == "linear" || m["role"] == "expert" || m["role"] == "lm-head")) {
+      ++layer45;
+      EXPECT_EQ(m["storage"], "unquantized") << name;
+      EXPECT_EQ(m["dtypes"], nlohmann::json({{"BF16", 1}})) << name;
+    }
+    if (name.find(".mlp.experts.") != std::string::npos && !name.starts_with("model.language_model.layers.45.")) {
+      ++nvfp4_experts;
+      EXPECT_EQ(m["family"], "nvfp4") << name;
+    }
+  }
+  EXPECT_EQ(layer45, 21u);
+  EXPECT_EQ(nvfp4_experts, 24u);
+  bool checked = false;
+  for (const auto& t : j["tensors"]) {
+    if (t["name"] == "model.language_model.layers.1.mlp.experts.0.down_proj.weight") {
+      EXPECT_EQ(t["dtype"], "U8");
+      EXPECT_EQ(strings(t["siblings"]),
+                (std::set<std::string>{"weight_scale", "weight_scale_2", "input_scale"}));
+      checked = true;
+    }
+  }
+  EXPECT_TRUE(checked);
+}
+
+TEST(Cli, InspectModuleFilter)
+{
+  const CliRun r = run("inspect " + fixture("glm-nvfp4-nextn") + " --module 'model.language_model.layers.45.mlp.experts.0.*'");
+  ASSERT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("model.language_model.layers.45.mlp.experts.0.down_proj  [expert unquantized] (1 BF16)"),
+            std::string::npos)
+    << r.out;
+  EXPECT_NE(r.out.find("3 tensors in 3 modules, 3 shards"), std::string::npos) << r.out;
+}
+
+TEST(Cli, RulesListAndExplain)
+{
+  const CliRun list = run("rules");
+  EXPECT_EQ(list.exit_code, 0);
+  EXPECT_NE(list.out.find("QC101  undeclared-unquantized-module"), std::string::npos);
+  const CliRun one = run("rules undeclared-unquantized-module");
+  EXPECT_EQ(one.exit_code, 0);
+  EXPECT_TRUE(one.out.starts_with("QC101 undeclared-unquantized-module (error, fixable)"));
+  const CliRun typo = run("rules QC1O1", true);
+  EXPECT_EQ(typo.exit_code, 2);
+  EXPECT_EQ(typo.out, "qcheck: error: unknown rule 'QC1O1'; did you mean 'QC101'?\n");
+}
