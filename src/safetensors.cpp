@@ -61,7 +61,8 @@ public:
     m_out.problems.push_back({issue, false, std::move(tensor), std::move(message)});
   }
 
-  void parse(std::string_view json)
+  // `json` must be followed by simdjson::SIMDJSON_PADDING readable bytes when `padded`.
+  void parse(std::string_view json, bool padded)
   {
     const size_t first = json.find_first_not_of(" \t\r\n");
     if (json.empty() || json[0] != '{') {
@@ -71,11 +72,15 @@ public:
                 : "header does not start with '{'");
       return;
     }
-    // simdjson needs padding after the input; copy once into a padded buffer.
-    simdjson::padded_string padded(json.data(), json.size());
+    // A header is at most 3 levels deep; refuse deep nesting before the parser sizes itself.
+    if (nesting_exceeds(json, k_max_depth)) {
+      problem(HeaderIssue::invalid_json, "",
+              fmt::format("header is not valid JSON: nested more than {} levels deep", k_max_depth));
+      return;
+    }
     simdjson::dom::parser& parser = thread_parser();
     simdjson::dom::element root;
-    if (auto error = parser.parse(padded).get(root); error) {
+    if (auto error = parser.parse(json.data(), json.size(), !padded).get(root); error) {
       problem(HeaderIssue::invalid_json, "",
               fmt::format("header is not valid JSON: {}", describe(error)));
       return;
@@ -106,6 +111,33 @@ public:
   }
 
 private:
+  static constexpr size_t k_max_depth = 64;
+
+  static bool nesting_exceeds(std::string_view json, size_t limit)
+  {
+    size_t depth = 0;
+    bool in_string = false;
+    for (size_t i = 0; i < json.size(); ++i) {
+      const char c = json[i];
+      if (in_string) {
+        if (c == '\\') {
+          ++i;
+        } else if (c == '"') {
+          in_string = false;
+        }
+      } else if (c == '"') {
+        in_string = true;
+      } else if (c == '{' || c == '[') {
+        if (++depth > limit) {
+          return true;
+        }
+      } else if ((c == '}' || c == ']') && depth > 0) {
+        --depth;
+      }
+    }
+    return false;
+  }
+
   static simdjson::dom::parser& thread_parser()
   {
     thread_local simdjson::dom::parser parser;
@@ -354,7 +386,7 @@ parse_header(std::string_view json, uint64_t data_size)
 {
   Header header;
   header.header_size = json.size();
-  HeaderParser(header, data_size).parse(json);
+  HeaderParser(header, data_size).parse(json, false);
   return header;
 }
 
@@ -395,11 +427,15 @@ read_header(const ByteSource& source)
                 fmt::format("header length {} exceeds the {} bytes that follow it in the file",
                             length, header.file_size - 8));
   }
-  std::string json(length, '\0');
-  if (auto read = source.read_at(8, std::span<char>(json.data(), json.size())); !read) {
+  // Read straight into a padded buffer: the header is held once, never copied.
+  std::string json(length + simdjson::SIMDJSON_PADDING, '\0');
+  if (auto read = source.read_at(8, std::span<char>(json.data(), length)); !read) {
     return fail(HeaderIssue::read_failed, read.error());
   }
-  Header parsed = parse_header(json, header.file_size - 8 - length);
+  Header parsed;
+  parsed.header_size = length;
+  HeaderParser(parsed, header.file_size - 8 - length)
+    .parse(std::string_view(json.data(), length), true);
   parsed.file_size = header.file_size;
   if (length > k_hub_header_size) {
     parsed.problems.insert(parsed.problems.begin(),

@@ -134,7 +134,7 @@ TEST(Safetensors, DeepNestingIsRefusedNotRecursed)
 {
   const std::string json = "{\"a\":" + std::string(100000, '[') + std::string(100000, ']') + "}";
   expect_single(read_bytes(raw_safetensors(json, 0)), HeaderIssue::invalid_json,
-                "header is not valid JSON: nested more than 1024 levels deep");
+                "header is not valid JSON: nested more than 64 levels deep");
 }
 
 TEST(Safetensors, TrailingGarbage)

@@ -1,0 +1,88 @@
+// DiskFileSystem on a real temporary folder: links followed for reading, non-regular files
+// reported and never opened blocking.
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include "builder.hpp"
+#include "qcheck/checkpoint.hpp"
+
+namespace fs = std::filesystem;
+using namespace qcheck;
+
+namespace {
+
+class DiskFolder : public ::testing::Test
+{
+protected:
+  void SetUp() override
+  {
+    m_root = fs::temp_directory_path() /
+             ("qcheck-disk-" + std::to_string(::getpid()) + "-" +
+              ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(m_root);
+    fs::create_directories(m_root / "model");
+    fs::create_directories(m_root / "blobs");
+  }
+  void TearDown() override { fs::remove_all(m_root); }
+
+  void write(const fs::path& path, const std::string& bytes)
+  {
+    std::ofstream(path, std::ios::binary) << bytes;
+  }
+
+  fs::path m_root;
+};
+
+std::vector<std::string>
+messages(const Checkpoint& c)
+{
+  std::vector<std::string> out;
+  for (const auto& p : c.problems) {
+    out.push_back(p.file + ": " + p.message);
+  }
+  return out;
+}
+
+} // namespace
+
+TEST_F(DiskFolder, SymlinkedShardIntoABlobStoreIsRead)
+{
+  write(m_root / "blobs/abc123", test::safetensors({{"a.weight", "BF16", {2, 2}}}));
+  fs::create_symlink(m_root / "blobs/abc123", m_root / "model/model.safetensors");
+  DiskFileSystem disk;
+  auto c = load_checkpoint(disk, (m_root / "model").string());
+  ASSERT_TRUE(c);
+  EXPECT_TRUE(c->problems.empty());
+  ASSERT_EQ(c->tensors.size(), 1u);
+  EXPECT_TRUE(c->shards[0].info.is_symlink);
+}
+
+TEST_F(DiskFolder, FifoDirectoryAndDanglingLinkAreReportedNotOpened)
+{
+  write(m_root / "model/model.safetensors", test::safetensors({{"a.weight", "BF16", {2, 2}}}));
+  ASSERT_EQ(::mkfifo((m_root / "model/fifo.safetensors").c_str(), 0600), 0);
+  fs::create_directories(m_root / "model/dir.safetensors");
+  fs::create_symlink(m_root / "blobs/missing", m_root / "model/dangling.safetensors");
+  DiskFileSystem disk;
+  auto c = load_checkpoint(disk, (m_root / "model").string());
+  ASSERT_TRUE(c);
+  EXPECT_EQ(messages(*c),
+            (std::vector<std::string>{
+              "dangling.safetensors: is a dangling symbolic link, not a regular file; not read",
+              "dir.safetensors: is a directory, not a regular file; not read",
+              "fifo.safetensors: is a special file (FIFO, socket or device), not a regular file; "
+              "not read"}));
+  EXPECT_EQ(c->tensors.size(), 1u);
+}
+
+TEST_F(DiskFolder, OpenRefusesAFifoWithoutBlocking)
+{
+  ASSERT_EQ(::mkfifo((m_root / "model/x.safetensors").c_str(), 0600), 0);
+  DiskFileSystem disk;
+  auto source = disk.open((m_root / "model/x.safetensors").string());
+  ASSERT_FALSE(source);
+  EXPECT_EQ(source.error(), (m_root / "model/x.safetensors").string() +
+                              ": is a special file (FIFO, socket or device), not a regular file");
+}
