@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "qcheck/patterns.hpp"
 #include "qcheck/regex.hpp"
 
 namespace qcheck {
@@ -138,6 +139,11 @@ public:
     emit_undeclared();
     emit_stored_mixtures();
     entries();
+    layouts();
+    mixed_precision();
+    partial_experts();
+    dynamic_keys();
+    block_names();
     std::stable_sort(m_report.findings.begin(), m_report.findings.end(),
                      [](const Finding& a, const Finding& b) { return a.severity > b.severity; });
     return std::move(m_report);
@@ -238,10 +244,18 @@ private:
           (m.storage == Storage::quantized ? quantized : unquantized) += 1;
         }
       }
-      if (quantized > 0 && unquantized > 0) {
+      // A mix is legal where every engine builds each module as declared; SGLang's Qwen3.5
+      // Quark path does not: any mtp.* exclusion makes it build the whole drafter BF16.
+      const ConfigSource* sglang = source_for(m_declaration, Engine::sglang);
+      const bool sglang_all_or_nothing =
+        sglang && sglang->format == QuantFormat::quark && root == "mtp" &&
+        std::any_of(sglang->excludes.begin(), sglang->excludes.end(),
+                    [](const std::string& e) { return e.find("mtp.") != std::string::npos; });
+      if (quantized > 0 && unquantized > 0 && sglang_all_or_nothing) {
         add(RuleId::mtp_partially_quantized, "",
-            fmt::format("draft '{}' stores {} projection{} quantized and {} unquantized", root,
-                        quantized, quantized == 1 ? "" : "s", unquantized));
+            fmt::format("draft '{}' stores {} projection{} quantized and {} unquantized; SGLang "
+                        "builds the whole Qwen3.5 drafter BF16 when any mtp.* entry is excluded",
+                        root, quantized, quantized == 1 ? "" : "s", unquantized));
       }
     }
   }
@@ -550,10 +564,327 @@ private:
                                        s.list_key, entry));
           f.suggested_entries = {entry};
         }
+        if (s.format == QuantFormat::fp8 && used) {
+          const bool exact = std::any_of(
+            m_inventory.modules.begin(), m_inventory.modules.end(),
+            [&](const Module& m) { return m.name == entry || vllm_namespace(m.name) == entry; });
+          if (!exact) {
+            add(RuleId::short_fp8_entry, s.file,
+                fmt::format("{} entry '{}' is not a full module name: vLLM compares exactly and "
+                            "quantizes the layer anyway (BF16 cast to FP8, no error)",
+                            s.list_key, entry));
+          }
+        }
         if (s.format == QuantFormat::modelopt && !has_glob(entry) && is_short_substring(entry)) {
           add(RuleId::broad_substring_entry, s.file,
               fmt::format("{} entry '{}' is matched as a substring by vLLM and also excludes {}",
                           s.list_key, entry, overmatch_example(entry)));
+        }
+      }
+    }
+  }
+
+  const ConfigSource* vllm_source() const { return source_for(m_declaration, Engine::vllm); }
+
+  // Quantized families a declared format allows; empty: do not check.
+  std::set<QuantFamily> allowed_families(const ConfigSource& s) const
+  {
+    switch (s.format) {
+    case QuantFormat::modelopt:
+      if (s.algo == "MIXED_PRECISION") {
+        return {};
+      }
+      if (s.algo.find("FP4") != std::string::npos) {
+        return {QuantFamily::modelopt_nvfp4};
+      }
+      if (s.algo == "MXFP8") {
+        return {QuantFamily::mxfp8};
+      }
+      if (s.algo.starts_with("FP8")) {
+        return {QuantFamily::fp8_per_tensor};
+      }
+      return {};
+    case QuantFormat::compressed_tensors: {
+      std::set<QuantFamily> out;
+      auto add = [&](const std::string& format) {
+        if (format == "pack-quantized" || format == "marlin-24") {
+          out.insert(QuantFamily::ct_pack);
+        } else if (format == "nvfp4-pack-quantized") {
+          out.insert(QuantFamily::ct_nvfp4_pack);
+        } else if (format == "mxfp4-pack-quantized") {
+          out.insert(QuantFamily::ct_mxfp4_pack);
+        } else if (format == "float-quantized" || format == "naive-quantized" ||
+                   format == "int-quantized") {
+          out.insert({QuantFamily::fp8_per_tensor, QuantFamily::int8_scaled});
+        } else if (format == "mxfp8-quantized") {
+          out.insert(QuantFamily::mxfp8);
+        } else {
+          out.insert(QuantFamily::unknown); // unknown format: accept anything below
+        }
+      };
+      for (const auto& g : s.groups) {
+        add(g.format.empty() ? s.ct_format : g.format);
+      }
+      if (out.contains(QuantFamily::unknown)) {
+        return {};
+      }
+      return out;
+    }
+    case QuantFormat::gptq:
+    case QuantFormat::auto_round:
+      return {QuantFamily::gptq, QuantFamily::awq};
+    case QuantFormat::awq:
+      return {QuantFamily::awq, QuantFamily::gptq};
+    case QuantFormat::fp8:
+      return {QuantFamily::fp8_block, QuantFamily::fp8_per_tensor};
+    case QuantFormat::mxfp4:
+      return {QuantFamily::mxfp4};
+    default:
+      return {};
+    }
+  }
+
+  // R15, R16, R21, R36: tensor layouts of stored-quantized modules.
+  void layouts()
+  {
+    const ConfigSource* s = vllm_source();
+    if (!s) {
+      return;
+    }
+    const std::set<QuantFamily> allowed = allowed_families(*s);
+    std::map<QuantFamily, std::vector<std::string>> wrong_family;
+    const uint64_t group = s->group_size > 0 ? static_cast<uint64_t>(s->group_size) : 16;
+    for (const Module& m : m_inventory.modules) {
+      if (m.storage != Storage::quantized) {
+        continue;
+      }
+      if (!allowed.empty() && !allowed.contains(m.family) && m.family != QuantFamily::unknown) {
+        wrong_family[m.family].push_back(m.name);
+      }
+      const TensorInfo* weight = find_param(m_checkpoint, m, "weight");
+      auto shape_text = [](const TensorInfo* t) {
+        return t ? fmt::format("[{}]", fmt::join(t->shape, ", ")) : std::string("missing");
+      };
+      if (m.family == QuantFamily::modelopt_nvfp4 && weight && weight->shape.size() == 2) {
+        const TensorInfo* scale = find_param(m_checkpoint, m, "weight_scale");
+        const uint64_t out = weight->shape[0];
+        const uint64_t in = weight->shape[1] * 2;
+        const uint64_t nvfp4_group = s->format == QuantFormat::modelopt ? group : 16;
+        const bool scale_ok = scale && scale->dtype == Dtype::F8_E4M3 && scale->shape.size() == 2 &&
+                              scale->shape[0] == out && in % nvfp4_group == 0 &&
+                              scale->shape[1] == in / nvfp4_group;
+        if (!scale_ok) {
+          Finding& f = add(RuleId::nvfp4_layout, "",
+                           fmt::format("'{}': NVFP4 weight U8 [{}, {}] (in = {}) needs "
+                                       "weight_scale F8_E4M3 [{}, {}], found {} {}",
+                                       m.name, out, in / 2, in, out, in / nvfp4_group,
+                                       scale ? scale->dtype_name : "", shape_text(scale)));
+          f.modules = {m.name};
+        }
+        const TensorInfo* scale2 = find_param(m_checkpoint, m, "weight_scale_2");
+        if (!scale2 || scale2->shape.size() > 1 || (scale2->shape.size() == 1 && scale2->shape[0] != 1)) {
+          Finding& f = add(RuleId::nvfp4_layout, "",
+                           fmt::format("'{}': NVFP4 needs an F32 scalar weight_scale_2, found {}",
+                                       m.name, shape_text(scale2)));
+          f.modules = {m.name};
+        }
+      }
+      if (m.family == QuantFamily::fp8_block && weight && weight->shape.size() == 2) {
+        const TensorInfo* inv = find_param(m_checkpoint, m, "weight_scale_inv");
+        const uint64_t b0 = s->weight_block_size.size() == 2 ? s->weight_block_size[0] : 128;
+        const uint64_t b1 = s->weight_block_size.size() == 2 ? s->weight_block_size[1] : 128;
+        const std::vector<uint64_t> expected{(weight->shape[0] + b0 - 1) / b0,
+                                             (weight->shape[1] + b1 - 1) / b1};
+        if (!inv || inv->shape != expected) {
+          Finding& f = add(RuleId::fp8_layout, "",
+                           fmt::format("'{}': FP8 block weight [{}, {}] with blocks [{}, {}] needs "
+                                       "weight_scale_inv [{}, {}], found {}",
+                                       m.name, weight->shape[0], weight->shape[1], b0, b1,
+                                       expected[0], expected[1], shape_text(inv)));
+          f.modules = {m.name};
+        }
+      }
+      if (m.family == QuantFamily::gptq || m.family == QuantFamily::awq) {
+        const TensorInfo* q = find_param(m_checkpoint, m, "qweight");
+        const TensorInfo* sc = find_param(m_checkpoint, m, "scales");
+        const TensorInfo* gi = find_param(m_checkpoint, m, "g_idx");
+        if (q && q->shape.size() == 2 && m.family == QuantFamily::gptq && gi &&
+            gi->shape.size() == 1 && gi->shape[0] % q->shape[0] != 0) {
+          Finding& f = add(RuleId::packed_shape, "",
+                           fmt::format("'{}': qweight [{}, {}] is packed along {} input rows but "
+                                       "g_idx has {} entries",
+                                       m.name, q->shape[0], q->shape[1], q->shape[0],
+                                       gi->shape[0]));
+          f.modules = {m.name};
+        }
+        (void)sc;
+      }
+      if (m.family == QuantFamily::ct_pack && !find_param(m_checkpoint, m, "weight_shape")) {
+        Finding& f = add(RuleId::format_mismatch, "",
+                         fmt::format("'{}': pack-quantized needs weight_packed, weight_scale and "
+                                     "weight_shape; weight_shape is missing",
+                                     m.name));
+        f.modules = {m.name};
+      }
+    }
+    for (const auto& [family, modules] : wrong_family) {
+      Finding& f = add(RuleId::format_mismatch, s->file,
+                       fmt::format("{} module{} stored as {} but {} declares {}: {}{}",
+                                   modules.size(), modules.size() == 1 ? "" : "s",
+                                   to_string(family), s->file, format_description(*s),
+                                   fmt::join(modules.begin(),
+                                             modules.begin() + std::min<size_t>(3, modules.size()),
+                                             ", "),
+                                   modules.size() > 3 ? ", ..." : ""));
+      f.modules = modules;
+    }
+  }
+
+  // R14: MIXED_PRECISION entries against stored families.
+  void mixed_precision()
+  {
+    const ConfigSource* s = vllm_source();
+    if (!s || s->format != QuantFormat::modelopt || s->algo != "MIXED_PRECISION") {
+      return;
+    }
+    if (s->quantized_layers.empty()) {
+      add(RuleId::mixed_precision_algo, s->file,
+          "MIXED_PRECISION needs a non-empty quantized_layers; vLLM refuses the checkpoint");
+      return;
+    }
+    for (const auto& [key, algo] : s->quantized_layers) {
+      for (const Module& m : m_inventory.modules) {
+        if (m.name != key && !m.name.starts_with(key + ".")) {
+          continue;
+        }
+        if (m.storage != Storage::quantized) {
+          if (m.storage == Storage::unquantized && m.name == key) {
+            Finding& f = add(RuleId::undeclared_unquantized, s->file,
+                             fmt::format("quantized_layers lists '{}' as {} but it is stored "
+                                         "unquantized",
+                                         key, algo));
+            f.modules = {m.name};
+            f.engines.assign(m_options.engines.begin(), m_options.engines.end());
+          }
+          continue;
+        }
+        const bool fp4 = algo.find("FP4") != std::string::npos;
+        const bool fp8 = algo.starts_with("FP8");
+        const bool ok = (fp4 && m.family == QuantFamily::modelopt_nvfp4) ||
+                        (fp8 && (m.family == QuantFamily::fp8_per_tensor ||
+                                 m.family == QuantFamily::fp8_block)) ||
+                        (!fp4 && !fp8);
+        if (!ok) {
+          Finding& f = add(RuleId::mixed_precision_algo, s->file,
+                           fmt::format("quantized_layers gives '{}' quant_algo {} but '{}' is "
+                                       "stored {}",
+                                       key, algo, m.name, to_string(m.family)));
+          f.modules = {m.name};
+        }
+      }
+    }
+  }
+
+  // R10 (warning half): an exclusion list naming only some experts of a fused MoE.
+  void partial_experts()
+  {
+    const ConfigSource* s = vllm_source();
+    if (!s || s->excludes.empty()) {
+      return;
+    }
+    auto names = [&](const std::string& entry, const std::string& module) {
+      return entry == module || (has_glob(entry) && fnmatch(entry, module)) ||
+             module.starts_with(entry + ".");
+    };
+    for (const EngineLayer& layer :
+         engine_layers(Engine::vllm, m_inventory, m_drafts, m_declaration.model)) {
+      if (layer.kind != LayerKind::fused_moe || layer.modules.size() < 2) {
+        continue;
+      }
+      size_t listed = 0;
+      for (uint32_t i : layer.modules) {
+        const std::string& name = m_inventory.modules[i].name;
+        listed += std::any_of(s->excludes.begin(), s->excludes.end(),
+                              [&](const std::string& e) {
+                                return e.find("experts.") != std::string::npos && names(e, name);
+                              })
+                    ? 1
+                    : 0;
+      }
+      if (listed > 0 && listed < layer.modules.size()) {
+        Finding& f = add(RuleId::partial_expert_exclusion, s->file,
+                         fmt::format("{} names {} of the {} expert projections of '{}'; vLLM "
+                                     "ModelOpt then excludes the whole MoE, SGLang "
+                                     "compressed-tensors decides from expert 0",
+                                     s->list_key, listed, layer.modules.size(), layer.prefix));
+        f.modules = {layer.prefix};
+      }
+    }
+  }
+
+  // Dead GPTQ `dynamic` keys and AutoRound `extra_config` keys (QC112 for regex lists).
+  void dynamic_keys()
+  {
+    const ConfigSource* s = vllm_source();
+    if (!s || (s->format != QuantFormat::gptq && s->format != QuantFormat::auto_round)) {
+      return;
+    }
+    std::vector<std::string> names;
+    for (const EngineLayer& layer :
+         engine_layers(Engine::vllm, m_inventory, m_drafts, m_declaration.model)) {
+      names.push_back(vllm_namespace(layer.prefix));
+      for (const auto& shard : layer.shards) {
+        names.push_back(vllm_namespace(shard));
+      }
+    }
+    for (const auto& rule : s->dynamic) {
+      const auto re = Regex::compile(rule.regex);
+      if (!re) {
+        continue; // reported as unevaluable by the engine pass
+      }
+      if (std::none_of(names.begin(), names.end(),
+                       [&](const std::string& n) { return re->match(n); })) {
+        // Show a prefix the author probably meant: one containing the key's longest literal.
+        std::string literal, run;
+        for (char c : rule.regex + ".") {
+          if (std::isalnum(static_cast<unsigned char>(c)) || c == '_') {
+            run += c;
+          } else {
+            literal = run.size() > literal.size() ? run : literal;
+            run.clear();
+          }
+        }
+        std::string example = names.empty() ? "" : names.front();
+        for (const auto& n : names) {
+          if (!literal.empty() && n.find(literal) != std::string::npos) {
+            example = n;
+            break;
+          }
+        }
+        Finding& f = add(RuleId::unused_entry, s->file,
+                         fmt::format("dynamic key '{}' matches no layer: vLLM applies it with "
+                                     "re.match (anchored at the start) to prefixes such as '{}'",
+                                     rule.key, example));
+        f.suggested_entries = {rule.key};
+      }
+    }
+  }
+
+  // R26: block_name_to_quantize entries that are string prefixes of unintended modules.
+  void block_names()
+  {
+    const ConfigSource* s = vllm_source();
+    if (!s || s->block_names.empty()) {
+      return;
+    }
+    for (const auto& b : s->block_names) {
+      for (const Module& m : m_inventory.modules) {
+        if (m.name.starts_with(b) && m.name.size() > b.size() && m.name[b.size()] != '.' &&
+            std::isdigit(static_cast<unsigned char>(b.back())) != 0) {
+          add(RuleId::block_prefix_overmatch, s->file,
+              fmt::format("block_name_to_quantize entry '{}' also selects '{}' (plain startswith)",
+                          b, m.name));
+          break;
         }
       }
     }

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <iterator>
 #include <limits>
+#include <unordered_set>
 #include <utility>
 
 // Text and pattern are UTF-8 and are matched code point by code point, so `.` and `[^x]` consume
@@ -646,7 +647,7 @@ private:
           return fail(m_pos, "unexpected end of pattern");
         }
         ++m_pos;
-        return fail(at, fmt::format("unknown extension ?{}", shown(at, m_pos)));
+        return fail(at - 1, fmt::format("unknown extension ?{}", shown(at, m_pos)));
       case ':':
         break;
       case '#':
@@ -666,7 +667,7 @@ private:
           return fail(m_pos, "unexpected end of pattern");
         }
         ++m_pos;
-        return fail(at, fmt::format("unknown extension ?{}", shown(at, m_pos)));
+        return fail(at - 1, fmt::format("unknown extension ?{}", shown(at, m_pos)));
       case '(':
         return unsupported(start, "conditional '(?('");
       case '>':
@@ -676,7 +677,7 @@ private:
           --m_pos;
           return parse_flags(start, may_set_flags);
         }
-        return fail(at, fmt::format("unknown extension ?{}", shown(at, m_pos)));
+        return fail(at - 1, fmt::format("unknown extension ?{}", shown(at, m_pos)));
       }
     }
     const uint32_t body = parse_alternation(depth + 1);
@@ -715,11 +716,10 @@ private:
       fail(begin, fmt::format("bad character in group name '{}'", shown(begin, m_pos)));
       return false;
     }
-    if (std::find(m_names.begin(), m_names.end(), name) != m_names.end()) {
+    if (!m_names.insert(name).second) {
       fail(begin, fmt::format("redefinition of group name '{}'", shown(begin, m_pos)));
       return false;
     }
-    m_names.push_back(name);
     ++m_pos; // '>'
     return true;
   }
@@ -1065,7 +1065,7 @@ private:
   std::vector<size_t> m_offsets; // byte offset of each unit, plus the pattern size
   size_t m_pos = 0;
   std::vector<Node> m_nodes;
-  std::vector<std::string_view> m_names;
+  std::unordered_set<std::string_view> m_names; // group names seen so far
   bool m_fold_case = false;
   std::string m_error;
 };

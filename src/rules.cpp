@@ -10,7 +10,7 @@ namespace qcheck {
 
 namespace {
 
-constexpr std::array<Rule, 27> k_rules{{
+constexpr std::array<Rule, 32> k_rules{{
   {RuleId::shard_header, "QC001", "invalid-shard-header", Severity::error, false,
    "A safetensors header violates the format",
    "The 8-byte length, the JSON header or a tensor entry (dtype, shape, data_offsets) breaks the "
@@ -126,6 +126,32 @@ constexpr std::array<Rule, 27> k_rules{{
    "The engine infers exclusions from dtypes instead of an explicit list",
    "GPTQ without modules_in_block_to_quantize and AWQ with an empty modules_to_not_convert let "
    "vLLM decide from the stored dtypes; other engines may not. An explicit list is safer."},
+  {RuleId::mixed_precision_algo, "QC117", "mixed-precision-algo-mismatch", Severity::error, false,
+   "A quantized_layers entry names an algorithm the stored tensors do not have",
+   "ModelOpt MIXED_PRECISION builds each listed layer with its own quant_algo. An entry saying "
+   "FP8 for a module stored NVFP4 (or the reverse) allocates the wrong parameters: shape errors "
+   "or garbage. Correct the entry's quant_algo."},
+  {RuleId::format_mismatch, "QC118", "stored-format-mismatch", Severity::error, false,
+   "A module is stored in a different quantization format than the config declares",
+   "The config's format (e.g. compressed-tensors pack-quantized, ModelOpt NVFP4) decides which "
+   "parameters the engine allocates; tensors of another layout (weight_packed vs weight, "
+   "weight_scale vs weight_scale_inv) have no parameter to land on: `There is no module or "
+   "parameter named ...`. Re-export, or correct the declared format."},
+  {RuleId::packed_shape, "QC119", "packed-shape-mismatch", Severity::error, false,
+   "A quantized tensor's shape does not match its packing",
+   "Packed weights have fixed ratios: NVFP4 weight [out, in/2] with weight_scale [out, in/16], "
+   "GPTQ qweight [in/8, out] with scales [in/group, out], AWQ qweight [in, out/8]. A mismatch is "
+   "exactly `The size of tensor a (X) must match the size of tensor b (2X)` at load."},
+  {RuleId::block_prefix_overmatch, "QC120", "block-prefix-overmatch", Severity::warning, false,
+   "A block_name_to_quantize entry is a string prefix of unintended modules",
+   "AutoRound and vLLM test block names with plain startswith: `model.layers.1` also selects "
+   "`model.layers.10`..`19`. End block names at a dot boundary."},
+  {RuleId::short_fp8_entry, "QC121", "short-fp8-entry", Severity::warning, false,
+   "An FP8 exclusion entry is a short name that vLLM compares exactly",
+   "vLLM's FP8 loader compares ignored_layers / modules_to_not_convert exactly against full "
+   "prefixes; a leaf like `linear_attn.in_proj_qkv` matches nothing there, so the layer is built "
+   "FP8 and the BF16 weight is cast silently (garbage, no crash), while SGLang and transformers "
+   "match it by suffix. Use full module names."},
 }};
 
 std::string

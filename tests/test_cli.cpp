@@ -130,6 +130,11 @@ TEST(Cli, QwenGptqQuantizedMtpFc)
   EXPECT_EQ(plain[0]["modules"], nlohmann::json::array({"mtp.fc"}));
   EXPECT_EQ(plain[0]["engines"], nlohmann::json::array({"sglang"}));
   EXPECT_EQ(j["summary"]["errors"], 1);
+  // "+:.mtp." needs a character before "mtp" under re.match: it selects nothing.
+  const auto dead = findings_of(j, "QC112");
+  ASSERT_EQ(dead.size(), 1u);
+  EXPECT_EQ(dead[0]["message"], "dynamic key '+:.mtp.' matches no layer: vLLM applies it with "
+                                "re.match (anchored at the start) to prefixes such as 'mtp.fc'");
 }
 
 TEST(Cli, QwenGptqFixedTwinHasNoError)

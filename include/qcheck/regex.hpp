@@ -23,7 +23,7 @@ public:
   // Compiles a Python-syntax pattern. Supported: literals, `.`, escapes (\d \w \s \D \W \S and
   // escaped punctuation, \t \n \r \f \v, \xHH), classes `[a-z_]` `[^...]` with escapes inside,
   // groups `(...)` `(?:...)` `(?P<name>...)`, alternation `|`, quantifiers `* + ? {m} {m,}
-  // {m,n} {,n}` with lazy/possessive variants treated as greedy, anchors `^ $ \A \Z \b \B`, and
+  // {m,n} {,n}` with lazy variants treated as greedy, anchors `^ $ \A \Z \b \B`, and
   // the inline flag `(?i)` at the start. Errors name the unsupported construct and its offset.
   static Expected<Regex> compile(std::string_view pattern);
 

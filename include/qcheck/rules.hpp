@@ -41,6 +41,11 @@ enum class RuleId {
   fp8_layout,             // QC114
   unevaluable_entry,      // QC115
   inferred_exclusions,    // QC116
+  mixed_precision_algo,   // QC117
+  format_mismatch,        // QC118
+  packed_shape,           // QC119
+  block_prefix_overmatch, // QC120
+  short_fp8_entry,        // QC121
 };
 
 struct Rule

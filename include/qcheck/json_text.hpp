@@ -1,0 +1,57 @@
+// JSON as text: locate values by JSON pointer with their byte spans and line/column, and edit
+// string arrays in place so that every byte outside the edited array stays identical (key order,
+// indentation, number spelling, escapes, CRLF, trailing newline). Used by `fix` and for finding
+// positions. Never re-serialises a document.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "qcheck/expected.hpp"
+
+namespace qcheck {
+
+struct TextPosition
+{
+  uint32_t line = 1;   // 1-based
+  uint32_t column = 1; // 1-based, in bytes
+};
+
+struct JsonSpan
+{
+  size_t begin = 0; // offset of the value's first byte
+  size_t end = 0;   // one past its last byte
+  TextPosition start;
+};
+
+// Finds the value at an RFC 6901 pointer ("" = root, "/quantization_config/ignore"). Fails with
+// a one-line message when the text is not valid JSON or the pointer names nothing. Duplicate
+// keys: the last one wins (as Python's json and nlohmann do).
+Expected<JsonSpan> locate(std::string_view text, std::string_view pointer);
+
+// The 1-based line and column of a byte offset.
+TextPosition position_of(std::string_view text, size_t offset);
+
+// Appends `entries` (as JSON strings, escaped) to the array of strings at `pointer`, following
+// the array's existing style: one entry per line with the indentation of its last element, or
+// inline with the separator it uses; the file's line ending (LF or CRLF) is kept. When the key
+// is missing, the last pointer component is created as a new key at the end of its parent
+// object, in the object's style. Entries already present are not added again. Returns the new
+// text; every byte outside the edited array (or the inserted key) is unchanged.
+Expected<std::string> append_to_string_array(std::string_view text, std::string_view pointer,
+                                             const std::vector<std::string>& entries);
+
+// Sets or inserts `key: value_json` in the object at `pointer` (used for GPTQ `dynamic` and
+// AutoRound `extra_config`): the value is inserted at the end of the object, formatted in the
+// object's style (value_json is compact JSON; nested objects are laid out like their siblings).
+Expected<std::string> add_object_member(std::string_view text, std::string_view pointer,
+                                        const std::string& key, const std::string& value_json);
+
+// Refuses documents fix must not edit: NaN/Infinity literals, duplicate keys. Returns the
+// reason, or nullopt when the document is fine to edit.
+std::optional<std::string> edit_refusal(std::string_view text);
+
+} // namespace qcheck

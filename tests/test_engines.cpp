@@ -1,0 +1,217 @@
+// Engine matching semantics, entry by entry (shared/spec/engine-semantics.md R11-R30).
+#include <gtest/gtest.h>
+
+#include "builder.hpp"
+#include "qcheck/engines.hpp"
+#include "qcheck/patterns.hpp"
+
+using namespace qcheck;
+
+namespace {
+
+bool
+vllm_mo(std::string_view entry, std::string_view prefix)
+{
+  return entry_matches(Engine::vllm, QuantFormat::modelopt, entry, prefix);
+}
+bool
+sglang_mo(std::string_view entry, std::string_view prefix)
+{
+  return entry_matches(Engine::sglang, QuantFormat::modelopt, entry, prefix);
+}
+bool
+trt_mo(std::string_view entry, std::string_view prefix)
+{
+  return entry_matches(Engine::trtllm, QuantFormat::modelopt, entry, prefix);
+}
+
+ConfigSource
+source(const std::string& json)
+{
+  return parse_quant_block("config.json", "/quantization_config", json);
+}
+
+EngineLayer
+layer(std::string prefix, LayerKind kind = LayerKind::linear, std::vector<std::string> shards = {})
+{
+  EngineLayer l;
+  l.prefix = std::move(prefix);
+  l.kind = kind;
+  l.shards = std::move(shards);
+  return l;
+}
+
+} // namespace
+
+TEST(Patterns, FnmatchIsPythonFnmatchcase)
+{
+  EXPECT_TRUE(fnmatch("model.layers.45*", "model.layers.45.mlp.experts"));
+  EXPECT_TRUE(fnmatch("*mlp.gate", "model.layers.3.mlp.gate"));
+  EXPECT_FALSE(fnmatch("*mlp.gate", "model.layers.3.mlp.gate_up_proj"));
+  EXPECT_TRUE(fnmatch("model.layers.?.mlp", "model.layers.7.mlp"));
+  EXPECT_TRUE(fnmatch("model.layers.[0-4].x", "model.layers.3.x"));
+  EXPECT_FALSE(fnmatch("model.layers.[!0-4].x", "model.layers.3.x"));
+  EXPECT_TRUE(fnmatch("a[b", "a[b")); // unclosed bracket is a literal
+  EXPECT_FALSE(fnmatch("Lm_head", "lm_head")); // case-sensitive
+  EXPECT_TRUE(fnmatch("*", ""));
+  EXPECT_FALSE(fnmatch("a*b*c", std::string(10000, 'a') + "b")); // no blow-up
+}
+
+TEST(Engines, VllmModelOptSplitsStarIntoPrefixAndSubstring)
+{
+  // "model.layers.45*" -> "model.layers.45" (substring) and "model.layers.45.*" (glob).
+  EXPECT_TRUE(vllm_mo("model.layers.45*", "model.layers.45.mlp.experts"));
+  // The substring rule over-matches: layers.4 is inside layers.45.
+  EXPECT_TRUE(vllm_mo("model.layers.4*", "model.layers.45.mlp.experts"));
+  EXPECT_TRUE(vllm_mo("model.layers.1", "model.layers.10.self_attn.qkv_proj"));
+  // language_model. stripped for the substring rule.
+  EXPECT_TRUE(vllm_mo("model.layers.3.mlp", "language_model.model.layers.3.mlp.experts"));
+  // One per-expert entry marks the whole fused MoE (the "experts" special case).
+  EXPECT_TRUE(vllm_mo("model.layers.3.mlp.experts.7.down_proj", "model.layers.3.mlp.experts"));
+  EXPECT_FALSE(vllm_mo("model.language_model.layers.45*", "model.layers.45.mlp.experts"));
+  EXPECT_FALSE(vllm_mo("lm_head", "model.layers.45.shared_head.head"));
+}
+
+TEST(Engines, SglangModelOptUsesDottedBoundariesAndComponentGlobs)
+{
+  EXPECT_TRUE(sglang_mo("mtp*", "mtp.fc"));                       // component glob
+  EXPECT_TRUE(sglang_mo("model.layers.3", "model.layers.3.mlp.experts"));
+  EXPECT_FALSE(sglang_mo("model.layers.1", "model.layers.10.mlp.experts"));
+  EXPECT_FALSE(sglang_mo("mlp.gate", "model.layers.1.mlp.gate_up_proj")); // PR 23467
+  EXPECT_TRUE(sglang_mo("model.language_model.layers.45*", "model.layers.45.mlp.experts"));
+  EXPECT_TRUE(sglang_mo("model.layers.0.self_attn.kv_a_proj_with_mqa",
+                        "model.layers.0.self_attn.fused_qkv_a_proj_with_mqa")); // MLA tail rule
+}
+
+TEST(Engines, TrtllmMatchesAncestorsAndRegex)
+{
+  EXPECT_TRUE(trt_mo("model.layers.61", "model.layers.61.mlp.experts"));
+  EXPECT_TRUE(trt_mo("model.layers.61.*", "model.layers.61")); // trailing .* matches the parent
+  EXPECT_TRUE(trt_mo("re:model\\.layers\\.6[01]\\..*", "model.layers.61.mlp.experts"));
+  EXPECT_FALSE(trt_mo("model.layers.6", "model.layers.61.mlp.experts")); // no substring
+  EXPECT_FALSE(trt_mo("model.layers.45*", "model.language_model.layers.45.mlp.experts"));
+}
+
+TEST(Engines, CompressedTensorsRegexIsStartAnchoredAndSglangAddsSubstring)
+{
+  auto vllm = [](auto e, auto p) {
+    return entry_matches(Engine::vllm, QuantFormat::compressed_tensors, e, p);
+  };
+  auto sglang = [](auto e, auto p) {
+    return entry_matches(Engine::sglang, QuantFormat::compressed_tensors, e, p);
+  };
+  EXPECT_TRUE(vllm("re:.*mlp\\.gate$", "model.layers.0.mlp.gate"));
+  EXPECT_FALSE(vllm("re:mlp\\.gate", "model.layers.0.mlp.gate")); // match, not search
+  EXPECT_FALSE(vllm("lm_head", "model.lm_head"));
+  EXPECT_TRUE(sglang("lm_head", "model.lm_head"));
+  EXPECT_TRUE(sglang("MTP", "mtp.fc")); // case-insensitive
+  EXPECT_FALSE(vllm("mtp", "mtp.fc"));
+}
+
+TEST(Engines, FusedShardsMustAgree)
+{
+  const ConfigSource s = source(R"({"quant_method":"modelopt","quant_algo":"FP8",
+    "ignore":["model.layers.0.self_attn.q_proj"]})");
+  const EngineLayer l = layer("model.layers.0.self_attn.qkv_proj", LayerKind::linear,
+                              {"model.layers.0.self_attn.q_proj", "model.layers.0.self_attn.k_proj",
+                               "model.layers.0.self_attn.v_proj"});
+  const Decision d = decide(Engine::vllm, s, {}, l, false);
+  EXPECT_TRUE(d.shards_disagree);
+  EXPECT_EQ(d.shard_detail, "model.layers.0.self_attn.q_proj excluded, "
+                            "model.layers.0.self_attn.k_proj, model.layers.0.self_attn.v_proj not");
+}
+
+TEST(Engines, GptqDynamicFirstMatchWins)
+{
+  const ConfigSource s = source(R"({"quant_method":"gptq","bits":4,
+    "dynamic":{"+:.*mtp\\.fc":{"bits":8},"-:.*mtp.*":{}}})");
+  const Decision fc = decide(Engine::vllm, s, {}, layer("mtp.fc"), true);
+  EXPECT_TRUE(fc.quantized);
+  EXPECT_EQ(fc.matched, "+:.*mtp\\.fc");
+  const Decision moe = decide(Engine::vllm, s, {}, layer("mtp.layers.0.mlp.experts", LayerKind::fused_moe), false);
+  EXPECT_FALSE(moe.quantized);
+  EXPECT_EQ(moe.matched, "-:.*mtp.*");
+  // Fused MoE without a negative key is quantized whatever is stored (no dtype inference).
+  const ConfigSource plain = source(R"({"quant_method":"gptq","bits":4})");
+  EXPECT_TRUE(decide(Engine::vllm, plain, {}, layer("mtp.layers.0.mlp.experts", LayerKind::fused_moe), false).quantized);
+  // Linear layers are inferred from dtypes when modules_in_block_to_quantize is absent.
+  const Decision linear = decide(Engine::vllm, plain, {}, layer("mtp.fc"), false);
+  EXPECT_TRUE(linear.inferred);
+  EXPECT_FALSE(linear.quantized);
+}
+
+TEST(Engines, AutoRoundBlockNamesUseStartswithAndExtraConfigBits)
+{
+  const ConfigSource s = source(R"({"quant_method":"auto-round","bits":4,
+    "block_name_to_quantize":["model.language_model.layers"],
+    "extra_config":{"model.language_model.layers.0.linear_attn.in_proj_a":{"bits":16}}})");
+  EXPECT_TRUE(decide(Engine::vllm, s, {}, layer("model.language_model.layers.3.mlp.down_proj"), true).quantized);
+  EXPECT_FALSE(decide(Engine::vllm, s, {}, layer("mtp.fc"), false).quantized);
+  const Decision a = decide(Engine::vllm, s, {}, layer("model.language_model.layers.0.linear_attn.in_proj_a"), false);
+  EXPECT_FALSE(a.quantized);
+  EXPECT_EQ(a.matched, "model.language_model.layers.0.linear_attn.in_proj_a");
+}
+
+TEST(Engines, AwqSubstringAndFp8Exact)
+{
+  EXPECT_TRUE(entry_matches(Engine::vllm, QuantFormat::awq, "visual", "model.visual.blocks.0.attn.qkv"));
+  EXPECT_FALSE(entry_matches(Engine::vllm, QuantFormat::fp8, "linear_attn.in_proj_qkv",
+                             "model.layers.0.linear_attn.in_proj_qkv"));
+  EXPECT_TRUE(entry_matches(Engine::sglang, QuantFormat::fp8, "linear_attn.in_proj_qkv",
+                            "model.layers.0.linear_attn.in_proj_qkv"));
+}
+
+TEST(Engines, BitsandbytesComponentOrDottedPrefix)
+{
+  auto bnb = [](auto e, auto p) { return entry_matches(Engine::vllm, QuantFormat::bitsandbytes, e, p); };
+  EXPECT_TRUE(bnb("lm_head", "lm_head"));
+  EXPECT_TRUE(bnb("visual", "model.visual.blocks.0.attn.qkv"));
+  EXPECT_TRUE(bnb("model.visual", "model.visual.blocks.0.attn.qkv"));
+  EXPECT_FALSE(bnb("q_proj", "model.layers.0.self_attn.qkv_proj"));
+}
+
+TEST(Engines, QuarkExactRegexAndGlob)
+{
+  auto quark = [](auto e, auto p) { return entry_matches(Engine::vllm, QuantFormat::quark, e, p); };
+  EXPECT_TRUE(quark("*layers.78.*", "model.layers.78.mlp.experts"));
+  EXPECT_TRUE(quark("re:model\\.layers\\.78\\..*", "model.layers.78.eh_proj"));
+  EXPECT_FALSE(quark("layers.78", "model.layers.78.eh_proj"));
+}
+
+TEST(Engines, SourcePrecedence)
+{
+  Declaration d;
+  d.sources.push_back(source(R"({"quant_method":"modelopt","quant_algo":"NVFP4","ignore":[]})"));
+  ConfigSource hf = parse_quant_block("hf_quant_config.json", "/quantization",
+    R"({"producer":{"name":"modelopt"},"quantization":{"quant_algo":"NVFP4","exclude_modules":["x"]}})");
+  d.sources.push_back(hf);
+  EXPECT_EQ(source_for(d, Engine::vllm)->file, "config.json");
+  EXPECT_EQ(source_for(d, Engine::sglang)->file, "config.json");
+  EXPECT_EQ(source_for(d, Engine::trtllm)->file, "hf_quant_config.json");
+  EXPECT_EQ(source_for(d, Engine::trtllm)->excludes, std::vector<std::string>{"x"});
+  EXPECT_EQ(source_for(d, Engine::trtllm)->list_key, "exclude_modules");
+}
+
+TEST(Engines, NamespaceHelpers)
+{
+  EXPECT_EQ(strip_language_model("model.language_model.layers.45.eh_proj"), "model.layers.45.eh_proj");
+  EXPECT_EQ(strip_language_model("language_model.model.layers.1"), "model.layers.1");
+  EXPECT_EQ(strip_language_model("mtp.fc"), "mtp.fc");
+  EXPECT_EQ(vllm_namespace("model.language_model.layers.0.mlp"), "language_model.model.layers.0.mlp");
+  EXPECT_EQ(vllm_namespace("model.visual.blocks.0"), "visual.blocks.0");
+}
+
+TEST(Engines, DraftOverridesAreNamed)
+{
+  ModelInfo qwen;
+  qwen.model_type = "qwen3_5";
+  EngineLayer fc = layer("mtp.fc");
+  fc.draft = true;
+  fc.draft_root = "mtp";
+  const ConfigSource nvfp4 = source(R"({"quant_method":"modelopt","quant_algo":"NVFP4","ignore":[]})");
+  const Decision d = decide(Engine::vllm, nvfp4, qwen, fc, false);
+  EXPECT_FALSE(d.quantized);
+  EXPECT_EQ(d.override_note, "vLLM forces mtp.fc unquantized for modelopt_fp4 (Qwen3-Next/3.5)");
+  // Not a Qwen MTP family: no override.
+  EXPECT_TRUE(decide(Engine::vllm, nvfp4, {}, fc, false).quantized);
+}
