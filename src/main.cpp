@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include "qcheck/explain.hpp"
 #include "qcheck/inspect.hpp"
 #include "qcheck/lint.hpp"
 #include "qcheck/rules.hpp"
@@ -29,6 +30,18 @@ use_color()
   return std::getenv("NO_COLOR") == nullptr && ::isatty(STDOUT_FILENO) != 0;
 }
 
+std::vector<qcheck::Engine>
+engines_for(const std::string& engine)
+{
+  std::vector<qcheck::Engine> out;
+  for (auto e : qcheck::k_all_engines) {
+    if (engine == "all" || qcheck::to_string(e) == engine) {
+      out.push_back(e);
+    }
+  }
+  return out;
+}
+
 struct LintArgs
 {
   std::vector<std::string> paths;
@@ -42,14 +55,7 @@ int
 run_lint(const LintArgs& args)
 {
   qcheck::LintOptions options;
-  if (args.engine != "all") {
-    options.engines.clear();
-    for (auto e : qcheck::k_all_engines) {
-      if (qcheck::to_string(e) == args.engine) {
-        options.engines.push_back(e);
-      }
-    }
-  }
+  options.engines = engines_for(args.engine);
   qcheck::DiskFileSystem fs;
   std::vector<qcheck::Report> reports;
   bool unreadable = false;
@@ -78,6 +84,35 @@ run_lint(const LintArgs& args)
       return k_exit_findings;
     }
   }
+  return k_exit_clean;
+}
+
+int
+run_explain(const std::string& path, const std::string& module, bool entries,
+            const std::string& engine)
+{
+  qcheck::DiskFileSystem fs;
+  qcheck::LintOptions options;
+  options.engines = engines_for(engine);
+  auto run = qcheck::lint_path(fs, path, options);
+  if (!run) {
+    spdlog::error("{}", run.error());
+    return k_exit_usage;
+  }
+  if (entries) {
+    write_stdout(qcheck::explain_entries(*run, options.engines));
+    return k_exit_clean;
+  }
+  if (module.empty()) {
+    spdlog::error("explain needs a module name or --entries");
+    return k_exit_usage;
+  }
+  auto text = qcheck::explain_module(*run, module, options.engines);
+  if (!text) {
+    spdlog::error("{}", text.error());
+    return k_exit_usage;
+  }
+  write_stdout(*text);
   return k_exit_clean;
 }
 
@@ -153,6 +188,15 @@ main(int argc, char** argv)
   inspect->add_option("--format", format, "Output format")->check(CLI::IsMember({"text", "json"}));
   inspect->add_option("--module", module_glob, "Only modules matching this fnmatch glob");
 
+  std::string explain_path, explain_module, explain_engine = "all";
+  bool explain_entries = false;
+  auto* explain = app.add_subcommand("explain", "Why a module is (not) excluded, per engine");
+  explain->add_option("path", explain_path, "Model folder")->required();
+  explain->add_option("module", explain_module, "Module or tensor name, or an fnmatch glob");
+  explain->add_flag("--entries", explain_entries, "Expand every declared entry instead");
+  explain->add_option("--engine", explain_engine, "Engine profile")
+    ->check(CLI::IsMember({"all", "vllm", "sglang", "trtllm"}));
+
   std::string which_rule;
   auto* rules = app.add_subcommand("rules", "List the rules, or explain one");
   rules->add_option("rule", which_rule, "Rule ID or name");
@@ -174,6 +218,9 @@ main(int argc, char** argv)
   }
   if (inspect->parsed()) {
     return run_inspect(path, format, module_glob);
+  }
+  if (explain->parsed()) {
+    return run_explain(explain_path, explain_module, explain_entries, explain_engine);
   }
   if (rules->parsed()) {
     return run_rules(which_rule);

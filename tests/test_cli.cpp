@@ -267,3 +267,48 @@ TEST(Cli, RulesListAndExplain)
   EXPECT_EQ(typo.exit_code, 2);
   EXPECT_EQ(typo.out, "qcheck: error: unknown rule 'QC1O1'; did you mean 'QC101'?\n");
 }
+
+TEST(Cli, ExplainModuleShowsEachEnginesPrefixAndDecision)
+{
+  const CliRun r =
+    run("explain " + fixture("glm-nvfp4-nextn") + " model.language_model.layers.45.mlp.experts.0.down_proj");
+  ASSERT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("vLLM: checks 'model.layers.45.mlp.experts' (FusedMoE) against config.json "
+                       "ignore: QUANTIZED"),
+            std::string::npos)
+    << r.out;
+  EXPECT_NE(r.out.find("TensorRT-LLM: checks 'model.language_model.layers.45.mlp.experts' "
+                       "(FusedMoE) against hf_quant_config.json exclude_modules: QUANTIZED"),
+            std::string::npos)
+    << r.out;
+  const CliRun fixed =
+    run("explain " + fixture("glm-nvfp4-nextn-fixed") + " model.language_model.layers.45.mlp.experts.0.down_proj.weight");
+  ASSERT_EQ(fixed.exit_code, 0);
+  EXPECT_NE(fixed.out.find("vLLM: checks 'model.layers.45.mlp.experts' (FusedMoE) against "
+                           "config.json ignore: excluded — 'model.layers.45' in ignore matches"),
+            std::string::npos)
+    << fixed.out;
+}
+
+TEST(Cli, ExplainEntriesShowsWhichSpellingEachEngineUses)
+{
+  const CliRun r = run("explain --engine vllm " + fixture("glm-nvfp4-nextn-fixed") + " --entries");
+  ASSERT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("  'model.language_model.layers.45*'\n    vLLM: nothing (it names checkpoint "
+                       "module model.language_model.layers.45.eh_proj, which this engine checks "
+                       "under another name)\n"),
+            std::string::npos)
+    << r.out;
+  EXPECT_NE(r.out.find("  'model.layers.45*'\n    vLLM: 7 layers: model.layers.45.eh_proj"),
+            std::string::npos)
+    << r.out;
+}
+
+TEST(Cli, ExplainUnknownModuleSuggests)
+{
+  const CliRun r = run("explain " + fixture("glm-nvfp4-nextn") + " model.language_model.layers.45.mlp.expert", true);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.out, "qcheck: error: no module 'model.language_model.layers.45.mlp.expert' in " +
+                     fixture("glm-nvfp4-nextn") +
+                     "; closest: 'model.language_model.layers.45.mlp.experts.0.down_proj'\n");
+}
