@@ -76,6 +76,17 @@ is_qwen_mtp_family(const ModelInfo& model)
 }
 
 bool
+is_qwen35_family(const ModelInfo& model)
+{
+  for (const std::string& t : {model.model_type, model.text_model_type}) {
+    if (t.starts_with("qwen3_5") || t.starts_with("qwen3_6")) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool
 is_nvfp4_algo(const ConfigSource& s)
 {
   return s.format == QuantFormat::modelopt && contains(s.algo, "FP4");
@@ -266,7 +277,10 @@ ct_entry(Engine engine, std::string_view entry, std::string_view prefix,
          std::vector<std::string>* errors)
 {
   if (entry.starts_with("re:")) {
-    return regex_entry(entry, prefix, false, errors);
+    // vLLM maps exact entries through the model's mapper but not regexes: a regex meets the
+    // renamed prefix (visual.X, language_model.model.X).
+    return regex_entry(entry, engine == Engine::vllm ? vllm_namespace(prefix) : std::string(prefix),
+                       false, errors);
   }
   if (entry == prefix) {
     return true;
@@ -438,7 +452,8 @@ decide_ct(Decision& d, Engine engine, const ConfigSource& s, const EngineLayer& 
   // target; MoE layers inherit Linear targets.
   for (const auto& group : s.groups) {
     for (const auto& target : group.targets) {
-      const bool hit = icontains(target, "linear") || target == "FusedMoE" ||
+      const bool class_target = icontains(target, "linear") || target == "FusedMoE";
+      const bool hit = (class_target && layer.kind != LayerKind::lm_head) ||
                        (target.starts_with("re:") &&
                         regex_entry(target, layer.prefix, false, &d.errors)) ||
                        target == layer.prefix;
@@ -560,7 +575,7 @@ draft_override(Engine engine, const ConfigSource& s, const ModelInfo& model,
       is_nvfp4_algo(s)) {
     return "SGLang builds the whole NextN layer unquantized for modelopt_fp4";
   }
-  if (engine == Engine::sglang && mtp_root && is_qwen_mtp_family(model) &&
+  if (engine == Engine::sglang && mtp_root && is_qwen35_family(model) &&
       (is_nvfp4_algo(s) || s.algo == "MIXED_PRECISION")) {
     return "SGLang builds the Qwen3.5 MTP unquantized for this ModelOpt algorithm";
   }
@@ -615,6 +630,23 @@ strip_language_model(std::string_view name)
     return std::string(name.substr(15));
   }
   return std::string(name);
+}
+
+std::string
+draft_root_spelling(Engine engine, const std::string& root, const ModelInfo& model)
+{
+  switch (engine) {
+  case Engine::vllm:
+    return strip_language_model(root);
+  case Engine::sglang:
+    if (root.find("layers.") != std::string::npos && is_draft_family_deepseek_like(model)) {
+      return "model.decoder";
+    }
+    return strip_language_model(root);
+  case Engine::trtllm:
+    return root;
+  }
+  return root;
 }
 
 std::string
@@ -809,6 +841,15 @@ decide(Engine engine, const ConfigSource& s, const ModelInfo& model, const Engin
   if (layer.kind == LayerKind::plain_linear && s.format != QuantFormat::quark) {
     d.quantized = false;
     d.reason = "the drafter builds it as a plain nn.Linear, never quantized";
+    return d;
+  }
+  // Only ModelOpt quantizes the output head by default; GPTQ/AWQ need "lm_head": true and
+  // compressed-tensors an explicit target (ParallelLMHead is not a Linear class).
+  if (layer.kind == LayerKind::lm_head && s.format != QuantFormat::modelopt &&
+      s.format != QuantFormat::compressed_tensors && s.format != QuantFormat::quark &&
+      !((s.format == QuantFormat::gptq || s.format == QuantFormat::awq) && s.lm_head)) {
+    d.quantized = false;
+    d.reason = "this format leaves the output head unquantized";
     return d;
   }
   switch (s.format) {

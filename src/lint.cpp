@@ -116,6 +116,7 @@ struct Miss
 {
   std::set<Engine> engines;
   std::vector<std::string> details;
+  std::set<std::pair<Engine, std::string>> prefixes; // the layer prefix each engine checks
 };
 
 class Linter
@@ -299,16 +300,18 @@ private:
           auto& miss = m_undeclared[m_inventory.modules[i].name];
           miss.engines.insert(engine);
           miss.details.push_back(fmt::format("{}: {}", where, d.reason));
+          miss.prefixes.emplace(engine, layer.prefix);
         }
         if (!layer.namespace_note.empty()) {
           m_notes[layer.draft_root].insert(layer.namespace_note);
         }
         m_source_for[engine] = source;
-      } else if (all_quantized && !d.quantized && !d.inferred && d.override_note.empty()) {
+      } else if (all_quantized && !d.quantized && !d.inferred) {
         for (uint32_t i : layer.modules) {
           auto& miss = m_excluded[m_inventory.modules[i].name];
           miss.engines.insert(engine);
-          miss.details.push_back(fmt::format("{}: {}", where, d.reason));
+          miss.details.push_back(
+            fmt::format("{}: {}", where, d.override_note.empty() ? d.reason : d.override_note));
         }
       } else if (none_quantized && !d.override_note.empty()) {
         m_overrides[d.override_note].insert(layer.prefix);
@@ -441,9 +444,25 @@ private:
         break;
       }
     }
+    // One spelling per namespace the failing engines check the draft under.
     std::vector<std::string> spellings{where};
-    if (is_draft && strip_language_model(where) != where) {
-      spellings.push_back(strip_language_model(where));
+    if (is_draft) {
+      for (Engine e : f.engines) {
+        const std::string spelling = draft_root_spelling(e, where, m_declaration.model);
+        if (std::find(spellings.begin(), spellings.end(), spelling) == spellings.end()) {
+          spellings.push_back(spelling);
+        }
+      }
+    }
+    std::vector<std::string> module_spellings;
+    for (const auto& m : modules) {
+      for (const auto& s : spellings) {
+        const std::string name = s + m.substr(where.size());
+        if (std::find(module_spellings.begin(), module_spellings.end(), name) ==
+            module_spellings.end()) {
+          module_spellings.push_back(name);
+        }
+      }
     }
     switch (source.format) {
     case QuantFormat::modelopt:
@@ -452,22 +471,45 @@ private:
         for (const auto& s : spellings) {
           f.suggested_entries.push_back(s + "*");
         }
+        // Layers an engine builds outside every spelled root (SGLang's model.shared_head.head)
+        // are named exactly.
+        for (const auto& m : modules) {
+          for (const auto& [engine, prefix] : m_undeclared.at(m).prefixes) {
+            const bool covered = std::any_of(
+              f.suggested_entries.begin(), f.suggested_entries.end(),
+              [&](const std::string& e) { return entry_matches(engine, source.format, e, prefix); });
+            if (!covered) {
+              f.suggested_entries.push_back(prefix);
+            }
+          }
+        }
       } else {
-        f.suggested_entries = modules;
+        f.suggested_entries = module_spellings;
       }
       break;
     case QuantFormat::compressed_tensors:
     case QuantFormat::fp8:
     case QuantFormat::awq:
     case QuantFormat::bitsandbytes:
-      f.suggested_entries = modules;
+      f.suggested_entries = module_spellings;
       break;
     case QuantFormat::gptq:
-      f.suggested_entries.push_back(fmt::format("-:{}\\..*", regex_escape(vllm_namespace(where))));
+      for (const auto& s : spellings) {
+        const std::string key = fmt::format("-:{}\\..*", regex_escape(vllm_namespace(s)));
+        if (std::find(f.suggested_entries.begin(), f.suggested_entries.end(), key) ==
+            f.suggested_entries.end()) {
+          f.suggested_entries.push_back(key);
+        }
+      }
       break;
     case QuantFormat::auto_round:
-      for (const auto& s : spellings) {
-        f.suggested_entries.push_back(s);
+      // extra_config keys are exact names, or regexes (re.search) when they hold metacharacters.
+      if (whole && is_draft) {
+        for (const auto& sp : spellings) {
+          f.suggested_entries.push_back(fmt::format("^{}\\.", regex_escape(sp)));
+        }
+      } else {
+        f.suggested_entries = module_spellings;
       }
       break;
     default:
@@ -551,12 +593,25 @@ private:
         // modules: only an entry that matches no module name at all is dead.
         if (!used) {
           for (const Module& m : m_inventory.modules) {
-            if (entry_matches(engines.empty() ? Engine::vllm : engines[0], s.format, entry,
-                              m.name)) {
+            if (std::any_of(k_all_engines.begin(), k_all_engines.end(), [&](Engine e) {
+                  return entry_matches(e, s.format, entry, m.name);
+                })) {
               used = true;
               break;
             }
           }
+        }
+        if (s.format == QuantFormat::compressed_tensors && entry.starts_with("re:") &&
+            (entry.find("model\\.language_model") != std::string::npos ||
+             entry.find("model\\.visual") != std::string::npos ||
+             entry.find("model.language_model") != std::string::npos ||
+             entry.find("model.visual") != std::string::npos) &&
+            !entry.starts_with("re:.*")) {
+          add(RuleId::regex_checkpoint_namespace, s.file,
+              fmt::format("ignore entry '{}' is written in checkpoint namespace; vLLM does not map "
+                          "regexes, and matches them against renamed prefixes (visual.X, "
+                          "language_model.model.X)",
+                          entry));
         }
         if (!used) {
           Finding& f = add(RuleId::unused_entry, s.file,

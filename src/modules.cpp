@@ -160,9 +160,8 @@ classify(const Checkpoint& checkpoint, Module& module)
   // Role.
   const std::string_view name = module.name;
   const std::string_view last = leaf(name);
-  if (last == "embed_tokens" || last == "wte" || last == "word_embeddings" ||
-      last == "tok_embeddings" || last == "embed" || last == "embedding" ||
-      last == "embeddings") {
+  if (last == "embed_tokens" || last == "wte" || last == "wpe" || ends_with(last, "embed") ||
+      ends_with(last, "embeds") || ends_with(last, "embedding") || ends_with(last, "embeddings")) {
     module.role = ModuleRole::embedding;
   } else if (last == "lm_head" || ends_with(name, "shared_head.head")) {
     module.role = ModuleRole::lm_head;

@@ -10,7 +10,7 @@ namespace qcheck {
 
 namespace {
 
-constexpr std::array<Rule, 32> k_rules{{
+constexpr std::array<Rule, 33> k_rules{{
   {RuleId::shard_header, "QC001", "invalid-shard-header", Severity::error, false,
    "A safetensors header violates the format",
    "The 8-byte length, the JSON header or a tensor entry (dtype, shape, data_offsets) breaks the "
@@ -152,6 +152,12 @@ constexpr std::array<Rule, 32> k_rules{{
    "prefixes; a leaf like `linear_attn.in_proj_qkv` matches nothing there, so the layer is built "
    "FP8 and the BF16 weight is cast silently (garbage, no crash), while SGLang and transformers "
    "match it by suffix. Use full module names."},
+  {RuleId::regex_checkpoint_namespace, "QC122", "regex-checkpoint-namespace", Severity::warning,
+   false, "A re: ignore entry is anchored on a checkpoint root that vLLM renames",
+   "vLLM passes exact ignore entries through the model's name mapper but not `re:` entries, and "
+   "matches them against its own prefixes: `re:model\\.visual\\..*` never meets `visual.blocks.0...` "
+   "in Qwen-VL style models, so those layers are quantized. Start the regex with `.*` or list "
+   "exact names."},
 }};
 
 std::string

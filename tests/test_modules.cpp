@@ -136,7 +136,8 @@ TEST(Modules, Roles)
                  {"model.layers.1.mlp.experts.gate_up_proj", "BF16", {4, 8, 8}},
                  {"model.layers.61.shared_head.head.weight", "BF16", {16, 8}},
                  {"lm_head.weight", "BF16", {16, 8}},
-                 {"model.visual.patch_embed.proj.weight", "BF16", {8, 3, 2, 2}}});
+                 {"model.visual.patch_embed.proj.weight", "BF16", {8, 3, 2, 2}},
+                 {"model.visual.pos_embed.weight", "BF16", {16, 8}}});
   EXPECT_EQ(module(*l, "model.embed_tokens").role, ModuleRole::embedding);
   EXPECT_EQ(module(*l, "model.layers.0.input_layernorm").role, ModuleRole::norm);
   EXPECT_EQ(module(*l, "model.layers.0.mlp.gate").role, ModuleRole::router);
@@ -147,4 +148,5 @@ TEST(Modules, Roles)
   EXPECT_EQ(module(*l, "model.layers.61.shared_head.head").role, ModuleRole::lm_head);
   EXPECT_EQ(module(*l, "lm_head").role, ModuleRole::lm_head);
   EXPECT_EQ(module(*l, "model.visual.patch_embed.proj").role, ModuleRole::other);
+  EXPECT_EQ(module(*l, "model.visual.pos_embed").role, ModuleRole::embedding);
 }

@@ -85,6 +85,11 @@ Decision decide(Engine engine, const ConfigSource& source, const ModelInfo& mode
 bool entry_matches(Engine engine, QuantFormat format, std::string_view entry,
                    std::string_view prefix);
 
+// How an engine spells a draft root in the prefixes it checks: vLLM's text-only drafter strips
+// the VLM wrapper, SGLang builds DeepSeek/GLM NextN decoders under "model.decoder", TensorRT-LLM
+// keeps the checkpoint name.
+std::string draft_root_spelling(Engine engine, const std::string& root, const ModelInfo& model);
+
 // Checkpoint namespace -> the namespace vLLM's mapper produces for VLM roots.
 std::string vllm_namespace(std::string_view name);
 // Removes a VLM wrapper: "model.language_model.X" -> "model.X", "language_model.model.X" ->

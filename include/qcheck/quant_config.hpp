@@ -76,6 +76,7 @@ struct ConfigSource
   std::vector<std::pair<std::string, std::string>> quantized_layers;
   int group_size = 0;
   std::vector<uint64_t> weight_block_size;
+  bool lm_head = false; // GPTQ/AWQ "lm_head": true quantizes the output head
 };
 
 // Facts from config.json that locate draft layers and name the architecture.

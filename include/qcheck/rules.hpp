@@ -46,6 +46,7 @@ enum class RuleId {
   packed_shape,           // QC119
   block_prefix_overmatch, // QC120
   short_fp8_entry,        // QC121
+  regex_checkpoint_namespace, // QC122
 };
 
 struct Rule
