@@ -289,4 +289,37 @@ MemoryFileSystem::list_dir(const std::string& path) const
   return names;
 }
 
+void
+OverlayFileSystem::set(const std::string& path, std::string contents)
+{
+  m_sizes[path] = contents.size();
+  m_overrides.add_file(path, std::move(contents));
+}
+
+FileInfo
+OverlayFileSystem::stat(const std::string& path) const
+{
+  FileInfo info = m_base.stat(path);
+  if (auto it = m_sizes.find(path); it != m_sizes.end()) {
+    info.kind = FileKind::regular;
+    info.size = it->second;
+  }
+  return info;
+}
+
+Expected<std::unique_ptr<ByteSource>>
+OverlayFileSystem::open(const std::string& path) const
+{
+  if (m_sizes.contains(path)) {
+    return m_overrides.open(path);
+  }
+  return m_base.open(path);
+}
+
+Expected<std::vector<std::string>>
+OverlayFileSystem::list_dir(const std::string& path) const
+{
+  return m_base.list_dir(path);
+}
+
 } // namespace qcheck

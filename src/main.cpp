@@ -2,12 +2,14 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fmt/format.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include "qcheck/explain.hpp"
+#include "qcheck/fix.hpp"
 #include "qcheck/inspect.hpp"
 #include "qcheck/lint.hpp"
 #include "qcheck/rules.hpp"
@@ -116,6 +118,67 @@ run_explain(const std::string& path, const std::string& module, bool entries,
   return k_exit_clean;
 }
 
+struct FixArgs
+{
+  std::string path = ".";
+  bool inplace = false;
+  std::string output_dir;
+  std::string engine = "all";
+};
+
+int
+run_fix(const FixArgs& args)
+{
+  qcheck::DiskFileSystem fs;
+  qcheck::LintOptions options;
+  options.engines = engines_for(args.engine);
+  auto run = qcheck::lint_path(fs, args.path, options);
+  if (!run) {
+    spdlog::error("{}", run.error());
+    return k_exit_usage;
+  }
+  const qcheck::FixPlan plan = qcheck::plan_fix(fs, *run, options);
+  for (const auto& why : plan.refused) {
+    spdlog::warn("not fixed: {}", why);
+  }
+  if (plan.edits.empty()) {
+    spdlog::info("nothing to fix in {}", args.path);
+  }
+  for (const auto& edit : plan.edits) {
+    for (const auto& added : edit.added) {
+      spdlog::info("{}: {}", edit.file, added);
+    }
+  }
+  if (!args.inplace && args.output_dir.empty()) {
+    for (const auto& edit : plan.edits) {
+      write_stdout(qcheck::unified_diff(edit));
+    }
+  } else if (!plan.edits.empty()) {
+    std::error_code error;
+    if (!args.output_dir.empty() && !std::filesystem::create_directories(args.output_dir, error) &&
+        error) {
+      spdlog::error("{}: cannot create: {}", args.output_dir, error.message());
+      return k_exit_usage;
+    }
+    qcheck::DiskFileWriter writer;
+    auto applied = qcheck::apply_fix(fs, writer, run->checkpoint.root, plan, args.output_dir);
+    if (!applied) {
+      spdlog::error("{}", applied.error());
+      return k_exit_usage;
+    }
+    for (const auto& path : applied->written) {
+      spdlog::info("wrote {}", path);
+    }
+    for (const auto& note : applied->notes) {
+      spdlog::warn("{}", note);
+    }
+  }
+  for (const auto& line : plan.remaining) {
+    spdlog::warn("needs a human: {}", line);
+  }
+  return plan.remaining.empty() && plan.refused.empty() ? k_exit_clean : k_exit_findings;
+}
+
 int
 run_inspect(const std::string& path, const std::string& format, const std::string& module_glob)
 {
@@ -197,6 +260,15 @@ main(int argc, char** argv)
   explain->add_option("--engine", explain_engine, "Engine profile")
     ->check(CLI::IsMember({"all", "vllm", "sglang", "trtllm"}));
 
+  FixArgs fix_args;
+  auto* fix = app.add_subcommand("fix", "Append the missing exclusion entries to every list");
+  fix->add_option("path", fix_args.path, "Model folder (default: the current directory)");
+  auto* inplace = fix->add_flag("--inplace", fix_args.inplace, "Write the files in place");
+  fix->add_option("--output-dir", fix_args.output_dir, "Write patched copies into this folder")
+    ->excludes(inplace);
+  fix->add_option("--engine", fix_args.engine, "Engine profile")
+    ->check(CLI::IsMember({"all", "vllm", "sglang", "trtllm"}));
+
   std::string which_rule;
   auto* rules = app.add_subcommand("rules", "List the rules, or explain one");
   rules->add_option("rule", which_rule, "Rule ID or name");
@@ -218,6 +290,9 @@ main(int argc, char** argv)
   }
   if (inspect->parsed()) {
     return run_inspect(path, format, module_glob);
+  }
+  if (fix->parsed()) {
+    return run_fix(fix_args);
   }
   if (explain->parsed()) {
     return run_explain(explain_path, explain_module, explain_entries, explain_engine);

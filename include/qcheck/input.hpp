@@ -88,6 +88,24 @@ private:
   std::map<std::string, FileKind> m_other; // directories and special entries
 };
 
+// A FileSystem that shows `overrides` (path -> contents) in place of the files below it: how
+// `fix` re-lints a patched configuration before anything is written.
+class OverlayFileSystem final : public FileSystem
+{
+public:
+  explicit OverlayFileSystem(const FileSystem& base) : m_base(base) {}
+  void set(const std::string& path, std::string contents);
+
+  FileInfo stat(const std::string& path) const override;
+  Expected<std::unique_ptr<ByteSource>> open(const std::string& path) const override;
+  Expected<std::vector<std::string>> list_dir(const std::string& path) const override;
+
+private:
+  const FileSystem& m_base;
+  MemoryFileSystem m_overrides;
+  std::map<std::string, uint64_t> m_sizes;
+};
+
 // Joins two path pieces with exactly one '/'. An empty base yields the name.
 std::string join_path(const std::string& base, const std::string& name);
 

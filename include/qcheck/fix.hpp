@@ -1,0 +1,76 @@
+// `qcheck fix`: plans the smallest set of entries that makes every stored-unquantized module
+// excluded under every engine, writes them into every file that carries the list (text edits,
+// not re-serialisation), verifies the plan by re-linting the patched files in memory, and commits
+// all files or none through atomic writes. Never opens a *.safetensors file for writing.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "qcheck/lint.hpp"
+
+namespace qcheck {
+
+struct FileEdit
+{
+  std::string file;     // relative to the model folder
+  std::string original; // bytes as read
+  std::string patched;  // bytes to write
+  std::vector<std::string> added; // human-readable: "ignore += \"x\""
+  bool is_symlink = false;
+  uint32_t mode = 0;
+};
+
+struct FixPlan
+{
+  std::vector<FileEdit> edits;          // files that change
+  std::vector<std::string> remaining;   // errors metadata cannot repair (one line each)
+  std::vector<std::string> refused;     // why a fixable finding was not patched
+};
+
+// Plans the edits for a linted folder. `fs` reads the config files (and re-lints the patched
+// ones through an overlay). The plan is verified: no fixable error remains and no module stored
+// quantized becomes excluded; otherwise the unverifiable part is listed in `refused`.
+FixPlan plan_fix(const FileSystem& fs, const LintRun& run, const LintOptions& options);
+
+// A unified diff (a/FILE b/FILE) of one edit, 3 lines of context.
+std::string unified_diff(const FileEdit& edit);
+
+// Writing, behind an interface so tests can inject faults (disk full, failed rename).
+class FileWriter
+{
+public:
+  virtual ~FileWriter() = default;
+  // Creates a temporary file in the directory of `path`, writes and fsyncs `contents` with
+  // permission bits `mode`; returns the temporary file's path.
+  virtual Expected<std::string> write_temp(const std::string& path, std::string_view contents,
+                                           uint32_t mode) = 0;
+  // Atomically replaces `to` (a symlink at `to` is replaced, its target untouched).
+  virtual Expected<void> rename(const std::string& from, const std::string& to) = 0;
+  virtual void remove(const std::string& path) = 0;
+};
+
+class DiskFileWriter final : public FileWriter
+{
+public:
+  Expected<std::string> write_temp(const std::string& path, std::string_view contents,
+                                   uint32_t mode) override;
+  Expected<void> rename(const std::string& from, const std::string& to) override;
+  void remove(const std::string& path) override;
+};
+
+struct ApplyResult
+{
+  std::vector<std::string> written;  // paths written
+  std::vector<std::string> notes;    // e.g. "config.json was a symlink; replaced by a file"
+};
+
+// Writes every edit into `root` (in place) or into `output_dir` (patched copies). All files or
+// none: every file is checked first (read-only mode bits, changed on disk since it was read,
+// *.safetensors), temporary files are written next to their targets, then renamed; if a rename
+// fails, files already replaced are restored. On failure no temporary file is left behind.
+Expected<ApplyResult> apply_fix(const FileSystem& fs, FileWriter& writer, const std::string& root,
+                                const FixPlan& plan, const std::string& output_dir = {});
+
+} // namespace qcheck

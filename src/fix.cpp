@@ -1,0 +1,405 @@
+#include "qcheck/fix.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <map>
+#include <set>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "qcheck/json_text.hpp"
+
+namespace qcheck {
+
+namespace {
+
+struct Target
+{
+  std::string file;
+  std::string pointer;
+  bool object = false; // an object of key -> value (GPTQ dynamic, AutoRound extra_config)
+  bool operator<(const Target& o) const
+  {
+    return std::tie(file, pointer, object) < std::tie(o.file, o.pointer, o.object);
+  }
+};
+
+std::string
+list_pointer(const ConfigSource& s, std::string_view key)
+{
+  return fmt::format("{}/{}", s.pointer, key);
+}
+
+// Splits text into lines, each keeping its line ending.
+std::vector<std::string_view>
+lines_of(std::string_view text)
+{
+  std::vector<std::string_view> lines;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    end = end == std::string_view::npos ? text.size() : end + 1;
+    lines.push_back(text.substr(start, end - start));
+    start = end;
+  }
+  return lines;
+}
+
+std::string
+diff_line(char mark, std::string_view line)
+{
+  std::string out(1, mark);
+  out += line;
+  if (out.back() != '\n') {
+    out += "\n\\ No newline at end of file\n";
+  }
+  return out;
+}
+
+std::set<std::string>
+modules_of(const Report& report, RuleId id)
+{
+  std::set<std::string> out;
+  for (const Finding& f : report.findings) {
+    if (f.rule == id) {
+      out.insert(f.modules.begin(), f.modules.end());
+    }
+  }
+  return out;
+}
+
+} // namespace
+
+FixPlan
+plan_fix(const FileSystem& fs, const LintRun& run, const LintOptions& options)
+{
+  FixPlan plan;
+  const Declaration& decl = run.declaration;
+  std::map<Target, std::vector<std::pair<std::string, std::string>>> additions;
+  std::set<QuantFormat> formats_touched;
+
+  for (const Finding& f : run.report.findings) {
+    if (f.rule != RuleId::undeclared_unquantized || f.suggested_entries.empty()) {
+      if (f.severity == Severity::error && !rule(f.rule).fixable) {
+        plan.remaining.push_back(fmt::format("{}: {} [{}]", f.file.empty() ? "." : f.file,
+                                             f.message, rule(f.rule).code));
+      } else if (f.severity == Severity::error && f.rule != RuleId::config_divergence) {
+        plan.refused.push_back(fmt::format("no entry can be derived for: {}", f.message));
+      }
+      continue;
+    }
+    const ConfigSource* primary = decl.find(f.file);
+    if (!primary) {
+      plan.refused.push_back(fmt::format("{}: no declaration to patch", f.file));
+      continue;
+    }
+    formats_touched.insert(primary->format);
+    for (const ConfigSource& s : decl.sources) {
+      if (s.format != primary->format) {
+        continue;
+      }
+      for (const std::string& entry : f.suggested_entries) {
+        if (entry.starts_with("-:")) {
+          additions[{s.file, list_pointer(s, "dynamic"), true}].emplace_back(entry, "{}");
+        } else if (s.format == QuantFormat::auto_round) {
+          additions[{s.file, list_pointer(s, "extra_config"), true}].emplace_back(
+            entry, R"({"bits": 16, "data_type": "fp"})");
+        } else {
+          additions[{s.file, list_pointer(s, s.list_key), false}].emplace_back(entry, "");
+        }
+      }
+    }
+  }
+  // Every copy of a list ends with the same entries (R2): add what the others have.
+  for (QuantFormat format : {QuantFormat::modelopt, QuantFormat::compressed_tensors}) {
+    std::vector<const ConfigSource*> copies;
+    for (const ConfigSource& s : decl.sources) {
+      if (s.format == format && s.has_list) {
+        copies.push_back(&s);
+      }
+    }
+    if (copies.size() < 2) {
+      continue;
+    }
+    for (const ConfigSource* to : copies) {
+      for (const ConfigSource* from : copies) {
+        for (const std::string& e : from->excludes) {
+          if (std::find(to->excludes.begin(), to->excludes.end(), e) == to->excludes.end()) {
+            additions[{to->file, list_pointer(*to, to->list_key), false}].emplace_back(e, "");
+          }
+        }
+      }
+    }
+  }
+
+  // Patch the texts.
+  std::map<std::string, FileEdit> edits;
+  for (const auto& [target, entries] : additions) {
+    auto [it, inserted] = edits.try_emplace(target.file);
+    FileEdit& edit = it->second;
+    if (inserted) {
+      const std::string path = join_path(run.checkpoint.root, target.file);
+      auto text = fs.read_file(path, k_max_config_size);
+      if (!text) {
+        plan.refused.push_back(text.error());
+        edits.erase(it);
+        continue;
+      }
+      if (auto why = edit_refusal(*text)) {
+        plan.refused.push_back(fmt::format("{}: not edited: {}", target.file, *why));
+        edits.erase(it);
+        continue;
+      }
+      const FileInfo info = fs.stat(path);
+      edit.file = target.file;
+      edit.original = *text;
+      edit.patched = *text;
+      edit.is_symlink = info.is_symlink;
+      edit.mode = info.mode;
+    }
+    const std::string key = target.pointer.substr(target.pointer.rfind('/') + 1);
+    if (target.object) {
+      for (const auto& [name, value] : entries) {
+        auto patched = add_object_member(edit.patched, target.pointer, name, value);
+        if (!patched) {
+          plan.refused.push_back(fmt::format("{}: {}", target.file, patched.error()));
+          continue;
+        }
+        if (*patched != edit.patched) {
+          edit.added.push_back(fmt::format("{} += \"{}\": {}", key, name, value));
+          edit.patched = std::move(*patched);
+        }
+      }
+    } else {
+      std::vector<std::string> names;
+      for (const auto& [name, _] : entries) {
+        if (std::find(names.begin(), names.end(), name) == names.end()) {
+          names.push_back(name);
+        }
+      }
+      auto patched = append_to_string_array(edit.patched, target.pointer, names);
+      if (!patched) {
+        plan.refused.push_back(fmt::format("{}: {}", target.file, patched.error()));
+        continue;
+      }
+      if (*patched != edit.patched) {
+        for (const auto& n : names) {
+          if (edit.original.find(fmt::format("\"{}\"", n)) == std::string::npos) {
+            edit.added.push_back(fmt::format("{} += \"{}\"", key, n));
+          }
+        }
+        edit.patched = std::move(*patched);
+      }
+    }
+  }
+  for (auto& [file, edit] : edits) {
+    if (edit.patched != edit.original) {
+      plan.edits.push_back(std::move(edit));
+    }
+  }
+  if (plan.edits.empty()) {
+    return plan;
+  }
+
+  // Verify: re-lint the patched configuration in memory.
+  OverlayFileSystem overlay(fs);
+  for (const FileEdit& edit : plan.edits) {
+    overlay.set(join_path(run.checkpoint.root, edit.file), edit.patched);
+  }
+  auto again = lint_path(overlay, run.checkpoint.root, options);
+  if (!again) {
+    plan.refused.push_back(fmt::format("verification failed: {}", again.error()));
+    plan.edits.clear();
+    return plan;
+  }
+  const std::set<std::string> before_excluded = modules_of(run.report, RuleId::excluded_but_quantized);
+  std::vector<std::string> problems;
+  for (const Finding& f : again->report.findings) {
+    if (f.rule == RuleId::undeclared_unquantized) {
+      problems.push_back(fmt::format("still undeclared after the patch: {}", f.message));
+    }
+    if (f.rule == RuleId::excluded_but_quantized &&
+        std::any_of(f.modules.begin(), f.modules.end(),
+                    [&](const std::string& m) { return !before_excluded.contains(m); })) {
+      problems.push_back(fmt::format("the patch would exclude a quantized module: {}", f.message));
+    }
+    if (f.rule == RuleId::config_divergence) {
+      problems.push_back(fmt::format("lists still differ after the patch: {}", f.message));
+    }
+  }
+  if (!problems.empty()) {
+    plan.refused.insert(plan.refused.end(), problems.begin(), problems.end());
+    plan.edits.clear();
+  }
+  return plan;
+}
+
+std::string
+unified_diff(const FileEdit& edit)
+{
+  const auto a = lines_of(edit.original);
+  const auto b = lines_of(edit.patched);
+  size_t prefix = 0;
+  while (prefix < a.size() && prefix < b.size() && a[prefix] == b[prefix]) {
+    ++prefix;
+  }
+  size_t suffix = 0;
+  while (suffix < a.size() - prefix && suffix < b.size() - prefix &&
+         a[a.size() - 1 - suffix] == b[b.size() - 1 - suffix]) {
+    ++suffix;
+  }
+  if (prefix == a.size() && prefix == b.size()) {
+    return {};
+  }
+  const size_t context = 3;
+  const size_t start = prefix > context ? prefix - context : 0;
+  const size_t a_end = std::min(a.size(), a.size() - suffix + context);
+  const size_t b_end = std::min(b.size(), b.size() - suffix + context);
+  std::string out = fmt::format("--- a/{}\n+++ b/{}\n@@ -{},{} +{},{} @@\n", edit.file, edit.file,
+                                start + 1, a_end - start, start + 1, b_end - start);
+  for (size_t i = start; i < prefix; ++i) {
+    out += diff_line(' ', a[i]);
+  }
+  for (size_t i = prefix; i < a.size() - suffix; ++i) {
+    out += diff_line('-', a[i]);
+  }
+  for (size_t i = prefix; i < b.size() - suffix; ++i) {
+    out += diff_line('+', b[i]);
+  }
+  for (size_t i = a.size() - suffix; i < a_end; ++i) {
+    out += diff_line(' ', a[i]);
+  }
+  return out;
+}
+
+Expected<std::string>
+DiskFileWriter::write_temp(const std::string& path, std::string_view contents, uint32_t mode)
+{
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
+  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  std::string temp = fmt::format("{}/.{}.qcheck-XXXXXX", dir, base);
+  const int fd = ::mkstemp(temp.data());
+  if (fd < 0) {
+    return unexpected(fmt::format("{}: cannot create a temporary file: {}", dir,
+                                  std::strerror(errno)));
+  }
+  auto fail = [&](const char* what) {
+    const int err = errno;
+    ::close(fd);
+    ::unlink(temp.c_str());
+    return unexpected(fmt::format("{}: {}: {}", path, what, std::strerror(err)));
+  };
+  size_t done = 0;
+  while (done < contents.size()) {
+    const ssize_t n = ::write(fd, contents.data() + done, contents.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      return fail("write failed");
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::fchmod(fd, mode != 0 ? mode : 0644) != 0) {
+    return fail("cannot set permissions");
+  }
+  if (::fsync(fd) != 0) {
+    return fail("fsync failed");
+  }
+  ::close(fd);
+  return temp;
+}
+
+Expected<void>
+DiskFileWriter::rename(const std::string& from, const std::string& to)
+{
+  if (::rename(from.c_str(), to.c_str()) != 0) {
+    return unexpected(fmt::format("{}: rename failed: {}", to, std::strerror(errno)));
+  }
+  return {};
+}
+
+void
+DiskFileWriter::remove(const std::string& path)
+{
+  ::unlink(path.c_str());
+}
+
+Expected<ApplyResult>
+apply_fix(const FileSystem& fs, FileWriter& writer, const std::string& root, const FixPlan& plan,
+          const std::string& output_dir)
+{
+  ApplyResult result;
+  const std::string dest_root = output_dir.empty() ? root : output_dir;
+  // Check every file before writing any.
+  for (const FileEdit& edit : plan.edits) {
+    if (edit.file.ends_with(".safetensors")) {
+      return unexpected(fmt::format("{}: refusing to write a safetensors file", edit.file));
+    }
+    if (!output_dir.empty()) {
+      continue;
+    }
+    const std::string path = join_path(root, edit.file);
+    if ((edit.mode & 0222) == 0) {
+      return unexpected(fmt::format("{}: is read-only (mode {:04o}); nothing was changed",
+                                    path, edit.mode));
+    }
+    auto now = fs.read_file(path, k_max_config_size);
+    if (!now || *now != edit.original) {
+      return unexpected(fmt::format("{}: changed on disk since it was read; nothing was changed",
+                                    path));
+    }
+  }
+  // Write every temporary file, then rename them all.
+  std::vector<std::pair<std::string, std::string>> temps; // temp -> destination
+  auto discard = [&] {
+    for (const auto& [temp, _] : temps) {
+      writer.remove(temp);
+    }
+  };
+  for (const FileEdit& edit : plan.edits) {
+    const std::string dest = join_path(dest_root, edit.file);
+    auto temp = writer.write_temp(dest, edit.patched, edit.mode);
+    if (!temp) {
+      discard();
+      return unexpected(fmt::format("{}; nothing was changed", temp.error()));
+    }
+    temps.emplace_back(*temp, dest);
+  }
+  for (size_t i = 0; i < temps.size(); ++i) {
+    if (auto renamed = writer.rename(temps[i].first, temps[i].second); !renamed) {
+      // Restore what was already replaced, then drop the remaining temporary files.
+      std::vector<std::string> restore_errors;
+      for (size_t j = 0; j < i; ++j) {
+        const FileEdit& edit = plan.edits[j];
+        auto back = writer.write_temp(temps[j].second, edit.original, edit.mode);
+        if (!back || !writer.rename(*back, temps[j].second)) {
+          restore_errors.push_back(temps[j].second);
+        }
+      }
+      for (size_t j = i; j < temps.size(); ++j) {
+        writer.remove(temps[j].first);
+      }
+      return unexpected(fmt::format("{}; {}", renamed.error(),
+                                    restore_errors.empty()
+                                      ? "every file was restored"
+                                      : fmt::format("could not restore {}",
+                                                    fmt::join(restore_errors, ", "))));
+    }
+    result.written.push_back(temps[i].second);
+    if (plan.edits[i].is_symlink && output_dir.empty()) {
+      result.notes.push_back(fmt::format("{} was a symbolic link; it is now a regular file with "
+                                         "the patched contents, and the link's target is "
+                                         "unchanged",
+                                         temps[i].second));
+    }
+  }
+  return result;
+}
+
+} // namespace qcheck

@@ -1,0 +1,1370 @@
+#include "qcheck/json_text.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <fmt/format.h>
+#include <unordered_set>
+
+namespace qcheck {
+
+namespace {
+
+// Files are untrusted: nesting is bounded and the scanner keeps its own stack.
+constexpr size_t k_max_depth = 512;
+constexpr size_t k_none = static_cast<size_t>(-1);
+
+enum class Kind : uint8_t
+{
+  object,
+  array,
+  string,
+  number,
+  boolean,
+  null,
+  nonfinite, // NaN, Infinity, -Infinity (Python writes them): located, refused for editing
+};
+
+// One value of the document, with its byte span and links to its relatives.
+struct Node
+{
+  Kind kind = Kind::null;
+  size_t begin = 0;
+  size_t end = 0;
+  size_t key_begin = k_none; // key token (quotes included) when the value is an object member
+  size_t key_end = k_none;
+  size_t parent = k_none;
+  size_t first_child = k_none;
+  size_t last_child = k_none;
+  size_t prev_sibling = k_none;
+  size_t next_sibling = k_none;
+  size_t count = 0;
+};
+
+struct Document
+{
+  std::string_view text;
+  std::vector<Node> nodes; // in document order; nodes[0] is the root
+};
+
+bool
+is_space(char c)
+{
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+bool
+is_digit(char c)
+{
+  return c >= '0' && c <= '9';
+}
+
+bool
+is_container(const Node& node)
+{
+  return node.kind == Kind::object || node.kind == Kind::array;
+}
+
+bool
+has_newline(std::string_view s)
+{
+  return s.find('\n') != std::string_view::npos;
+}
+
+int
+hex_digit(char c)
+{
+  if (c >= '0' && c <= '9') {
+    return c - '0';
+  }
+  if (c >= 'a' && c <= 'f') {
+    return c - 'a' + 10;
+  }
+  if (c >= 'A' && c <= 'F') {
+    return c - 'A' + 10;
+  }
+  return -1;
+}
+
+// Reads 4 hex digits at s[i]. Returns false when they are not there.
+bool
+read_hex4(std::string_view s, size_t i, unsigned& code)
+{
+  if (i + 4 > s.size()) {
+    return false;
+  }
+  code = 0;
+  for (size_t k = 0; k < 4; ++k) {
+    const int digit = hex_digit(s[i + k]);
+    if (digit < 0) {
+      return false;
+    }
+    code = code * 16 + static_cast<unsigned>(digit);
+  }
+  return true;
+}
+
+// Length of the well-formed UTF-8 sequence starting at s[i], or 0 when it is malformed.
+size_t
+utf8_sequence(std::string_view s, size_t i)
+{
+  const auto first = static_cast<unsigned char>(s[i]);
+  if (first < 0x80) {
+    return 1;
+  }
+  size_t length = 0;
+  unsigned char low = 0x80, high = 0xBF; // bounds of the second byte
+  if (first >= 0xC2 && first <= 0xDF) {
+    length = 2;
+  } else if (first == 0xE0) {
+    length = 3;
+    low = 0xA0;
+  } else if ((first >= 0xE1 && first <= 0xEC) || first == 0xEE || first == 0xEF) {
+    length = 3;
+  } else if (first == 0xED) {
+    length = 3;
+    high = 0x9F;
+  } else if (first == 0xF0) {
+    length = 4;
+    low = 0x90;
+  } else if (first >= 0xF1 && first <= 0xF3) {
+    length = 4;
+  } else if (first == 0xF4) {
+    length = 4;
+    high = 0x8F;
+  } else {
+    return 0;
+  }
+  if (i + length > s.size()) {
+    return 0;
+  }
+  for (size_t k = 1; k < length; ++k) {
+    const auto byte = static_cast<unsigned char>(s[i + k]);
+    if (byte < (k == 1 ? low : 0x80) || byte > (k == 1 ? high : 0xBF)) {
+      return 0;
+    }
+  }
+  return length;
+}
+
+bool
+valid_utf8(std::string_view s)
+{
+  for (size_t i = 0; i < s.size();) {
+    const size_t length = utf8_sequence(s, i);
+    if (length == 0) {
+      return false;
+    }
+    i += length;
+  }
+  return true;
+}
+
+void
+append_utf8(std::string& out, unsigned code)
+{
+  if (code < 0x80) {
+    out += static_cast<char>(code);
+  } else if (code < 0x800) {
+    out += static_cast<char>(0xC0 | (code >> 6));
+    out += static_cast<char>(0x80 | (code & 0x3F));
+  } else if (code < 0x10000) {
+    out += static_cast<char>(0xE0 | (code >> 12));
+    out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (code & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (code >> 18));
+    out += static_cast<char>(0x80 | ((code >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (code & 0x3F));
+  }
+}
+
+// The text of a string token (quotes included) that the scanner accepted.
+std::string
+decode_string(std::string_view token)
+{
+  std::string out;
+  out.reserve(token.size());
+  for (size_t i = 1; i + 1 < token.size(); ++i) {
+    const char c = token[i];
+    if (c != '\\') {
+      out += c;
+      continue;
+    }
+    const char e = token[++i];
+    switch (e) {
+      case 'b':
+        out += '\b';
+        break;
+      case 'f':
+        out += '\f';
+        break;
+      case 'n':
+        out += '\n';
+        break;
+      case 'r':
+        out += '\r';
+        break;
+      case 't':
+        out += '\t';
+        break;
+      case 'u': {
+        unsigned code = 0;
+        read_hex4(token, i + 1, code);
+        i += 4;
+        if (code >= 0xD800 && code <= 0xDBFF) {
+          unsigned low = 0;
+          read_hex4(token, i + 3, low);
+          i += 6;
+          code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00);
+        }
+        append_utf8(out, code);
+        break;
+      }
+      default: // '"', '\\', '/'
+        out += e;
+        break;
+    }
+  }
+  return out;
+}
+
+// `s` as a JSON string token. Non-ASCII UTF-8 is written as is.
+std::string
+escape_json(std::string_view s)
+{
+  std::string out = "\"";
+  for (const char c : s) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          out += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
+        } else {
+          out += c;
+        }
+    }
+  }
+  out += '"';
+  return out;
+}
+
+std::string
+json_error(std::string_view text, size_t offset, std::string_view message)
+{
+  const TextPosition p = position_of(text, offset);
+  return fmt::format("invalid JSON at line {}, column {}: {}", p.line, p.column, message);
+}
+
+// Validating scanner. Iterative: containers live on m_stack, never on the call stack.
+class Scanner
+{
+public:
+  explicit Scanner(std::string_view text) : m_text(text) {}
+
+  Expected<Document> run()
+  {
+    if (m_text.starts_with("\xEF\xBB\xBF")) {
+      m_pos = 3; // a UTF-8 byte order mark is skipped, as nlohmann does
+    }
+    State state = State::value;
+    bool after_comma = false;
+    while (true) {
+      skip_space();
+      const bool at_end = m_pos >= m_text.size();
+      const char c = at_end ? '\0' : m_text[m_pos];
+      switch (state) {
+        case State::value:
+        case State::value_or_close:
+          if (at_end) {
+            return error(m_pos, "unexpected end of text, expected a value");
+          }
+          if (c == ']' && state == State::value_or_close) {
+            close();
+            state = State::after_value;
+          } else if ((c == ']' || c == '}') && after_comma) {
+            return error(m_pos, fmt::format("trailing comma before '{}'", c));
+          } else if (c == '{' || c == '[') {
+            if (m_stack.size() >= k_max_depth) {
+              return error(m_pos, fmt::format("nested more than {} levels deep", k_max_depth));
+            }
+            const bool object = c == '{';
+            m_stack.push_back(add_node(object ? Kind::object : Kind::array, m_pos));
+            ++m_pos;
+            state = object ? State::key_or_close : State::value_or_close;
+          } else if (!scan_scalar()) {
+            return error(m_error_offset, m_error);
+          } else {
+            state = State::after_value;
+          }
+          after_comma = false;
+          break;
+        case State::key:
+        case State::key_or_close:
+          if (c == '}' && state == State::key_or_close) {
+            close();
+            state = State::after_value;
+          } else if (c == '}') {
+            return error(m_pos, "trailing comma before '}'");
+          } else if (c == '"') {
+            m_key_begin = m_pos;
+            if (!scan_string()) {
+              return error(m_error_offset, m_error);
+            }
+            m_key_end = m_pos;
+            state = State::colon;
+          } else {
+            return error(m_pos, fmt::format("{}expected a string key{}",
+                                            at_end ? "unexpected end of text, " : "",
+                                            state == State::key_or_close ? " or '}'" : ""));
+          }
+          break;
+        case State::colon:
+          if (c != ':' || at_end) {
+            return error(m_pos, fmt::format("{}expected ':' after the key",
+                                            at_end ? "unexpected end of text, " : ""));
+          }
+          ++m_pos;
+          state = State::value;
+          break;
+        case State::after_value: {
+          if (m_stack.empty()) {
+            if (at_end) {
+              return Document{m_text, std::move(m_nodes)};
+            }
+            return error(m_pos, "unexpected text after the end of the JSON value");
+          }
+          const bool object = m_nodes[m_stack.back()].kind == Kind::object;
+          const char closer = object ? '}' : ']';
+          if (!at_end && c == ',') {
+            ++m_pos;
+            state = object ? State::key : State::value;
+            after_comma = true;
+          } else if (!at_end && c == closer) {
+            close();
+          } else {
+            return error(m_pos, fmt::format("{}expected ',' or '{}'",
+                                            at_end ? "unexpected end of text, " : "", closer));
+          }
+          break;
+        }
+      }
+    }
+  }
+
+private:
+  enum class State
+  {
+    value,
+    value_or_close, // right after '['
+    key,
+    key_or_close, // right after '{'
+    colon,
+    after_value,
+  };
+
+  Unexpected error(size_t offset, std::string_view message) const
+  {
+    return unexpected(json_error(m_text, offset, message));
+  }
+
+  bool fail(size_t offset, std::string message)
+  {
+    m_error_offset = offset;
+    m_error = std::move(message);
+    return false;
+  }
+
+  void skip_space()
+  {
+    while (m_pos < m_text.size() && is_space(m_text[m_pos])) {
+      ++m_pos;
+    }
+  }
+
+  // Appends a node for a value starting at `begin` and links it into the open container.
+  size_t add_node(Kind kind, size_t begin)
+  {
+    const size_t index = m_nodes.size();
+    Node node;
+    node.kind = kind;
+    node.begin = begin;
+    if (!m_stack.empty()) {
+      Node& parent = m_nodes[m_stack.back()];
+      node.parent = m_stack.back();
+      if (parent.kind == Kind::object) {
+        node.key_begin = m_key_begin;
+        node.key_end = m_key_end;
+      }
+      node.prev_sibling = parent.last_child;
+      if (parent.last_child != k_none) {
+        m_nodes[parent.last_child].next_sibling = index;
+      } else {
+        parent.first_child = index;
+      }
+      parent.last_child = index;
+      ++parent.count;
+    }
+    m_nodes.push_back(node);
+    return index;
+  }
+
+  void close()
+  {
+    m_nodes[m_stack.back()].end = ++m_pos;
+    m_stack.pop_back();
+  }
+
+  void add_scalar(Kind kind, size_t end)
+  {
+    m_nodes[add_node(kind, m_pos)].end = end;
+    m_pos = end;
+  }
+
+  bool scan_scalar()
+  {
+    const char c = m_text[m_pos];
+    if (c == '"') {
+      const size_t begin = m_pos;
+      if (!scan_string()) {
+        return false;
+      }
+      const size_t end = m_pos;
+      m_pos = begin;
+      add_scalar(Kind::string, end);
+      return true;
+    }
+    if (c == '-' || is_digit(c)) {
+      return scan_number();
+    }
+    if (c == 't') {
+      return scan_word("true", Kind::boolean);
+    }
+    if (c == 'f') {
+      return scan_word("false", Kind::boolean);
+    }
+    if (c == 'n') {
+      return scan_word("null", Kind::null);
+    }
+    if (c == 'N') {
+      return scan_word("NaN", Kind::nonfinite);
+    }
+    if (c == 'I') {
+      return scan_word("Infinity", Kind::nonfinite);
+    }
+    return fail(m_pos, "expected a value");
+  }
+
+  bool scan_word(std::string_view word, Kind kind)
+  {
+    if (m_text.substr(m_pos, word.size()) != word) {
+      return fail(m_pos, "expected a value");
+    }
+    add_scalar(kind, m_pos + word.size());
+    return true;
+  }
+
+  bool scan_number()
+  {
+    size_t i = m_pos;
+    if (m_text[i] == '-') {
+      ++i;
+    }
+    if (m_text.substr(i, 8) == "Infinity") {
+      add_scalar(Kind::nonfinite, i + 8);
+      return true;
+    }
+    if (i >= m_text.size() || !is_digit(m_text[i])) {
+      return fail(i, "invalid number: expected a digit");
+    }
+    if (m_text[i] == '0') {
+      ++i;
+    } else {
+      while (i < m_text.size() && is_digit(m_text[i])) {
+        ++i;
+      }
+    }
+    if (i < m_text.size() && m_text[i] == '.') {
+      ++i;
+      if (i >= m_text.size() || !is_digit(m_text[i])) {
+        return fail(i, "invalid number: expected a digit after '.'");
+      }
+      while (i < m_text.size() && is_digit(m_text[i])) {
+        ++i;
+      }
+    }
+    if (i < m_text.size() && (m_text[i] == 'e' || m_text[i] == 'E')) {
+      ++i;
+      if (i < m_text.size() && (m_text[i] == '+' || m_text[i] == '-')) {
+        ++i;
+      }
+      if (i >= m_text.size() || !is_digit(m_text[i])) {
+        return fail(i, "invalid number: expected a digit in the exponent");
+      }
+      while (i < m_text.size() && is_digit(m_text[i])) {
+        ++i;
+      }
+    }
+    add_scalar(Kind::number, i);
+    return true;
+  }
+
+  // Scans the string token at m_pos and leaves m_pos after its closing quote.
+  bool scan_string()
+  {
+    const size_t begin = m_pos;
+    size_t i = m_pos + 1;
+    while (true) {
+      if (i >= m_text.size()) {
+        return fail(begin, "unterminated string");
+      }
+      const auto c = static_cast<unsigned char>(m_text[i]);
+      if (c == '"') {
+        m_pos = i + 1;
+        return true;
+      }
+      if (c < 0x20) {
+        return fail(i, "control character in a string (it must be escaped)");
+      }
+      if (c == '\\') {
+        if (!scan_escape(i)) {
+          return false;
+        }
+        continue;
+      }
+      const size_t length = utf8_sequence(m_text, i);
+      if (length == 0) {
+        return fail(i, "invalid UTF-8 in a string");
+      }
+      i += length;
+    }
+  }
+
+  // Checks the escape at m_text[i] == '\\' and moves `i` past it.
+  bool scan_escape(size_t& i)
+  {
+    if (i + 1 >= m_text.size()) {
+      return fail(i, "unterminated string");
+    }
+    const char e = m_text[i + 1];
+    if (e != 'u') {
+      if (std::string_view("\"\\/bfnrt").find(e) == std::string_view::npos) {
+        return fail(i, "invalid escape in a string");
+      }
+      i += 2;
+      return true;
+    }
+    unsigned code = 0;
+    if (!read_hex4(m_text, i + 2, code)) {
+      return fail(i, "invalid \\u escape: expected 4 hex digits");
+    }
+    if (code >= 0xDC00 && code <= 0xDFFF) {
+      return fail(i, "invalid \\u escape: unpaired UTF-16 surrogate");
+    }
+    if (code >= 0xD800 && code <= 0xDBFF) {
+      unsigned low = 0;
+      if (m_text.substr(i + 6, 2) != "\\u" || !read_hex4(m_text, i + 8, low) || low < 0xDC00 ||
+          low > 0xDFFF) {
+        return fail(i, "invalid \\u escape: unpaired UTF-16 surrogate");
+      }
+      i += 6;
+    }
+    i += 6;
+    return true;
+  }
+
+  std::string_view m_text;
+  size_t m_pos = 0;
+  std::vector<Node> m_nodes;
+  std::vector<size_t> m_stack;
+  size_t m_key_begin = k_none;
+  size_t m_key_end = k_none;
+  std::string m_error;
+  size_t m_error_offset = 0;
+};
+
+Expected<Document>
+scan(std::string_view text)
+{
+  return Scanner(text).run();
+}
+
+std::string_view
+kind_name(Kind kind)
+{
+  switch (kind) {
+    case Kind::object:
+      return "an object";
+    case Kind::array:
+      return "an array";
+    case Kind::string:
+      return "a string";
+    case Kind::number:
+      return "a number";
+    case Kind::boolean:
+      return "a boolean";
+    case Kind::null:
+      return "null";
+    case Kind::nonfinite:
+      return "a non-finite number";
+  }
+  return "a value";
+}
+
+// ---- JSON pointers ----
+
+struct PointerToken
+{
+  std::string key;    // unescaped
+  size_t raw_end = 0; // where the token ends in the pointer text
+};
+
+Expected<std::vector<PointerToken>>
+parse_pointer(std::string_view pointer)
+{
+  std::vector<PointerToken> tokens;
+  if (pointer.empty()) {
+    return tokens;
+  }
+  if (pointer[0] != '/') {
+    return unexpected(
+      fmt::format("invalid JSON pointer \"{}\": it must be empty or start with '/'", pointer));
+  }
+  PointerToken token;
+  size_t i = 1;
+  while (true) {
+    if (i == pointer.size() || pointer[i] == '/') {
+      token.raw_end = i;
+      tokens.push_back(std::move(token));
+      token = {};
+      if (i == pointer.size()) {
+        return tokens;
+      }
+      ++i;
+    } else if (pointer[i] == '~') {
+      const char next = i + 1 < pointer.size() ? pointer[i + 1] : '\0';
+      if (next != '0' && next != '1') {
+        return unexpected(
+          fmt::format("invalid JSON pointer \"{}\": '~' must be followed by '0' or '1'", pointer));
+      }
+      token.key += next == '0' ? '~' : '/';
+      i += 2;
+    } else {
+      token.key += pointer[i++];
+    }
+  }
+}
+
+std::string
+escape_pointer_token(std::string_view key)
+{
+  std::string out;
+  for (const char c : key) {
+    if (c == '~') {
+      out += "~0";
+    } else if (c == '/') {
+      out += "~1";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+// A pointer for messages: "" is the document itself.
+std::string
+where(std::string_view pointer)
+{
+  return pointer.empty() ? std::string("the root") : std::string(pointer);
+}
+
+// An array index token: digits without a leading zero.
+std::optional<size_t>
+array_index(std::string_view token)
+{
+  if (token.empty() || token.size() > 18 || (token.size() > 1 && token[0] == '0')) {
+    return std::nullopt;
+  }
+  size_t index = 0;
+  for (const char c : token) {
+    if (!is_digit(c)) {
+      return std::nullopt;
+    }
+    index = index * 10 + static_cast<size_t>(c - '0');
+  }
+  return index;
+}
+
+std::string_view
+key_token(const Document& doc, const Node& node)
+{
+  return doc.text.substr(node.key_begin, node.key_end - node.key_begin);
+}
+
+bool
+key_equals(const Document& doc, const Node& node, std::string_view key)
+{
+  const std::string_view token = key_token(doc, node);
+  const std::string_view raw = token.substr(1, token.size() - 2);
+  if (raw.find('\\') == std::string_view::npos) {
+    return raw == key;
+  }
+  return decode_string(token) == key;
+}
+
+// The member `key` of an object (the last one when duplicated) or the element of an array.
+size_t
+find_child(const Document& doc, size_t index, std::string_view key)
+{
+  const Node& node = doc.nodes[index];
+  size_t found = k_none;
+  if (node.kind == Kind::object) {
+    for (size_t c = node.first_child; c != k_none; c = doc.nodes[c].next_sibling) {
+      if (key_equals(doc, doc.nodes[c], key)) {
+        found = c;
+      }
+    }
+  } else if (node.kind == Kind::array) {
+    const std::optional<size_t> wanted = array_index(key);
+    size_t position = 0;
+    for (size_t c = node.first_child; wanted && c != k_none; c = doc.nodes[c].next_sibling) {
+      if (position++ == *wanted) {
+        found = c;
+      }
+    }
+  }
+  return found;
+}
+
+struct Resolved
+{
+  size_t node = k_none; // the value, or k_none
+  size_t parent = 0;    // when not found: the deepest value found ...
+  size_t missing = 0;   // ... and the index of the token it lacks
+};
+
+Resolved
+resolve(const Document& doc, const std::vector<PointerToken>& tokens)
+{
+  size_t current = 0;
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    const size_t next = find_child(doc, current, tokens[i].key);
+    if (next == k_none) {
+      return {k_none, current, i};
+    }
+    current = next;
+  }
+  return {current, 0, 0};
+}
+
+// The pointer text up to (excluding) token `i`.
+std::string_view
+pointer_prefix(std::string_view pointer, const std::vector<PointerToken>& tokens, size_t i)
+{
+  return pointer.substr(0, i == 0 ? 0 : tokens[i - 1].raw_end);
+}
+
+std::string
+not_found(const Document& doc, std::string_view pointer, const std::vector<PointerToken>& tokens,
+          const Resolved& r)
+{
+  const Node& parent = doc.nodes[r.parent];
+  const std::string at = where(pointer_prefix(pointer, tokens, r.missing));
+  const std::string& key = tokens[r.missing].key;
+  if (parent.kind == Kind::object) {
+    return fmt::format("no value at {}: {} has no key {}", pointer, at, escape_json(key));
+  }
+  if (parent.kind == Kind::array) {
+    return fmt::format("no value at {}: {} has no element {} (it has {})", pointer, at,
+                       escape_json(key), parent.count);
+  }
+  return fmt::format("no value at {}: {} is {}, not an object or array", pointer, at,
+                     kind_name(parent.kind));
+}
+
+// The pointer of a node, for messages.
+std::string
+path_of(const Document& doc, size_t index)
+{
+  std::vector<std::string> parts;
+  for (size_t i = index; doc.nodes[i].parent != k_none; i = doc.nodes[i].parent) {
+    const Node& node = doc.nodes[i];
+    if (node.key_begin != k_none) {
+      parts.push_back(escape_pointer_token(decode_string(key_token(doc, node))));
+    } else {
+      size_t position = 0;
+      for (size_t s = node.prev_sibling; s != k_none; s = doc.nodes[s].prev_sibling) {
+        ++position;
+      }
+      parts.push_back(std::to_string(position));
+    }
+  }
+  std::string out;
+  for (auto it = parts.rbegin(); it != parts.rend(); ++it) {
+    out += '/';
+    out += *it;
+  }
+  return out;
+}
+
+// ---- Layout ----
+
+// Where a node's item starts: its key for object members, else the value.
+size_t
+item_begin(const Node& node)
+{
+  return node.key_begin != k_none ? node.key_begin : node.begin;
+}
+
+// The text between a node's item and the previous item (or the opening bracket).
+std::string_view
+gap_before(const Document& doc, const Node& node)
+{
+  const Node& parent = doc.nodes[node.parent];
+  const size_t begin =
+    node.prev_sibling == k_none ? parent.begin + 1 : doc.nodes[node.prev_sibling].end;
+  return doc.text.substr(begin, item_begin(node) - begin);
+}
+
+bool
+on_own_line(const Document& doc, size_t index)
+{
+  const Node& node = doc.nodes[index];
+  return node.parent != k_none && has_newline(gap_before(doc, node));
+}
+
+// The spaces and tabs that start the line holding `offset`.
+std::string_view
+line_indent(std::string_view text, size_t offset)
+{
+  const size_t newline = offset == 0 ? std::string_view::npos : text.rfind('\n', offset - 1);
+  const size_t start = newline == std::string_view::npos ? 0 : newline + 1;
+  size_t end = start;
+  while (end < offset && (text[end] == ' ' || text[end] == '\t')) {
+    ++end;
+  }
+  return text.substr(start, end - start);
+}
+
+// The line ending used nearest before `offset` (else after it); LF when there is none.
+std::string
+line_ending_near(std::string_view text, size_t offset)
+{
+  size_t newline = offset == 0 ? std::string_view::npos : text.rfind('\n', offset - 1);
+  if (newline == std::string_view::npos) {
+    newline = text.find('\n', offset);
+  }
+  if (newline != std::string_view::npos && newline > 0 && text[newline - 1] == '\r') {
+    return "\r\n";
+  }
+  return "\n";
+}
+
+// How the document writes things, for new text that has no local example.
+struct Style
+{
+  std::string unit = "  "; // one indentation level
+  std::string item_sep = ", ";
+  std::string colon = ": ";
+};
+
+Style
+detect_style(const Document& doc)
+{
+  Style style;
+  bool unit_found = false, flat_found = false, sep_found = false, colon_found = false;
+  for (size_t i = 1; i < doc.nodes.size(); ++i) {
+    const Node& node = doc.nodes[i];
+    const std::string_view gap = gap_before(doc, node);
+    if (has_newline(gap)) {
+      const std::string_view inner = line_indent(doc.text, item_begin(node));
+      const std::string_view outer = line_indent(doc.text, doc.nodes[node.parent].begin);
+      if (!unit_found && inner.starts_with(outer)) {
+        if (inner.size() > outer.size()) {
+          style.unit = inner.substr(outer.size());
+          unit_found = true;
+        } else {
+          flat_found = true; // Python's indent=0
+        }
+      }
+    } else if (!sep_found && node.prev_sibling != k_none) {
+      style.item_sep = gap;
+      sep_found = true;
+    }
+    if (!colon_found && node.key_begin != k_none) {
+      const std::string_view colon = doc.text.substr(node.key_end, node.begin - node.key_end);
+      if (!has_newline(colon)) {
+        style.colon = colon;
+        colon_found = true;
+      }
+    }
+    if (unit_found && sep_found && colon_found) {
+      break;
+    }
+  }
+  if (!unit_found && flat_found) {
+    style.unit.clear();
+  }
+  if (!sep_found && colon_found && style.colon == ":") {
+    style.item_sep = ",";
+  }
+  if (!colon_found && sep_found && style.item_sep == ",") {
+    style.colon = ":";
+  }
+  return style;
+}
+
+// Whether a new value in container `index` should be laid out over several lines: like the
+// last non-empty container among its members, else like the container itself.
+bool
+multiline_values(const Document& doc, size_t index)
+{
+  const Node& node = doc.nodes[index];
+  bool multiline = node.count > 0 ? on_own_line(doc, node.last_child) : on_own_line(doc, index);
+  for (size_t c = node.first_child; c != k_none; c = doc.nodes[c].next_sibling) {
+    const Node& child = doc.nodes[c];
+    if (is_container(child) && child.count > 0) {
+      multiline = on_own_line(doc, child.last_child);
+    }
+  }
+  return multiline;
+}
+
+struct Layout
+{
+  bool multiline = false;
+  std::string eol = "\n";
+  std::string unit = "  ";
+  std::string item_sep = ", ";
+  std::string colon = ": ";
+};
+
+Layout
+layout_from(const Style& style, bool multiline, std::string eol)
+{
+  return Layout{multiline, std::move(eol), style.unit, style.item_sep, style.colon};
+}
+
+// Writes value `index` of a parsed snippet in `layout`; `indent` is that of the line where it
+// starts. Recursion is bounded by the scanner's depth limit, and snippets come from code.
+void
+emit(const Document& value, size_t index, const Layout& layout, const std::string& indent,
+     std::string& out)
+{
+  const Node& node = value.nodes[index];
+  if (!is_container(node)) {
+    out += value.text.substr(node.begin, node.end - node.begin);
+    return;
+  }
+  const bool object = node.kind == Kind::object;
+  out += object ? '{' : '[';
+  const std::string inner = indent + layout.unit;
+  for (size_t c = node.first_child; c != k_none; c = value.nodes[c].next_sibling) {
+    const Node& child = value.nodes[c];
+    if (layout.multiline) {
+      out += child.prev_sibling == k_none ? "" : ",";
+      out += layout.eol;
+      out += inner;
+    } else if (child.prev_sibling != k_none) {
+      out += layout.item_sep;
+    }
+    if (object) {
+      out += key_token(value, child);
+      out += layout.colon;
+    }
+    emit(value, c, layout, inner, out);
+  }
+  if (layout.multiline && node.count > 0) {
+    out += layout.eol;
+    out += indent;
+  }
+  out += object ? '}' : ']';
+}
+
+std::string
+splice(std::string_view text, size_t begin, size_t end, std::string_view replacement)
+{
+  std::string out;
+  out.reserve(text.size() + replacement.size());
+  out += text.substr(0, begin);
+  out += replacement;
+  out += text.substr(end);
+  return out;
+}
+
+// Inserts `key_json: value` as the last member of object `index`, in the object's layout.
+std::string
+insert_member(const Document& doc, size_t index, const std::string& key_json, const Document& value)
+{
+  const Node& object = doc.nodes[index];
+  const Style style = detect_style(doc);
+  if (object.count > 0) {
+    const Node& last = doc.nodes[object.last_child];
+    const std::string_view gap = gap_before(doc, last);
+    std::string colon(doc.text.substr(last.key_end, last.begin - last.key_end));
+    if (has_newline(colon)) {
+      colon = style.colon;
+    }
+    std::string insertion;
+    if (has_newline(gap)) {
+      const std::string indent(line_indent(doc.text, last.key_begin));
+      Layout layout = layout_from(style, multiline_values(doc, index),
+                                  line_ending_near(doc.text, last.key_begin));
+      layout.colon = colon;
+      insertion = "," + layout.eol + indent + key_json + colon;
+      emit(value, 0, layout, indent, insertion);
+    } else {
+      Layout layout = layout_from(style, false, "\n");
+      if (last.prev_sibling != k_none) {
+        layout.item_sep = gap;
+      }
+      layout.colon = colon;
+      insertion = layout.item_sep + key_json + colon;
+      emit(value, 0, layout, "", insertion);
+    }
+    return splice(doc.text, last.end, last.end, insertion);
+  }
+  // An empty object opens up when it sits on its own line, in the file's indentation.
+  const bool multiline = on_own_line(doc, index);
+  const Layout layout = layout_from(style, multiline, line_ending_near(doc.text, object.begin));
+  std::string replacement = "{";
+  if (multiline) {
+    const std::string indent(line_indent(doc.text, object.begin));
+    const std::string inner = indent + layout.unit;
+    replacement += layout.eol + inner + key_json + layout.colon;
+    emit(value, 0, layout, inner, replacement);
+    replacement += layout.eol + indent;
+  } else {
+    replacement += key_json + layout.colon;
+    emit(value, 0, layout, "", replacement);
+  }
+  replacement += "}";
+  return splice(doc.text, object.begin, object.end, replacement);
+}
+
+// Appends string tokens to array `index`, following its layout. `value` is the parsed compact
+// array of the same tokens, laid out anew when the array is empty.
+std::string
+append_elements(const Document& doc, size_t index, const std::vector<std::string>& tokens,
+                const Document& value)
+{
+  const Node& array = doc.nodes[index];
+  const Style style = detect_style(doc);
+  if (array.count == 0) {
+    const bool multiline = on_own_line(doc, index);
+    const Layout layout = layout_from(style, multiline, line_ending_near(doc.text, array.begin));
+    std::string replacement;
+    emit(value, 0, layout, std::string(line_indent(doc.text, array.begin)), replacement);
+    return splice(doc.text, array.begin, array.end, replacement);
+  }
+  const Node& last = doc.nodes[array.last_child];
+  const std::string_view gap = gap_before(doc, last);
+  std::string separator;
+  if (has_newline(gap)) {
+    separator = "," + line_ending_near(doc.text, last.begin);
+    separator += line_indent(doc.text, last.begin);
+  } else {
+    separator = last.prev_sibling != k_none ? std::string(gap) : style.item_sep;
+  }
+  std::string insertion;
+  for (const std::string& token : tokens) {
+    insertion += separator + token;
+  }
+  return splice(doc.text, last.end, last.end, insertion);
+}
+
+// Re-reads an edited text: the edit must leave valid JSON with `kind` at `pointer`.
+Expected<std::string>
+checked(std::string edited, const std::vector<PointerToken>& tokens, Kind kind)
+{
+  const auto doc = scan(edited);
+  if (!doc) {
+    return unexpected("internal error: the edited text is not valid JSON: " + doc.error());
+  }
+  const Resolved r = resolve(*doc, tokens);
+  if (r.node == k_none || doc->nodes[r.node].kind != kind) {
+    return unexpected("internal error: the edited text lost the edited value");
+  }
+  return edited;
+}
+
+// Checks that a missing value can be created: only its last token may be missing, in an object.
+Expected<void>
+creatable(const Document& doc, std::string_view pointer, const std::vector<PointerToken>& tokens,
+          const Resolved& r)
+{
+  if (r.missing + 1 != tokens.size()) {
+    return unexpected(fmt::format("cannot add {}: {} does not exist", pointer,
+                                  where(pointer_prefix(pointer, tokens, r.missing + 1))));
+  }
+  const Node& parent = doc.nodes[r.parent];
+  if (parent.kind != Kind::object) {
+    return unexpected(fmt::format("cannot add {}: {} is {}, not an object", pointer,
+                                  where(pointer_prefix(pointer, tokens, r.missing)),
+                                  kind_name(parent.kind)));
+  }
+  return {};
+}
+
+// Whether a JSON number is too large for a double (1e400): Python reads it as inf and nlohmann
+// refuses the file. Numbers too small (1e-400) read as 0 everywhere and are fine.
+bool
+overflows_double(std::string_view number)
+{
+  double parsed = 0;
+  const char* end = number.data() + number.size();
+  if (std::from_chars(number.data(), end, parsed).ec != std::errc::result_out_of_range) {
+    return false;
+  }
+  // Out of range either way: the sign of the decimal magnitude tells which.
+  long magnitude = 0;
+  size_t i = number[0] == '-' ? 1 : 0;
+  while (i < number.size() && number[i] == '0') {
+    ++i;
+  }
+  bool leading = true; // still in the zeros that start the number
+  for (; i < number.size() && is_digit(number[i]); ++i) {
+    ++magnitude;
+    leading = false;
+  }
+  if (i < number.size() && number[i] == '.') {
+    for (++i; leading && i < number.size() && number[i] == '0'; ++i) {
+      --magnitude;
+    }
+    while (i < number.size() && is_digit(number[i])) {
+      ++i;
+    }
+  }
+  long exponent = 0;
+  if (i < number.size()) {
+    const char* first = number.data() + i + 1;
+    const bool negative = *first == '-';
+    first += *first == '+' || *first == '-' ? 1 : 0;
+    if (std::from_chars(first, end, exponent).ec != std::errc()) {
+      exponent = 1000000; // too many digits for a long: far beyond any double
+    }
+    exponent = negative ? -exponent : exponent;
+  }
+  return magnitude + exponent > 0;
+}
+
+} // namespace
+
+Expected<JsonSpan>
+locate(std::string_view text, std::string_view pointer)
+{
+  auto tokens = parse_pointer(pointer);
+  if (!tokens) {
+    return unexpected(tokens.error());
+  }
+  const auto doc = scan(text);
+  if (!doc) {
+    return unexpected(doc.error());
+  }
+  const Resolved r = resolve(*doc, *tokens);
+  if (r.node == k_none) {
+    return unexpected(not_found(*doc, pointer, *tokens, r));
+  }
+  const Node& node = doc->nodes[r.node];
+  return JsonSpan{node.begin, node.end, position_of(text, node.begin)};
+}
+
+TextPosition
+position_of(std::string_view text, size_t offset)
+{
+  offset = std::min(offset, text.size());
+  TextPosition position;
+  size_t line_start = 0;
+  for (size_t i = 0; i < offset; ++i) {
+    if (text[i] == '\n') {
+      ++position.line;
+      line_start = i + 1;
+    }
+  }
+  position.column = static_cast<uint32_t>(offset - line_start + 1);
+  return position;
+}
+
+Expected<std::string>
+append_to_string_array(std::string_view text, std::string_view pointer,
+                       const std::vector<std::string>& entries)
+{
+  auto tokens = parse_pointer(pointer);
+  if (!tokens) {
+    return unexpected(tokens.error());
+  }
+  const auto doc = scan(text);
+  if (!doc) {
+    return unexpected(doc.error());
+  }
+  for (size_t i = 0; i < entries.size(); ++i) {
+    if (!valid_utf8(entries[i])) {
+      return unexpected(
+        fmt::format("cannot append to {}: entry {} is not valid UTF-8", where(pointer), i + 1));
+    }
+  }
+  const Resolved r = resolve(*doc, *tokens);
+  std::unordered_set<std::string> present;
+  if (r.node != k_none) {
+    const Node& array = doc->nodes[r.node];
+    if (array.kind != Kind::array) {
+      return unexpected(fmt::format("cannot append to {}: it is {}, not an array", where(pointer),
+                                    kind_name(array.kind)));
+    }
+    size_t position = 0;
+    for (size_t c = array.first_child; c != k_none; c = doc->nodes[c].next_sibling, ++position) {
+      const Node& element = doc->nodes[c];
+      if (element.kind != Kind::string) {
+        return unexpected(fmt::format("cannot append to {}: {}/{} is {}, not a string",
+                                      where(pointer), pointer, position, kind_name(element.kind)));
+      }
+      present.insert(decode_string(text.substr(element.begin, element.end - element.begin)));
+    }
+  } else if (auto ok = creatable(*doc, pointer, *tokens, r); !ok) {
+    return unexpected(ok.error());
+  }
+  std::vector<std::string> added;
+  for (const std::string& entry : entries) {
+    if (present.insert(entry).second) {
+      added.push_back(escape_json(entry));
+    }
+  }
+  if (added.empty()) {
+    return std::string(text);
+  }
+  std::string compact = "[";
+  for (size_t i = 0; i < added.size(); ++i) {
+    compact += (i == 0 ? "" : ",") + added[i];
+  }
+  compact += "]";
+  const auto value = scan(compact);
+  if (!value) {
+    return unexpected("internal error: escaped entries are not JSON: " + value.error());
+  }
+  std::string edited = r.node != k_none
+                         ? append_elements(*doc, r.node, added, *value)
+                         : insert_member(*doc, r.parent, escape_json(tokens->back().key), *value);
+  return checked(std::move(edited), *tokens, Kind::array);
+}
+
+Expected<std::string>
+add_object_member(std::string_view text, std::string_view pointer, const std::string& key,
+                  const std::string& value_json)
+{
+  auto tokens = parse_pointer(pointer);
+  if (!tokens) {
+    return unexpected(tokens.error());
+  }
+  const auto doc = scan(text);
+  if (!doc) {
+    return unexpected(doc.error());
+  }
+  if (!valid_utf8(key)) {
+    return unexpected(
+      fmt::format("cannot add a member to {}: the key is not valid UTF-8", where(pointer)));
+  }
+  const auto value = scan(value_json);
+  if (!value) {
+    return unexpected(fmt::format("cannot add {} to {}: its value is not JSON: {}",
+                                  escape_json(key), where(pointer), value.error()));
+  }
+  for (const Node& node : value->nodes) {
+    if (node.kind == Kind::nonfinite) {
+      return unexpected(fmt::format("cannot add {} to {}: its value contains {}, which is not JSON",
+                                    escape_json(key), where(pointer),
+                                    value_json.substr(node.begin, node.end - node.begin)));
+    }
+  }
+  const Resolved r = resolve(*doc, *tokens);
+  std::string edited;
+  if (r.node != k_none) {
+    const Node& object = doc->nodes[r.node];
+    if (object.kind != Kind::object) {
+      return unexpected(fmt::format("cannot add a member to {}: it is {}, not an object",
+                                    where(pointer), kind_name(object.kind)));
+    }
+    if (find_child(*doc, r.node, key) != k_none) {
+      return std::string(text);
+    }
+    edited = insert_member(*doc, r.node, escape_json(key), *value);
+  } else {
+    if (auto ok = creatable(*doc, pointer, *tokens, r); !ok) {
+      return unexpected(ok.error());
+    }
+    const std::string wrapped = "{" + escape_json(key) + ":" + value_json + "}";
+    const auto object = scan(wrapped);
+    if (!object) {
+      return unexpected(object.error());
+    }
+    edited = insert_member(*doc, r.parent, escape_json(tokens->back().key), *object);
+  }
+  return checked(std::move(edited), *tokens, Kind::object);
+}
+
+std::optional<std::string>
+edit_refusal(std::string_view text)
+{
+  const auto doc = scan(text);
+  if (!doc) {
+    return doc.error();
+  }
+  size_t first = k_none;
+  std::string reason;
+  const auto consider = [&](size_t offset, std::string message) {
+    if (offset < first) {
+      const TextPosition p = position_of(text, offset);
+      first = offset;
+      reason = fmt::format("{} (line {}, column {})", message, p.line, p.column);
+    }
+  };
+  for (size_t i = 0; i < doc->nodes.size(); ++i) {
+    const Node& node = doc->nodes[i];
+    if (node.kind == Kind::nonfinite) {
+      consider(node.begin, fmt::format("contains {}, which is not JSON",
+                                       text.substr(node.begin, node.end - node.begin)));
+    }
+    if (node.kind == Kind::number &&
+        overflows_double(text.substr(node.begin, node.end - node.begin))) {
+      consider(node.begin, fmt::format("contains {}, which is out of range for a double",
+                                       text.substr(node.begin, node.end - node.begin)));
+    }
+    if (node.kind != Kind::object) {
+      continue;
+    }
+    std::unordered_set<std::string> keys;
+    for (size_t c = node.first_child; c != k_none; c = doc->nodes[c].next_sibling) {
+      std::string key = decode_string(key_token(*doc, doc->nodes[c]));
+      if (!keys.insert(key).second) {
+        consider(doc->nodes[c].key_begin,
+                 fmt::format("duplicate key {} in {}", escape_json(key), where(path_of(*doc, i))));
+        break;
+      }
+    }
+  }
+  if (first == k_none) {
+    return std::nullopt;
+  }
+  return reason;
+}
+
+} // namespace qcheck

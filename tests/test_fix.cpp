@@ -1,0 +1,350 @@
+// qcheck fix: plans verified by re-linting, byte-preserving edits, all-or-nothing writes.
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sys/stat.h>
+
+#include "builder.hpp"
+#include "qcheck/fix.hpp"
+
+namespace fs = std::filesystem;
+using namespace qcheck;
+
+namespace {
+
+std::string
+read(const fs::path& path)
+{
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+std::string
+fixture(const std::string& name)
+{
+  return std::string(QCHECK_FIXTURES) + "/" + name;
+}
+
+LintRun
+lint_or_die(const FileSystem& files, const std::string& path)
+{
+  auto run = lint_path(files, path, LintOptions{});
+  EXPECT_TRUE(run) << (run ? "" : run.error());
+  return std::move(run).value();
+}
+
+const FileEdit*
+edit_for(const FixPlan& plan, const std::string& file)
+{
+  for (const auto& e : plan.edits) {
+    if (e.file == file) {
+      return &e;
+    }
+  }
+  return nullptr;
+}
+
+// A copy of a fixture folder in a temporary directory.
+class FixFolder : public ::testing::Test
+{
+protected:
+  void copy_fixture(const std::string& name)
+  {
+    m_dir = fs::temp_directory_path() /
+            ("qcheck-fix-" + std::to_string(::getpid()) + "-" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(m_dir);
+    fs::create_directories(m_dir);
+    fs::copy(fixture(name), m_dir / "model", fs::copy_options::recursive);
+  }
+  void TearDown() override { fs::remove_all(m_dir); }
+
+  std::string model() const { return (m_dir / "model").string(); }
+
+  std::vector<std::string> listing() const
+  {
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(m_dir / "model")) {
+      names.push_back(e.path().filename().string());
+    }
+    std::sort(names.begin(), names.end());
+    return names;
+  }
+
+  fs::path m_dir;
+};
+
+// Fails the n-th rename, or every temporary write.
+class FaultyWriter final : public FileWriter
+{
+public:
+  int fail_rename_at = -1;
+  bool fail_writes = false;
+  DiskFileWriter disk;
+  int renames = 0;
+
+  Expected<std::string> write_temp(const std::string& path, std::string_view contents,
+                                   uint32_t mode) override
+  {
+    if (fail_writes) {
+      return unexpected(path + ": write failed: No space left on device");
+    }
+    return disk.write_temp(path, contents, mode);
+  }
+  Expected<void> rename(const std::string& from, const std::string& to) override
+  {
+    if (renames++ == fail_rename_at) {
+      return unexpected(to + ": rename failed: Input/output error");
+    }
+    return disk.rename(from, to);
+  }
+  void remove(const std::string& path) override { disk.remove(path); }
+};
+
+} // namespace
+
+TEST(Fix, GlmPatchEqualsTheCorrectedTwinByteForByte)
+{
+  DiskFileSystem disk;
+  const LintRun run = lint_or_die(disk, fixture("glm-nvfp4-nextn"));
+  const FixPlan plan = plan_fix(disk, run, LintOptions{});
+  ASSERT_EQ(plan.edits.size(), 2u);
+  EXPECT_TRUE(plan.refused.empty());
+  EXPECT_TRUE(plan.remaining.empty());
+  for (const std::string file : {"config.json", "hf_quant_config.json"}) {
+    const FileEdit* edit = edit_for(plan, file);
+    ASSERT_NE(edit, nullptr) << file;
+    EXPECT_EQ(edit->patched, read(fixture("glm-nvfp4-nextn-fixed") + "/" + file)) << file;
+  }
+  EXPECT_EQ(edit_for(plan, "config.json")->added,
+            (std::vector<std::string>{"ignore += \"model.language_model.layers.45*\"",
+                                      "ignore += \"model.layers.45*\""}));
+}
+
+TEST(Fix, QwenPatchAddsTheEightMtpLinearsToBothFiles)
+{
+  DiskFileSystem disk;
+  const LintRun run = lint_or_die(disk, fixture("qwen-w4a16-mtp"));
+  const FixPlan plan = plan_fix(disk, run, LintOptions{});
+  ASSERT_EQ(plan.edits.size(), 2u);
+  for (const std::string file : {"config.json", "quantization_config.json"}) {
+    const FileEdit* edit = edit_for(plan, file);
+    ASSERT_NE(edit, nullptr);
+    const auto ours = nlohmann::json::parse(edit->patched);
+    const auto twin = nlohmann::json::parse(read(fixture("qwen-w4a16-mtp-fixed") + "/" + file));
+    const auto& a = file == "config.json" ? ours["quantization_config"] : ours;
+    const auto& b = file == "config.json" ? twin["quantization_config"] : twin;
+    EXPECT_EQ(a["ignore"].get<std::set<std::string>>(), b["ignore"].get<std::set<std::string>>());
+    // Bytes before the ignore list's end are unchanged.
+    const size_t last_old = edit->original.find("\"model.visual.merger.linear_fc1\"");
+    ASSERT_NE(last_old, std::string::npos);
+    EXPECT_EQ(edit->patched.substr(0, last_old), edit->original.substr(0, last_old));
+  }
+}
+
+TEST(Fix, EveryFixtureLintsWithoutFixableErrorsAfterTheFix)
+{
+  DiskFileSystem disk;
+  size_t folders = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(QCHECK_FIXTURES)) {
+    if (entry.path().filename() != "config.json") {
+      continue;
+    }
+    const std::string folder = entry.path().parent_path().string();
+    ++folders;
+    const LintRun run = lint_or_die(disk, folder);
+    const FixPlan plan = plan_fix(disk, run, LintOptions{});
+    OverlayFileSystem patched(disk);
+    for (const auto& e : plan.edits) {
+      patched.set(folder + "/" + e.file, e.patched);
+    }
+    const LintRun after = lint_or_die(patched, folder);
+    for (const auto& f : after.report.findings) {
+      // Fixable: an error for which lint derived entries (MXFP4 experts, say, are not).
+      EXPECT_FALSE(f.severity == Severity::error && !f.suggested_entries.empty())
+        << folder << ": " << f.message;
+    }
+  }
+  EXPECT_GE(folders, 7u);
+}
+
+TEST(Fix, IdempotentOnTheFixedTwins)
+{
+  DiskFileSystem disk;
+  for (const std::string name : {"glm-nvfp4-nextn-fixed", "qwen-w4a16-mtp-fixed", "plain-bf16"}) {
+    const LintRun run = lint_or_die(disk, fixture(name));
+    EXPECT_TRUE(plan_fix(disk, run, LintOptions{}).edits.empty()) << name;
+  }
+}
+
+TEST(Fix, KeepsEveryByteOutsideTheList)
+{
+  // CRLF, tabs, 1e-06, 1000000.0, a \u00e9 escape, no trailing newline.
+  const std::string config =
+    "{\r\n\t\"rms_norm_eps\": 1e-06,\r\n\t\"rope_theta\": 1000000.0,\r\n\t\"name\": "
+    "\"caf\\u00e9\",\r\n\t\"num_hidden_layers\": 1,\r\n\t\"num_nextn_predict_layers\": 1,\r\n"
+    "\t\"quantization_config\": {\r\n\t\t\"quant_method\": \"modelopt\",\r\n\t\t\"quant_algo\": "
+    "\"FP8\",\r\n\t\t\"ignore\": [\r\n\t\t\t\"lm_head\"\r\n\t\t]\r\n\t}\r\n}";
+  MemoryFileSystem mem;
+  mem.add_file("m/config.json", config);
+  mem.add_file("m/model.safetensors",
+               test::safetensors({{"model.layers.0.mlp.down_proj.weight", "F8_E4M3", {4, 4}},
+                                  {"model.layers.0.mlp.down_proj.weight_scale", "F32", {}},
+                                  {"model.layers.0.mlp.down_proj.input_scale", "F32", {}},
+                                  {"model.layers.1.eh_proj.weight", "BF16", {4, 8}},
+                                  {"model.layers.1.mlp.down_proj.weight", "BF16", {4, 4}}}));
+  const LintRun run = lint_or_die(mem, "m");
+  const FixPlan plan = plan_fix(mem, run, LintOptions{});
+  ASSERT_EQ(plan.edits.size(), 1u) << (plan.refused.empty() ? "" : plan.refused[0]);
+  const std::string& patched = plan.edits[0].patched;
+  const std::string expected =
+    "{\r\n\t\"rms_norm_eps\": 1e-06,\r\n\t\"rope_theta\": 1000000.0,\r\n\t\"name\": "
+    "\"caf\\u00e9\",\r\n\t\"num_hidden_layers\": 1,\r\n\t\"num_nextn_predict_layers\": 1,\r\n"
+    "\t\"quantization_config\": {\r\n\t\t\"quant_method\": \"modelopt\",\r\n\t\t\"quant_algo\": "
+    "\"FP8\",\r\n\t\t\"ignore\": [\r\n\t\t\t\"lm_head\",\r\n\t\t\t\"model.layers.1*\"\r\n\t\t]\r\n"
+    "\t}\r\n}";
+  EXPECT_EQ(patched, expected);
+}
+
+TEST(Fix, RefusesConfigsWithNaN)
+{
+  MemoryFileSystem mem;
+  mem.add_file("m/config.json",
+               R"({"num_hidden_layers": 1, "num_nextn_predict_layers": 1, "x": NaN,
+                   "quantization_config": {"quant_method": "modelopt", "quant_algo": "FP8", "ignore": []}})");
+  mem.add_file("m/model.safetensors",
+               test::safetensors({{"model.layers.1.mlp.down_proj.weight", "BF16", {4, 4}}}));
+  auto run = lint_path(mem, "m", LintOptions{});
+  ASSERT_TRUE(run);
+  const FixPlan plan = plan_fix(mem, *run, LintOptions{});
+  EXPECT_TRUE(plan.edits.empty());
+}
+
+TEST_F(FixFolder, InplaceWritesBothFilesAndLintIsCleanAfterwards)
+{
+  copy_fixture("glm-nvfp4-nextn");
+  DiskFileSystem disk;
+  const LintRun run = lint_or_die(disk, model());
+  const FixPlan plan = plan_fix(disk, run, LintOptions{});
+  DiskFileWriter writer;
+  auto applied = apply_fix(disk, writer, model(), plan);
+  ASSERT_TRUE(applied) << applied.error();
+  EXPECT_EQ(applied->written.size(), 2u);
+  EXPECT_TRUE(lint_or_die(disk, model()).report.findings.empty());
+  // No temporary or backup file left in the model folder.
+  EXPECT_EQ(listing(), (std::vector<std::string>{"config.json", "hf_quant_config.json",
+                                                 "model-00001-of-00003.safetensors",
+                                                 "model-00002-of-00003.safetensors",
+                                                 "model-00003-of-00003.safetensors",
+                                                 "model.safetensors.index.json"}));
+}
+
+TEST_F(FixFolder, FailedRenameRestoresEveryFile)
+{
+  copy_fixture("glm-nvfp4-nextn");
+  const std::string before_config = read(m_dir / "model/config.json");
+  const std::string before_hf = read(m_dir / "model/hf_quant_config.json");
+  DiskFileSystem disk;
+  const FixPlan plan = plan_fix(disk, lint_or_die(disk, model()), LintOptions{});
+  FaultyWriter writer;
+  writer.fail_rename_at = 1; // the second file
+  auto applied = apply_fix(disk, writer, model(), plan);
+  ASSERT_FALSE(applied);
+  EXPECT_EQ(applied.error(), model() + "/hf_quant_config.json: rename failed: Input/output error; "
+                                       "every file was restored");
+  EXPECT_EQ(read(m_dir / "model/config.json"), before_config);
+  EXPECT_EQ(read(m_dir / "model/hf_quant_config.json"), before_hf);
+  EXPECT_EQ(listing().size(), 6u);
+}
+
+TEST_F(FixFolder, DiskFullChangesNothing)
+{
+  copy_fixture("glm-nvfp4-nextn");
+  const std::string before = read(m_dir / "model/config.json");
+  DiskFileSystem disk;
+  const FixPlan plan = plan_fix(disk, lint_or_die(disk, model()), LintOptions{});
+  FaultyWriter writer;
+  writer.fail_writes = true;
+  auto applied = apply_fix(disk, writer, model(), plan);
+  ASSERT_FALSE(applied);
+  EXPECT_EQ(applied.error(),
+            model() + "/config.json: write failed: No space left on device; nothing was changed");
+  EXPECT_EQ(read(m_dir / "model/config.json"), before);
+  EXPECT_EQ(listing().size(), 6u);
+}
+
+TEST_F(FixFolder, ReadOnlyConfigIsRefused)
+{
+  copy_fixture("glm-nvfp4-nextn");
+  fs::permissions(m_dir / "model/config.json", fs::perms(0444));
+  const std::string before = read(m_dir / "model/config.json");
+  DiskFileSystem disk;
+  const FixPlan plan = plan_fix(disk, lint_or_die(disk, model()), LintOptions{});
+  DiskFileWriter writer;
+  auto applied = apply_fix(disk, writer, model(), plan);
+  ASSERT_FALSE(applied);
+  EXPECT_EQ(applied.error(),
+            model() + "/config.json: is read-only (mode 0444); nothing was changed");
+  EXPECT_EQ(read(m_dir / "model/config.json"), before);
+  EXPECT_EQ(read(m_dir / "model/hf_quant_config.json"),
+            read(fixture("glm-nvfp4-nextn") + "/hf_quant_config.json"));
+}
+
+TEST_F(FixFolder, FileChangedOnDiskIsNotOverwritten)
+{
+  copy_fixture("glm-nvfp4-nextn");
+  DiskFileSystem disk;
+  const FixPlan plan = plan_fix(disk, lint_or_die(disk, model()), LintOptions{});
+  std::ofstream(m_dir / "model/hf_quant_config.json", std::ios::app) << " ";
+  const std::string changed = read(m_dir / "model/hf_quant_config.json");
+  DiskFileWriter writer;
+  auto applied = apply_fix(disk, writer, model(), plan);
+  ASSERT_FALSE(applied);
+  EXPECT_EQ(applied.error(), model() + "/hf_quant_config.json: changed on disk since it was read; "
+                                       "nothing was changed");
+  EXPECT_EQ(read(m_dir / "model/hf_quant_config.json"), changed);
+  EXPECT_EQ(read(m_dir / "model/config.json"), read(fixture("glm-nvfp4-nextn") + "/config.json"));
+}
+
+TEST_F(FixFolder, SymlinkedConfigIsReplacedAndItsTargetUntouched)
+{
+  copy_fixture("glm-nvfp4-nextn");
+  fs::create_directories(m_dir / "blobs");
+  fs::rename(m_dir / "model/config.json", m_dir / "blobs/3f2a");
+  fs::create_symlink(m_dir / "blobs/3f2a", m_dir / "model/config.json");
+  const std::string blob = read(m_dir / "blobs/3f2a");
+  DiskFileSystem disk;
+  const FixPlan plan = plan_fix(disk, lint_or_die(disk, model()), LintOptions{});
+  DiskFileWriter writer;
+  auto applied = apply_fix(disk, writer, model(), plan);
+  ASSERT_TRUE(applied) << applied.error();
+  EXPECT_EQ(read(m_dir / "blobs/3f2a"), blob);
+  EXPECT_FALSE(fs::is_symlink(m_dir / "model/config.json"));
+  EXPECT_EQ(read(m_dir / "model/config.json"),
+            read(fixture("glm-nvfp4-nextn-fixed") + "/config.json"));
+  ASSERT_EQ(applied->notes.size(), 1u);
+  EXPECT_EQ(applied->notes[0], model() + "/config.json was a symbolic link; it is now a regular "
+                                         "file with the patched contents, and the link's target "
+                                         "is unchanged");
+}
+
+TEST(Fix, NeverWritesSafetensors)
+{
+  FixPlan plan;
+  plan.edits.push_back({"model.safetensors", "a", "b", {}, false, 0644});
+  MemoryFileSystem mem;
+  DiskFileWriter writer;
+  auto applied = apply_fix(mem, writer, "/nonexistent", plan);
+  ASSERT_FALSE(applied);
+  EXPECT_EQ(applied.error(), "model.safetensors: refusing to write a safetensors file");
+}
+
+TEST(Fix, UnifiedDiff)
+{
+  FileEdit edit{"config.json", "{\n  \"a\": [\n    \"x\"\n  ]\n}\n",
+                "{\n  \"a\": [\n    \"x\",\n    \"y\"\n  ]\n}\n", {}, false, 0644};
+  EXPECT_EQ(unified_diff(edit), "--- a/config.json\n+++ b/config.json\n@@ -1,5 +1,6 @@\n {\n"
+                                "   \"a\": [\n-    \"x\"\n+    \"x\",\n+    \"y\"\n   ]\n }\n");
+}

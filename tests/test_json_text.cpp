@@ -1,0 +1,877 @@
+// Tests for text-preserving JSON edits and JSON pointer positions. Expected texts are written out
+// in full: equality with them is byte identity outside the edit. nlohmann checks that each result
+// still means the original document plus the new entries.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "qcheck/json_text.hpp"
+
+using namespace qcheck;
+
+namespace {
+
+using Json = nlohmann::json;
+
+// A document from (depth, content) lines, indented with `unit` and joined with `eol`.
+std::string
+lines(const std::string& unit, const std::string& eol,
+      const std::vector<std::pair<int, std::string>>& rows, bool final_eol = true)
+{
+  std::string out;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    for (int d = 0; d < rows[i].first; ++d) {
+      out += unit;
+    }
+    out += rows[i].second;
+    if (i + 1 < rows.size() || final_eol) {
+      out += eol;
+    }
+  }
+  return out;
+}
+
+std::string
+append(const std::string& text, const std::string& pointer, const std::vector<std::string>& entries)
+{
+  auto result = append_to_string_array(text, pointer, entries);
+  EXPECT_TRUE(result) << result.error();
+  return result ? *result : std::string();
+}
+
+std::string
+append_error(const std::string& text, const std::string& pointer,
+             const std::vector<std::string>& entries)
+{
+  auto result = append_to_string_array(text, pointer, entries);
+  EXPECT_FALSE(result) << *result;
+  return result ? std::string() : result.error();
+}
+
+std::string
+locate_error(const std::string& text, const std::string& pointer)
+{
+  auto span = locate(text, pointer);
+  EXPECT_FALSE(span);
+  return span ? std::string() : span.error();
+}
+
+// The result parses to `before` with `added` appended to the array at `pointer` (created when
+// missing).
+void
+expect_reparses(const std::string& before, const std::string& after, const std::string& pointer,
+                const std::vector<std::string>& added)
+{
+  Json expected = Json::parse(before);
+  Json& array = expected[Json::json_pointer(pointer)];
+  if (array.is_null()) {
+    array = Json::array();
+  }
+  for (const std::string& entry : added) {
+    array.push_back(entry);
+  }
+  EXPECT_EQ(Json::parse(after), expected) << after;
+}
+
+// Appends, checks the exact result, that it re-parses, and that a second run changes nothing.
+void
+expect_append(const std::string& before, const std::string& pointer,
+              const std::vector<std::string>& entries, const std::string& expected,
+              const std::vector<std::string>& added)
+{
+  const std::string after = append(before, pointer, entries);
+  EXPECT_EQ(after, expected);
+  expect_reparses(before, after, pointer, added);
+  EXPECT_EQ(append(after, pointer, entries), after) << "second run must change nothing";
+}
+
+void
+expect_append(const std::string& before, const std::string& pointer,
+              const std::vector<std::string>& entries, const std::string& expected)
+{
+  expect_append(before, pointer, entries, expected, entries);
+}
+
+// Bytes before and after the value at `pointer` are the same in both texts.
+void
+expect_outside_unchanged(const std::string& before, const std::string& after,
+                         const std::string& pointer)
+{
+  auto old_span = locate(before, pointer);
+  auto new_span = locate(after, pointer);
+  ASSERT_TRUE(old_span) << old_span.error();
+  ASSERT_TRUE(new_span) << new_span.error();
+  ASSERT_EQ(old_span->begin, new_span->begin);
+  EXPECT_EQ(before.substr(0, old_span->begin), after.substr(0, new_span->begin));
+  EXPECT_EQ(before.substr(old_span->end), after.substr(new_span->end));
+}
+
+// A config.json in Python's json.dumps(indent=...) layout, with values that re-serialising
+// would change: 1e-06, 1000000.0, \u00e9, an empty object.
+std::string
+rich_config(const std::string& unit, const std::string& eol, bool final_eol,
+            const std::vector<std::string>& extra)
+{
+  std::vector<std::pair<int, std::string>> rows{
+    {0, "{"},
+    {1, R"("architectures": [)"},
+    {2, R"("DeepseekV3ForCausalLM")"},
+    {1, "],"},
+    {1, R"("author": "Ren\u00e9",)"},
+    {1, R"("quantization_config": {)"},
+    {2, R"("config_groups": {)"},
+    {3, R"("group_0": {)"},
+    {4, R"("weights": {)"},
+    {5, R"("num_bits": 4,)"},
+    {5, R"("observer_kwargs": {})"},
+    {4, "}"},
+    {3, "}"},
+    {2, "},"},
+    {2, R"("ignore": [)"},
+    {3, R"("lm_head",)"},
+    {3, R"("re:.*mlp\\.gate$")"},
+  };
+  for (const std::string& e : extra) {
+    rows.back().second += ",";
+    rows.push_back({3, e});
+  }
+  const std::vector<std::pair<int, std::string>> tail{
+    {2, "],"},
+    {2, R"("quant_method": "compressed-tensors")"},
+    {1, "},"},
+    {1, R"("rms_norm_eps": 1e-06,)"},
+    {1, R"("rope_theta": 1000000.0,)"},
+    {1, R"("max_position_embeddings": 163840)"},
+    {0, "}"},
+  };
+  rows.insert(rows.end(), tail.begin(), tail.end());
+  return lines(unit, eol, rows, final_eol);
+}
+
+} // namespace
+
+// ---- Appending to existing arrays ----
+
+TEST(JsonTextAppend, TwoSpacesOneEntryPerLine)
+{
+  expect_append("{\n  \"ignore\": [\n    \"lm_head\",\n    \"model.visual*\"\n  ]\n}", "/ignore",
+                {"a*", "b*"},
+                "{\n  \"ignore\": [\n    \"lm_head\",\n    \"model.visual*\",\n    \"a*\",\n    "
+                "\"b*\"\n  ]\n}");
+}
+
+TEST(JsonTextAppend, EveryIndentationAndLineEnding)
+{
+  const std::vector<std::pair<std::string, std::string>> styles{
+    {"  ", "\n"}, {"    ", "\n"}, {"\t", "\n"}, {"  ", "\r\n"}, {"\t", "\r\n"}};
+  for (const auto& [unit, eol] : styles) {
+    for (const bool final_eol : {true, false}) {
+      SCOPED_TRACE(testing::Message()
+                   << "unit '" << unit << "' eol " << eol.size() << " final " << final_eol);
+      const std::string before = rich_config(unit, eol, final_eol, {});
+      const std::string expected =
+        rich_config(unit, eol, final_eol, {R"("model.layers.61*")", R"("mtp.*")"});
+      expect_append(before, "/quantization_config/ignore", {"model.layers.61*", "mtp.*"}, expected);
+    }
+  }
+}
+
+TEST(JsonTextAppend, BytesOutsideTheArrayAreIdentical)
+{
+  const std::string before = rich_config("  ", "\n", false, {});
+  const std::string after =
+    append(before, "/quantization_config/ignore", {"model.layers.61*", "caf\xC3\xA9"});
+  expect_outside_unchanged(before, after, "/quantization_config/ignore");
+  EXPECT_NE(after.find("\"rms_norm_eps\": 1e-06,"), std::string::npos);
+  EXPECT_NE(after.find("\"rope_theta\": 1000000.0,"), std::string::npos);
+  EXPECT_NE(after.find(R"("author": "Ren\u00e9")"), std::string::npos);
+  EXPECT_NE(after.find("\"observer_kwargs\": {}"), std::string::npos);
+  EXPECT_EQ(after.back(), '}');
+  expect_reparses(before, after, "/quantization_config/ignore",
+                  {"model.layers.61*", "caf\xC3\xA9"});
+}
+
+TEST(JsonTextAppend, FourSpacesNested)
+{
+  const std::string before = "{\n"
+                             "    \"quantization_config\": {\n"
+                             "        \"ignore\": [\n"
+                             "            \"lm_head\"\n"
+                             "        ],\n"
+                             "        \"quant_method\": \"fp8\"\n"
+                             "    }\n"
+                             "}\n";
+  const std::string expected = "{\n"
+                               "    \"quantization_config\": {\n"
+                               "        \"ignore\": [\n"
+                               "            \"lm_head\",\n"
+                               "            \"model.mtp*\"\n"
+                               "        ],\n"
+                               "        \"quant_method\": \"fp8\"\n"
+                               "    }\n"
+                               "}\n";
+  expect_append(before, "/quantization_config/ignore", {"model.mtp*"}, expected);
+}
+
+TEST(JsonTextAppend, TabsAndCrlf)
+{
+  expect_append(
+    "{\r\n\t\"q\": {\r\n\t\t\"ignore\": [\r\n\t\t\t\"lm_head\"\r\n\t\t]\r\n\t}\r\n}", "/q/ignore",
+    {"a*"},
+    "{\r\n\t\"q\": {\r\n\t\t\"ignore\": [\r\n\t\t\t\"lm_head\",\r\n\t\t\t\"a*\"\r\n\t\t]"
+    "\r\n\t}\r\n}");
+}
+
+TEST(JsonTextAppend, InlineArrayReusesItsSeparator)
+{
+  expect_append(R"({"ignore": ["lm_head", "x"]})", "/ignore", {"a*"},
+                R"({"ignore": ["lm_head", "x", "a*"]})");
+  expect_append(R"(["x","y"])", "", {"a*"}, R"(["x","y","a*"])");
+  expect_append(R"({"ignore":["x","y"]})", "/ignore", {"a*", "b*"},
+                R"({"ignore":["x","y","a*","b*"]})");
+  expect_append(R"(["x" , "y"])", "", {"a*"}, R"(["x" , "y" , "a*"])");
+}
+
+TEST(JsonTextAppend, InlineSingleElementFollowsTheFile)
+{
+  expect_append(R"({"bits": 4, "ignore": ["x"]})", "/ignore", {"a*"},
+                R"({"bits": 4, "ignore": ["x", "a*"]})");
+  expect_append(R"({"bits":4,"ignore":["x"]})", "/ignore", {"a*"},
+                R"({"bits":4,"ignore":["x","a*"]})");
+  expect_append(R"(["x"])", "", {"a*"}, R"(["x", "a*"])");
+}
+
+TEST(JsonTextAppend, InlineArrayInsideMultilineFile)
+{
+  expect_append("{\n  \"ignore\": [\"lm_head\", \"x\"],\n  \"bits\": 4\n}\n", "/ignore", {"a*"},
+                "{\n  \"ignore\": [\"lm_head\", \"x\", \"a*\"],\n  \"bits\": 4\n}\n");
+}
+
+TEST(JsonTextAppend, ClosingBracketOnTheLastLine)
+{
+  expect_append("{\"ignore\": [\n    \"x\"]}", "/ignore", {"a*"},
+                "{\"ignore\": [\n    \"x\",\n    \"a*\"]}");
+}
+
+// ---- Empty arrays ----
+
+TEST(JsonTextAppend, EmptyArrayOpensUpInTheFilesIndentation)
+{
+  expect_append("{\n  \"ignore\": []\n}\n", "/ignore", {"a*"},
+                "{\n  \"ignore\": [\n    \"a*\"\n  ]\n}\n");
+  expect_append("{\n  \"bits\": 4,\n  \"ignore\": [],\n  \"x\": 1\n}", "/ignore", {"a*", "b*"},
+                "{\n  \"bits\": 4,\n  \"ignore\": [\n    \"a*\",\n    \"b*\"\n  ],\n  \"x\": 1\n}");
+}
+
+TEST(JsonTextAppend, EmptyArrayNestedFourSpaces)
+{
+  const std::string before = "{\n"
+                             "    \"quantization_config\": {\n"
+                             "        \"ignore\": [],\n"
+                             "        \"quant_method\": \"fp8\"\n"
+                             "    }\n"
+                             "}";
+  const std::string expected = "{\n"
+                               "    \"quantization_config\": {\n"
+                               "        \"ignore\": [\n"
+                               "            \"a*\"\n"
+                               "        ],\n"
+                               "        \"quant_method\": \"fp8\"\n"
+                               "    }\n"
+                               "}";
+  expect_append(before, "/quantization_config/ignore", {"a*"}, expected);
+}
+
+TEST(JsonTextAppend, EmptyArrayTabsCrlf)
+{
+  expect_append("{\r\n\t\"ignore\": []\r\n}\r\n", "/ignore", {"a*"},
+                "{\r\n\t\"ignore\": [\r\n\t\t\"a*\"\r\n\t]\r\n}\r\n");
+}
+
+TEST(JsonTextAppend, EmptyArrayWithoutIndentation)
+{
+  // Python's json.dumps(indent=0).
+  expect_append("{\n\"bits\": 4,\n\"ignore\": []\n}", "/ignore", {"a*"},
+                "{\n\"bits\": 4,\n\"ignore\": [\n\"a*\"\n]\n}");
+}
+
+TEST(JsonTextAppend, EmptyArrayInOneLineFileStaysInline)
+{
+  expect_append(R"({"ignore": []})", "/ignore", {"a*", "b*"}, R"({"ignore": ["a*", "b*"]})");
+  expect_append(R"({"bits":4,"ignore":[]})", "/ignore", {"a*", "b*"},
+                R"({"bits":4,"ignore":["a*","b*"]})");
+  expect_append(R"({"ignore": [ ]})", "/ignore", {"a*"}, R"({"ignore": ["a*"]})");
+  expect_append("[]", "", {"a*", "b*"}, R"(["a*", "b*"])");
+  // An inline object in a multi-line file keeps its empty array inline.
+  expect_append("{\n  \"q\": {\"ignore\": []}\n}\n", "/q/ignore", {"a*"},
+                "{\n  \"q\": {\"ignore\": [\"a*\"]}\n}\n");
+}
+
+// ---- Missing keys ----
+
+TEST(JsonTextAppend, MissingKeyAddedAsLastMemberMultiline)
+{
+  const std::string before = "{\n"
+                             "  \"producer\": {\n"
+                             "    \"name\": \"modelopt\"\n"
+                             "  },\n"
+                             "  \"quantization\": {\n"
+                             "    \"quant_algo\": \"FP8\",\n"
+                             "    \"kv_cache_quant_algo\": null\n"
+                             "  }\n"
+                             "}\n";
+  const std::string expected = "{\n"
+                               "  \"producer\": {\n"
+                               "    \"name\": \"modelopt\"\n"
+                               "  },\n"
+                               "  \"quantization\": {\n"
+                               "    \"quant_algo\": \"FP8\",\n"
+                               "    \"kv_cache_quant_algo\": null,\n"
+                               "    \"exclude_modules\": [\n"
+                               "      \"lm_head\",\n"
+                               "      \"model.mtp*\"\n"
+                               "    ]\n"
+                               "  }\n"
+                               "}\n";
+  expect_append(before, "/quantization/exclude_modules", {"lm_head", "model.mtp*"}, expected);
+}
+
+TEST(JsonTextAppend, MissingKeyTabsCrlf)
+{
+  expect_append("{\r\n\t\"q\": {\r\n\t\t\"bits\": 4\r\n\t}\r\n}", "/q/ignore", {"a*"},
+                "{\r\n\t\"q\": {\r\n\t\t\"bits\": 4,\r\n\t\t\"ignore\": [\r\n\t\t\t\"a*\"\r\n\t\t]"
+                "\r\n\t}\r\n}");
+}
+
+TEST(JsonTextAppend, MissingKeyInline)
+{
+  expect_append(R"({"quantization_config": {"quant_method": "fp8"}})",
+                "/quantization_config/ignore", {"a*", "b*"},
+                R"({"quantization_config": {"quant_method": "fp8", "ignore": ["a*", "b*"]}})");
+  expect_append(R"({"quantization_config":{"quant_method":"fp8"}})", "/quantization_config/ignore",
+                {"a*", "b*"},
+                R"({"quantization_config":{"quant_method":"fp8","ignore":["a*","b*"]}})");
+  expect_append(R"({"a": 1 , "b": 2})", "/ignore", {"x"}, R"({"a": 1 , "b": 2 , "ignore": ["x"]})");
+}
+
+TEST(JsonTextAppend, MissingKeyFollowsSiblingArrays)
+{
+  // The sibling list is written inline, so the new one is too.
+  expect_append(
+    "{\n  \"q\": {\n    \"bits\": 4,\n    \"modules_to_not_convert\": [\"lm_head\"]\n  }\n}",
+    "/q/ignore", {"a*"},
+    "{\n  \"q\": {\n    \"bits\": 4,\n    \"modules_to_not_convert\": [\"lm_head\"],\n"
+    "    \"ignore\": [\"a*\"]\n  }\n}");
+}
+
+TEST(JsonTextAppend, MissingKeyInEmptyObject)
+{
+  expect_append(
+    "{\n  \"quantization_config\": {}\n}\n", "/quantization_config/ignore", {"a*"},
+    "{\n  \"quantization_config\": {\n    \"ignore\": [\n      \"a*\"\n    ]\n  }\n}\n");
+  expect_append(R"({"quantization_config": {}})", "/quantization_config/ignore", {"a*"},
+                R"({"quantization_config": {"ignore": ["a*"]}})");
+  expect_append("{}", "/ignore", {"a*"}, R"({"ignore": ["a*"]})");
+}
+
+TEST(JsonTextAppend, MissingParentIsAnError)
+{
+  EXPECT_EQ(
+    append_error("{\n  \"model_type\": \"llama\"\n}\n", "/quantization_config/ignore", {"a"}),
+    "cannot add /quantization_config/ignore: /quantization_config does not exist");
+  EXPECT_EQ(append_error(R"({"a": {}})", "/a/b/c/d", {"x"}),
+            "cannot add /a/b/c/d: /a/b does not exist");
+  EXPECT_EQ(append_error(R"({"a": [1]})", "/a/5", {"x"}),
+            "cannot add /a/5: /a is an array, not an object");
+  EXPECT_EQ(append_error(R"({"a": "s"})", "/a/ignore", {"x"}),
+            "cannot add /a/ignore: /a is a string, not an object");
+}
+
+TEST(JsonTextAppend, WrongTypesAreErrors)
+{
+  EXPECT_EQ(append_error(R"({"ignore": "lm_head"})", "/ignore", {"x"}),
+            "cannot append to /ignore: it is a string, not an array");
+  EXPECT_EQ(append_error(R"({"ignore": {}})", "/ignore", {"x"}),
+            "cannot append to /ignore: it is an object, not an array");
+  EXPECT_EQ(append_error(R"({"ignore": ["a", 1]})", "/ignore", {"x"}),
+            "cannot append to /ignore: /ignore/1 is a number, not a string");
+  EXPECT_EQ(append_error(R"({"ignore": ["a"]})", "/ignore", {"ok", std::string("\xC3")}),
+            "cannot append to /ignore: entry 2 is not valid UTF-8");
+  EXPECT_EQ(append_error(R"({"ignore": ["a"]})", "ignore", {"x"}),
+            "invalid JSON pointer \"ignore\": it must be empty or start with '/'");
+}
+
+// ---- Entries ----
+
+TEST(JsonTextAppend, EntriesAlreadyPresentAreSkipped)
+{
+  const std::string before = R"({"ignore": ["lm_head", "caf\u00e9", "a\/b"]})";
+  EXPECT_EQ(append(before, "/ignore", {"lm_head", "caf\xC3\xA9", "a/b"}), before);
+  expect_append(before, "/ignore", {"lm_head", "new", "a/b", "new"},
+                R"({"ignore": ["lm_head", "caf\u00e9", "a\/b", "new"]})", {"new"});
+}
+
+TEST(JsonTextAppend, NothingToAddLeavesTextUnchanged)
+{
+  const std::string before = "{\r\n  \"ignore\": [\"x\"]\r\n}";
+  EXPECT_EQ(append(before, "/ignore", {}), before);
+  EXPECT_EQ(append(before, "/ignore", {"x", "x"}), before);
+  // A missing key is not created for nothing, but its parent must exist.
+  EXPECT_EQ(append(R"({"q": {}})", "/q/ignore", {}), R"({"q": {}})");
+  EXPECT_EQ(append_error(R"({"q": {}})", "/x/ignore", {}),
+            "cannot add /x/ignore: /x does not exist");
+}
+
+TEST(JsonTextAppend, IdempotentAcrossRuns)
+{
+  const std::string before = rich_config("    ", "\r\n", true, {});
+  const std::vector<std::string> entries{"lm_head", "model.layers.61*", "mtp.*"};
+  const std::string once = append(before, "/quantization_config/ignore", entries);
+  const std::string twice = append(once, "/quantization_config/ignore", entries);
+  EXPECT_EQ(once, twice);
+  EXPECT_EQ(once, rich_config("    ", "\r\n", true, {R"("model.layers.61*")", R"("mtp.*")"}));
+  const std::string created = append(R"({"q": {"bits": 4}})", "/q/ignore", entries);
+  EXPECT_EQ(append(created, "/q/ignore", entries), created);
+}
+
+TEST(JsonTextAppend, EntriesAreEscaped)
+{
+  const std::vector<std::string> entries{
+    "a\"b", "c\\d", "e\nf", std::string("g\x01h"), "\xC3\xA9.*", "tab\t", "re:.*\\.mlp$", "s/l"};
+  const std::string expected =
+    R"(["x", "a\"b", "c\\d", "e\nf", "g\u0001h", "é.*", "tab\t", "re:.*\\.mlp$", "s/l"])";
+  expect_append(R"(["x"])", "", entries, expected);
+}
+
+TEST(JsonTextAppend, LastDuplicateKeyIsEdited)
+{
+  expect_append(R"({"ignore": ["a"], "ignore": ["b"]})", "/ignore", {"c"},
+                R"({"ignore": ["a"], "ignore": ["b", "c"]})");
+}
+
+TEST(JsonTextAppend, PointerThroughArraysAndEscapes)
+{
+  expect_append(R"({"groups": [{"ignore": ["x"]}, {"ignore": []}]})", "/groups/1/ignore", {"y"},
+                R"({"groups": [{"ignore": ["x"]}, {"ignore": ["y"]}]})");
+  expect_append(R"({"a/b": {"m~n": ["x"]}})", "/a~1b/m~0n", {"y"},
+                R"({"a/b": {"m~n": ["x", "y"]}})");
+}
+
+TEST(JsonTextAppend, ByteOrderMarkKept)
+{
+  const std::string bom = "\xEF\xBB\xBF";
+  EXPECT_EQ(append(bom + R"({"ignore": []})", "/ignore", {"a"}), bom + R"({"ignore": ["a"]})");
+}
+
+TEST(JsonTextAppend, InvalidDocumentIsAnError)
+{
+  EXPECT_EQ(append_error("{\"ignore\": [\"a\",]}", "/ignore", {"x"}),
+            "invalid JSON at line 1, column 17: trailing comma before ']'");
+}
+
+// ---- Object members ----
+
+TEST(JsonTextObject, AppendsToDynamicMultiline)
+{
+  const std::string before = "{\n"
+                             "  \"quantization_config\": {\n"
+                             "    \"bits\": 4,\n"
+                             "    \"dynamic\": {\n"
+                             "      \"-:.*visual.*\": {}\n"
+                             "    }\n"
+                             "  }\n"
+                             "}\n";
+  const std::string expected = "{\n"
+                               "  \"quantization_config\": {\n"
+                               "    \"bits\": 4,\n"
+                               "    \"dynamic\": {\n"
+                               "      \"-:.*visual.*\": {},\n"
+                               "      \"-:.*mtp.*\": {}\n"
+                               "    }\n"
+                               "  }\n"
+                               "}\n";
+  auto after = add_object_member(before, "/quantization_config/dynamic", "-:.*mtp.*", "{}");
+  ASSERT_TRUE(after) << after.error();
+  EXPECT_EQ(*after, expected);
+  auto again = add_object_member(*after, "/quantization_config/dynamic", "-:.*mtp.*", "{}");
+  ASSERT_TRUE(again);
+  EXPECT_EQ(*again, *after);
+}
+
+TEST(JsonTextObject, NestedValueLaidOutLikeSiblings)
+{
+  const std::string before = "{\n"
+                             "    \"dynamic\": {\n"
+                             "        \"+:.*mlp.*\": {\n"
+                             "            \"bits\": 8\n"
+                             "        }\n"
+                             "    }\n"
+                             "}";
+  const std::string expected = "{\n"
+                               "    \"dynamic\": {\n"
+                               "        \"+:.*mlp.*\": {\n"
+                               "            \"bits\": 8\n"
+                               "        },\n"
+                               "        \"+:.*attn.*\": {\n"
+                               "            \"bits\": 8,\n"
+                               "            \"group_size\": 64,\n"
+                               "            \"scales\": [\n"
+                               "                1e-06,\n"
+                               "                2\n"
+                               "            ],\n"
+                               "            \"none\": {}\n"
+                               "        }\n"
+                               "    }\n"
+                               "}";
+  auto after = add_object_member(before, "/dynamic", "+:.*attn.*",
+                                 R"({"bits":8,"group_size":64,"scales":[1e-06,2],"none":{}})");
+  ASSERT_TRUE(after) << after.error();
+  EXPECT_EQ(*after, expected);
+}
+
+TEST(JsonTextObject, InlineSiblingsGiveAnInlineValue)
+{
+  const std::string before =
+    "{\n  \"quantization_config\": {\n    \"extra_config\": {\"a\": {\"bits\": 8}}\n  }\n}\n";
+  const std::string expected = "{\n  \"quantization_config\": {\n    \"extra_config\": {\"a\": "
+                               "{\"bits\": 8}, \"b\": {\"bits\": 16, \"sym\": true}}\n  }\n}\n";
+  auto after = add_object_member(before, "/quantization_config/extra_config", "b",
+                                 R"({"bits":16,"sym":true})");
+  ASSERT_TRUE(after) << after.error();
+  EXPECT_EQ(*after, expected);
+  auto compact =
+    add_object_member(R"({"e":{"a":{"bits":8}}})", "/e", "b", R"({"bits":16,"sym":true})");
+  ASSERT_TRUE(compact) << compact.error();
+  EXPECT_EQ(*compact, R"({"e":{"a":{"bits":8},"b":{"bits":16,"sym":true}}})");
+}
+
+TEST(JsonTextObject, CreatesMissingObject)
+{
+  const std::string before = "{\n  \"quantization_config\": {\n    \"bits\": 4\n  }\n}";
+  const std::string expected =
+    "{\n  \"quantization_config\": {\n    \"bits\": 4,\n    \"dynamic\": "
+    "{\n      \"-:.*mtp.*\": {}\n    }\n  }\n}";
+  auto after = add_object_member(before, "/quantization_config/dynamic", "-:.*mtp.*", "{}");
+  ASSERT_TRUE(after) << after.error();
+  EXPECT_EQ(*after, expected);
+  auto inline_after = add_object_member(R"({"q": {"bits": 4}})", "/q/dynamic", "-:x", "{}");
+  ASSERT_TRUE(inline_after) << inline_after.error();
+  EXPECT_EQ(*inline_after, R"({"q": {"bits": 4, "dynamic": {"-:x": {}}}})");
+}
+
+TEST(JsonTextObject, EmptyObjects)
+{
+  auto multi = add_object_member("{\n  \"dynamic\": {}\n}\n", "/dynamic", "-:.*mtp.*", "{}");
+  ASSERT_TRUE(multi) << multi.error();
+  EXPECT_EQ(*multi, "{\n  \"dynamic\": {\n    \"-:.*mtp.*\": {}\n  }\n}\n");
+  auto one_line = add_object_member(R"({"dynamic": {}})", "/dynamic", "-:.*mtp.*", "{}");
+  ASSERT_TRUE(one_line) << one_line.error();
+  EXPECT_EQ(*one_line, R"({"dynamic": {"-:.*mtp.*": {}}})");
+}
+
+TEST(JsonTextObject, ExistingKeyLeavesTextUnchanged)
+{
+  const std::string before = R"({"dynamic": {"-:.*mtp.*": {"bits": 8}, "+:\\.mlp": {}}})";
+  for (const auto& [key, value] :
+       std::vector<std::pair<std::string, std::string>>{{"-:.*mtp.*", "{}"}, {"+:\\.mlp", "[1]"}}) {
+    auto after = add_object_member(before, "/dynamic", key, value);
+    ASSERT_TRUE(after) << after.error();
+    EXPECT_EQ(*after, before);
+  }
+}
+
+TEST(JsonTextObject, KeyIsEscapedAndResultReparses)
+{
+  const std::string before = "{\n  \"dynamic\": {\n    \"x\": {}\n  }\n}";
+  const std::string key = "+:.*\\.mlp\\..*\"q\"";
+  auto after = add_object_member(before, "/dynamic", key, R"({"bits":8})");
+  ASSERT_TRUE(after) << after.error();
+  EXPECT_NE(after->find(R"("+:.*\\.mlp\\..*\"q\"": {)"), std::string::npos) << *after;
+  Json expected = Json::parse(before);
+  expected["dynamic"][key] = Json{{"bits", 8}};
+  EXPECT_EQ(Json::parse(*after), expected);
+  auto again = add_object_member(*after, "/dynamic", key, "{}");
+  ASSERT_TRUE(again);
+  EXPECT_EQ(*again, *after);
+}
+
+TEST(JsonTextObject, Errors)
+{
+  auto bad_value = add_object_member(R"({"d": {}})", "/d", "k", "{bad");
+  ASSERT_FALSE(bad_value);
+  EXPECT_EQ(bad_value.error(),
+            "cannot add \"k\" to /d: its value is not JSON: invalid JSON at line 1, "
+            "column 2: expected a string key or '}'");
+  auto nan_value = add_object_member(R"({"d": {}})", "/d", "k", "[NaN]");
+  ASSERT_FALSE(nan_value);
+  EXPECT_EQ(nan_value.error(), "cannot add \"k\" to /d: its value contains NaN, which is not JSON");
+  auto not_object = add_object_member(R"({"d": []})", "/d", "k", "{}");
+  ASSERT_FALSE(not_object);
+  EXPECT_EQ(not_object.error(), "cannot add a member to /d: it is an array, not an object");
+  auto no_parent = add_object_member(R"({"d": {}})", "/x/d", "k", "{}");
+  ASSERT_FALSE(no_parent);
+  EXPECT_EQ(no_parent.error(), "cannot add /x/d: /x does not exist");
+}
+
+// ---- Locating ----
+
+TEST(JsonTextLocate, SpansAndPositions)
+{
+  const std::string text = "{\n  \"a\": {\n    \"b\": [1, 2.5e3, \"x\"]\n  },\n  \"c\": null\n}\n";
+  struct Row
+  {
+    std::string pointer;
+    std::string value;
+    uint32_t line;
+    uint32_t column;
+  };
+  const std::vector<Row> rows{
+    {"", text.substr(0, text.size() - 1), 1, 1},
+    {"/a", "{\n    \"b\": [1, 2.5e3, \"x\"]\n  }", 2, 8},
+    {"/a/b", "[1, 2.5e3, \"x\"]", 3, 10},
+    {"/a/b/0", "1", 3, 11},
+    {"/a/b/1", "2.5e3", 3, 14},
+    {"/a/b/2", "\"x\"", 3, 21},
+    {"/c", "null", 5, 8},
+  };
+  for (const Row& row : rows) {
+    auto span = locate(text, row.pointer);
+    ASSERT_TRUE(span) << row.pointer << ": " << span.error();
+    EXPECT_EQ(text.substr(span->begin, span->end - span->begin), row.value) << row.pointer;
+    EXPECT_EQ(span->start.line, row.line) << row.pointer;
+    EXPECT_EQ(span->start.column, row.column) << row.pointer;
+  }
+}
+
+TEST(JsonTextLocate, ColumnsCountBytesAndCrlf)
+{
+  const std::string text = "{\"\xC3\xA9\": 1,\r\n \"k\": true}";
+  auto span = locate(text, "/\xC3\xA9");
+  ASSERT_TRUE(span) << span.error();
+  EXPECT_EQ(span->start.column, 8u); // the key is 4 bytes wide
+  auto second = locate(text, "/k");
+  ASSERT_TRUE(second) << second.error();
+  EXPECT_EQ(second->start.line, 2u);
+  EXPECT_EQ(second->start.column, 7u);
+  EXPECT_EQ(text.substr(second->begin, 4), "true");
+}
+
+TEST(JsonTextLocate, PointerEscapes)
+{
+  const std::string text = R"({"a/b": {"m~n": 1, "~1": 2, "": 3}, "a": {"b": 4}})";
+  const std::vector<std::pair<std::string, std::string>> rows{
+    {"/a~1b/m~0n", "1"}, {"/a~1b/~01", "2"}, {"/a~1b/", "3"}, {"/a/b", "4"}};
+  for (const auto& [pointer, value] : rows) {
+    auto span = locate(text, pointer);
+    ASSERT_TRUE(span) << pointer << ": " << span.error();
+    EXPECT_EQ(text.substr(span->begin, span->end - span->begin), value) << pointer;
+  }
+  EXPECT_EQ(locate_error(text, "/a~2b"),
+            "invalid JSON pointer \"/a~2b\": '~' must be followed by '0' or '1'");
+  EXPECT_EQ(locate_error(text, "/a~"),
+            "invalid JSON pointer \"/a~\": '~' must be followed by '0' or '1'");
+  EXPECT_EQ(locate_error(text, "a"),
+            "invalid JSON pointer \"a\": it must be empty or start with '/'");
+}
+
+TEST(JsonTextLocate, EscapedKeysMatchDecoded)
+{
+  const std::string text = R"({"caf\u00e9": 1, "\ud83d\ude00": 2, "q\"": 3})";
+  EXPECT_TRUE(locate(text, "/caf\xC3\xA9"));
+  EXPECT_TRUE(locate(text, "/\xF0\x9F\x98\x80"));
+  EXPECT_TRUE(locate(text, "/q\""));
+}
+
+TEST(JsonTextLocate, DuplicateKeysLastWins)
+{
+  const std::string text = R"({"a": 1, "a": 22})";
+  auto span = locate(text, "/a");
+  ASSERT_TRUE(span);
+  EXPECT_EQ(text.substr(span->begin, span->end - span->begin), "22");
+}
+
+TEST(JsonTextLocate, NotFoundMessages)
+{
+  EXPECT_EQ(locate_error(R"({"quantization_config": {"bits": 4}})", "/quantization_config/ignore"),
+            "no value at /quantization_config/ignore: /quantization_config has no key \"ignore\"");
+  EXPECT_EQ(locate_error("{}", "/x"), "no value at /x: the root has no key \"x\"");
+  EXPECT_EQ(locate_error(R"({"a": [1, 2]})", "/a/2"),
+            "no value at /a/2: /a has no element \"2\" (it has 2)");
+  EXPECT_EQ(locate_error(R"({"a": [1, 2]})", "/a/01"),
+            "no value at /a/01: /a has no element \"01\" (it has 2)");
+  EXPECT_EQ(locate_error(R"({"a": [1, 2]})", "/a/-"),
+            "no value at /a/-: /a has no element \"-\" (it has 2)");
+  EXPECT_EQ(locate_error(R"({"a": 1})", "/a/b"),
+            "no value at /a/b: /a is a number, not an object or array");
+}
+
+TEST(JsonTextLocate, PositionOf)
+{
+  const std::string text = "ab\ncd\r\nef";
+  const std::vector<std::pair<size_t, std::pair<uint32_t, uint32_t>>> rows{
+    {0, {1, 1}}, {2, {1, 3}}, {3, {2, 1}}, {5, {2, 3}}, {7, {3, 1}}, {9, {3, 3}}, {100, {3, 3}}};
+  for (const auto& [offset, expected] : rows) {
+    const TextPosition p = position_of(text, offset);
+    EXPECT_EQ(p.line, expected.first) << offset;
+    EXPECT_EQ(p.column, expected.second) << offset;
+  }
+  EXPECT_EQ(position_of("", 0).line, 1u);
+  EXPECT_EQ(position_of("", 0).column, 1u);
+}
+
+// ---- Validation ----
+
+TEST(JsonTextValidate, InvalidJsonMessages)
+{
+  const std::vector<std::pair<std::string, std::string>> rows{
+    {"{\n  \"a\": [\n    1 2\n  ]\n}", "line 3, column 7: expected ',' or ']'"},
+    {R"({"a": 1,})", "line 1, column 9: trailing comma before '}'"},
+    {"[1, 2,]", "line 1, column 7: trailing comma before ']'"},
+    {R"({"a" 1})", "line 1, column 6: expected ':' after the key"},
+    {R"({1: 2})", "line 1, column 2: expected a string key or '}'"},
+    {R"({"a": 1, 2})", "line 1, column 10: expected a string key"},
+    {R"({"a": 1 "b": 2})", "line 1, column 9: expected ',' or '}'"},
+    {"", "line 1, column 1: unexpected end of text, expected a value"},
+    {"  \n ", "line 2, column 2: unexpected end of text, expected a value"},
+    {"[1, 2", "line 1, column 6: unexpected end of text, expected ',' or ']'"},
+    {"{\"a\"", "line 1, column 5: unexpected end of text, expected ':' after the key"},
+    {"{", "line 1, column 2: unexpected end of text, expected a string key or '}'"},
+    {R"({"a": tru})", "line 1, column 7: expected a value"},
+    {"['a']", "line 1, column 2: expected a value"},
+    {"[01]", "line 1, column 3: expected ',' or ']'"},
+    {"[1.]", "line 1, column 4: invalid number: expected a digit after '.'"},
+    {"[1e+]", "line 1, column 5: invalid number: expected a digit in the exponent"},
+    {"[-]", "line 1, column 3: invalid number: expected a digit"},
+    {"[+1]", "line 1, column 2: expected a value"},
+    {"[\"abc", "line 1, column 2: unterminated string"},
+    {"[\"a\x01\"]", "line 1, column 4: control character in a string (it must be escaped)"},
+    {"[\"a\nb\"]", "line 1, column 4: control character in a string (it must be escaped)"},
+    {R"(["a\q"])", "line 1, column 4: invalid escape in a string"},
+    {R"(["\u12G4"])", "line 1, column 3: invalid \\u escape: expected 4 hex digits"},
+    {R"(["\ud800"])", "line 1, column 3: invalid \\u escape: unpaired UTF-16 surrogate"},
+    {R"(["\udc00\ud800"])", "line 1, column 3: invalid \\u escape: unpaired UTF-16 surrogate"},
+    {"[\"\xFF\"]", "line 1, column 3: invalid UTF-8 in a string"},
+    {"[\"\xC0\xAF\"]", "line 1, column 3: invalid UTF-8 in a string"},
+    {"[\"\xED\xA0\x80\"]", "line 1, column 3: invalid UTF-8 in a string"},
+    {"{} {}", "line 1, column 4: unexpected text after the end of the JSON value"},
+    {"[1]\n]", "line 2, column 1: unexpected text after the end of the JSON value"},
+  };
+  for (const auto& [text, message] : rows) {
+    EXPECT_EQ(locate_error(text, ""), "invalid JSON at " + message) << text;
+  }
+}
+
+TEST(JsonTextValidate, ValidEdgeCasesAccepted)
+{
+  const std::vector<std::string> texts{"0",
+                                       "-0",
+                                       "-0.5E+10",
+                                       "1e-06",
+                                       "\"\"",
+                                       "true",
+                                       "null",
+                                       " \t\r\n[ ] ",
+                                       R"(["\ud83d\ude00", "\u00e9", "\/", "\b\f\n\r\t"])",
+                                       "[\"\xF0\x9F\x98\x80 \xC3\xA9\"]",
+                                       "\xEF\xBB\xBF{}",
+                                       R"({"":{"":[]}})"};
+  for (const std::string& text : texts) {
+    auto span = locate(text, "");
+    EXPECT_TRUE(span) << text << ": " << span.error();
+  }
+}
+
+TEST(JsonTextValidate, DeepNestingIsAnErrorNotACrash)
+{
+  const std::string deep(1000000, '[');
+  EXPECT_EQ(locate_error(deep, ""),
+            "invalid JSON at line 1, column 513: nested more than 512 levels deep");
+  EXPECT_FALSE(append_to_string_array(deep, "", {"x"}));
+  EXPECT_EQ(edit_refusal(deep),
+            "invalid JSON at line 1, column 513: nested more than 512 levels deep");
+  std::string objects;
+  for (int i = 0; i < 100000; ++i) {
+    objects += "{\"a\":";
+  }
+  EXPECT_EQ(locate_error(objects, "/a"),
+            "invalid JSON at line 1, column 2561: nested more than 512 levels deep");
+  // 512 levels are fine.
+  const std::string ok = std::string(512, '[') + std::string(512, ']');
+  EXPECT_TRUE(locate(ok, "/0/0/0"));
+  const std::string array_of_strings = std::string(511, '[') + "[\"x\"]" + std::string(511, ']');
+  std::string pointer;
+  for (int i = 0; i < 511; ++i) {
+    pointer += "/0";
+  }
+  auto deep_edit = append_to_string_array(array_of_strings, pointer, {"y"});
+  ASSERT_TRUE(deep_edit) << deep_edit.error();
+  EXPECT_EQ(*deep_edit, std::string(511, '[') + "[\"x\", \"y\"]" + std::string(511, ']'));
+}
+
+// ---- Refusals ----
+
+TEST(JsonTextRefusal, NonFiniteNumbers)
+{
+  EXPECT_EQ(edit_refusal(R"({"a": NaN})"), "contains NaN, which is not JSON (line 1, column 7)");
+  EXPECT_EQ(edit_refusal("{\n  \"a\": [1, Infinity]\n}"),
+            "contains Infinity, which is not JSON (line 2, column 12)");
+  EXPECT_EQ(edit_refusal(R"([-Infinity])"),
+            "contains -Infinity, which is not JSON (line 1, column 2)");
+  // They can still be located, for findings.
+  auto span = locate(R"({"a": NaN})", "/a");
+  ASSERT_TRUE(span);
+  EXPECT_EQ(span->begin, 6u);
+  EXPECT_EQ(span->end, 9u);
+}
+
+TEST(JsonTextRefusal, NumbersOutOfRange)
+{
+  EXPECT_EQ(edit_refusal(R"({"a": [1e400]})"),
+            "contains 1e400, which is out of range for a double (line 1, column 8)");
+  EXPECT_EQ(edit_refusal(R"([-1E+999])"),
+            "contains -1E+999, which is out of range for a double (line 1, column 2)");
+  // Underflow to zero and long integers are what Python and nlohmann read without complaint.
+  EXPECT_EQ(edit_refusal(R"([1e-400, -0.0000001e-320, 123456789012345678901234567890])"),
+            std::nullopt);
+  EXPECT_EQ(edit_refusal(R"([1.7976931348623157e308, 0.001e311, 1e-06, 0])"), std::nullopt);
+  EXPECT_EQ(edit_refusal(std::string(R"([0.)") + std::string(400, '9') + "]"), std::nullopt);
+  EXPECT_EQ(edit_refusal(R"([1e-99999999999999999999999])"), std::nullopt);
+  EXPECT_EQ(edit_refusal(R"([1e99999999999999999999999])"),
+            "contains 1e99999999999999999999999, which is out of range for a double (line 1, "
+            "column 2)");
+  EXPECT_EQ(edit_refusal(R"([100000e304])"),
+            "contains 100000e304, which is out of range for a double (line 1, column 2)");
+}
+
+TEST(JsonTextRefusal, DuplicateKeys)
+{
+  EXPECT_EQ(edit_refusal("{\n  \"quantization_config\": {\n    \"ignore\": [],\n    \"ignore\": "
+                         "[\"x\"]\n  }\n}"),
+            "duplicate key \"ignore\" in /quantization_config (line 4, column 5)");
+  EXPECT_EQ(edit_refusal(R"({"a": 1, "a": 2})"),
+            "duplicate key \"a\" in the root (line 1, column 10)");
+  EXPECT_EQ(edit_refusal(R"({"ab": 1, "a\u0062": 2})"),
+            "duplicate key \"ab\" in the root (line 1, column 11)");
+  EXPECT_EQ(edit_refusal(R"([{"x":1},{"x":1,"x":2}])"),
+            "duplicate key \"x\" in /1 (line 1, column 17)");
+  EXPECT_EQ(edit_refusal(R"({"a/b": {"k": 1, "k": 2}})"),
+            "duplicate key \"k\" in /a~1b (line 1, column 18)");
+}
+
+TEST(JsonTextRefusal, FirstProblemInTheDocumentIsReported)
+{
+  EXPECT_EQ(edit_refusal(R"({"x": NaN, "y": {"a": 1, "a": 2}})"),
+            "contains NaN, which is not JSON (line 1, column 7)");
+  EXPECT_EQ(edit_refusal(R"({"y": {"a": 1, "a": 2}, "x": NaN})"),
+            "duplicate key \"a\" in /y (line 1, column 16)");
+}
+
+TEST(JsonTextRefusal, FineDocumentsAndInvalidOnes)
+{
+  EXPECT_EQ(edit_refusal(R"({"a": {"k": 1}, "b": {"k": 1}, "c": [1e-06, "NaN"]})"), std::nullopt);
+  EXPECT_EQ(edit_refusal(rich_config("\t", "\r\n", false, {})), std::nullopt);
+  EXPECT_EQ(edit_refusal("{\"a\": nan}"), "invalid JSON at line 1, column 7: expected a value");
+}
