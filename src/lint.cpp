@@ -4,8 +4,10 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <map>
+#include <optional>
 #include <set>
 
+#include "qcheck/json_text.hpp"
 #include "qcheck/patterns.hpp"
 #include "qcheck/regex.hpp"
 
@@ -112,6 +114,39 @@ engine_error(const ConfigSource& s)
   }
 }
 
+std::string
+escape_pointer(std::string_view key)
+{
+  std::string out;
+  for (char c : key) {
+    if (c == '~') {
+      out += "~0";
+    } else if (c == '/') {
+      out += "~1";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+// Where a block's exclusion list is (or, when absent, the block itself).
+std::string
+list_pointer(const ConfigSource& s)
+{
+  return s.has_list ? fmt::format("{}/{}", s.pointer, escape_pointer(s.list_key)) : s.pointer;
+}
+
+std::string
+entry_pointer(const ConfigSource& s, const std::string& entry)
+{
+  const auto it = std::find(s.excludes.begin(), s.excludes.end(), entry);
+  if (it != s.excludes.end() && s.has_list) {
+    return fmt::format("{}/{}", list_pointer(s), it - s.excludes.begin());
+  }
+  return list_pointer(s);
+}
+
 struct Miss
 {
   std::set<Engine> engines;
@@ -145,6 +180,7 @@ public:
     partial_experts();
     dynamic_keys();
     block_names();
+    attach_shards();
     std::stable_sort(m_report.findings.begin(), m_report.findings.end(),
                      [](const Finding& a, const Finding& b) { return a.severity > b.severity; });
     return std::move(m_report);
@@ -169,6 +205,10 @@ private:
   {
     for (const auto& p : m_checkpoint.problems) {
       Finding& f = add(rule_for(p.issue), p.file, p.message);
+      if (!p.tensor.empty()) {
+        f.pointer = p.file.ends_with(".json") ? fmt::format("/weight_map/{}", escape_pointer(p.tensor))
+                                             : fmt::format("/{}", escape_pointer(p.tensor));
+      }
       if (p.is_warning) {
         f.severity = Severity::warning;
       }
@@ -191,6 +231,7 @@ private:
                        fmt::format("quant_algo is {} here but {} in config.json; TensorRT-LLM "
                                    "reads this file, vLLM and SGLang read config.json",
                                    hf->algo, config->algo));
+      f.pointer = fmt::format("{}/quant_algo", hf->pointer);
       f.files.push_back("config.json");
     }
     const std::set<std::string> a(config->excludes.begin(), config->excludes.end());
@@ -205,6 +246,7 @@ private:
                                    config->list_key, only_config.size(),
                                    only_config.size() == 1 ? "y" : "ies", only_hf.size()));
       f.files.push_back("config.json");
+      f.pointer = list_pointer(*hf);
       for (const auto& e : only_config) {
         f.details.push_back(fmt::format("only in config.json: '{}'", e));
       }
@@ -225,13 +267,16 @@ private:
   void drafts()
   {
     if (!m_drafts.missing.empty() && !m_checkpoint.tensors.empty()) {
+      std::string key = m_declaration.model.mtp_key;
+      std::replace(key.begin(), key.end(), '.', '/');
       add(RuleId::mtp_missing, "config.json",
           fmt::format("{} = {} declares draft layer{} {} but no tensor of {} is stored; vLLM "
                       "stops with `MTP speculative decoding layer {} weights missing from "
                       "checkpoint`",
                       m_declaration.model.mtp_key, m_declaration.model.num_mtp_layers,
                       m_drafts.missing.size() == 1 ? "" : "s", fmt::join(m_drafts.missing, ", "),
-                      m_drafts.missing.size() == 1 ? "it" : "them", m_drafts.missing.front()));
+                      m_drafts.missing.size() == 1 ? "it" : "them", m_drafts.missing.front()))
+        .pointer = "/" + key;
     }
     if (!quantized_declared()) {
       return;
@@ -361,6 +406,7 @@ private:
                     format_description(source), engines_text(engines),
                     engines.size() == 1 ? "fails" : "fail", engine_error(source)));
       f.modules = modules;
+      f.pointer = list_pointer(source);
       f.engines.assign(engines.begin(), engines.end());
       f.files = list_files;
       f.files.insert(f.files.end(), files.begin(), files.end());
@@ -426,9 +472,11 @@ private:
       f.engines.assign(engines.begin(), engines.end());
     }
     if (m_inferred) {
-      add(RuleId::inferred_exclusions, "config.json",
+      const ConfigSource* s = vllm_source();
+      add(RuleId::inferred_exclusions, s ? s->file : "config.json",
           "no explicit module list: vLLM infers which Linear layers are quantized from the "
-          "stored dtypes");
+          "stored dtypes")
+        .pointer = s ? s->pointer : "";
     }
   }
 
@@ -611,13 +659,15 @@ private:
               fmt::format("ignore entry '{}' is written in checkpoint namespace; vLLM does not map "
                           "regexes, and matches them against renamed prefixes (visual.X, "
                           "language_model.model.X)",
-                          entry));
+                          entry))
+            .pointer = entry_pointer(s, entry);
         }
         if (!used) {
           Finding& f = add(RuleId::unused_entry, s.file,
                            fmt::format("{} entry '{}' matches no module of the checkpoint",
                                        s.list_key, entry));
           f.suggested_entries = {entry};
+          f.pointer = entry_pointer(s, entry);
         }
         if (s.format == QuantFormat::fp8 && used) {
           const bool exact = std::any_of(
@@ -627,14 +677,37 @@ private:
             add(RuleId::short_fp8_entry, s.file,
                 fmt::format("{} entry '{}' is not a full module name: vLLM compares exactly and "
                             "quantizes the layer anyway (BF16 cast to FP8, no error)",
-                            s.list_key, entry));
+                            s.list_key, entry))
+              .pointer = entry_pointer(s, entry);
           }
         }
         if (s.format == QuantFormat::modelopt && !has_glob(entry) && is_short_substring(entry)) {
           add(RuleId::broad_substring_entry, s.file,
               fmt::format("{} entry '{}' is matched as a substring by vLLM and also excludes {}",
-                          s.list_key, entry, overmatch_example(entry)));
+                          s.list_key, entry, overmatch_example(entry)))
+            .pointer = entry_pointer(s, entry);
         }
+      }
+    }
+  }
+
+  // Findings about stored modules point at the shard and header entry of the module's weight.
+  void attach_shards()
+  {
+    for (Finding& f : m_report.findings) {
+      if (!f.file.empty() || f.modules.empty()) {
+        continue;
+      }
+      const int64_t index = m_inventory.find(f.modules.front());
+      if (index < 0) {
+        continue;
+      }
+      const Module& m = m_inventory.modules[static_cast<size_t>(index)];
+      const Tensor& t = m_checkpoint.tensors[m.tensors.front()];
+      f.file = m_checkpoint.shard_of(t);
+      f.pointer = fmt::format("/{}", escape_pointer(t.info->name));
+      if (std::find(f.files.begin(), f.files.end(), f.file) == f.files.end()) {
+        f.files.insert(f.files.begin(), f.file);
       }
     }
   }
@@ -921,6 +994,7 @@ private:
                                      "re.match (anchored at the start) to prefixes such as '{}'",
                                      rule.key, example));
         f.suggested_entries = {rule.key};
+        f.pointer = fmt::format("{}/dynamic/{}", s->pointer, escape_pointer(rule.key));
       }
     }
   }
@@ -994,6 +1068,37 @@ lint(const Checkpoint& checkpoint, const Inventory& inventory, const Declaration
   return Linter(checkpoint, inventory, declaration, options).run();
 }
 
+void
+resolve_positions(const FileSystem& fs, const std::string& root, Report& report)
+{
+  std::map<std::string, std::optional<std::string>> texts;
+  for (Finding& f : report.findings) {
+    if (f.pointer.empty() || !f.file.ends_with(".json")) {
+      continue;
+    }
+    auto [it, inserted] = texts.try_emplace(f.file);
+    if (inserted) {
+      auto text = fs.read_file(join_path(root, f.file), k_max_config_size);
+      if (text) {
+        it->second = std::move(*text);
+      }
+    }
+    if (!it->second) {
+      continue;
+    }
+    const auto span = locate(*it->second, f.pointer);
+    if (!span) {
+      continue;
+    }
+    f.line = span->start.line;
+    f.column = span->start.column;
+    const std::string_view value(it->second->data() + span->begin, span->end - span->begin);
+    if (value.find('\n') == std::string_view::npos) {
+      f.end_column = f.column + static_cast<uint32_t>(value.size());
+    }
+  }
+}
+
 Expected<LintRun>
 lint_path(const FileSystem& fs, const std::string& path, const LintOptions& options)
 {
@@ -1008,6 +1113,7 @@ lint_path(const FileSystem& fs, const std::string& path, const LintOptions& opti
   run.drafts = locate_drafts(run.declaration.model, run.inventory);
   run.report = lint(run.checkpoint, run.inventory, run.declaration, options);
   run.report.root = path;
+  resolve_positions(fs, run.checkpoint.root, run.report);
   return run;
 }
 

@@ -1,7 +1,9 @@
 // qcheck command line: CLI11 wiring, output destinations and exit codes over libqcheck.
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fmt/format.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -48,6 +50,7 @@ struct LintArgs
 {
   std::vector<std::string> paths;
   std::string format = "text";
+  std::string output;
   std::string engine = "all";
   std::string fail_on = "error";
   bool exit_zero = false;
@@ -70,12 +73,27 @@ run_lint(const LintArgs& args)
     }
     reports.push_back(std::move(run->report));
   }
+  std::string text;
   if (args.format == "json") {
-    write_stdout(qcheck::render_json(reports));
+    text = qcheck::render_json(reports);
+  } else if (args.format == "sarif") {
+    text = qcheck::render_sarif(reports);
+  } else if (args.format == "github") {
+    text = qcheck::render_github(reports);
   } else {
     for (const auto& report : reports) {
-      write_stdout(qcheck::render_text(report, {use_color()}));
+      text += qcheck::render_text(report, {args.output.empty() && use_color()});
     }
+  }
+  if (!args.output.empty()) {
+    std::FILE* out = std::fopen(args.output.c_str(), "wb");
+    if (out == nullptr || std::fwrite(text.data(), 1, text.size(), out) != text.size() ||
+        std::fclose(out) != 0) {
+      spdlog::error("{}: cannot write: {}", args.output, std::strerror(errno));
+      return k_exit_usage;
+    }
+  } else {
+    write_stdout(text);
   }
   if (unreadable) {
     return k_exit_usage;
@@ -238,7 +256,8 @@ main(int argc, char** argv)
   auto* lint = app.add_subcommand("lint", "Check declared quantization against stored tensors");
   lint->add_option("paths", lint_args.paths, "Model folders (or .safetensors files)")->required();
   lint->add_option("--format", lint_args.format, "Output format")
-    ->check(CLI::IsMember({"text", "json"}));
+    ->check(CLI::IsMember({"text", "json", "sarif", "github"}));
+  lint->add_option("-o,--output", lint_args.output, "Write the report to this file");
   lint->add_option("--engine", lint_args.engine, "Engine profile")
     ->check(CLI::IsMember({"all", "vllm", "sglang", "trtllm"}));
   lint->add_option("--fail-on", lint_args.fail_on, "Lowest severity that fails the run")

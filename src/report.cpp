@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 namespace qcheck {
@@ -37,6 +38,200 @@ Report::has_at_least(Severity severity) const
   return false;
 }
 
+namespace {
+
+std::string
+finding_path(const Report& report, const Finding& f)
+{
+  std::string root = report.root;
+  while (root.size() > 1 && root.back() == '/') {
+    root.pop_back();
+  }
+  if (root.starts_with("./")) {
+    root = root.substr(2);
+  }
+  if (f.file.empty()) {
+    return root;
+  }
+  return root.empty() || root == "." ? f.file : fmt::format("{}/{}", root, f.file);
+}
+
+std::string_view
+sarif_level(Severity severity)
+{
+  switch (severity) {
+  case Severity::error:
+    return "error";
+  case Severity::warning:
+    return "warning";
+  case Severity::info:
+    return "note";
+  }
+  return "none";
+}
+
+} // namespace
+
+std::string
+fingerprint(const Finding& finding)
+{
+  // FNV-1a 64 over the identifying fields.
+  uint64_t hash = 1469598103934665603ull;
+  auto feed = [&](std::string_view text) {
+    for (unsigned char c : text) {
+      hash = (hash ^ c) * 1099511628211ull;
+    }
+    hash = (hash ^ 0xff) * 1099511628211ull;
+  };
+  feed(rule(finding.rule).code);
+  feed(finding.file);
+  feed(finding.pointer);
+  if (finding.modules.empty()) {
+    feed(finding.message);
+  }
+  for (const auto& m : finding.modules) {
+    feed(m);
+  }
+  return fmt::format("{:016x}", hash);
+}
+
+std::string
+github_escape_data(std::string_view text)
+{
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+    case '%':
+      out += "%25";
+      break;
+    case '\r':
+      out += "%0D";
+      break;
+    case '\n':
+      out += "%0A";
+      break;
+    default:
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string
+github_escape_property(std::string_view text)
+{
+  std::string out;
+  for (char c : github_escape_data(text)) {
+    if (c == ':') {
+      out += "%3A";
+    } else if (c == ',') {
+      out += "%2C";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string
+render_sarif(const std::vector<Report>& reports)
+{
+  using Json = nlohmann::ordered_json;
+  std::vector<RuleId> used;
+  for (const Report& report : reports) {
+    for (const Finding& f : report.findings) {
+      if (std::find(used.begin(), used.end(), f.rule) == used.end()) {
+        used.push_back(f.rule);
+      }
+    }
+  }
+  std::sort(used.begin(), used.end());
+  Json rules = Json::array();
+  for (RuleId id : used) {
+    const Rule& r = rule(id);
+    rules.push_back({{"id", r.code},
+                     {"name", r.name},
+                     {"shortDescription", {{"text", r.summary}}},
+                     {"fullDescription", {{"text", r.explanation}}},
+                     {"help", {{"text", fmt::format("{}\n\nqcheck rules {}", r.explanation, r.code)}}},
+                     {"defaultConfiguration", {{"level", sarif_level(r.severity)}}},
+                     {"properties", {{"fixable", r.fixable}}}});
+  }
+  Json results = Json::array();
+  for (const Report& report : reports) {
+    for (const Finding& f : report.findings) {
+      const auto index = std::find(used.begin(), used.end(), f.rule) - used.begin();
+      Json location = {{"physicalLocation",
+                        {{"artifactLocation", {{"uri", finding_path(report, f)}}}}}};
+      if (f.line > 0) {
+        Json region = {{"startLine", f.line}, {"startColumn", std::max<uint32_t>(1, f.column)}};
+        if (f.end_column > f.column) {
+          region["endLine"] = f.line;
+          region["endColumn"] = f.end_column;
+        }
+        location["physicalLocation"]["region"] = region;
+      }
+      std::vector<std::string> engines;
+      for (Engine e : f.engines) {
+        engines.emplace_back(to_string(e));
+      }
+      Json properties = {{"modules", f.modules}, {"engines", engines}, {"files", f.files}};
+      if (!f.pointer.empty()) {
+        properties["json_pointer"] = f.pointer;
+      }
+      if (!f.suggested_entries.empty()) {
+        properties["suggested_entries"] = f.suggested_entries;
+      }
+      results.push_back({{"ruleId", rule(f.rule).code},
+                         {"ruleIndex", index},
+                         {"level", sarif_level(f.severity)},
+                         {"message", {{"text", f.fix.empty() ? f.message
+                                                             : fmt::format("{} Fix: {}", f.message,
+                                                                           f.fix)}}},
+                         {"locations", Json::array({location})},
+                         {"partialFingerprints", {{"qcheck/v1", fingerprint(f)}}},
+                         {"properties", properties}});
+    }
+  }
+  Json log = {{"version", "2.1.0"},
+              {"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
+              {"runs", Json::array({{{"tool",
+                                      {{"driver",
+                                        {{"name", "qcheck"},
+                                         {"version", QCHECK_VERSION},
+                                         {"rules", rules}}}}},
+                                     {"results", results}}})}};
+  return log.dump(2) + "\n";
+}
+
+std::string
+render_github(const std::vector<Report>& reports)
+{
+  std::string out;
+  for (const Report& report : reports) {
+    for (const Finding& f : report.findings) {
+      const std::string_view command = f.severity == Severity::error     ? "error"
+                                       : f.severity == Severity::warning ? "warning"
+                                                                         : "notice";
+      std::string props = fmt::format("file={}", github_escape_property(finding_path(report, f)));
+      if (f.line > 0) {
+        props += fmt::format(",line={},col={}", f.line, std::max<uint32_t>(1, f.column));
+        if (f.end_column > f.column) {
+          props += fmt::format(",endColumn={}", f.end_column);
+        }
+      }
+      const Rule& r = rule(f.rule);
+      props += fmt::format(",title={}", github_escape_property(fmt::format("{} {}", r.code, r.name)));
+      std::string message = f.message;
+      if (!f.fix.empty()) {
+        message += fmt::format("\nfix: {}", f.fix);
+      }
+      out += fmt::format("::{} {}::{}\n", command, props, github_escape_data(message));
+    }
+  }
+  return out;
+}
+
 std::string
 render_text(const Report& report, const RenderOptions& options)
 {
@@ -48,7 +243,10 @@ render_text(const Report& report, const RenderOptions& options)
     const Rule& r = rule(f.rule);
     const std::string_view colour =
       f.severity == Severity::error ? "1;31" : f.severity == Severity::warning ? "1;33" : "1;36";
-    const std::string path = f.file.empty() ? report.root : fmt::format("{}/{}", report.root, f.file);
+    std::string path = finding_path(report, f);
+    if (f.line > 0) {
+      path += fmt::format(":{}:{}", f.line, std::max<uint32_t>(1, f.column));
+    }
     out += fmt::format("{}: {}: {} [{} {}]\n", path, paint(colour, to_string(f.severity)),
                        f.message, r.code, r.name);
     for (const auto& d : f.details) {
@@ -92,6 +290,10 @@ render_json(const std::vector<Report>& reports)
                           {"engines", engines},
                           {"suggested_entries", f.suggested_entries},
                           {"fix", f.fix},
+                          {"json_pointer", f.pointer},
+                          {"line", f.line},
+                          {"column", f.column},
+                          {"fingerprint", fingerprint(f)},
                           {"fixable", r.fixable}});
     }
   }

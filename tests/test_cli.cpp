@@ -154,7 +154,7 @@ TEST(Cli, TextOutputIsGccShaped)
   const CliRun r = run("lint " + fixture("glm-nvfp4-nextn"));
   EXPECT_EQ(r.exit_code, 1);
   const std::string first = r.out.substr(0, r.out.find('\n'));
-  EXPECT_TRUE(first.starts_with(fixture("glm-nvfp4-nextn") + "/config.json: error: MTP/NextN "
+  EXPECT_TRUE(first.starts_with(fixture("glm-nvfp4-nextn") + "/config.json:34:15: error: MTP/NextN "
                                                              "draft model.language_model.layers.45: "
                                                              "21 modules"))
     << first;

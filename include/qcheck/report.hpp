@@ -22,7 +22,15 @@ struct Finding
   std::vector<Engine> engines;       // engines that fail (empty: engine-independent)
   std::vector<std::string> suggested_entries; // what `fix` would add, in the list's syntax
   std::string fix;                   // one line for humans
+  std::string pointer;               // JSON pointer into `file` (config or shard header), or ""
+  uint32_t line = 0;                 // 1-based position of `pointer` in `file`; 0 = unknown
+  uint32_t column = 0;
+  uint32_t end_column = 0;           // exclusive, on `line`
 };
+
+// A stable identity for baselines and SARIF partialFingerprints: rule, file, pointer and the
+// modules (or, without modules, the message). Line numbers and counts do not enter it.
+std::string fingerprint(const Finding& finding);
 
 struct Summary
 {
@@ -47,5 +55,13 @@ struct RenderOptions
 
 std::string render_text(const Report& report, const RenderOptions& options = {});
 std::string render_json(const std::vector<Report>& reports);
+// SARIF 2.1.0: one run, the rules that occurred, folder-relative URIs (the folder as given joined
+// with the file), regions when known, stable partialFingerprints. Valid with zero results.
+std::string render_sarif(const std::vector<Report>& reports);
+// GitHub workflow commands: ::error file=F,line=L,col=C,title=T::message
+std::string render_github(const std::vector<Report>& reports);
+// Escaping for workflow commands: data (message) and property values.
+std::string github_escape_data(std::string_view text);
+std::string github_escape_property(std::string_view text);
 
 } // namespace qcheck

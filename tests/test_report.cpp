@@ -1,0 +1,215 @@
+// Output formats: SARIF 2.1.0 structure, GitHub workflow-command escaping, positions.
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sys/wait.h>
+
+#include "qcheck/report.hpp"
+
+namespace fs = std::filesystem;
+using namespace qcheck;
+using Json = nlohmann::json;
+
+namespace {
+
+std::string
+run_stdout(const std::string& args, const std::string& cwd = "")
+{
+  const std::string command = (cwd.empty() ? "" : "cd '" + cwd + "' && ") +
+                              std::string(QCHECK_BINARY) + " " + args + " 2>/dev/null";
+  std::string out;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  std::array<char, 4096> buffer{};
+  size_t n = 0;
+  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) {
+    out.append(buffer.data(), n);
+  }
+  ::pclose(pipe);
+  return out;
+}
+
+std::string
+fixture(const std::string& name)
+{
+  return std::string(QCHECK_FIXTURES) + "/" + name;
+}
+
+void
+expect_keys_within(const Json& object, const std::set<std::string>& allowed, const std::string& what)
+{
+  ASSERT_TRUE(object.is_object()) << what;
+  for (const auto& [key, _] : object.items()) {
+    EXPECT_TRUE(allowed.contains(key)) << what << " has key '" << key << "' outside the schema";
+  }
+}
+
+// Line and column (1-based) of the first occurrence of `needle` in `text`, plus `offset` bytes.
+std::pair<uint32_t, uint32_t>
+find_position(const std::string& text, const std::string& needle, size_t offset)
+{
+  const size_t at = text.find(needle) + offset;
+  uint32_t line = 1, column = 1;
+  for (size_t i = 0; i < at; ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  return {line, column};
+}
+
+} // namespace
+
+TEST(Report, GithubEscaping)
+{
+  EXPECT_EQ(github_escape_data("100% done\r\nnext: a,b"), "100%25 done%0D%0Anext: a,b");
+  EXPECT_EQ(github_escape_property("model.layers.0,a:b%\n"), "model.layers.0%2Ca%3Ab%25%0A");
+}
+
+TEST(Report, GithubCommandEscapesNamesWithCommasColonsPercentAndNewlines)
+{
+  Report report;
+  report.root = "models/x,y:z%";
+  Finding f;
+  f.rule = RuleId::unused_entry;
+  f.severity = Severity::warning;
+  f.file = "config.json";
+  f.message = "entry 'a,b:c%' matches nothing\nsecond line";
+  f.line = 3;
+  f.column = 5;
+  report.findings.push_back(f);
+  EXPECT_EQ(render_github({report}),
+            "::warning file=models/x%2Cy%3Az%25/config.json,line=3,col=5,title=QC112 "
+            "unused-entry::entry 'a,b:c%25' matches nothing%0Asecond line\n");
+}
+
+TEST(Report, FingerprintIgnoresPositionAndCountsButNotModules)
+{
+  Finding a;
+  a.rule = RuleId::undeclared_unquantized;
+  a.file = "config.json";
+  a.pointer = "/quantization_config/ignore";
+  a.modules = {"mtp.fc"};
+  a.message = "1 module";
+  Finding b = a;
+  b.line = 40;
+  b.message = "1 module, other wording";
+  EXPECT_EQ(fingerprint(a), fingerprint(b));
+  b.modules.push_back("mtp.layers.0.mlp.down_proj");
+  EXPECT_NE(fingerprint(a), fingerprint(b));
+}
+
+TEST(Report, SarifZeroResultsIsAValidLog)
+{
+  const Json log = Json::parse(run_stdout("lint --format sarif " + fixture("plain-bf16")));
+  expect_keys_within(log, {"version", "$schema", "runs"}, "log");
+  EXPECT_EQ(log["version"], "2.1.0");
+  ASSERT_EQ(log["runs"].size(), 1u);
+  EXPECT_EQ(log["runs"][0]["tool"]["driver"]["name"], "qcheck");
+  EXPECT_TRUE(log["runs"][0]["results"].is_array());
+  EXPECT_TRUE(log["runs"][0]["results"].empty());
+}
+
+TEST(Report, SarifStructureFieldByField)
+{
+  const Json log = Json::parse(run_stdout("lint --format sarif " + fixture("qwen-gptq-mtp")));
+  const Json& run = log["runs"][0];
+  expect_keys_within(run, {"tool", "results"}, "run");
+  const Json& driver = run["tool"]["driver"];
+  expect_keys_within(driver, {"name", "version", "rules"}, "driver");
+  std::set<std::string> ids;
+  for (const Json& r : driver["rules"]) {
+    expect_keys_within(r, {"id", "name", "shortDescription", "fullDescription", "help",
+                           "defaultConfiguration", "properties"},
+                       "rule");
+    EXPECT_TRUE(r["shortDescription"]["text"].is_string());
+    EXPECT_TRUE(r["fullDescription"]["text"].is_string());
+    EXPECT_TRUE(r["help"]["text"].is_string());
+    const std::string level = r["defaultConfiguration"]["level"];
+    EXPECT_TRUE(level == "error" || level == "warning" || level == "note") << level;
+    ids.insert(r["id"]);
+  }
+  EXPECT_EQ(ids, (std::set<std::string>{"QC108", "QC112", "QC116"}));
+  ASSERT_EQ(run["results"].size(), 3u);
+  for (const Json& result : run["results"]) {
+    expect_keys_within(result, {"ruleId", "ruleIndex", "level", "message", "locations",
+                                "partialFingerprints", "properties"},
+                       "result");
+    EXPECT_EQ(driver["rules"][result["ruleIndex"].get<size_t>()]["id"], result["ruleId"]);
+    EXPECT_TRUE(result["message"]["text"].is_string());
+    const Json& location = result["locations"][0]["physicalLocation"];
+    expect_keys_within(location, {"artifactLocation", "region"}, "physicalLocation");
+    const std::string uri = location["artifactLocation"]["uri"];
+    EXPECT_TRUE(uri.starts_with(fixture("qwen-gptq-mtp") + "/")) << uri;
+    if (location.contains("region")) {
+      const Json& region = location["region"];
+      expect_keys_within(region, {"startLine", "startColumn", "endLine", "endColumn"}, "region");
+      EXPECT_GE(region["startLine"].get<int>(), 1);
+      EXPECT_GE(region["startColumn"].get<int>(), 1);
+      if (region.contains("endColumn")) {
+        EXPECT_GT(region["endColumn"].get<int>(), region["startColumn"].get<int>());
+      }
+    }
+    EXPECT_EQ(result["partialFingerprints"]["qcheck/v1"].get<std::string>().size(), 16u);
+  }
+  // Stable across runs.
+  const Json again = Json::parse(run_stdout("lint --format sarif " + fixture("qwen-gptq-mtp")));
+  EXPECT_EQ(again["runs"][0]["results"], run["results"]);
+}
+
+TEST(Report, SarifUrisAreRelativeToTheFolderAsGiven)
+{
+  // Run from the fixtures' parent so the folder is given relatively, as in a CI checkout.
+  const std::string parent = fs::path(QCHECK_FIXTURES).parent_path().string();
+  for (const std::string folder : {"fixtures/glm-nvfp4-nextn", "./fixtures/glm-nvfp4-nextn/"}) {
+    const Json log = Json::parse(run_stdout("lint --format sarif " + folder, parent));
+    const Json& location = log["runs"][0]["results"][0]["locations"][0]["physicalLocation"];
+    EXPECT_EQ(location["artifactLocation"]["uri"], "fixtures/glm-nvfp4-nextn/config.json");
+    EXPECT_EQ(location["region"]["startLine"], 34);
+    EXPECT_EQ(location["region"]["startColumn"], 15);
+  }
+}
+
+TEST(Report, PositionsPointAtTheListInTwoAndFourSpaceConfigs)
+{
+  const fs::path dir = fs::temp_directory_path() / ("qcheck-pos-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::copy(fixture("glm-nvfp4-nextn"), dir, fs::copy_options::recursive);
+  for (int indent : {2, 4}) {
+    for (const std::string file : {"config.json", "hf_quant_config.json"}) {
+      std::ifstream in(fixture("glm-nvfp4-nextn") + "/" + file);
+      const Json j = Json::parse(in);
+      std::ofstream(dir / file) << j.dump(indent) << "\n";
+    }
+    const std::string text = [&] {
+      std::ifstream in(dir / "config.json");
+      return std::string(std::istreambuf_iterator<char>(in), {});
+    }();
+    const auto [line, column] = find_position(text, "\"ignore\": [", 10);
+    const Json out = Json::parse(run_stdout("lint --format json " + dir.string()));
+    ASSERT_EQ(out["findings"].size(), 1u);
+    EXPECT_EQ(out["findings"][0]["json_pointer"], "/quantization_config/ignore");
+    EXPECT_EQ(out["findings"][0]["line"], line) << "indent " << indent;
+    EXPECT_EQ(out["findings"][0]["column"], column) << "indent " << indent;
+    const std::string gh = run_stdout("lint --format github " + dir.string());
+    EXPECT_NE(gh.find(",line=" + std::to_string(line) + ",col=" + std::to_string(column) + ","),
+              std::string::npos)
+      << gh;
+  }
+  fs::remove_all(dir);
+}
+
+TEST(Report, OutputFileOption)
+{
+  const fs::path out = fs::temp_directory_path() / ("qcheck-out-" + std::to_string(::getpid()) + ".sarif");
+  EXPECT_EQ(run_stdout("lint --format sarif -o " + out.string() + " " + fixture("plain-bf16")), "");
+  std::ifstream in(out);
+  EXPECT_EQ(Json::parse(in)["version"], "2.1.0");
+  fs::remove(out);
+}
