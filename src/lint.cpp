@@ -214,7 +214,12 @@ private:
       }
     }
     for (const auto& p : m_declaration.problems) {
-      add(p.is_warning ? RuleId::unknown_quant_method : RuleId::config_invalid, p.file, p.message);
+      Finding& f = add(p.issue == ConfigIssue::unknown_method ? RuleId::unknown_quant_method
+                                                              : RuleId::config_invalid,
+                       p.file, p.message);
+      if (p.issue == ConfigIssue::duplicate_key) {
+        f.severity = Severity::warning;
+      }
     }
   }
 
@@ -522,12 +527,12 @@ private:
         // Layers an engine builds outside every spelled root (SGLang's model.shared_head.head)
         // are named exactly.
         for (const auto& m : modules) {
-          for (const auto& [engine, prefix] : m_undeclared.at(m).prefixes) {
+          for (const auto& [engine, layer_prefix] : m_undeclared.at(m).prefixes) {
             const bool covered = std::any_of(
               f.suggested_entries.begin(), f.suggested_entries.end(),
-              [&](const std::string& e) { return entry_matches(engine, source.format, e, prefix); });
+              [&](const std::string& e) { return entry_matches(engine, source.format, e, layer_prefix); });
             if (!covered) {
-              f.suggested_entries.push_back(prefix);
+              f.suggested_entries.push_back(layer_prefix);
             }
           }
         }

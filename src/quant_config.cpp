@@ -1,5 +1,7 @@
 #include "qcheck/quant_config.hpp"
 
+#include "qcheck/json_text.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <fmt/format.h>
@@ -259,29 +261,28 @@ parse_file(const FileSystem& fs, const std::string& root, const std::string& nam
   }
   auto text = fs.read_file(path, k_max_config_size);
   if (!text) {
-    out.problems.push_back({name, text.error().substr(text.error().find(": ") + 2), false});
+    out.problems.push_back({name, text.error().substr(text.error().find(": ") + 2), ConfigIssue::invalid});
+    return std::nullopt;
+  }
+  // The positional scanner explains syntax errors (line, column) and refuses deep nesting
+  // before the tree parser runs.
+  if (auto span = locate(*text, ""); !span) {
+    out.problems.push_back({name, span.error(), ConfigIssue::invalid});
     return std::nullopt;
   }
   Json json = Json::parse(*text, nullptr, false);
   if (json.is_discarded()) {
-    // Re-parse to get the position of the error.
-    std::string where;
-    try {
-      (void)Json::parse(*text);
-    } catch (const Json::parse_error& e) {
-      where = e.what();
-      if (auto pos = where.find("at line"); pos != std::string::npos) {
-        where = where.substr(pos, where.find(':', pos) - pos);
-      } else {
-        where.clear();
-      }
-    }
-    out.problems.push_back(
-      {name, where.empty() ? "not valid JSON" : fmt::format("not valid JSON ({})", where), false});
+    const auto why = edit_refusal(*text);
+    out.problems.push_back({name, why ? *why : "not valid JSON", ConfigIssue::invalid});
     return std::nullopt;
   }
+  if (auto why = edit_refusal(*text); why && why->starts_with("duplicate key")) {
+    out.problems.push_back(
+      {name, fmt::format("{}; engines (Python's json) keep the last value", *why),
+       ConfigIssue::duplicate_key});
+  }
   if (!json.is_object()) {
-    out.problems.push_back({name, "is not a JSON object", false});
+    out.problems.push_back({name, "is not a JSON object", ConfigIssue::invalid});
     return std::nullopt;
   }
   return json;
@@ -433,7 +434,7 @@ read_declaration(const FileSystem& fs, const std::string& root)
                          src.pointer.empty() ? "the file" : src.pointer.substr(1))
            : fmt::format("unknown quant_method '{}'; its quantization cannot be checked",
                          src.method),
-         true});
+         ConfigIssue::unknown_method});
     }
   }
   return out;

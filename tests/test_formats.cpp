@@ -494,3 +494,13 @@ TEST(Formats, ModelOptNvfp4Qwen35DraftMixBreaksSglang)
   EXPECT_EQ(union_of(r.j, "QC102", "engines"), Names{"sglang"});
   EXPECT_EQ(union_of(r.j, "QC102", "modules"), mtp_moe_modules());
 }
+
+// The fix for a DeepSeek NextN layer names it in every namespace an engine checks: the
+// checkpoint root (vLLM, TensorRT-LLM), SGLang's model.decoder and its shared head (6.2).
+TEST(Formats, DeepSeekNextnSuggestionCoversEveryEngineNamespace)
+{
+  const auto r = lint("modelopt-fp8-deepseek-nextn-unexcluded");
+  const auto f = findings_of(r.j, "QC101").at(0);
+  EXPECT_EQ(f["suggested_entries"],
+            nlohmann::json::array({"model.layers.3*", "model.decoder*", "model.shared_head.head"}));
+}

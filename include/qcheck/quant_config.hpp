@@ -91,11 +91,17 @@ struct ModelInfo
   std::vector<std::string> disable_quant_module; // LongCat
 };
 
+enum class ConfigIssue {
+  invalid,        // not JSON, not an object, unreadable
+  duplicate_key,  // valid, but a key repeats (engines keep the last value)
+  unknown_method, // a quantization block qcheck cannot evaluate
+};
+
 struct ConfigProblem
 {
   std::string file;
   std::string message; // one line, without the file name
-  bool is_warning = false;
+  ConfigIssue issue = ConfigIssue::invalid;
 };
 
 struct Declaration
