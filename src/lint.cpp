@@ -1,6 +1,8 @@
 #include "qcheck/lint.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <thread>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <map>
@@ -1102,6 +1104,76 @@ resolve_positions(const FileSystem& fs, const std::string& root, Report& report)
       f.end_column = f.column + static_cast<uint32_t>(value.size());
     }
   }
+}
+
+std::vector<Expected<LintRun>>
+lint_all(const FileSystem& fs, const std::vector<std::string>& paths,
+         const std::function<LintOptions(const std::string&)>& options_for,
+         const std::function<void(size_t, size_t)>& progress)
+{
+  std::vector<std::optional<Expected<LintRun>>> slots(paths.size());
+  std::atomic<size_t> next{0};
+  std::atomic<size_t> done{0};
+  auto worker = [&] {
+    for (size_t i = next++; i < paths.size(); i = next++) {
+      LintOptions options = options_for(paths[i]);
+      if (paths.size() > 1) {
+        options.threads = 1; // parallel across folders instead
+      }
+      slots[i].emplace(lint_path(fs, paths[i], options));
+      if (progress) {
+        progress(++done, paths.size());
+      }
+    }
+  };
+  const unsigned count = std::max(
+    1u, std::min<unsigned>(std::thread::hardware_concurrency(), static_cast<unsigned>(paths.size())));
+  std::vector<std::thread> pool;
+  for (unsigned i = 1; i < count; ++i) {
+    pool.emplace_back(worker);
+  }
+  worker();
+  for (auto& t : pool) {
+    t.join();
+  }
+  std::vector<Expected<LintRun>> out;
+  out.reserve(paths.size());
+  for (auto& slot : slots) {
+    out.push_back(std::move(*slot));
+  }
+  return out;
+}
+
+std::vector<std::string>
+find_model_folders(const FileSystem& fs, const std::string& root)
+{
+  std::vector<std::string> found;
+  std::vector<std::pair<std::string, int>> stack{{root, 0}};
+  while (!stack.empty()) {
+    auto [dir, depth] = stack.back();
+    stack.pop_back();
+    auto names = fs.list_dir(dir);
+    if (!names) {
+      continue;
+    }
+    bool config = false, weights = false;
+    for (const auto& name : *names) {
+      const std::string path = join_path(dir, name);
+      if (name == "config.json") {
+        config = true;
+      } else if (name.ends_with(".safetensors") || name.ends_with(".safetensors.index.json")) {
+        weights = true;
+      } else if (!name.starts_with(".") && depth < 32 &&
+                 fs.stat(path).kind == FileKind::directory) {
+        stack.emplace_back(path, depth + 1);
+      }
+    }
+    if (config && weights) {
+      found.push_back(dir);
+    }
+  }
+  std::sort(found.begin(), found.end());
+  return found;
 }
 
 Expected<LintRun>

@@ -15,6 +15,7 @@
 #include "qcheck/inspect.hpp"
 #include "qcheck/lint.hpp"
 #include "qcheck/rules.hpp"
+#include "qcheck/settings.hpp"
 
 namespace {
 
@@ -26,6 +27,18 @@ void
 write_stdout(const std::string& text)
 {
   std::fwrite(text.data(), 1, text.size(), stdout);
+}
+
+bool
+write_file(const std::string& path, const std::string& text)
+{
+  std::FILE* out = std::fopen(path.c_str(), "wb");
+  if (out == nullptr || std::fwrite(text.data(), 1, text.size(), out) != text.size() ||
+      std::fclose(out) != 0) {
+    spdlog::error("{}: cannot write: {}", path, std::strerror(errno));
+    return false;
+  }
+  return true;
 }
 
 bool
@@ -49,29 +62,152 @@ engines_for(const std::string& engine)
 struct LintArgs
 {
   std::vector<std::string> paths;
+  std::string recursive;
   std::string format = "text";
   std::string output;
-  std::string engine = "all";
-  std::string fail_on = "error";
+  std::string engine;
+  std::string fail_on;
   bool exit_zero = false;
+  std::string config;
+  bool no_config = false;
+  std::vector<std::string> select;
+  std::vector<std::string> ignore;
+  std::string baseline;
+  std::string write_baseline;
 };
 
-int
-run_lint(const LintArgs& args)
+// Settings for one folder: --config, or the nearest .qcheck.json, then command-line overrides.
+qcheck::Expected<qcheck::Settings>
+settings_for(const qcheck::FileSystem& fs, const LintArgs& args, const std::string& folder)
 {
-  qcheck::LintOptions options;
-  options.engines = engines_for(args.engine);
+  qcheck::Settings settings;
+  std::string file = args.config;
+  if (file.empty() && !args.no_config) {
+    const std::string absolute = std::filesystem::absolute(folder).lexically_normal().string();
+    file = qcheck::find_settings(fs, absolute).value_or("");
+  }
+  if (!file.empty()) {
+    auto text = fs.read_file(file, 1 << 20);
+    if (!text) {
+      return qcheck::unexpected(text.error());
+    }
+    auto parsed = qcheck::parse_settings(file, *text);
+    if (!parsed) {
+      return parsed;
+    }
+    settings = std::move(*parsed);
+  }
+  if (!args.engine.empty()) {
+    settings.engines = engines_for(args.engine);
+  }
+  if (!args.fail_on.empty()) {
+    settings.fail_on = qcheck::parse_severity(args.fail_on);
+  }
+  for (const auto& name : args.select) {
+    settings.select.push_back(name);
+  }
+  for (const auto& name : args.ignore) {
+    if (!qcheck::find_rule(name)) {
+      const std::string hint = qcheck::suggest_rule(name);
+      return qcheck::unexpected(fmt::format("unknown rule '{}'{}", name,
+                                            hint.empty() ? "" : fmt::format("; did you mean '{}'?", hint)));
+    }
+    settings.ignore.push_back(name);
+  }
+  return settings;
+}
+
+int
+run_lint(LintArgs args)
+{
   qcheck::DiskFileSystem fs;
-  std::vector<qcheck::Report> reports;
-  bool unreadable = false;
+  if (!args.recursive.empty()) {
+    if (fs.stat(args.recursive).kind != qcheck::FileKind::directory) {
+      spdlog::error("{}: not a directory", args.recursive);
+      return k_exit_usage;
+    }
+    auto found = qcheck::find_model_folders(fs, args.recursive);
+    if (found.empty()) {
+      spdlog::error("{}: no folder with a config.json and safetensors weights below it",
+                    args.recursive);
+      return k_exit_usage;
+    }
+    args.paths.insert(args.paths.end(), found.begin(), found.end());
+  }
+  if (args.paths.empty()) {
+    spdlog::error("lint needs a model folder (or --recursive ROOT)");
+    return k_exit_usage;
+  }
+  // Settings are read before any work so a bad file stops the run at once.
+  std::vector<qcheck::Settings> settings;
   for (const auto& path : args.paths) {
-    auto run = qcheck::lint_path(fs, path, options);
-    if (!run) {
-      spdlog::error("{}", run.error());
+    auto s = settings_for(fs, args, path);
+    if (!s) {
+      spdlog::error("{}", s.error());
+      return k_exit_usage;
+    }
+    settings.push_back(std::move(*s));
+  }
+  const bool show_progress = args.paths.size() > 1 && ::isatty(STDERR_FILENO) != 0;
+  auto runs = qcheck::lint_all(
+    fs, args.paths,
+    [&](const std::string& path) {
+      const size_t i = static_cast<size_t>(
+        std::find(args.paths.begin(), args.paths.end(), path) - args.paths.begin());
+      qcheck::LintOptions options;
+      options.engines = settings[i].engines;
+      return options;
+    },
+    [&](size_t done, size_t total) {
+      if (show_progress) {
+        std::fprintf(stderr, "\rqcheck: linted %zu/%zu folders", done, total);
+        if (done == total) {
+          std::fputc('\n', stderr);
+        }
+      }
+    });
+  std::vector<qcheck::Report> reports;
+  std::vector<qcheck::Severity> thresholds;
+  bool unreadable = false;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    if (!runs[i]) {
+      spdlog::error("{}", runs[i].error());
       unreadable = true;
       continue;
     }
-    reports.push_back(std::move(run->report));
+    qcheck::apply_settings(settings[i], runs[i]->report);
+    reports.push_back(std::move(runs[i]->report));
+    thresholds.push_back(settings[i].fail_on.value_or(qcheck::Severity::error));
+  }
+  if (!args.write_baseline.empty()) {
+    if (!write_file(args.write_baseline, qcheck::render_baseline(reports))) {
+      return k_exit_usage;
+    }
+    spdlog::info("wrote {} findings to {}", [&] {
+      size_t n = 0;
+      for (const auto& r : reports) {
+        n += r.findings.size();
+      }
+      return n;
+    }(), args.write_baseline);
+    return unreadable ? k_exit_usage : k_exit_clean;
+  }
+  if (!args.baseline.empty()) {
+    auto text = fs.read_file(args.baseline, 256u << 20);
+    if (!text) {
+      spdlog::error("{}", text.error());
+      return k_exit_usage;
+    }
+    auto baseline = qcheck::parse_baseline(args.baseline, *text);
+    if (!baseline) {
+      spdlog::error("{}", baseline.error());
+      return k_exit_usage;
+    }
+    qcheck::Report stale = qcheck::apply_baseline(*baseline, args.baseline, reports);
+    if (!stale.findings.empty()) {
+      reports.push_back(std::move(stale));
+      thresholds.push_back(qcheck::Severity::error);
+    }
   }
   std::string text;
   if (args.format == "json") {
@@ -86,10 +222,7 @@ run_lint(const LintArgs& args)
     }
   }
   if (!args.output.empty()) {
-    std::FILE* out = std::fopen(args.output.c_str(), "wb");
-    if (out == nullptr || std::fwrite(text.data(), 1, text.size(), out) != text.size() ||
-        std::fclose(out) != 0) {
-      spdlog::error("{}: cannot write: {}", args.output, std::strerror(errno));
+    if (!write_file(args.output, text)) {
       return k_exit_usage;
     }
   } else {
@@ -98,9 +231,8 @@ run_lint(const LintArgs& args)
   if (unreadable) {
     return k_exit_usage;
   }
-  const auto threshold = qcheck::parse_severity(args.fail_on).value_or(qcheck::Severity::error);
-  for (const auto& report : reports) {
-    if (report.has_at_least(threshold) && !args.exit_zero) {
+  for (size_t i = 0; i < reports.size(); ++i) {
+    if (reports[i].has_at_least(thresholds[i]) && !args.exit_zero) {
       return k_exit_findings;
     }
   }
@@ -217,13 +349,19 @@ run_inspect(const std::string& path, const std::string& format, const std::strin
 }
 
 int
-run_rules(const std::string& which)
+run_rules(const std::string& which, const std::string& format)
 {
   if (which.empty()) {
-    for (const auto& r : qcheck::all_rules()) {
-      write_stdout(fmt::format("{}  {:<32} {:<8} {}{}\n", r.code, r.name,
-                               qcheck::to_string(r.severity), r.summary,
-                               r.fixable ? " (fixable)" : ""));
+    if (format == "json") {
+      write_stdout(qcheck::render_rules_json());
+    } else if (format == "markdown") {
+      write_stdout(qcheck::render_rules_markdown());
+    } else {
+      for (const auto& r : qcheck::all_rules()) {
+        write_stdout(fmt::format("{}  {:<32} {:<8} {}{}\n", r.code, r.name,
+                                 qcheck::to_string(r.severity), r.summary,
+                                 r.fixable ? " (fixable)" : ""));
+      }
     }
     return k_exit_clean;
   }
@@ -254,15 +392,28 @@ main(int argc, char** argv)
 
   LintArgs lint_args;
   auto* lint = app.add_subcommand("lint", "Check declared quantization against stored tensors");
-  lint->add_option("paths", lint_args.paths, "Model folders (or .safetensors files)")->required();
+  lint->add_option("paths", lint_args.paths, "Model folders (or .safetensors files)");
+  lint->add_option("-r,--recursive", lint_args.recursive,
+                   "Lint every folder below ROOT holding a config.json and weights");
   lint->add_option("--format", lint_args.format, "Output format")
     ->check(CLI::IsMember({"text", "json", "sarif", "github"}));
   lint->add_option("-o,--output", lint_args.output, "Write the report to this file");
-  lint->add_option("--engine", lint_args.engine, "Engine profile")
+  lint->add_option("--engine", lint_args.engine, "Engine profile (default: all)")
     ->check(CLI::IsMember({"all", "vllm", "sglang", "trtllm"}));
-  lint->add_option("--fail-on", lint_args.fail_on, "Lowest severity that fails the run")
+  lint->add_option("--fail-on", lint_args.fail_on, "Lowest severity that fails (default: error)")
     ->check(CLI::IsMember({"error", "warning", "info"}));
   lint->add_flag("--exit-zero", lint_args.exit_zero, "Exit 0 even with findings");
+  lint->add_option("--config", lint_args.config, "Settings file (default: nearest .qcheck.json)");
+  lint->add_flag("--no-config", lint_args.no_config, "Ignore .qcheck.json files");
+  lint->add_option("--select", lint_args.select, "Only rules whose code or name starts so")
+    ->delimiter(',')
+    ->allow_extra_args(false);
+  lint->add_option("--ignore", lint_args.ignore, "Never report these rules")
+    ->delimiter(',')
+    ->allow_extra_args(false);
+  lint->add_option("--baseline", lint_args.baseline, "Accept the findings recorded in FILE");
+  lint->add_option("--write-baseline", lint_args.write_baseline,
+                   "Record the current findings in FILE and exit 0");
 
   std::string path, format = "text", module_glob;
   auto* inspect = app.add_subcommand("inspect", "Show every tensor and a per-module summary");
@@ -288,9 +439,11 @@ main(int argc, char** argv)
   fix->add_option("--engine", fix_args.engine, "Engine profile")
     ->check(CLI::IsMember({"all", "vllm", "sglang", "trtllm"}));
 
-  std::string which_rule;
+  std::string which_rule, rules_format = "text";
   auto* rules = app.add_subcommand("rules", "List the rules, or explain one");
   rules->add_option("rule", which_rule, "Rule ID or name");
+  rules->add_option("--format", rules_format, "Output format for the list")
+    ->check(CLI::IsMember({"text", "json", "markdown"}));
 
   try {
     app.parse(argc, argv);
@@ -317,7 +470,7 @@ main(int argc, char** argv)
     return run_explain(explain_path, explain_module, explain_entries, explain_engine);
   }
   if (rules->parsed()) {
-    return run_rules(which_rule);
+    return run_rules(which_rule, rules_format);
   }
   return k_exit_usage;
 }

@@ -2,6 +2,7 @@
 // MTP/NextN drafts included. Pure: takes what was read, returns a Report.
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "qcheck/checkpoint.hpp"
@@ -37,5 +38,17 @@ void resolve_positions(const FileSystem& fs, const std::string& root, Report& re
 // Reads a folder (or one shard) and lints it. Fails only when the path cannot be read at all.
 Expected<LintRun> lint_path(const FileSystem& fs, const std::string& path,
                             const LintOptions& options);
+
+// Lints several folders in parallel (one worker per core, each folder's shards read by that
+// worker). `options_for` gives each folder its options; `progress(done, total)` is called from
+// the workers after each folder (may be empty). Results are in the order of `paths`.
+std::vector<Expected<LintRun>> lint_all(
+  const FileSystem& fs, const std::vector<std::string>& paths,
+  const std::function<LintOptions(const std::string&)>& options_for,
+  const std::function<void(size_t, size_t)>& progress = {});
+
+// Every folder under `root` (itself included) holding a config.json and safetensors weights or
+// an index, sorted. Hidden folders (".git", ...) are skipped; the walk stops 32 levels down.
+std::vector<std::string> find_model_folders(const FileSystem& fs, const std::string& root);
 
 } // namespace qcheck

@@ -47,6 +47,7 @@ enum class RuleId {
   block_prefix_overmatch, // QC120
   short_fp8_entry,        // QC121
   regex_checkpoint_namespace, // QC122
+  stale_baseline_entry,   // QC123
 };
 
 struct Rule
@@ -66,5 +67,9 @@ const Rule& rule(RuleId id);
 const Rule* find_rule(std::string_view code_or_name);
 // The closest code or name to a mistyped one, or empty.
 std::string suggest_rule(std::string_view code_or_name);
+
+// The registry as JSON (for tools) and as Markdown (docs/rules.md is this output).
+std::string render_rules_json();
+std::string render_rules_markdown();
 
 } // namespace qcheck

@@ -1,0 +1,68 @@
+// Project settings and baselines: which rules run and at what severity, which engines, and
+// which known findings are accepted. JSON files, because JSON and safetensors cannot carry
+// comments (no inline suppressions).
+//
+// Settings file: `.qcheck.json`, found by searching upward from the model folder (the first one
+// wins), or given with --config:
+//   {
+//     "engines": ["vllm", "sglang", "trtllm"],   // default: all
+//     "fail_on": "error",                        // error | warning | info
+//     "select": ["QC1"],                         // only rules whose code or name starts so
+//     "ignore": ["QC116", "unused-entry"],       // rules never reported
+//     "severity": {"QC112": "error"}             // per-rule severity
+//   }
+// Baseline file (--write-baseline / --baseline): accepted findings by rule, folder and
+// fingerprint; an entry that no longer matches is itself reported (QC123).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "qcheck/engines.hpp"
+#include "qcheck/input.hpp"
+#include "qcheck/report.hpp"
+
+namespace qcheck {
+
+inline constexpr const char* k_settings_name = ".qcheck.json";
+
+struct Settings
+{
+  std::string file; // where they came from ("" = defaults)
+  std::vector<Engine> engines{k_all_engines.begin(), k_all_engines.end()};
+  std::optional<Severity> fail_on;
+  std::vector<std::string> select; // code or name prefixes; empty = all
+  std::vector<std::string> ignore; // codes or names
+  std::vector<std::pair<RuleId, Severity>> severity;
+};
+
+// Parses a settings file's text. Errors name the key and suggest rule names.
+Expected<Settings> parse_settings(const std::string& file, std::string_view text);
+
+// Finds `.qcheck.json` in `folder` or its ancestors (the folder as an absolute, normalised
+// path, or a relative one whose ancestors are its string prefixes); nullopt when none.
+std::optional<std::string> find_settings(const FileSystem& fs, const std::string& folder);
+
+// Drops ignored/unselected findings and applies severity overrides.
+void apply_settings(const Settings& settings, Report& report);
+
+struct BaselineEntry
+{
+  std::string rule; // code
+  std::string folder;
+  std::string file;
+  std::string fingerprint;
+  std::string message; // for humans reading the file
+};
+
+std::string render_baseline(const std::vector<Report>& reports);
+Expected<std::vector<BaselineEntry>> parse_baseline(const std::string& file, std::string_view text);
+
+// Removes findings the baseline accepts; reports baseline entries that matched nothing as QC123
+// findings in an extra report for the baseline file. Returns that report (possibly empty).
+Report apply_baseline(const std::vector<BaselineEntry>& baseline, const std::string& baseline_file,
+                      std::vector<Report>& reports);
+
+} // namespace qcheck

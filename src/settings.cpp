@@ -1,0 +1,271 @@
+#include "qcheck/settings.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "qcheck/json_text.hpp"
+
+namespace qcheck {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+Expected<const Rule*>
+rule_named(const std::string& file, const std::string& name)
+{
+  if (const Rule* r = find_rule(name)) {
+    return r;
+  }
+  const std::string hint = suggest_rule(name);
+  return unexpected(fmt::format("{}: unknown rule '{}'{}", file, name,
+                                hint.empty() ? "" : fmt::format("; did you mean '{}'?", hint)));
+}
+
+bool
+rule_matches_prefix(const Rule& r, const std::string& prefix)
+{
+  std::string upper = prefix;
+  std::transform(upper.begin(), upper.end(), upper.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  return std::string_view(r.code).starts_with(upper) || std::string_view(r.name).starts_with(prefix);
+}
+
+Expected<std::vector<std::string>>
+string_list(const std::string& file, const Json& j, const char* key)
+{
+  std::vector<std::string> out;
+  if (!j.contains(key)) {
+    return out;
+  }
+  if (!j[key].is_array()) {
+    return unexpected(fmt::format("{}: '{}' must be a list of strings", file, key));
+  }
+  for (const auto& e : j[key]) {
+    if (!e.is_string()) {
+      return unexpected(fmt::format("{}: '{}' must be a list of strings", file, key));
+    }
+    out.push_back(e.get<std::string>());
+  }
+  return out;
+}
+
+} // namespace
+
+Expected<Settings>
+parse_settings(const std::string& file, std::string_view text)
+{
+  if (auto span = locate(text, ""); !span) {
+    return unexpected(fmt::format("{}: {}", file, span.error()));
+  }
+  const Json j = Json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) {
+    return unexpected(fmt::format("{}: must be a JSON object", file));
+  }
+  Settings s;
+  s.file = file;
+  static const std::set<std::string> k_keys{"engines", "fail_on", "select", "ignore", "severity"};
+  for (const auto& [key, _] : j.items()) {
+    if (!k_keys.contains(key)) {
+      return unexpected(fmt::format("{}: unknown key '{}' (known: engines, fail_on, select, "
+                                    "ignore, severity)",
+                                    file, key));
+    }
+  }
+  auto engines = string_list(file, j, "engines");
+  if (!engines) {
+    return unexpected(engines.error());
+  }
+  if (j.contains("engines")) {
+    s.engines.clear();
+    for (const auto& name : *engines) {
+      auto it = std::find_if(k_all_engines.begin(), k_all_engines.end(),
+                             [&](Engine e) { return to_string(e) == name; });
+      if (it == k_all_engines.end()) {
+        return unexpected(fmt::format("{}: unknown engine '{}' (vllm, sglang, trtllm)", file, name));
+      }
+      s.engines.push_back(*it);
+    }
+  }
+  if (j.contains("fail_on")) {
+    const auto severity = j["fail_on"].is_string()
+                            ? parse_severity(j["fail_on"].get<std::string>())
+                            : std::nullopt;
+    if (!severity) {
+      return unexpected(fmt::format("{}: 'fail_on' must be \"error\", \"warning\" or \"info\"",
+                                    file));
+    }
+    s.fail_on = severity;
+  }
+  auto select = string_list(file, j, "select");
+  auto ignore = string_list(file, j, "ignore");
+  if (!select) {
+    return unexpected(select.error());
+  }
+  if (!ignore) {
+    return unexpected(ignore.error());
+  }
+  for (const auto& prefix : *select) {
+    if (std::none_of(all_rules().begin(), all_rules().end(),
+                     [&](const Rule& r) { return rule_matches_prefix(r, prefix); })) {
+      return unexpected(fmt::format("{}: 'select' entry '{}' matches no rule", file, prefix));
+    }
+  }
+  for (const auto& name : *ignore) {
+    if (auto r = rule_named(file, name); !r) {
+      return unexpected(r.error());
+    }
+  }
+  s.select = *select;
+  s.ignore = *ignore;
+  if (j.contains("severity")) {
+    if (!j["severity"].is_object()) {
+      return unexpected(fmt::format("{}: 'severity' must map rule names to severities", file));
+    }
+    for (const auto& [name, value] : j["severity"].items()) {
+      auto r = rule_named(file, name);
+      if (!r) {
+        return unexpected(r.error());
+      }
+      const auto severity =
+        value.is_string() ? parse_severity(value.get<std::string>()) : std::nullopt;
+      if (!severity) {
+        return unexpected(fmt::format("{}: severity of '{}' must be \"error\", \"warning\" or "
+                                      "\"info\"",
+                                      file, name));
+      }
+      s.severity.emplace_back((*r)->id, *severity);
+    }
+  }
+  return s;
+}
+
+std::optional<std::string>
+find_settings(const FileSystem& fs, const std::string& folder)
+{
+  std::string dir = folder;
+  while (!dir.empty()) {
+    const std::string candidate = dir == "/" ? std::string("/") + k_settings_name
+                                             : join_path(dir, k_settings_name);
+    if (fs.stat(candidate).kind == FileKind::regular) {
+      return candidate;
+    }
+    if (dir == "/") {
+      break;
+    }
+    const size_t slash = dir.rfind('/');
+    dir = slash == std::string::npos ? std::string() : slash == 0 ? "/" : dir.substr(0, slash);
+  }
+  return std::nullopt;
+}
+
+void
+apply_settings(const Settings& settings, Report& report)
+{
+  std::vector<Finding> kept;
+  for (Finding& f : report.findings) {
+    const Rule& r = rule(f.rule);
+    if (!settings.select.empty() &&
+        std::none_of(settings.select.begin(), settings.select.end(),
+                     [&](const std::string& p) { return rule_matches_prefix(r, p); })) {
+      continue;
+    }
+    if (std::any_of(settings.ignore.begin(), settings.ignore.end(),
+                    [&](const std::string& name) { return find_rule(name) == &r; })) {
+      continue;
+    }
+    for (const auto& [id, severity] : settings.severity) {
+      if (id == f.rule) {
+        f.severity = severity;
+      }
+    }
+    kept.push_back(std::move(f));
+  }
+  report.findings = std::move(kept);
+}
+
+std::string
+render_baseline(const std::vector<Report>& reports)
+{
+  Json entries = Json::array();
+  for (const Report& report : reports) {
+    for (const Finding& f : report.findings) {
+      entries.push_back({{"rule", rule(f.rule).code},
+                         {"folder", report.root},
+                         {"file", f.file},
+                         {"fingerprint", fingerprint(f)},
+                         {"message", f.message}});
+    }
+  }
+  return Json{{"version", 1}, {"findings", entries}}.dump(2) + "\n";
+}
+
+Expected<std::vector<BaselineEntry>>
+parse_baseline(const std::string& file, std::string_view text)
+{
+  if (auto span = locate(text, ""); !span) {
+    return unexpected(fmt::format("{}: {}", file, span.error()));
+  }
+  const Json j = Json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || j.value("version", 0) != 1 ||
+      !j.contains("findings") || !j["findings"].is_array()) {
+    return unexpected(fmt::format("{}: not a qcheck baseline (version 1)", file));
+  }
+  std::vector<BaselineEntry> out;
+  for (const auto& e : j["findings"]) {
+    if (!e.is_object() || !e.contains("rule") || !e.contains("fingerprint") ||
+        !e["rule"].is_string() || !e["fingerprint"].is_string()) {
+      return unexpected(fmt::format("{}: each finding needs 'rule' and 'fingerprint'", file));
+    }
+    out.push_back({e["rule"].get<std::string>(), e.value("folder", ""), e.value("file", ""),
+                   e["fingerprint"].get<std::string>(), e.value("message", "")});
+  }
+  return out;
+}
+
+Report
+apply_baseline(const std::vector<BaselineEntry>& baseline, const std::string& baseline_file,
+               std::vector<Report>& reports)
+{
+  std::vector<bool> used(baseline.size(), false);
+  for (Report& report : reports) {
+    std::vector<Finding> kept;
+    for (Finding& f : report.findings) {
+      const std::string print = fingerprint(f);
+      bool accepted = false;
+      for (size_t i = 0; i < baseline.size(); ++i) {
+        if (baseline[i].fingerprint == print && baseline[i].rule == rule(f.rule).code &&
+            baseline[i].folder == report.root) {
+          used[i] = true;
+          accepted = true;
+        }
+      }
+      if (!accepted) {
+        kept.push_back(std::move(f));
+      }
+    }
+    report.findings = std::move(kept);
+  }
+  Report stale;
+  stale.root = baseline_file;
+  for (size_t i = 0; i < baseline.size(); ++i) {
+    if (used[i]) {
+      continue;
+    }
+    Finding f;
+    f.rule = RuleId::stale_baseline_entry;
+    f.severity = rule(f.rule).severity;
+    f.message = fmt::format("baseline entry {} for {}{} matches no finding any more: \"{}\"",
+                            baseline[i].rule, baseline[i].folder,
+                            baseline[i].file.empty() ? "" : "/" + baseline[i].file,
+                            baseline[i].message);
+    f.pointer = fmt::format("/findings/{}", i);
+    stale.findings.push_back(std::move(f));
+  }
+  return stale;
+}
+
+} // namespace qcheck

@@ -1,0 +1,188 @@
+// Project settings (.qcheck.json), baselines and many-folder runs.
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sys/wait.h>
+
+#include "qcheck/settings.hpp"
+
+namespace fs = std::filesystem;
+using namespace qcheck;
+using Json = nlohmann::json;
+
+namespace {
+
+struct Out
+{
+  int exit_code = -1;
+  std::string text;
+};
+
+Out
+qcheck_run(const std::string& args)
+{
+  const std::string command = std::string(QCHECK_BINARY) + " " + args + " 2>&1";
+  Out r;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  std::array<char, 4096> buffer{};
+  size_t n = 0;
+  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) {
+    r.text.append(buffer.data(), n);
+  }
+  const int status = ::pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string
+fixture(const std::string& name)
+{
+  return std::string(QCHECK_FIXTURES) + "/" + name;
+}
+
+class Workspace : public ::testing::Test
+{
+protected:
+  void SetUp() override
+  {
+    m_dir = fs::temp_directory_path() /
+            ("qcheck-settings-" + std::to_string(::getpid()) + "-" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(m_dir);
+    fs::create_directories(m_dir);
+  }
+  void TearDown() override { fs::remove_all(m_dir); }
+  void write(const fs::path& path, const std::string& text) { std::ofstream(path) << text; }
+  std::string path(const std::string& rel) const { return (m_dir / rel).string(); }
+
+  fs::path m_dir;
+};
+
+} // namespace
+
+TEST(Settings, ParsesEveryKey)
+{
+  auto s = parse_settings(".qcheck.json", R"({"engines": ["vllm"], "fail_on": "warning",
+    "select": ["QC1"], "ignore": ["relies-on-inference"], "severity": {"QC112": "error"}})");
+  ASSERT_TRUE(s) << s.error();
+  EXPECT_EQ(s->engines, std::vector<Engine>{Engine::vllm});
+  EXPECT_EQ(s->fail_on, Severity::warning);
+  EXPECT_EQ(s->select, std::vector<std::string>{"QC1"});
+  ASSERT_EQ(s->severity.size(), 1u);
+  EXPECT_EQ(s->severity[0].first, RuleId::unused_entry);
+}
+
+TEST(Settings, ErrorsNameTheProblem)
+{
+  EXPECT_EQ(parse_settings("f", R"({"engine": ["vllm"]})").error(),
+            "f: unknown key 'engine' (known: engines, fail_on, select, ignore, severity)");
+  EXPECT_EQ(parse_settings("f", R"({"ignore": ["unused-entri"]})").error(),
+            "f: unknown rule 'unused-entri'; did you mean 'unused-entry'?");
+  EXPECT_EQ(parse_settings("f", R"({"engines": ["tgi"]})").error(),
+            "f: unknown engine 'tgi' (vllm, sglang, trtllm)");
+  EXPECT_EQ(parse_settings("f", R"({"fail_on": "fatal"})").error(),
+            "f: 'fail_on' must be \"error\", \"warning\" or \"info\"");
+  EXPECT_EQ(parse_settings("f", "{,}").error(),
+            "f: invalid JSON at line 1, column 2: expected a string key or '}'");
+}
+
+TEST(Settings, FoundUpward)
+{
+  MemoryFileSystem mem;
+  mem.add_file("/repo/.qcheck.json", "{}");
+  mem.add_file("/repo/models/a/config.json", "{}");
+  EXPECT_EQ(find_settings(mem, "/repo/models/a"), "/repo/.qcheck.json");
+  EXPECT_EQ(find_settings(mem, "/elsewhere"), std::nullopt);
+}
+
+TEST_F(Workspace, SettingsFileChangesRulesSeverityAndEngines)
+{
+  fs::copy(fixture("qwen-gptq-mtp-fixed"), m_dir / "model", fs::copy_options::recursive);
+  // Default: one info finding, exit 0.
+  EXPECT_EQ(qcheck_run("lint " + path("model")).exit_code, 0);
+  write(m_dir / ".qcheck.json", R"({"severity": {"relies-on-inference": "error"}})");
+  const Out raised = qcheck_run("lint " + path("model"));
+  EXPECT_EQ(raised.exit_code, 1) << raised.text;
+  EXPECT_NE(raised.text.find("error: no explicit module list"), std::string::npos);
+  write(m_dir / ".qcheck.json", R"({"ignore": ["QC116"]})");
+  const Out ignored = qcheck_run("lint --format json " + path("model"));
+  EXPECT_EQ(Json::parse(ignored.text.substr(ignored.text.find('{')))["findings"].size(), 0u);
+  // --no-config and explicit --ignore on the command line.
+  EXPECT_EQ(qcheck_run("lint --no-config --fail-on info " + path("model")).exit_code, 1);
+  EXPECT_EQ(qcheck_run("lint --no-config --fail-on info --ignore QC116 " + path("model")).exit_code, 0);
+  EXPECT_EQ(qcheck_run("lint --no-config --fail-on info --ignore QC112,QC116 " + path("model")).exit_code, 0);
+  write(m_dir / ".qcheck.json", R"({"ignore": ["QC999"]})");
+  const Out bad = qcheck_run("lint " + path("model"));
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(bad.text, "qcheck: error: " + path(".qcheck.json") +
+                        ": unknown rule 'QC999'; did you mean 'QC009'?\n");
+}
+
+TEST_F(Workspace, BaselineRoundTrip)
+{
+  fs::copy(fixture("glm-nvfp4-nextn"), m_dir / "model", fs::copy_options::recursive);
+  const std::string baseline = path("baseline.json");
+  const Out written = qcheck_run("lint --write-baseline " + baseline + " " + path("model"));
+  EXPECT_EQ(written.exit_code, 0) << written.text;
+  // Re-run with the baseline: the known finding is accepted.
+  const Out accepted = qcheck_run("lint --baseline " + baseline + " " + path("model"));
+  EXPECT_EQ(accepted.exit_code, 0) << accepted.text;
+  // A new problem: only it is reported.
+  std::ofstream(m_dir / "model/stray.safetensors") << "tiny";
+  const Out fresh = qcheck_run("lint --format json --baseline " + baseline + " " + path("model"));
+  EXPECT_EQ(fresh.exit_code, 1);
+  const Json j = Json::parse(fresh.text);
+  ASSERT_EQ(j["findings"].size(), 2u) << j.dump(2); // the stray shard (header + unindexed)
+  for (const auto& f : j["findings"]) {
+    EXPECT_EQ(f["file"], "stray.safetensors");
+  }
+  fs::remove(m_dir / "model/stray.safetensors");
+  // Fix the folder: the baseline entry is now stale and says so.
+  fs::copy(fixture("glm-nvfp4-nextn-fixed") + "/config.json", m_dir / "model/config.json",
+           fs::copy_options::overwrite_existing);
+  fs::copy(fixture("glm-nvfp4-nextn-fixed") + "/hf_quant_config.json",
+           m_dir / "model/hf_quant_config.json", fs::copy_options::overwrite_existing);
+  const Out stale = qcheck_run("lint --format json --baseline " + baseline + " " + path("model"));
+  EXPECT_EQ(stale.exit_code, 0);
+  const Json s = Json::parse(stale.text);
+  ASSERT_EQ(s["findings"].size(), 1u);
+  EXPECT_EQ(s["findings"][0]["rule"], "QC123");
+  EXPECT_EQ(s["findings"][0]["folder"], baseline);
+}
+
+TEST(ManyFolders, RecursiveReportsEachFolderUnderItsOwnPath)
+{
+  const Out r = qcheck_run("lint --format json --recursive " + std::string(QCHECK_FIXTURES));
+  EXPECT_EQ(r.exit_code, 1);
+  const Json j = Json::parse(r.text);
+  std::set<std::string> folders;
+  for (const auto& f : j["findings"]) {
+    folders.insert(f["folder"]);
+  }
+  EXPECT_TRUE(folders.contains(fixture("glm-nvfp4-nextn")));
+  EXPECT_TRUE(folders.contains(fixture("qwen-w4a16-mtp")));
+  EXPECT_TRUE(folders.contains(fixture("formats/modelopt-fp8-deepseek-nextn-unexcluded")));
+  EXPECT_FALSE(folders.contains(fixture("glm-nvfp4-nextn-fixed"))); // clean twins add nothing
+  // The same finding as a single-folder run, under the folder's own path.
+  const Out single = qcheck_run("lint --format json " + fixture("glm-nvfp4-nextn"));
+  const Json one = Json::parse(single.text);
+  size_t matches = 0;
+  for (const auto& f : j["findings"]) {
+    if (f["folder"] == fixture("glm-nvfp4-nextn")) {
+      EXPECT_EQ(f, one["findings"][0]);
+      ++matches;
+    }
+  }
+  EXPECT_EQ(matches, 1u);
+}
+
+TEST(ManyFolders, SeveralPathsOneExitCode)
+{
+  EXPECT_EQ(qcheck_run("lint " + fixture("plain-bf16") + " " + fixture("glm-nvfp4-nextn-fixed")).exit_code, 0);
+  EXPECT_EQ(qcheck_run("lint " + fixture("plain-bf16") + " " + fixture("glm-nvfp4-nextn")).exit_code, 1);
+  EXPECT_EQ(qcheck_run("lint " + fixture("plain-bf16") + " /nonexistent").exit_code, 2);
+}
