@@ -4,7 +4,8 @@
 #include <atomic>
 #include <fmt/format.h>
 #include <map>
-#include <nlohmann/json.hpp>
+#include <set>
+#include <simdjson.h>
 #include <thread>
 #include <unordered_map>
 
@@ -18,10 +19,51 @@ ends_with(std::string_view text, std::string_view suffix)
   return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
 }
 
+// weight_map as a sorted vector: tensor -> shard path (paths interned in `files`).
+class WeightMap
+{
+public:
+  using Entry = std::pair<std::string, std::string_view>;
+
+  void add(std::string_view tensor, std::string_view file)
+  {
+    m_entries.emplace_back(std::string(tensor), *m_files.emplace(file).first);
+  }
+  // Sorts; on a repeated tensor the last occurrence wins, as in Python's json.
+  void seal()
+  {
+    std::stable_sort(m_entries.begin(), m_entries.end(),
+                     [](const Entry& a, const Entry& b) { return a.first < b.first; });
+    std::vector<Entry> unique;
+    unique.reserve(m_entries.size());
+    for (auto& e : m_entries) {
+      if (!unique.empty() && unique.back().first == e.first) {
+        unique.back() = std::move(e);
+      } else {
+        unique.push_back(std::move(e));
+      }
+    }
+    m_entries = std::move(unique);
+  }
+  std::vector<Entry>::const_iterator begin() const { return m_entries.begin(); }
+  std::vector<Entry>::const_iterator end() const { return m_entries.end(); }
+  std::vector<Entry>::const_iterator find(std::string_view tensor) const
+  {
+    auto it = std::lower_bound(m_entries.begin(), m_entries.end(), tensor,
+                               [](const Entry& e, std::string_view t) { return e.first < t; });
+    return it != m_entries.end() && it->first == tensor ? it : m_entries.end();
+  }
+  bool contains(std::string_view tensor) const { return find(tensor) != end(); }
+
+private:
+  std::set<std::string, std::less<>> m_files;
+  std::vector<Entry> m_entries;
+};
+
 struct IndexData
 {
   std::string file;
-  std::map<std::string, std::string> weight_map; // tensor -> shard path
+  WeightMap weight_map;
 };
 
 void
@@ -92,38 +134,43 @@ public:
       problem(CheckpointIssue::index_unreadable, index_name, "", text.error());
       return index;
     }
-    auto json = nlohmann::json::parse(*text, nullptr, false);
-    if (json.is_discarded()) {
+    // The index can list 10^6 tensors: simdjson's DOM, one pass, no tree of std::maps.
+    thread_local simdjson::dom::parser parser;
+    simdjson::dom::element root;
+    if (parser.parse(simdjson::padded_string(*text)).get(root)) {
       problem(CheckpointIssue::index_unreadable, index_name, "", "not valid JSON");
       return index;
     }
-    if (!json.is_object() || !json.contains("weight_map") || !json["weight_map"].is_object()) {
+    simdjson::dom::object weight_map;
+    if (root["weight_map"].get_object().get(weight_map)) {
       problem(CheckpointIssue::index_unreadable, index_name, "", "has no 'weight_map' object");
       return index;
     }
-    for (const auto& [tensor, file] : json["weight_map"].items()) {
-      if (!file.is_string()) {
-        problem(CheckpointIssue::index_unreadable, index_name, tensor,
+    for (auto field : weight_map) {
+      const std::string_view tensor = field.key;
+      std::string_view path;
+      if (field.value.get_string().get(path)) {
+        problem(CheckpointIssue::index_unreadable, index_name, std::string(tensor),
                 fmt::format("weight_map entry '{}' is not a string", tensor));
         continue;
       }
-      const auto& path = file.get_ref<const std::string&>();
       if (!is_contained_path(path)) {
-        problem(CheckpointIssue::index_path_escapes, index_name, tensor,
+        problem(CheckpointIssue::index_path_escapes, index_name, std::string(tensor),
                 fmt::format("weight_map sends '{}' to '{}', a path outside the model folder; "
                             "refused",
                             tensor, path));
         continue;
       }
-      index.weight_map.emplace(tensor, path);
+      index.weight_map.add(tensor, path);
     }
+    index.weight_map.seal();
     return index;
   }
 
   void run(const std::vector<std::string>& names, unsigned threads)
   {
     std::optional<IndexData> index = read_index(names);
-    std::map<std::string, size_t> by_file;
+    std::map<std::string, size_t, std::less<>> by_file;
     auto add_shard = [&](const std::string& file, bool in_index) {
       auto [it, inserted] = by_file.emplace(file, m_out.shards.size());
       if (inserted) {
@@ -136,7 +183,7 @@ public:
     };
     if (index) {
       for (const auto& [tensor, file] : index->weight_map) {
-        add_shard(file, true);
+        add_shard(std::string(file), true);
       }
     }
     for (const auto& name : names) {
@@ -162,10 +209,10 @@ public:
 private:
   void check_shard_files(const std::optional<IndexData>& index)
   {
-    std::map<std::string, size_t> index_counts;
+    std::map<std::string, size_t, std::less<>> index_counts;
     if (index) {
       for (const auto& [tensor, file] : index->weight_map) {
-        ++index_counts[file];
+        ++index_counts[std::string(file)];
       }
     }
     for (const ShardFile& shard : m_out.shards) {
@@ -191,80 +238,104 @@ private:
     }
   }
 
+  // One sort of every tensor by name, then merge walks against the sorted weight_map: no hash
+  // table, no per-tensor lookups.
   void collect_tensors(const std::optional<IndexData>& index,
-                       const std::map<std::string, size_t>& by_file)
+                       const std::map<std::string, size_t, std::less<>>& by_file)
   {
-    std::unordered_map<std::string_view, Tensor> chosen;
     size_t total = 0;
     for (const auto& shard : m_out.shards) {
       total += shard.header.tensors.size();
     }
-    chosen.reserve(total);
+    std::vector<Tensor> all;
+    all.reserve(total);
     for (uint32_t s = 0; s < m_out.shards.size(); ++s) {
-      ShardFile& shard = m_out.shards[s];
-      for (auto& hp : shard.header.problems) {
+      const ShardFile& shard = m_out.shards[s];
+      for (const auto& hp : shard.header.problems) {
         m_out.problems.push_back({hp.issue == HeaderIssue::read_failed
                                     ? CheckpointIssue::shard_unreadable
                                     : CheckpointIssue::header_problem,
                                   hp.is_warning, shard.file, hp.tensor, hp.message, hp.issue});
       }
-      size_t unnamed = 0;
-      std::string first_unnamed;
       for (const TensorInfo& info : shard.header.tensors) {
-        const Tensor tensor{&info, s};
-        auto [it, inserted] = chosen.emplace(info.name, tensor);
-        if (!inserted) {
-          const std::string& other = m_out.shards[it->second.shard].file;
-          std::string pick = other;
-          if (index) {
-            if (auto w = index->weight_map.find(info.name); w != index->weight_map.end()) {
-              pick = w->second;
-              if (pick == shard.file) {
-                it->second = tensor;
-              }
-            }
-          }
-          problem(CheckpointIssue::duplicate_tensor, shard.file, info.name,
-                  fmt::format("tensor '{}' is stored in both {} and {}; the loader uses {}",
-                              info.name, other, shard.file, pick));
-        }
-        if (index && shard.in_index && !index->weight_map.contains(info.name)) {
-          if (unnamed++ == 0) {
-            first_unnamed = info.name;
-          }
-        }
-      }
-      if (unnamed > 0) {
-        problem(CheckpointIssue::unindexed_tensors, shard.file, first_unnamed,
-                fmt::format("holds {} tensor{} the index does not name (first: '{}')", unnamed,
-                            unnamed == 1 ? "" : "s", first_unnamed));
+        all.push_back({&info, s});
       }
     }
-    if (index) {
-      for (const auto& [tensor, file] : index->weight_map) {
-        const auto it = by_file.find(file);
-        const ShardFile& shard = m_out.shards[it->second];
-        if (!shard.header_read) {
-          continue; // already reported: missing, not regular or unreadable
-        }
-        auto found = chosen.find(tensor);
-        if (found == chosen.end() || m_out.shards[found->second.shard].file != file) {
-          const bool elsewhere = found != chosen.end();
-          problem(CheckpointIssue::index_missing_tensor, index->file, tensor,
-                  elsewhere ? fmt::format("maps '{}' to {}, which does not hold it (it is in {})",
-                                          tensor, file, m_out.shard_of(found->second))
-                            : fmt::format("maps '{}' to {}, which does not hold it", tensor,
-                                          file));
-        }
-      }
-    }
-    m_out.tensors.reserve(chosen.size());
-    for (const auto& [name, tensor] : chosen) {
-      m_out.tensors.push_back(tensor);
-    }
-    std::sort(m_out.tensors.begin(), m_out.tensors.end(), [](const Tensor& a, const Tensor& b) {
-      return a.info->name < b.info->name;
+    std::sort(all.begin(), all.end(), [](const Tensor& a, const Tensor& b) {
+      const int c = a.info->name.compare(b.info->name);
+      return c != 0 ? c < 0 : a.shard < b.shard;
     });
+
+    // Tensors of indexed shards that the index does not name, per shard.
+    std::vector<size_t> unnamed(m_out.shards.size(), 0);
+    std::vector<std::string_view> first_unnamed(m_out.shards.size());
+    const WeightMap no_index;
+    const WeightMap& weight_map = index ? index->weight_map : no_index;
+    auto wm = weight_map.begin();
+    const auto wm_end = weight_map.end();
+
+    m_out.tensors.reserve(all.size());
+    for (size_t i = 0; i < all.size();) {
+      size_t j = i + 1;
+      while (j < all.size() && all[j].info->name == all[i].info->name) {
+        ++j;
+      }
+      const std::string& name = all[i].info->name;
+      while (wm != wm_end && wm->first < name) {
+        ++wm;
+      }
+      const bool named = wm != wm_end && wm->first == name;
+      size_t pick = i;
+      if (named) {
+        for (size_t k = i; k < j; ++k) {
+          if (m_out.shards[all[k].shard].file == wm->second) {
+            pick = k;
+          }
+        }
+      }
+      for (size_t k = i + 1; k < j; ++k) {
+        problem(CheckpointIssue::duplicate_tensor, m_out.shards[all[k].shard].file, name,
+                fmt::format("tensor '{}' is stored in both {} and {}; the loader uses {}", name,
+                            m_out.shards[all[i].shard].file, m_out.shards[all[k].shard].file,
+                            m_out.shards[all[pick].shard].file));
+      }
+      for (size_t k = i; k < j && index; ++k) {
+        const uint32_t s = all[k].shard;
+        if (m_out.shards[s].in_index && !named && unnamed[s]++ == 0) {
+          first_unnamed[s] = name;
+        }
+      }
+      m_out.tensors.push_back(all[pick]);
+      i = j;
+    }
+    for (size_t s = 0; s < m_out.shards.size(); ++s) {
+      if (unnamed[s] > 0) {
+        problem(CheckpointIssue::unindexed_tensors, m_out.shards[s].file,
+                std::string(first_unnamed[s]),
+                fmt::format("holds {} tensor{} the index does not name (first: '{}')", unnamed[s],
+                            unnamed[s] == 1 ? "" : "s", first_unnamed[s]));
+      }
+    }
+    if (!index) {
+      return;
+    }
+    auto t = m_out.tensors.begin();
+    for (const auto& [tensor, file] : index->weight_map) {
+      while (t != m_out.tensors.end() && t->info->name < tensor) {
+        ++t;
+      }
+      const ShardFile& shard = m_out.shards[by_file.find(file)->second];
+      if (!shard.header_read) {
+        continue; // already reported: missing, not regular or unreadable
+      }
+      const bool found = t != m_out.tensors.end() && t->info->name == tensor;
+      if (!found || m_out.shard_of(*t) != file) {
+        problem(CheckpointIssue::index_missing_tensor, index->file, tensor,
+                found ? fmt::format("maps '{}' to {}, which does not hold it (it is in {})",
+                                    tensor, file, m_out.shard_of(*t))
+                      : fmt::format("maps '{}' to {}, which does not hold it", tensor, file));
+      }
+    }
   }
 
   const FileSystem& m_fs;

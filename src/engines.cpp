@@ -132,8 +132,14 @@ dotted_match(std::string_view entry, std::string_view name)
   if (entry.empty()) {
     return false;
   }
-  const std::string wrapped = fmt::format(".{}.", name);
-  return contains(wrapped, fmt::format(".{}.", entry));
+  for (size_t pos = name.find(entry); pos != std::string_view::npos;
+       pos = name.find(entry, pos + 1)) {
+    const size_t end = pos + entry.size();
+    if ((pos == 0 || name[pos - 1] == '.') && (end == name.size() || name[end] == '.')) {
+      return true;
+    }
+  }
+  return false;
 }
 
 // SGLang's glob: only '*' is special, and it must match the whole string.
@@ -215,40 +221,53 @@ vllm_expand(std::string_view entry)
 }
 
 bool
-modelopt_sglang_entry(std::string_view entry, std::string_view prefix)
+modelopt_sglang_one(std::string_view e, std::string_view n)
 {
-  std::vector<std::string> forms{std::string(entry)};
-  const std::string stripped = strip_language_model(entry);
-  if (stripped != entry) {
-    forms.push_back(stripped);
+  if (!has_glob_chars(e) && dotted_match(e, n)) {
+    return true;
   }
-  std::vector<std::string> names{std::string(prefix)};
-  const std::string prefix_stripped = strip_language_model(prefix);
-  if (prefix_stripped != prefix) {
-    names.push_back(prefix_stripped);
+  if (star_match(e, n)) {
+    return true;
   }
-  for (const auto& e : forms) {
-    for (const auto& n : names) {
-      if (!has_glob_chars(e) && dotted_match(e, n)) {
+  // A component can only match an entry without dots.
+  if (e.find('.') == std::string_view::npos) {
+    size_t start = 0;
+    while (start <= n.size()) {
+      size_t dot = n.find('.', start);
+      if (dot == std::string_view::npos) {
+        dot = n.size();
+      }
+      if (star_match(e, n.substr(start, dot - start))) {
         return true;
       }
-      if (star_match(e, n)) {
-        return true;
-      }
-      for (auto part : split_dots(n)) {
-        if (star_match(e, part)) {
-          return true;
-        }
-      }
-      const std::string_view e_leaf = leaf_of(e);
-      if ((e_leaf == "q_a_proj" || e_leaf == "q_b_proj" || e_leaf == "kv_a_proj_with_mqa" ||
-           e_leaf == "kv_b_proj") &&
-          parent_of(e) == parent_of(n) && contains(leaf_of(n), e_leaf)) {
-        return true;
-      }
+      start = dot + 1;
     }
   }
-  return false;
+  const std::string_view e_leaf = leaf_of(e);
+  return (e_leaf == "q_a_proj" || e_leaf == "q_b_proj" || e_leaf == "kv_a_proj_with_mqa" ||
+          e_leaf == "kv_b_proj") &&
+         parent_of(e) == parent_of(n) && contains(leaf_of(n), e_leaf);
+}
+
+bool
+modelopt_sglang_entry(std::string_view entry, std::string_view prefix)
+{
+  const bool entry_wrapped = entry.starts_with("model.language_model.") ||
+                             entry.starts_with("language_model.");
+  const bool prefix_wrapped = prefix.starts_with("model.language_model.") ||
+                              prefix.starts_with("language_model.");
+  if (modelopt_sglang_one(entry, prefix)) {
+    return true;
+  }
+  const std::string e2 = entry_wrapped ? strip_language_model(entry) : std::string();
+  const std::string n2 = prefix_wrapped ? strip_language_model(prefix) : std::string();
+  if (prefix_wrapped && modelopt_sglang_one(entry, n2)) {
+    return true;
+  }
+  if (entry_wrapped && modelopt_sglang_one(e2, prefix)) {
+    return true;
+  }
+  return entry_wrapped && prefix_wrapped && modelopt_sglang_one(e2, n2);
 }
 
 bool

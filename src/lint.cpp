@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <unordered_set>
 
 #include "qcheck/json_text.hpp"
 #include "qcheck/patterns.hpp"
@@ -320,7 +321,7 @@ private:
       return;
     }
     const ModelInfo& model = m_declaration.model;
-    for (const EngineLayer& layer : engine_layers(engine, m_inventory, m_drafts, model)) {
+    for (const EngineLayer& layer : layers_for(engine)) {
       size_t quantized = 0;
       for (uint32_t i : layer.modules) {
         quantized += m_inventory.modules[i].storage == Storage::quantized ? 1 : 0;
@@ -606,21 +607,49 @@ private:
   }
 
   // Entries that match no module under any engine, and short substring entries.
+  // Module names, engine layer prefixes and shards, and every dotted ancestor of them.
+  std::unordered_set<std::string_view> known_names()
+  {
+    std::unordered_set<std::string_view> out;
+    auto add_with_ancestors = [&](std::string_view name) {
+      while (!name.empty() && out.insert(name).second) {
+        const size_t dot = name.rfind('.');
+        name = dot == std::string_view::npos ? std::string_view() : name.substr(0, dot);
+      }
+    };
+    for (const Module& m : m_inventory.modules) {
+      add_with_ancestors(m.name);
+    }
+    for (Engine e : m_options.engines) {
+      for (const EngineLayer& layer : layers_for(e)) {
+        add_with_ancestors(layer.prefix);
+        for (const auto& shard : layer.shards) {
+          add_with_ancestors(shard);
+        }
+      }
+    }
+    return out;
+  }
+
   void entries()
   {
+    std::unordered_set<std::string_view> known;
     for (const ConfigSource& s : m_declaration.sources) {
       if (s.format != QuantFormat::modelopt && s.format != QuantFormat::compressed_tensors &&
           s.format != QuantFormat::quark && s.format != QuantFormat::fp8 &&
           s.format != QuantFormat::awq && s.format != QuantFormat::bitsandbytes) {
         continue;
       }
-      std::vector<std::vector<EngineLayer>> layers;
+      std::vector<const std::vector<EngineLayer>*> layers;
       std::vector<Engine> engines;
       for (Engine e : m_options.engines) {
         if (engine_reads(e, s.format)) {
           engines.push_back(e);
-          layers.push_back(engine_layers(e, m_inventory, m_drafts, m_declaration.model));
+          layers.push_back(&layers_for(e));
         }
+      }
+      if (known.empty()) {
+        known = known_names();
       }
       for (const std::string& entry : s.excludes) {
         if (!entry.starts_with("re:") && entry.find('.') == std::string::npos &&
@@ -628,30 +657,22 @@ private:
             std::isupper(static_cast<unsigned char>(entry[0]))) {
           continue; // a class name: cannot be checked from tensor names
         }
-        bool used = false;
-        for (size_t i = 0; i < engines.size() && !used; ++i) {
-          for (const EngineLayer& layer : layers[i]) {
-            std::vector<std::string> names{layer.prefix};
-            names.insert(names.end(), layer.shards.begin(), layer.shards.end());
-            for (uint32_t m : layer.modules) {
-              names.push_back(m_inventory.modules[m].name);
-            }
-            if (std::any_of(names.begin(), names.end(), [&](const std::string& n) {
-                  return entry_matches(engines[i], s.format, entry, n);
-                })) {
-              used = true;
-              break;
-            }
-          }
+        // Fast path: a plain entry that names a module, a layer or an ancestor of either.
+        bool used = !has_glob(entry) && !entry.starts_with("re:") && known.contains(entry);
+        // Then module names (entries for routers and embeddings name real modules the engines
+        // never quantize), then each engine's layer prefixes and fused shards.
+        for (size_t m = 0; m < m_inventory.modules.size() && !used; ++m) {
+          used = std::any_of(k_all_engines.begin(), k_all_engines.end(), [&](Engine e) {
+            return entry_matches(e, s.format, entry, m_inventory.modules[m].name);
+          });
         }
-        // Entries for modules engines never quantize (routers, embeddings) still name real
-        // modules: only an entry that matches no module name at all is dead.
-        if (!used) {
-          for (const Module& m : m_inventory.modules) {
-            if (std::any_of(k_all_engines.begin(), k_all_engines.end(), [&](Engine e) {
-                  return entry_matches(e, s.format, entry, m.name);
-                })) {
-              used = true;
+        for (size_t i = 0; i < engines.size() && !used; ++i) {
+          for (const EngineLayer& layer : *layers[i]) {
+            used = entry_matches(engines[i], s.format, entry, layer.prefix) ||
+                   std::any_of(layer.shards.begin(), layer.shards.end(), [&](const auto& n) {
+                     return entry_matches(engines[i], s.format, entry, n);
+                   });
+            if (used) {
               break;
             }
           }
@@ -720,6 +741,18 @@ private:
   }
 
   const ConfigSource* vllm_source() const { return source_for(m_declaration, Engine::vllm); }
+
+  // Each engine's layers, built once per run.
+  const std::vector<EngineLayer>& layers_for(Engine engine)
+  {
+    auto it = m_layers.find(engine);
+    if (it == m_layers.end()) {
+      it = m_layers
+             .emplace(engine, engine_layers(engine, m_inventory, m_drafts, m_declaration.model))
+             .first;
+    }
+    return it->second;
+  }
 
   // Quantized families a declared format allows; empty: do not check.
   std::set<QuantFamily> allowed_families(const ConfigSource& s) const
@@ -931,8 +964,7 @@ private:
       return entry == module || (has_glob(entry) && fnmatch(entry, module)) ||
              module.starts_with(entry + ".");
     };
-    for (const EngineLayer& layer :
-         engine_layers(Engine::vllm, m_inventory, m_drafts, m_declaration.model)) {
+    for (const EngineLayer& layer : layers_for(Engine::vllm)) {
       if (layer.kind != LayerKind::fused_moe || layer.modules.size() < 2) {
         continue;
       }
@@ -965,8 +997,7 @@ private:
       return;
     }
     std::vector<std::string> names;
-    for (const EngineLayer& layer :
-         engine_layers(Engine::vllm, m_inventory, m_drafts, m_declaration.model)) {
+    for (const EngineLayer& layer : layers_for(Engine::vllm)) {
       names.push_back(vllm_namespace(layer.prefix));
       for (const auto& shard : layer.shards) {
         names.push_back(vllm_namespace(shard));
@@ -1063,6 +1094,7 @@ private:
   std::map<std::string, std::set<std::string>> m_notes;
   std::map<std::string, EngineLayer> m_mixed;
   std::map<Engine, const ConfigSource*> m_source_for;
+  std::map<Engine, std::vector<EngineLayer>> m_layers;
   bool m_inferred = false;
 };
 

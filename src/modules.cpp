@@ -54,13 +54,27 @@ is_quant_marker(std::string_view param)
          param == "quant_map" || param == "nested_absmax" || param == "nested_quant_map";
 }
 
+// A module's tensors by parameter name, split once.
 struct Params
 {
-  const Checkpoint& checkpoint;
-  const Module& module;
+  std::vector<std::pair<std::string_view, const TensorInfo*>> items;
+
+  Params(const Checkpoint& checkpoint, const Module& module)
+  {
+    items.reserve(module.tensors.size());
+    for (uint32_t index : module.tensors) {
+      const TensorInfo* t = checkpoint.tensors[index].info;
+      items.emplace_back(split_tensor_name(t->name).second, t);
+    }
+  }
   const TensorInfo* get(std::string_view param) const
   {
-    return find_param(checkpoint, module, param);
+    for (const auto& [name, t] : items) {
+      if (name == param) {
+        return t;
+      }
+    }
+    return nullptr;
   }
 };
 
@@ -73,16 +87,15 @@ describe(const TensorInfo& t, std::string_view param)
 void
 classify(const Checkpoint& checkpoint, Module& module)
 {
-  const Params p{checkpoint, module};
+  const Params p(checkpoint, module);
   bool has_marker = false;
   bool has_float_weight = false;
   bool has_narrow_weight = false;
   bool has_blocks = false;
   size_t weight_rank = 0;
   std::vector<std::string> evidence;
-  for (uint32_t index : module.tensors) {
-    const TensorInfo& t = *checkpoint.tensors[index].info;
-    const std::string_view param = split_tensor_name(t.name).second;
+  for (const auto& [param, tensor] : p.items) {
+    const TensorInfo& t = *tensor;
     if (is_activation_scale(param)) {
       continue;
     }
