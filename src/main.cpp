@@ -15,7 +15,7 @@
 #include "qcheck/inspect.hpp"
 #include "qcheck/lint.hpp"
 #include "qcheck/rules.hpp"
-#include "qcheck/settings.hpp"
+#include "qcheck/session.hpp"
 
 namespace {
 
@@ -47,18 +47,6 @@ use_color()
   return std::getenv("NO_COLOR") == nullptr && ::isatty(STDOUT_FILENO) != 0;
 }
 
-std::vector<qcheck::Engine>
-engines_for(const std::string& engine)
-{
-  std::vector<qcheck::Engine> out;
-  for (auto e : qcheck::k_all_engines) {
-    if (engine == "all" || qcheck::to_string(e) == engine) {
-      out.push_back(e);
-    }
-  }
-  return out;
-}
-
 struct LintArgs
 {
   std::vector<std::string> paths;
@@ -76,148 +64,52 @@ struct LintArgs
   std::string write_baseline;
 };
 
-// Settings for one folder: --config, or the nearest .qcheck.json, then command-line overrides.
-qcheck::Expected<qcheck::Settings>
-settings_for(const qcheck::FileSystem& fs, const LintArgs& args, const std::string& folder)
-{
-  qcheck::Settings settings;
-  std::string file = args.config;
-  if (file.empty() && !args.no_config) {
-    const std::string absolute = std::filesystem::absolute(folder).lexically_normal().string();
-    file = qcheck::find_settings(fs, absolute).value_or("");
-  }
-  if (!file.empty()) {
-    auto text = fs.read_file(file, 1 << 20);
-    if (!text) {
-      return qcheck::unexpected(text.error());
-    }
-    auto parsed = qcheck::parse_settings(file, *text);
-    if (!parsed) {
-      return parsed;
-    }
-    settings = std::move(*parsed);
-  }
-  if (!args.engine.empty()) {
-    settings.engines = engines_for(args.engine);
-  }
-  if (!args.fail_on.empty()) {
-    settings.fail_on = qcheck::parse_severity(args.fail_on);
-  }
-  for (const auto& name : args.select) {
-    settings.select.push_back(name);
-  }
-  for (const auto& name : args.ignore) {
-    if (!qcheck::find_rule(name)) {
-      const std::string hint = qcheck::suggest_rule(name);
-      return qcheck::unexpected(fmt::format("unknown rule '{}'{}", name,
-                                            hint.empty() ? "" : fmt::format("; did you mean '{}'?", hint)));
-    }
-    settings.ignore.push_back(name);
-  }
-  return settings;
-}
-
 int
-run_lint(LintArgs args)
+run_lint(const LintArgs& args)
 {
   qcheck::DiskFileSystem fs;
-  if (!args.recursive.empty()) {
-    if (fs.stat(args.recursive).kind != qcheck::FileKind::directory) {
-      spdlog::error("{}: not a directory", args.recursive);
-      return k_exit_usage;
-    }
-    auto found = qcheck::find_model_folders(fs, args.recursive);
-    if (found.empty()) {
-      spdlog::error("{}: no folder with a config.json and safetensors weights below it",
-                    args.recursive);
-      return k_exit_usage;
-    }
-    args.paths.insert(args.paths.end(), found.begin(), found.end());
+  qcheck::LintRequest request;
+  request.paths = args.paths;
+  request.recursive = args.recursive;
+  if (!args.engine.empty()) {
+    request.engine = args.engine;
   }
-  if (args.paths.empty()) {
-    spdlog::error("lint needs a model folder (or --recursive ROOT)");
-    return k_exit_usage;
-  }
-  // Settings are read before any work so a bad file stops the run at once.
-  std::vector<qcheck::Settings> settings;
-  for (const auto& path : args.paths) {
-    auto s = settings_for(fs, args, path);
-    if (!s) {
-      spdlog::error("{}", s.error());
-      return k_exit_usage;
-    }
-    settings.push_back(std::move(*s));
-  }
-  const bool show_progress = args.paths.size() > 1 && ::isatty(STDERR_FILENO) != 0;
-  auto runs = qcheck::lint_all(
-    fs, args.paths,
-    [&](const std::string& path) {
-      const size_t i = static_cast<size_t>(
-        std::find(args.paths.begin(), args.paths.end(), path) - args.paths.begin());
-      qcheck::LintOptions options;
-      options.engines = settings[i].engines;
-      return options;
-    },
-    [&](size_t done, size_t total) {
-      if (show_progress) {
-        std::fprintf(stderr, "\rqcheck: linted %zu/%zu folders", done, total);
-        if (done == total) {
-          std::fputc('\n', stderr);
-        }
+  request.fail_on = qcheck::parse_severity(args.fail_on);
+  request.config = args.config;
+  request.no_config = args.no_config;
+  request.select = args.select;
+  request.ignore = args.ignore;
+  request.baseline = args.write_baseline.empty() ? args.baseline : "";
+  const bool show_progress = ::isatty(STDERR_FILENO) != 0;
+  const qcheck::LintOutcome outcome =
+    qcheck::run_lint_request(fs, request, [&](size_t done, size_t total) {
+      if (show_progress && total > 1) {
+        std::fprintf(stderr, "\rqcheck: linted %zu/%zu folders%s", done, total,
+                     done == total ? "\n" : "");
       }
     });
-  std::vector<qcheck::Report> reports;
-  std::vector<qcheck::Severity> thresholds;
-  bool unreadable = false;
-  for (size_t i = 0; i < runs.size(); ++i) {
-    if (!runs[i]) {
-      spdlog::error("{}", runs[i].error());
-      unreadable = true;
-      continue;
-    }
-    qcheck::apply_settings(settings[i], runs[i]->report);
-    reports.push_back(std::move(runs[i]->report));
-    thresholds.push_back(settings[i].fail_on.value_or(qcheck::Severity::error));
+  for (const auto& error : outcome.errors) {
+    spdlog::error("{}", error);
+  }
+  if (outcome.usage_error) {
+    return k_exit_usage;
   }
   if (!args.write_baseline.empty()) {
-    if (!write_file(args.write_baseline, qcheck::render_baseline(reports))) {
+    if (!write_file(args.write_baseline, qcheck::render_baseline(outcome.reports))) {
       return k_exit_usage;
     }
-    spdlog::info("wrote {} findings to {}", [&] {
-      size_t n = 0;
-      for (const auto& r : reports) {
-        n += r.findings.size();
-      }
-      return n;
-    }(), args.write_baseline);
-    return unreadable ? k_exit_usage : k_exit_clean;
-  }
-  if (!args.baseline.empty()) {
-    auto text = fs.read_file(args.baseline, 256u << 20);
-    if (!text) {
-      spdlog::error("{}", text.error());
-      return k_exit_usage;
-    }
-    auto baseline = qcheck::parse_baseline(args.baseline, *text);
-    if (!baseline) {
-      spdlog::error("{}", baseline.error());
-      return k_exit_usage;
-    }
-    qcheck::Report stale = qcheck::apply_baseline(*baseline, args.baseline, reports);
-    if (!stale.findings.empty()) {
-      reports.push_back(std::move(stale));
-      thresholds.push_back(qcheck::Severity::error);
-    }
+    spdlog::info("recorded the findings in {}", args.write_baseline);
+    return outcome.errors.empty() ? k_exit_clean : k_exit_usage;
   }
   std::string text;
   if (args.format == "json") {
-    text = qcheck::render_json(reports);
+    text = qcheck::render_json(outcome.reports);
   } else if (args.format == "sarif") {
-    text = qcheck::render_sarif(reports);
+    text = qcheck::render_sarif(outcome.reports);
   } else if (args.format == "github") {
-    text = qcheck::render_github(reports);
+    text = qcheck::render_github(outcome.reports);
   } else {
-    for (const auto& report : reports) {
+    for (const auto& report : outcome.reports) {
       text += qcheck::render_text(report, {args.output.empty() && use_color()});
     }
   }
@@ -228,15 +120,7 @@ run_lint(LintArgs args)
   } else {
     write_stdout(text);
   }
-  if (unreadable) {
-    return k_exit_usage;
-  }
-  for (size_t i = 0; i < reports.size(); ++i) {
-    if (reports[i].has_at_least(thresholds[i]) && !args.exit_zero) {
-      return k_exit_findings;
-    }
-  }
-  return k_exit_clean;
+  return outcome.exit_code(args.exit_zero);
 }
 
 int
@@ -245,7 +129,7 @@ run_explain(const std::string& path, const std::string& module, bool entries,
 {
   qcheck::DiskFileSystem fs;
   qcheck::LintOptions options;
-  options.engines = engines_for(engine);
+  options.engines = qcheck::engines_for(engine);
   auto run = qcheck::lint_path(fs, path, options);
   if (!run) {
     spdlog::error("{}", run.error());
@@ -281,7 +165,7 @@ run_fix(const FixArgs& args)
 {
   qcheck::DiskFileSystem fs;
   qcheck::LintOptions options;
-  options.engines = engines_for(args.engine);
+  options.engines = qcheck::engines_for(args.engine);
   auto run = qcheck::lint_path(fs, args.path, options);
   if (!run) {
     spdlog::error("{}", run.error());

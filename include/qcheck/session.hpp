@@ -1,0 +1,46 @@
+// One `qcheck lint` invocation: the folders (given or found with --recursive), each folder's
+// settings (nearest .qcheck.json, then command-line overrides), the parallel runs, and the
+// baseline. Returns reports and errors; the CLI renders them and computes the exit code.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "qcheck/lint.hpp"
+#include "qcheck/settings.hpp"
+
+namespace qcheck {
+
+struct LintRequest
+{
+  std::vector<std::string> paths;
+  std::string recursive;            // root to search for model folders, or ""
+  std::optional<std::string> engine; // "all", "vllm", ...
+  std::optional<Severity> fail_on;
+  std::string config;               // explicit settings file, or ""
+  bool no_config = false;
+  std::vector<std::string> select;
+  std::vector<std::string> ignore;
+  std::string baseline;             // accept the findings recorded here
+};
+
+struct LintOutcome
+{
+  std::vector<Report> reports;
+  std::vector<Severity> thresholds; // per report: the lowest severity that fails
+  std::vector<std::string> errors;  // folders that could not be linted (one line each)
+  bool usage_error = false;         // bad settings/baseline/paths: nothing was linted
+
+  // 0, 1 or 2 as documented for `qcheck lint`.
+  int exit_code(bool exit_zero) const;
+};
+
+// Engines named by a profile: "all" or one engine.
+std::vector<Engine> engines_for(const std::string& profile);
+
+LintOutcome run_lint_request(const FileSystem& fs, const LintRequest& request,
+                             const std::function<void(size_t, size_t)>& progress = {});
+
+} // namespace qcheck
