@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "builder.hpp"
 #include "qcheck/fix.hpp"
@@ -347,4 +348,77 @@ TEST(Fix, UnifiedDiff)
                 "{\n  \"a\": [\n    \"x\",\n    \"y\"\n  ]\n}\n", {}, false, 0644};
   EXPECT_EQ(unified_diff(edit), "--- a/config.json\n+++ b/config.json\n@@ -1,5 +1,6 @@\n {\n"
                                 "   \"a\": [\n-    \"x\"\n+    \"x\",\n+    \"y\"\n   ]\n }\n");
+}
+
+namespace {
+
+struct CliOut
+{
+  int exit_code = -1;
+  std::string out;
+};
+
+CliOut
+run_in(const std::string& cwd, const std::string& args)
+{
+  const std::string command =
+    "cd '" + cwd + "' && " + std::string(QCHECK_BINARY) + " " + args + " 2>/dev/null";
+  CliOut r;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  char buffer[4096];
+  size_t n = 0;
+  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) {
+    r.out.append(buffer, n);
+  }
+  const int status = ::pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+} // namespace
+
+TEST_F(FixFolder, CliDryRunPrintsTheDiffAndChangesNothing)
+{
+  copy_fixture("glm-nvfp4-nextn");
+  const std::string before = read(m_dir / "model/config.json");
+  const CliOut r = run_in(model(), "fix");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("--- a/config.json\n+++ b/config.json\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("+      \"model.layers.45*\"\n"), std::string::npos) << r.out;
+  EXPECT_EQ(read(m_dir / "model/config.json"), before);
+}
+
+TEST_F(FixFolder, CliInplaceWithoutAFolderUsesTheCurrentDirectory)
+{
+  copy_fixture("glm-nvfp4-nextn");
+  EXPECT_EQ(run_in(model(), "fix --inplace").exit_code, 0);
+  EXPECT_EQ(read(m_dir / "model/config.json"),
+            read(fixture("glm-nvfp4-nextn-fixed") + "/config.json"));
+  EXPECT_EQ(run_in(model(), "lint .").exit_code, 0);
+  // A second run changes nothing.
+  EXPECT_EQ(run_in(model(), "fix --inplace").exit_code, 0);
+  EXPECT_EQ(read(m_dir / "model/config.json"),
+            read(fixture("glm-nvfp4-nextn-fixed") + "/config.json"));
+}
+
+TEST_F(FixFolder, CliOutputDirWritesPatchedCopiesOnly)
+{
+  copy_fixture("qwen-w4a16-mtp");
+  const std::string before = read(m_dir / "model/config.json");
+  EXPECT_EQ(run_in(model(), "fix --output-dir ../patched").exit_code, 0);
+  EXPECT_EQ(read(m_dir / "model/config.json"), before);
+  std::vector<std::string> written;
+  for (const auto& e : fs::directory_iterator(m_dir / "patched")) {
+    written.push_back(e.path().filename().string());
+  }
+  std::sort(written.begin(), written.end());
+  EXPECT_EQ(written, (std::vector<std::string>{"config.json", "quantization_config.json"}));
+}
+
+TEST_F(FixFolder, CliReportsWhatNeedsAHuman)
+{
+  copy_fixture("qwen-gptq-mtp");
+  const CliOut r = run_in(model(), "fix");
+  EXPECT_EQ(r.exit_code, 1); // QC108: quantized mtp.fc cannot be fixed in metadata
+  EXPECT_EQ(r.out, "");      // nothing to patch
 }
