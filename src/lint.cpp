@@ -183,6 +183,7 @@ public:
     partial_experts();
     dynamic_keys();
     block_names();
+    fused_draft_shards();
     attach_shards();
     std::stable_sort(m_report.findings.begin(), m_report.findings.end(),
                      [](const Finding& a, const Finding& b) { return a.severity > b.severity; });
@@ -544,6 +545,21 @@ private:
       }
       break;
     case QuantFormat::compressed_tensors:
+      f.suggested_entries = module_spellings;
+      if (is_draft) {
+        // Name the fused draft layers too (R37): drafters without packed_modules_mapping match
+        // the fused name literally.
+        for (const auto& m : modules) {
+          for (const auto& [engine, layer_prefix] : m_undeclared.at(m).prefixes) {
+            if (engine == Engine::vllm && layer_prefix != m &&
+                std::find(f.suggested_entries.begin(), f.suggested_entries.end(), layer_prefix) ==
+                  f.suggested_entries.end()) {
+              f.suggested_entries.push_back(layer_prefix);
+            }
+          }
+        }
+      }
+      break;
     case QuantFormat::fp8:
     case QuantFormat::awq:
     case QuantFormat::bitsandbytes:
@@ -873,19 +889,23 @@ private:
         }
       }
       if (m.family == QuantFamily::gptq || m.family == QuantFamily::awq) {
-        const TensorInfo* q = find_param(m_checkpoint, m, "qweight");
-        const TensorInfo* sc = find_param(m_checkpoint, m, "scales");
-        const TensorInfo* gi = find_param(m_checkpoint, m, "g_idx");
-        if (q && q->shape.size() == 2 && m.family == QuantFamily::gptq && gi &&
-            gi->shape.size() == 1 && gi->shape[0] % q->shape[0] != 0) {
-          Finding& f = add(RuleId::packed_shape, "",
-                           fmt::format("'{}': qweight [{}, {}] is packed along {} input rows but "
-                                       "g_idx has {} entries",
-                                       m.name, q->shape[0], q->shape[1], q->shape[0],
-                                       gi->shape[0]));
+        packed_shapes(m);
+      }
+      if (m.family == QuantFamily::fp8_per_tensor && weight && weight->shape.size() == 2) {
+        const TensorInfo* scale = find_param(m_checkpoint, m, "weight_scale");
+        const uint64_t out = weight->shape[0], in = weight->shape[1];
+        const std::vector<uint64_t>& sh = scale->shape;
+        const bool ok = sh.empty() || sh == std::vector<uint64_t>{1} ||
+                        sh == std::vector<uint64_t>{out} || sh == std::vector<uint64_t>{out, 1} ||
+                        sh == std::vector<uint64_t>{(out + 127) / 128, (in + 127) / 128} ||
+                        sh == std::vector<uint64_t>{(out + 127) / 128, 1, (in + 127) / 128, 1};
+        if (!ok) {
+          Finding& f = add(RuleId::fp8_layout, "",
+                           fmt::format("'{}': FP8 weight [{}, {}] needs a scalar, [{}] or a "
+                                       "128-block weight_scale, found {}",
+                                       m.name, out, in, out, shape_text(scale)));
           f.modules = {m.name};
         }
-        (void)sc;
       }
       if (m.family == QuantFamily::ct_pack && !find_param(m_checkpoint, m, "weight_shape")) {
         Finding& f = add(RuleId::format_mismatch, "",
@@ -905,6 +925,43 @@ private:
                                              ", "),
                                    modules.size() > 3 ? ", ..." : ""));
       f.modules = modules;
+    }
+  }
+
+  // R36 for GPTQ/AWQ: qweight, scales and g_idx agree on a pack factor of 32 / bits for 2, 4 or
+  // 8 bits. The factor is read from the shapes, since per-module overrides (dynamic,
+  // extra_config) may change the bits of single layers.
+  void packed_shapes(const Module& m)
+  {
+    const TensorInfo* q = find_param(m_checkpoint, m, "qweight");
+    const TensorInfo* scales = find_param(m_checkpoint, m, "scales");
+    const TensorInfo* g_idx = find_param(m_checkpoint, m, "g_idx");
+    if (!q || q->shape.size() != 2 || q->shape[0] == 0 || q->shape[1] == 0) {
+      return;
+    }
+    auto valid_pack = [](uint64_t whole, uint64_t packed) {
+      return packed != 0 && whole % packed == 0 &&
+             (whole / packed == 4 || whole / packed == 8 || whole / packed == 16);
+    };
+    std::string problem;
+    if (m.family == QuantFamily::gptq) {
+      if (g_idx && g_idx->shape.size() == 1 && !valid_pack(g_idx->shape[0], q->shape[0])) {
+        problem = fmt::format("qweight [{}, {}] cannot pack the {} input rows g_idx lists at 2, 4 "
+                              "or 8 bits",
+                              q->shape[0], q->shape[1], g_idx->shape[0]);
+      } else if (scales && scales->shape.size() == 2 && scales->shape[1] != q->shape[1]) {
+        problem = fmt::format("qweight [{}, {}] and scales [{}, {}] disagree on the output width",
+                              q->shape[0], q->shape[1], scales->shape[0], scales->shape[1]);
+      }
+    } else if (scales && scales->shape.size() == 2 && !valid_pack(scales->shape[1], q->shape[1])) {
+      problem = fmt::format("AWQ qweight [{}, {}] cannot pack the {} outputs of scales [{}, {}] "
+                            "at 2, 4 or 8 bits",
+                            q->shape[0], q->shape[1], scales->shape[1], scales->shape[0],
+                            scales->shape[1]);
+    }
+    if (!problem.empty()) {
+      Finding& f = add(RuleId::packed_shape, "", fmt::format("'{}': {}", m.name, problem));
+      f.modules = {m.name};
     }
   }
 
@@ -1033,6 +1090,47 @@ private:
                                      rule.key, example));
         f.suggested_entries = {rule.key};
         f.pointer = fmt::format("{}/dynamic/{}", s->pointer, escape_pointer(rule.key));
+      }
+    }
+  }
+
+  // R37: exact entries for the shards of a fused draft layer, without the fused name.
+  void fused_draft_shards()
+  {
+    for (const ConfigSource& s : m_declaration.sources) {
+      if (s.format != QuantFormat::compressed_tensors && s.format != QuantFormat::quark) {
+        continue;
+      }
+      const std::set<std::string> listed(s.excludes.begin(), s.excludes.end());
+      std::set<std::string> reported;
+      for (const EngineLayer& layer : layers_for(Engine::vllm)) {
+        if (!layer.draft || layer.shards.empty() || reported.contains(layer.prefix)) {
+          continue;
+        }
+        std::vector<std::string> named;
+        for (const auto& shard : layer.shards) {
+          if (listed.contains(shard)) {
+            named.push_back(shard.substr(shard.rfind('.') + 1));
+          }
+        }
+        const bool fused_listed = std::any_of(s.excludes.begin(), s.excludes.end(), [&](const auto& e) {
+          return entry_matches(Engine::vllm, s.format, e, layer.prefix);
+        });
+        if (named.empty() || fused_listed) {
+          continue;
+        }
+        reported.insert(layer.prefix);
+        Finding& f = add(RuleId::fused_draft_shards, s.file,
+                         fmt::format("{} names {} of draft layer '{}' but not the fused name; a "
+                                     "drafter without packed_modules_mapping matches '{}' "
+                                     "literally",
+                                     s.list_key, fmt::join(named, ", "), layer.prefix,
+                                     layer.prefix));
+        f.pointer = list_pointer(s);
+        f.suggested_entries = {layer.prefix};
+        for (uint32_t i : layer.modules) {
+          f.modules.push_back(m_inventory.modules[i].name);
+        }
       }
     }
   }

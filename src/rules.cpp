@@ -13,7 +13,7 @@ namespace qcheck {
 
 namespace {
 
-constexpr std::array<Rule, 34> k_rules{{
+constexpr std::array<Rule, 35> k_rules{{
   {RuleId::shard_header, "QC001", "invalid-shard-header", Severity::error, false,
    "A safetensors header violates the format",
    "The 8-byte length, the JSON header or a tensor entry (dtype, shape, data_offsets) breaks the "
@@ -165,6 +165,12 @@ constexpr std::array<Rule, 34> k_rules{{
    "A baseline entry no longer matches any finding",
    "The accepted finding was fixed or changed. Remove the entry (re-run with --write-baseline) "
    "so the baseline cannot hide a future problem with the same identity."},
+  {RuleId::fused_draft_shards, "QC124", "fused-draft-shard-entries", Severity::warning, true,
+   "The list names the shards of a fused draft layer but not the fused layer",
+   "Drafters build q/k/v as qkv_proj and gate/up as gate_up_proj. Shard names (q_proj, ...) "
+   "only reach the fused layer through the drafter class's packed_modules_mapping; a drafter "
+   "without it matches the fused name literally and quantizes the layer (Qwen3.5 MTP history in "
+   "vLLM and SGLang). Add the fused name as well, e.g. `mtp.layers.0.self_attn.qkv_proj`."},
 }};
 
 std::string

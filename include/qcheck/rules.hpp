@@ -48,6 +48,7 @@ enum class RuleId {
   short_fp8_entry,        // QC121
   regex_checkpoint_namespace, // QC122
   stale_baseline_entry,   // QC123
+  fused_draft_shards,     // QC124
 };
 
 struct Rule
