@@ -400,14 +400,22 @@ decide_modelopt(Decision& d, Engine engine, const ConfigSource& s, const EngineL
   const std::string list_name = s.list_key;
   if (engine == Engine::vllm) {
     std::vector<std::string> expanded;
+    std::vector<const std::string*> origin; // the list entry each expanded form came from
     for (const auto& e : s.excludes) {
       for (auto& x : vllm_expand(e)) {
         expanded.push_back(std::move(x));
+        origin.push_back(&e);
       }
     }
     decide_by_list(
       d, layer, expanded, list_name, [](std::string_view e, std::string_view n) { return e == n; },
       modelopt_vllm_entry);
+    if (!d.matched.empty()) {
+      const auto it = std::find(expanded.begin(), expanded.end(), d.matched);
+      if (it != expanded.end()) {
+        d.matched = *origin[static_cast<size_t>(it - expanded.begin())];
+      }
+    }
     if (d.quantized && (contains(layer.prefix, "vision_tower") ||
                         contains(layer.prefix, "vision_model") || contains(layer.prefix, "visual"))) {
       d.quantized = false;

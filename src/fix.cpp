@@ -75,14 +75,32 @@ modules_of(const Report& report, RuleId id)
 } // namespace
 
 FixPlan
-plan_fix(const FileSystem& fs, const LintRun& run, const LintOptions& options)
+plan_fix(const FileSystem& fs, const LintRun& run, const LintOptions& options,
+         const FixOptions& fix_options)
 {
   FixPlan plan;
   const Declaration& decl = run.declaration;
   std::map<Target, std::vector<std::pair<std::string, std::string>>> additions;
   std::set<QuantFormat> formats_touched;
 
+  std::map<Target, std::vector<std::string>> removals;
   for (const Finding& f : run.report.findings) {
+    if (f.rule == RuleId::excluded_but_quantized && !f.suggested_entries.empty()) {
+      const ConfigSource* primary = decl.find(f.file);
+      if (!fix_options.remove_excluding || !primary) {
+        plan.remaining.push_back(fmt::format("{}: {} [{}]; --remove-excluding would remove {}",
+                                             f.file, f.message, rule(f.rule).code,
+                                             fmt::join(f.suggested_entries, ", ")));
+        continue;
+      }
+      for (const ConfigSource& s : decl.sources) {
+        if (s.format == primary->format && s.has_list) {
+          auto& list = removals[{s.file, list_pointer(s, s.list_key), false}];
+          list.insert(list.end(), f.suggested_entries.begin(), f.suggested_entries.end());
+        }
+      }
+      continue;
+    }
     if (f.rule != RuleId::undeclared_unquantized || f.suggested_entries.empty()) {
       if (f.severity == Severity::error && !rule(f.rule).fixable) {
         plan.remaining.push_back(fmt::format("{}: {} [{}]", f.file.empty() ? "." : f.file,
@@ -136,6 +154,9 @@ plan_fix(const FileSystem& fs, const LintRun& run, const LintOptions& options)
     }
   }
 
+  for (const auto& [target, entries] : removals) {
+    additions[target]; // make sure the file is read and patched below
+  }
   // Patch the texts.
   std::map<std::string, FileEdit> edits;
   for (const auto& [target, entries] : additions) {
@@ -162,6 +183,17 @@ plan_fix(const FileSystem& fs, const LintRun& run, const LintOptions& options)
       edit.mode = info.mode;
     }
     const std::string key = target.pointer.substr(target.pointer.rfind('/') + 1);
+    if (auto removal = removals.find(target); removal != removals.end()) {
+      auto patched = remove_from_string_array(edit.patched, target.pointer, removal->second);
+      if (!patched) {
+        plan.refused.push_back(fmt::format("{}: {}", target.file, patched.error()));
+      } else if (*patched != edit.patched) {
+        for (const auto& e : removal->second) {
+          edit.added.push_back(fmt::format("{} -= \"{}\"", key, e));
+        }
+        edit.patched = std::move(*patched);
+      }
+    }
     if (target.object) {
       for (const auto& [name, value] : entries) {
         auto patched = add_object_member(edit.patched, target.pointer, name, value);
@@ -226,6 +258,10 @@ plan_fix(const FileSystem& fs, const LintRun& run, const LintOptions& options)
         std::any_of(f.modules.begin(), f.modules.end(),
                     [&](const std::string& m) { return !before_excluded.contains(m); })) {
       problems.push_back(fmt::format("the patch would exclude a quantized module: {}", f.message));
+    }
+    if (f.rule == RuleId::excluded_but_quantized && fix_options.remove_excluding &&
+        !f.suggested_entries.empty()) {
+      problems.push_back(fmt::format("still excluded after the patch: {}", f.message));
     }
     if (f.rule == RuleId::config_divergence) {
       problems.push_back(fmt::format("lists still differ after the patch: {}", f.message));

@@ -3,15 +3,22 @@
 #include <algorithm>
 #include <charconv>
 #include <fmt/format.h>
+#include <limits>
 #include <unordered_set>
 
 namespace qcheck {
 
 namespace {
 
-// Files are untrusted: nesting is bounded and the scanner keeps its own stack.
+// Files are untrusted: nesting and the number of values are bounded, and the scanner keeps its
+// own stack. 2^22 values is several times what the largest real configuration holds (a ModelOpt
+// quantized_layers map of every expert Linear of a trillion-parameter model) and bounds the node
+// array to 176 MiB, where a 64 MiB file of `0,0,0,...` would otherwise need 1.4 GiB.
 constexpr size_t k_max_depth = 512;
-constexpr size_t k_none = static_cast<size_t>(-1);
+constexpr size_t k_max_values = size_t{1} << 22;
+// Node offsets and links are 32-bit, so texts are shorter than 4 GiB.
+constexpr uint32_t k_none = std::numeric_limits<uint32_t>::max();
+constexpr size_t k_max_text = k_none - 1;
 
 enum class Kind : uint8_t
 {
@@ -28,16 +35,16 @@ enum class Kind : uint8_t
 struct Node
 {
   Kind kind = Kind::null;
-  size_t begin = 0;
-  size_t end = 0;
-  size_t key_begin = k_none; // key token (quotes included) when the value is an object member
-  size_t key_end = k_none;
-  size_t parent = k_none;
-  size_t first_child = k_none;
-  size_t last_child = k_none;
-  size_t prev_sibling = k_none;
-  size_t next_sibling = k_none;
-  size_t count = 0;
+  uint32_t begin = 0;
+  uint32_t end = 0;
+  uint32_t key_begin = k_none; // key token (quotes included) when the value is an object member
+  uint32_t key_end = k_none;
+  uint32_t parent = k_none;
+  uint32_t first_child = k_none;
+  uint32_t last_child = k_none;
+  uint32_t prev_sibling = k_none;
+  uint32_t next_sibling = k_none;
+  uint32_t count = 0;
 };
 
 struct Document
@@ -284,6 +291,10 @@ public:
 
   Expected<Document> run()
   {
+    if (m_text.size() > k_max_text) {
+      return unexpected(
+        fmt::format("text is {} bytes; at most {} bytes are read", m_text.size(), k_max_text));
+    }
     if (m_text.starts_with("\xEF\xBB\xBF")) {
       m_pos = 3; // a UTF-8 byte order mark is skipped, as nlohmann does
     }
@@ -304,6 +315,11 @@ public:
             state = State::after_value;
           } else if ((c == ']' || c == '}') && after_comma) {
             return error(m_pos, fmt::format("trailing comma before '{}'", c));
+          } else if (m_nodes.size() >= k_max_values) {
+            const TextPosition p = position_of(m_text, m_pos);
+            return unexpected(fmt::format("more than {} JSON values (line {}, column {}), far more "
+                                          "than any configuration holds; not read",
+                                          k_max_values, p.line, p.column));
           } else if (c == '{' || c == '[') {
             if (m_stack.size() >= k_max_depth) {
               return error(m_pos, fmt::format("nested more than {} levels deep", k_max_depth));
@@ -403,18 +419,18 @@ private:
   }
 
   // Appends a node for a value starting at `begin` and links it into the open container.
-  size_t add_node(Kind kind, size_t begin)
+  uint32_t add_node(Kind kind, size_t begin)
   {
-    const size_t index = m_nodes.size();
+    const auto index = static_cast<uint32_t>(m_nodes.size());
     Node node;
     node.kind = kind;
-    node.begin = begin;
+    node.begin = static_cast<uint32_t>(begin);
     if (!m_stack.empty()) {
       Node& parent = m_nodes[m_stack.back()];
       node.parent = m_stack.back();
       if (parent.kind == Kind::object) {
-        node.key_begin = m_key_begin;
-        node.key_end = m_key_end;
+        node.key_begin = static_cast<uint32_t>(m_key_begin);
+        node.key_end = static_cast<uint32_t>(m_key_end);
       }
       node.prev_sibling = parent.last_child;
       if (parent.last_child != k_none) {
@@ -431,13 +447,13 @@ private:
 
   void close()
   {
-    m_nodes[m_stack.back()].end = ++m_pos;
+    m_nodes[m_stack.back()].end = static_cast<uint32_t>(++m_pos);
     m_stack.pop_back();
   }
 
   void add_scalar(Kind kind, size_t end)
   {
-    m_nodes[add_node(kind, m_pos)].end = end;
+    m_nodes[add_node(kind, m_pos)].end = static_cast<uint32_t>(end);
     m_pos = end;
   }
 
@@ -596,7 +612,7 @@ private:
   std::string_view m_text;
   size_t m_pos = 0;
   std::vector<Node> m_nodes;
-  std::vector<size_t> m_stack;
+  std::vector<uint32_t> m_stack;
   size_t m_key_begin = k_none;
   size_t m_key_end = k_none;
   std::string m_error;
@@ -1365,6 +1381,74 @@ edit_refusal(std::string_view text)
     return std::nullopt;
   }
   return reason;
+}
+
+Expected<std::string>
+remove_from_string_array(std::string_view text, std::string_view pointer,
+                         const std::vector<std::string>& entries)
+{
+  auto array = locate(text, pointer);
+  if (!array) {
+    return unexpected(array.error());
+  }
+  if (array->end - array->begin < 2 || text[array->begin] != '[') {
+    return unexpected(fmt::format("{} is not an array", pointer));
+  }
+  // Element spans through their pointers; values decoded with nlohmann-free logic: the entries
+  // compare against the raw JSON string without quotes when it has no escapes.
+  std::vector<JsonSpan> spans;
+  for (size_t i = 0;; ++i) {
+    auto element = locate(text, fmt::format("{}/{}", pointer, i));
+    if (!element) {
+      break;
+    }
+    spans.push_back(*element);
+  }
+  std::vector<bool> remove(spans.size(), false);
+  bool any = false;
+  for (size_t i = 0; i < spans.size(); ++i) {
+    const std::string_view raw = text.substr(spans[i].begin, spans[i].end - spans[i].begin);
+    if (raw.size() < 2 || raw.front() != '"' || raw.find('\\') != std::string_view::npos) {
+      continue;
+    }
+    const std::string_view value = raw.substr(1, raw.size() - 2);
+    remove[i] = std::find(entries.begin(), entries.end(), value) != entries.end();
+    any |= remove[i];
+  }
+  if (!any) {
+    return std::string(text);
+  }
+  // Keep element i with the separator run before it (from the previous kept element's end);
+  // the first kept element takes the run that followed '['.
+  std::string out(text.substr(0, array->begin + 1));
+  size_t kept = 0;
+  size_t previous_end = array->begin + 1;
+  std::string_view first_gap; // layout between '[' and the first element
+  std::string_view separator; // layout between two elements (comma included)
+  for (size_t i = 0; i < spans.size(); ++i) {
+    const std::string_view gap = text.substr(previous_end, spans[i].begin - previous_end);
+    if (i == 0) {
+      first_gap = gap;
+    } else if (separator.empty()) {
+      separator = gap;
+    }
+    previous_end = spans[i].end;
+  }
+  for (size_t i = 0; i < spans.size(); ++i) {
+    if (remove[i]) {
+      continue;
+    }
+    out += kept == 0 ? first_gap : separator;
+    out += text.substr(spans[i].begin, spans[i].end - spans[i].begin);
+    ++kept;
+  }
+  const size_t last_end = spans.back().end;
+  const std::string_view closing = text.substr(last_end, array->end - 1 - last_end);
+  if (kept > 0) {
+    out += closing;
+  }
+  out += text.substr(array->end - 1);
+  return out;
 }
 
 } // namespace qcheck

@@ -155,6 +155,8 @@ struct Miss
   std::set<Engine> engines;
   std::vector<std::string> details;
   std::set<std::pair<Engine, std::string>> prefixes; // the layer prefix each engine checks
+  std::set<std::string> entries;                     // list entries that decided it
+  const ConfigSource* source = nullptr;              // the block holding `entries`
 };
 
 class Linter
@@ -364,6 +366,12 @@ private:
         for (uint32_t i : layer.modules) {
           auto& miss = m_excluded[m_inventory.modules[i].name];
           miss.engines.insert(engine);
+          if (d.override_note.empty() && !d.matched.empty() &&
+              std::find(source->excludes.begin(), source->excludes.end(), d.matched) !=
+                source->excludes.end()) {
+            miss.entries.insert(d.matched);
+            miss.source = source;
+          }
           miss.details.push_back(
             fmt::format("{}: {}", where, d.override_note.empty() ? d.reason : d.override_note));
         }
@@ -443,7 +451,16 @@ private:
       f.modules = {module};
       f.engines.assign(miss.engines.begin(), miss.engines.end());
       f.details = miss.details;
-      f.fix = "remove the entry that catches it, or store the module unquantized";
+      f.suggested_entries.assign(miss.entries.begin(), miss.entries.end());
+      if (miss.source) {
+        f.file = miss.source->file;
+        f.pointer = list_pointer(*miss.source);
+      }
+      f.fix = miss.entries.empty()
+                ? "store the module unquantized; no list entry can change the engine's choice"
+                : fmt::format("remove {} from the list (qcheck fix --remove-excluding), or store "
+                              "the module unquantized",
+                              fmt::join(miss.entries, ", "));
     }
     for (const auto& [module, miss] : m_plain) {
       Finding& f =

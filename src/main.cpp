@@ -156,6 +156,7 @@ struct FixArgs
 {
   std::string path = ".";
   bool inplace = false;
+  bool remove_excluding = false;
   std::string output_dir;
   std::string engine = "all";
 };
@@ -171,7 +172,8 @@ run_fix(const FixArgs& args)
     spdlog::error("{}", run.error());
     return k_exit_usage;
   }
-  const qcheck::FixPlan plan = qcheck::plan_fix(fs, *run, options);
+  const qcheck::FixPlan plan =
+    qcheck::plan_fix(fs, *run, options, qcheck::FixOptions{args.remove_excluding});
   for (const auto& why : plan.refused) {
     spdlog::warn("not fixed: {}", why);
   }
@@ -320,6 +322,8 @@ main(int argc, char** argv)
   auto* inplace = fix->add_flag("--inplace", fix_args.inplace, "Write the files in place");
   fix->add_option("--output-dir", fix_args.output_dir, "Write patched copies into this folder")
     ->excludes(inplace);
+  fix->add_flag("--remove-excluding", fix_args.remove_excluding,
+                "Also remove entries that exclude modules stored quantized");
   fix->add_option("--engine", fix_args.engine, "Engine profile")
     ->check(CLI::IsMember({"all", "vllm", "sglang", "trtllm"}));
 

@@ -158,7 +158,7 @@ TEST(Fix, EveryFixtureLintsWithoutFixableErrorsAfterTheFix)
     const std::string folder = entry.path().parent_path().string();
     ++folders;
     const LintRun run = lint_or_die(disk, folder);
-    const FixPlan plan = plan_fix(disk, run, LintOptions{});
+    const FixPlan plan = plan_fix(disk, run, LintOptions{}, FixOptions{true});
     OverlayFileSystem patched(disk);
     for (const auto& e : plan.edits) {
       patched.set(folder + "/" + e.file, e.patched);
@@ -171,6 +171,26 @@ TEST(Fix, EveryFixtureLintsWithoutFixableErrorsAfterTheFix)
     }
   }
   EXPECT_GE(folders, 7u);
+}
+
+TEST(Fix, RemovingAnEntryThatExcludesAQuantizedModuleNeedsTheOption)
+{
+  DiskFileSystem disk;
+  const LintRun run = lint_or_die(disk, fixture("formats/awq-qwen2-substring"));
+  const FixPlan cautious = plan_fix(disk, run, LintOptions{});
+  EXPECT_TRUE(cautious.edits.empty());
+  ASSERT_EQ(cautious.remaining.size(), 1u);
+  EXPECT_NE(cautious.remaining[0].find("--remove-excluding would remove"), std::string::npos)
+    << cautious.remaining[0];
+  const FixPlan plan = plan_fix(disk, run, LintOptions{}, FixOptions{true});
+  ASSERT_EQ(plan.edits.size(), 1u) << (plan.refused.empty() ? "" : plan.refused[0]);
+  OverlayFileSystem patched(disk);
+  patched.set(fixture("formats/awq-qwen2-substring") + "/" + plan.edits[0].file,
+              plan.edits[0].patched);
+  const LintRun after = lint_or_die(patched, fixture("formats/awq-qwen2-substring"));
+  for (const auto& f : after.report.findings) {
+    EXPECT_NE(f.severity, Severity::error) << f.message;
+  }
 }
 
 TEST(Fix, IdempotentOnTheFixedTwins)

@@ -875,3 +875,24 @@ TEST(JsonTextRefusal, FineDocumentsAndInvalidOnes)
   EXPECT_EQ(edit_refusal(rich_config("\t", "\r\n", false, {})), std::nullopt);
   EXPECT_EQ(edit_refusal("{\"a\": nan}"), "invalid JSON at line 1, column 7: expected a value");
 }
+
+TEST(JsonTextRemove, RemovesElementsKeepingTheLayout)
+{
+  const std::string multi = "{\n  \"ignore\": [\n    \"a\",\n    \"b\",\n    \"c\"\n  ],\n  \"x\": 1e-06\n}\n";
+  EXPECT_EQ(*qcheck::remove_from_string_array(multi, "/ignore", {"b"}),
+            "{\n  \"ignore\": [\n    \"a\",\n    \"c\"\n  ],\n  \"x\": 1e-06\n}\n");
+  EXPECT_EQ(*qcheck::remove_from_string_array(multi, "/ignore", {"a"}),
+            "{\n  \"ignore\": [\n    \"b\",\n    \"c\"\n  ],\n  \"x\": 1e-06\n}\n");
+  EXPECT_EQ(*qcheck::remove_from_string_array(multi, "/ignore", {"c"}),
+            "{\n  \"ignore\": [\n    \"a\",\n    \"b\"\n  ],\n  \"x\": 1e-06\n}\n");
+  EXPECT_EQ(*qcheck::remove_from_string_array(multi, "/ignore", {"a", "b", "c"}),
+            "{\n  \"ignore\": [],\n  \"x\": 1e-06\n}\n");
+  EXPECT_EQ(*qcheck::remove_from_string_array(multi, "/ignore", {"zzz"}), multi);
+  const std::string inline_list = R"({"ignore": ["a", "b", "c"]})";
+  EXPECT_EQ(*qcheck::remove_from_string_array(inline_list, "/ignore", {"b"}),
+            R"({"ignore": ["a", "c"]})");
+  const std::string crlf = "{\r\n\t\"ignore\": [\r\n\t\t\"a\",\r\n\t\t\"b\"\r\n\t]\r\n}";
+  EXPECT_EQ(*qcheck::remove_from_string_array(crlf, "/ignore", {"a"}),
+            "{\r\n\t\"ignore\": [\r\n\t\t\"b\"\r\n\t]\r\n}");
+  EXPECT_FALSE(qcheck::remove_from_string_array(inline_list, "/nope", {"a"}));
+}

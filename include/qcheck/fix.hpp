@@ -29,10 +29,18 @@ struct FixPlan
   std::vector<std::string> refused;     // why a fixable finding was not patched
 };
 
+struct FixOptions
+{
+  // Also remove the entries that exclude modules stored quantized (QC102). Off by default:
+  // such an entry may be deliberate and the module re-exported later.
+  bool remove_excluding = false;
+};
+
 // Plans the edits for a linted folder. `fs` reads the config files (and re-lints the patched
 // ones through an overlay). The plan is verified: no fixable error remains and no module stored
 // quantized becomes excluded; otherwise the unverifiable part is listed in `refused`.
-FixPlan plan_fix(const FileSystem& fs, const LintRun& run, const LintOptions& options);
+FixPlan plan_fix(const FileSystem& fs, const LintRun& run, const LintOptions& options,
+                 const FixOptions& fix_options = {});
 
 // A unified diff (a/FILE b/FILE) of one edit, 3 lines of context.
 std::string unified_diff(const FileEdit& edit);
