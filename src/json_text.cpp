@@ -691,21 +691,6 @@ parse_pointer(std::string_view pointer)
   }
 }
 
-std::string
-escape_pointer_token(std::string_view key)
-{
-  std::string out;
-  for (const char c : key) {
-    if (c == '~') {
-      out += "~0";
-    } else if (c == '/') {
-      out += "~1";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
 
 // A pointer for messages: "" is the document itself.
 std::string
@@ -1185,6 +1170,22 @@ overflows_double(std::string_view number)
 }
 
 } // namespace
+
+std::string
+escape_pointer_token(std::string_view key)
+{
+  std::string out;
+  for (const char c : key) {
+    if (c == '~') {
+      out += "~0";
+    } else if (c == '/') {
+      out += "~1";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
 
 Expected<JsonSpan>
 locate(std::string_view text, std::string_view pointer)

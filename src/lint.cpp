@@ -117,27 +117,11 @@ engine_error(const ConfigSource& s)
   }
 }
 
-std::string
-escape_pointer(std::string_view key)
-{
-  std::string out;
-  for (char c : key) {
-    if (c == '~') {
-      out += "~0";
-    } else if (c == '/') {
-      out += "~1";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
 // Where a block's exclusion list is (or, when absent, the block itself).
 std::string
 list_pointer(const ConfigSource& s)
 {
-  return s.has_list ? fmt::format("{}/{}", s.pointer, escape_pointer(s.list_key)) : s.pointer;
+  return s.has_list ? fmt::format("{}/{}", s.pointer, escape_pointer_token(s.list_key)) : s.pointer;
 }
 
 std::string
@@ -212,8 +196,8 @@ private:
     for (const auto& p : m_checkpoint.problems) {
       Finding& f = add(rule_for(p.issue), p.file, p.message);
       if (!p.tensor.empty()) {
-        f.pointer = p.file.ends_with(".json") ? fmt::format("/weight_map/{}", escape_pointer(p.tensor))
-                                             : fmt::format("/{}", escape_pointer(p.tensor));
+        f.pointer = p.file.ends_with(".json") ? fmt::format("/weight_map/{}", escape_pointer_token(p.tensor))
+                                             : fmt::format("/{}", escape_pointer_token(p.tensor));
       }
       if (p.is_warning) {
         f.severity = Severity::warning;
@@ -766,7 +750,7 @@ private:
       const Module& m = m_inventory.modules[static_cast<size_t>(index)];
       const Tensor& t = m_checkpoint.tensors[m.tensors.front()];
       f.file = m_checkpoint.shard_of(t);
-      f.pointer = fmt::format("/{}", escape_pointer(t.info->name));
+      f.pointer = fmt::format("/{}", escape_pointer_token(t.info->name));
       if (std::find(f.files.begin(), f.files.end(), f.file) == f.files.end()) {
         f.files.insert(f.files.begin(), f.file);
       }
@@ -1106,7 +1090,7 @@ private:
                                      "re.match (anchored at the start) to prefixes such as '{}'",
                                      rule.key, example));
         f.suggested_entries = {rule.key};
-        f.pointer = fmt::format("{}/dynamic/{}", s->pointer, escape_pointer(rule.key));
+        f.pointer = fmt::format("{}/dynamic/{}", s->pointer, escape_pointer_token(rule.key));
       }
     }
   }

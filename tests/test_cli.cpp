@@ -2,33 +2,20 @@
 #include <array>
 #include <cstdio>
 #include <gtest/gtest.h>
+
+#include "cli_runner.hpp"
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sys/wait.h>
 
 namespace {
 
-struct CliRun
-{
-  int exit_code = -1;
-  std::string out;
-};
+using qcheck::test::CliRun;
 
 CliRun
 run(const std::string& args, bool merge_stderr = false)
 {
-  const std::string command =
-    std::string(QCHECK_BINARY) + " " + args + (merge_stderr ? " 2>&1" : " 2>/dev/null");
-  CliRun r;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  std::array<char, 4096> buffer{};
-  size_t n = 0;
-  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) {
-    r.out.append(buffer.data(), n);
-  }
-  const int status = ::pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return qcheck::test::run_qcheck(args, merge_stderr);
 }
 
 std::string

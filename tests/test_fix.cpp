@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 
 #include "builder.hpp"
+#include "cli_runner.hpp"
 #include "qcheck/fix.hpp"
 
 namespace fs = std::filesystem;
@@ -374,27 +375,12 @@ TEST(Fix, UnifiedDiff)
 
 namespace {
 
-struct CliOut
-{
-  int exit_code = -1;
-  std::string out;
-};
+using CliOut = qcheck::test::CliRun;
 
 CliOut
 run_in(const std::string& cwd, const std::string& args)
 {
-  const std::string command =
-    "cd '" + cwd + "' && " + std::string(QCHECK_BINARY) + " " + args + " 2>/dev/null";
-  CliOut r;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  char buffer[4096];
-  size_t n = 0;
-  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) {
-    r.out.append(buffer, n);
-  }
-  const int status = ::pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return qcheck::test::run_qcheck(args, false, cwd);
 }
 
 } // namespace

@@ -7,6 +7,8 @@
 #include <array>
 #include <cstdio>
 #include <gtest/gtest.h>
+
+#include "cli_runner.hpp"
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
@@ -29,19 +31,11 @@ struct Lint
 Lint
 lint(const std::string& name)
 {
-  const std::string command = std::string(QCHECK_BINARY) + " lint --format json " +
-                              std::string(QCHECK_FIXTURES) + "/formats/" + name + " 2>/dev/null";
-  std::string out;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  std::array<char, 4096> buffer{};
-  size_t n = 0;
-  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) {
-    out.append(buffer.data(), n);
-  }
-  const int status = ::pclose(pipe);
+  const auto run = qcheck::test::run_qcheck("lint --format json " + std::string(QCHECK_FIXTURES) +
+                                            "/formats/" + name);
   Lint r;
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.j = nlohmann::json::parse(out);
+  r.exit_code = run.exit_code;
+  r.j = nlohmann::json::parse(run.out);
   return r;
 }
 

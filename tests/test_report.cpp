@@ -8,6 +8,7 @@
 #include <set>
 #include <sys/wait.h>
 
+#include "cli_runner.hpp"
 #include "qcheck/report.hpp"
 
 namespace fs = std::filesystem;
@@ -19,17 +20,7 @@ namespace {
 std::string
 run_stdout(const std::string& args, const std::string& cwd = "")
 {
-  const std::string command = (cwd.empty() ? "" : "cd '" + cwd + "' && ") +
-                              std::string(QCHECK_BINARY) + " " + args + " 2>/dev/null";
-  std::string out;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  std::array<char, 4096> buffer{};
-  size_t n = 0;
-  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) {
-    out.append(buffer.data(), n);
-  }
-  ::pclose(pipe);
-  return out;
+  return qcheck::test::run_qcheck(args, false, cwd).out;
 }
 
 std::string

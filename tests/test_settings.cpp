@@ -8,6 +8,7 @@
 #include <set>
 #include <sys/wait.h>
 
+#include "cli_runner.hpp"
 #include "qcheck/settings.hpp"
 
 namespace fs = std::filesystem;
@@ -16,26 +17,12 @@ using Json = nlohmann::json;
 
 namespace {
 
-struct Out
-{
-  int exit_code = -1;
-  std::string text;
-};
+using Out = qcheck::test::CliRun;
 
 Out
 qcheck_run(const std::string& args)
 {
-  const std::string command = std::string(QCHECK_BINARY) + " " + args + " 2>&1";
-  Out r;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  std::array<char, 4096> buffer{};
-  size_t n = 0;
-  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) {
-    r.text.append(buffer.data(), n);
-  }
-  const int status = ::pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return qcheck::test::run_qcheck(args, true);
 }
 
 std::string
@@ -106,11 +93,11 @@ TEST_F(Workspace, SettingsFileChangesRulesSeverityAndEngines)
   EXPECT_EQ(qcheck_run("lint " + path("model")).exit_code, 0);
   write(m_dir / ".qcheck.json", R"({"severity": {"relies-on-inference": "error"}})");
   const Out raised = qcheck_run("lint " + path("model"));
-  EXPECT_EQ(raised.exit_code, 1) << raised.text;
-  EXPECT_NE(raised.text.find("error: no explicit module list"), std::string::npos);
+  EXPECT_EQ(raised.exit_code, 1) << raised.out;
+  EXPECT_NE(raised.out.find("error: no explicit module list"), std::string::npos);
   write(m_dir / ".qcheck.json", R"({"ignore": ["QC116"]})");
   const Out ignored = qcheck_run("lint --format json " + path("model"));
-  EXPECT_EQ(Json::parse(ignored.text.substr(ignored.text.find('{')))["findings"].size(), 0u);
+  EXPECT_EQ(Json::parse(ignored.out.substr(ignored.out.find('{')))["findings"].size(), 0u);
   // --no-config and explicit --ignore on the command line.
   EXPECT_EQ(qcheck_run("lint --no-config --fail-on info " + path("model")).exit_code, 1);
   EXPECT_EQ(qcheck_run("lint --no-config --fail-on info --ignore QC116 " + path("model")).exit_code, 0);
@@ -118,7 +105,7 @@ TEST_F(Workspace, SettingsFileChangesRulesSeverityAndEngines)
   write(m_dir / ".qcheck.json", R"({"ignore": ["QC999"]})");
   const Out bad = qcheck_run("lint " + path("model"));
   EXPECT_EQ(bad.exit_code, 2);
-  EXPECT_EQ(bad.text, "qcheck: error: " + path(".qcheck.json") +
+  EXPECT_EQ(bad.out, "qcheck: error: " + path(".qcheck.json") +
                         ": unknown rule 'QC999'; did you mean 'QC009'?\n");
 }
 
@@ -127,15 +114,15 @@ TEST_F(Workspace, BaselineRoundTrip)
   fs::copy(fixture("glm-nvfp4-nextn"), m_dir / "model", fs::copy_options::recursive);
   const std::string baseline = path("baseline.json");
   const Out written = qcheck_run("lint --write-baseline " + baseline + " " + path("model"));
-  EXPECT_EQ(written.exit_code, 0) << written.text;
+  EXPECT_EQ(written.exit_code, 0) << written.out;
   // Re-run with the baseline: the known finding is accepted.
   const Out accepted = qcheck_run("lint --baseline " + baseline + " " + path("model"));
-  EXPECT_EQ(accepted.exit_code, 0) << accepted.text;
+  EXPECT_EQ(accepted.exit_code, 0) << accepted.out;
   // A new problem: only it is reported.
   std::ofstream(m_dir / "model/stray.safetensors") << "tiny";
   const Out fresh = qcheck_run("lint --format json --baseline " + baseline + " " + path("model"));
   EXPECT_EQ(fresh.exit_code, 1);
-  const Json j = Json::parse(fresh.text);
+  const Json j = Json::parse(fresh.out);
   ASSERT_EQ(j["findings"].size(), 2u) << j.dump(2); // the stray shard (header + unindexed)
   for (const auto& f : j["findings"]) {
     EXPECT_EQ(f["file"], "stray.safetensors");
@@ -148,7 +135,7 @@ TEST_F(Workspace, BaselineRoundTrip)
            m_dir / "model/hf_quant_config.json", fs::copy_options::overwrite_existing);
   const Out stale = qcheck_run("lint --format json --baseline " + baseline + " " + path("model"));
   EXPECT_EQ(stale.exit_code, 0);
-  const Json s = Json::parse(stale.text);
+  const Json s = Json::parse(stale.out);
   ASSERT_EQ(s["findings"].size(), 1u);
   EXPECT_EQ(s["findings"][0]["rule"], "QC123");
   EXPECT_EQ(s["findings"][0]["folder"], baseline);
@@ -158,7 +145,7 @@ TEST(ManyFolders, RecursiveReportsEachFolderUnderItsOwnPath)
 {
   const Out r = qcheck_run("lint --format json --recursive " + std::string(QCHECK_FIXTURES));
   EXPECT_EQ(r.exit_code, 1);
-  const Json j = Json::parse(r.text);
+  const Json j = Json::parse(r.out);
   std::set<std::string> folders;
   for (const auto& f : j["findings"]) {
     folders.insert(f["folder"]);
@@ -169,7 +156,7 @@ TEST(ManyFolders, RecursiveReportsEachFolderUnderItsOwnPath)
   EXPECT_FALSE(folders.contains(fixture("glm-nvfp4-nextn-fixed"))); // clean twins add nothing
   // The same finding as a single-folder run, under the folder's own path.
   const Out single = qcheck_run("lint --format json " + fixture("glm-nvfp4-nextn"));
-  const Json one = Json::parse(single.text);
+  const Json one = Json::parse(single.out);
   size_t matches = 0;
   for (const auto& f : j["findings"]) {
     if (f["folder"] == fixture("glm-nvfp4-nextn")) {

@@ -32,6 +32,9 @@ struct JsonSpan
 // keys: the last one wins (as Python's json and nlohmann do).
 Expected<JsonSpan> locate(std::string_view text, std::string_view pointer);
 
+// Escapes one JSON pointer token (RFC 6901: '~' -> "~0", '/' -> "~1").
+std::string escape_pointer_token(std::string_view key);
+
 // The 1-based line and column of a byte offset.
 TextPosition position_of(std::string_view text, size_t offset);
 
