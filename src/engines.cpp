@@ -606,6 +606,13 @@ draft_override(Engine engine, const ConfigSource& s, const ModelInfo& model,
       (is_nvfp4_algo(s) || s.algo == "MIXED_PRECISION")) {
     return "SGLang builds the Qwen3.5 MTP unquantized for this ModelOpt algorithm";
   }
+  if (engine == Engine::sglang && mtp_root && is_qwen35_family(model) &&
+      s.format == QuantFormat::quark &&
+      std::any_of(s.excludes.begin(), s.excludes.end(),
+                  [](const std::string& e) { return e.starts_with("mtp."); })) {
+    return "SGLang builds the whole Qwen3.5 MTP unquantized for Quark when any mtp.* entry is "
+           "excluded";
+  }
   if (engine == Engine::vllm &&
       std::find(model.disable_quant_module.begin(), model.disable_quant_module.end(), "mtp") !=
         model.disable_quant_module.end()) {

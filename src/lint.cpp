@@ -288,8 +288,12 @@ private:
       // A mix is legal where every engine builds each module as declared; SGLang's Qwen3.5
       // Quark path does not: any mtp.* exclusion makes it build the whole drafter BF16.
       const ConfigSource* sglang = source_for(m_declaration, Engine::sglang);
+      const std::string& type = m_declaration.model.text_model_type.empty()
+                                  ? m_declaration.model.model_type
+                                  : m_declaration.model.text_model_type;
       const bool sglang_all_or_nothing =
         sglang && sglang->format == QuantFormat::quark && root == "mtp" &&
+        (type.starts_with("qwen3_5") || type.starts_with("qwen3_6")) &&
         std::any_of(sglang->excludes.begin(), sglang->excludes.end(),
                     [](const std::string& e) { return e.find("mtp.") != std::string::npos; });
       if (quantized > 0 && unquantized > 0 && sglang_all_or_nothing) {
@@ -316,7 +320,10 @@ private:
       const bool all_quantized = quantized == layer.modules.size();
       const bool none_quantized = quantized == 0;
       if (!all_quantized && !none_quantized) {
-        m_mixed.emplace(layer.prefix, layer);
+        // One finding per group of modules, whatever each engine calls the layer.
+        std::vector<uint32_t> key = layer.modules;
+        std::sort(key.begin(), key.end());
+        m_mixed.emplace(std::move(key), layer);
       }
       const Decision d = decide(engine, *source, model, layer, quantized > 0);
       for (const auto& e : d.errors) {
@@ -464,12 +471,17 @@ private:
       f.fix = "declare the exclusion so every engine agrees";
     }
     for (const auto& [prefix, miss] : m_shard_disagree) {
-      Finding& f = add(RuleId::fused_shards_disagree, "",
-                       fmt::format("the shards of fused layer '{}' are not excluded alike; {} "
-                                   "stop{} with `Detected some but not all shards of {} are "
-                                   "quantized`",
-                                   prefix, engines_text(miss.engines),
-                                   miss.engines.size() == 1 ? "s" : "", prefix));
+      const ConfigSource* s = source_for(m_declaration, *miss.engines.begin());
+      const bool ct = s && (s->format == QuantFormat::compressed_tensors ||
+                            s->format == QuantFormat::quark);
+      Finding& f = add(
+        RuleId::fused_shards_disagree, "",
+        fmt::format("the shards of fused layer '{}' are not excluded alike; {} stop{} with {}",
+                    prefix, engines_text(miss.engines), miss.engines.size() == 1 ? "s" : "",
+                    ct ? fmt::format("`Found a different quantization schemes for ... in {}`",
+                                     prefix)
+                       : fmt::format("`Detected some but not all shards of {} are quantized`",
+                                     prefix)));
       f.details = miss.details;
       f.engines.assign(miss.engines.begin(), miss.engines.end());
       f.fix = "list every shard of the fused layer, or none";
@@ -606,7 +618,8 @@ private:
 
   void emit_stored_mixtures()
   {
-    for (const auto& [prefix, layer] : m_mixed) {
+    for (const auto& [members, layer] : m_mixed) {
+      const std::string& prefix = layer.prefix;
       std::vector<std::string> q, u;
       for (uint32_t i : layer.modules) {
         const Module& m = m_inventory.modules[i];
@@ -674,6 +687,9 @@ private:
             std::isupper(static_cast<unsigned char>(entry[0]))) {
           continue; // a class name: cannot be checked from tensor names
         }
+        if (entry.starts_with("re:") && !Regex::compile(entry.substr(3))) {
+          continue; // QC115 already says qcheck cannot evaluate it
+        }
         // Fast path: a plain entry that names a module, a layer or an ancestor of either.
         bool used = !has_glob(entry) && !entry.starts_with("re:") && known.contains(entry);
         // Then module names (entries for routers and embeddings name real modules the engines
@@ -695,11 +711,7 @@ private:
           }
         }
         if (s.format == QuantFormat::compressed_tensors && entry.starts_with("re:") &&
-            (entry.find("model\\.language_model") != std::string::npos ||
-             entry.find("model\\.visual") != std::string::npos ||
-             entry.find("model.language_model") != std::string::npos ||
-             entry.find("model.visual") != std::string::npos) &&
-            !entry.starts_with("re:.*")) {
+            misses_renamed_prefixes(entry)) {
           add(RuleId::regex_checkpoint_namespace, s.file,
               fmt::format("ignore entry '{}' is written in checkpoint namespace; vLLM does not map "
                           "regexes, and matches them against renamed prefixes (visual.X, "
@@ -726,10 +738,15 @@ private:
               .pointer = entry_pointer(s, entry);
           }
         }
-        if (s.format == QuantFormat::modelopt && !has_glob(entry) && is_short_substring(entry)) {
+        const bool substring_engine =
+          s.format == QuantFormat::modelopt ||
+          (s.format == QuantFormat::compressed_tensors && !entry.starts_with("re:"));
+        if (substring_engine && !has_glob(entry) && is_short_substring(entry)) {
           add(RuleId::broad_substring_entry, s.file,
-              fmt::format("{} entry '{}' is matched as a substring by vLLM and also excludes {}",
-                          s.list_key, entry, overmatch_example(entry)))
+              fmt::format("{} entry '{}' is matched as a substring by {} and also excludes {}",
+                          s.list_key, entry,
+                          s.format == QuantFormat::modelopt ? "vLLM" : "SGLang",
+                          overmatch_example(entry)))
             .pointer = entry_pointer(s, entry);
         }
       }
@@ -748,7 +765,15 @@ private:
         continue;
       }
       const Module& m = m_inventory.modules[static_cast<size_t>(index)];
-      const Tensor& t = m_checkpoint.tensors[m.tensors.front()];
+      uint32_t chosen = m.tensors.front();
+      for (uint32_t i : m.tensors) {
+        const std::string_view param = split_tensor_name(m_checkpoint.tensors[i].info->name).second;
+        if (param == "weight" || param == "qweight" || param == "weight_packed") {
+          chosen = i;
+          break;
+        }
+      }
+      const Tensor& t = m_checkpoint.tensors[chosen];
       f.file = m_checkpoint.shard_of(t);
       f.pointer = fmt::format("/{}", escape_pointer_token(t.info->name));
       if (std::find(f.files.begin(), f.files.end(), f.file) == f.files.end()) {
@@ -890,7 +915,7 @@ private:
         }
       }
       if (m.family == QuantFamily::gptq || m.family == QuantFamily::awq) {
-        packed_shapes(m);
+        packed_shapes(m, *s);
       }
       if (m.family == QuantFamily::fp8_per_tensor && weight && weight->shape.size() == 2) {
         const TensorInfo* scale = find_param(m_checkpoint, m, "weight_scale");
@@ -932,7 +957,7 @@ private:
   // R36 for GPTQ/AWQ: qweight, scales and g_idx agree on a pack factor of 32 / bits for 2, 4 or
   // 8 bits. The factor is read from the shapes, since per-module overrides (dynamic,
   // extra_config) may change the bits of single layers.
-  void packed_shapes(const Module& m)
+  void packed_shapes(const Module& m, const ConfigSource& s)
   {
     const TensorInfo* q = find_param(m_checkpoint, m, "qweight");
     const TensorInfo* scales = find_param(m_checkpoint, m, "scales");
@@ -940,9 +965,16 @@ private:
     if (!q || q->shape.size() != 2 || q->shape[0] == 0 || q->shape[1] == 0) {
       return;
     }
-    auto valid_pack = [](uint64_t whole, uint64_t packed) {
-      return packed != 0 && whole % packed == 0 &&
-             (whole / packed == 4 || whole / packed == 8 || whole / packed == 16);
+    // Without per-module overrides the config's bits fix the factor.
+    const bool uniform = s.bits > 0 && 32 % s.bits == 0 && s.dynamic.empty() &&
+                         s.extra_config.empty();
+    auto valid_pack = [&](uint64_t whole, uint64_t packed) {
+      if (packed == 0 || whole % packed != 0) {
+        return false;
+      }
+      const uint64_t ratio = whole / packed;
+      return uniform ? ratio == static_cast<uint64_t>(32 / s.bits)
+                     : ratio == 4 || ratio == 8 || ratio == 16;
     };
     std::string problem;
     if (m.family == QuantFamily::gptq) {
@@ -984,15 +1016,7 @@ private:
           continue;
         }
         if (m.storage != Storage::quantized) {
-          if (m.storage == Storage::unquantized && m.name == key) {
-            Finding& f = add(RuleId::undeclared_unquantized, s->file,
-                             fmt::format("quantized_layers lists '{}' as {} but it is stored "
-                                         "unquantized",
-                                         key, algo));
-            f.modules = {m.name};
-            f.engines.assign(m_options.engines.begin(), m_options.engines.end());
-          }
-          continue;
+          continue; // a BF16 module the engines quantize is QC101, decided with the list first
         }
         const bool fp4 = algo.find("FP4") != std::string::npos;
         const bool fp8 = algo.starts_with("FP8");
@@ -1156,6 +1180,22 @@ private:
     }
   }
 
+  // A regex that matches some renamed module in checkpoint namespace but not as vLLM names it.
+  bool misses_renamed_prefixes(const std::string& entry) const
+  {
+    const auto re = Regex::compile(entry.substr(3));
+    if (!re) {
+      return false;
+    }
+    for (const Module& m : m_inventory.modules) {
+      const std::string renamed = vllm_namespace(m.name);
+      if (renamed != m.name && re->match(m.name) && !re->match(renamed)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   static bool has_glob(std::string_view e) { return e.find_first_of("*?[") != std::string::npos; }
 
   // "model.layers.1" is a substring of "model.layers.10...": report when a module shows it.
@@ -1191,7 +1231,7 @@ private:
   std::map<std::string, std::set<Engine>> m_unevaluable;
   std::map<std::string, std::set<std::string>> m_overrides;
   std::map<std::string, std::set<std::string>> m_notes;
-  std::map<std::string, EngineLayer> m_mixed;
+  std::map<std::vector<uint32_t>, EngineLayer> m_mixed;
   std::map<Engine, const ConfigSource*> m_source_for;
   std::map<Engine, std::vector<EngineLayer>> m_layers;
   bool m_inferred = false;

@@ -150,6 +150,7 @@ fill_source(ConfigSource& src, const Json& block)
   }
   src.algo = upper(get_string(body, "quant_algo"));
   src.group_size = static_cast<int>(get_uint(body, "group_size").value_or(0));
+  src.bits = static_cast<int>(get_uint(body, "bits").value_or(get_uint(body, "w_bit").value_or(0)));
   src.not_convert = get_strings(body, "modules_to_not_convert");
   if (auto it = body.find("lm_head"); it != body.end() && it->is_boolean()) {
     src.lm_head = it->get<bool>();

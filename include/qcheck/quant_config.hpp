@@ -75,6 +75,7 @@ struct ConfigSource
   // ModelOpt MIXED_PRECISION: module -> quant_algo
   std::vector<std::pair<std::string, std::string>> quantized_layers;
   int group_size = 0;
+  int bits = 0; // GPTQ/AWQ/AutoRound weight bits; 0 when not given
   std::vector<uint64_t> weight_block_size;
   bool lm_head = false; // GPTQ/AWQ "lm_head": true quantizes the output head
 };

@@ -1,0 +1,1744 @@
+// The rule matrix: for every rule of the registry (QC001-QC124) one positive case (the finding
+// appears, its exact message asserted) and one negative case (a near-identical correct input
+// gives no such finding). Inputs are built in memory with real naming conventions.
+//
+// Expectations come from the rule's documented meaning (src/rules.cpp) and
+// shared/spec/engine-semantics.md (section or rule R1-R38 cited), not from what qcheck prints.
+// Where qcheck disagrees, the test keeps the documented answer and is skipped with the evidence
+// ("qcheck bug: ...").
+#include <cstdlib>
+#include <gtest/gtest.h>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "builder.hpp"
+#include "qcheck/input.hpp"
+#include "qcheck/lint.hpp"
+#include "qcheck/report.hpp"
+#include "qcheck/rules.hpp"
+#include "qcheck/settings.hpp"
+
+using namespace qcheck;
+using test::TensorSpec;
+
+namespace {
+
+// Known qcheck bugs are skipped; QCHECK_UNSKIP_BUGS=1 runs those tests to watch them fail.
+bool
+unskip_bugs()
+{
+  const char* value = std::getenv("QCHECK_UNSKIP_BUGS");
+  return value != nullptr && std::string(value) == "1";
+}
+
+using Tensors = std::vector<TensorSpec>;
+using Strings = std::vector<std::string>;
+
+Tensors
+operator+(Tensors a, const Tensors& b)
+{
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+// ---- stored modules, one layout each ------------------------------------------------------
+
+Tensors
+bf16(const std::string& module, uint64_t out = 64, uint64_t in = 64)
+{
+  return {{module + ".weight", "BF16", {out, in}}};
+}
+
+// 1-D weight: a norm.
+Tensors
+norm(const std::string& module, uint64_t width = 64)
+{
+  return {{module + ".weight", "BF16", {width}}};
+}
+
+// ModelOpt NVFP4 W4A4 (spec 2.6): U8 [out, in/2], F8_E4M3 [out, in/16], F32 scalars.
+Tensors
+nvfp4(const std::string& module, uint64_t out = 64, uint64_t in = 64)
+{
+  return {{module + ".weight", "U8", {out, in / 2}},
+          {module + ".weight_scale", "F8_E4M3", {out, in / 16}},
+          {module + ".weight_scale_2", "F32", {}},
+          {module + ".input_scale", "F32", {}}};
+}
+
+// FP8 per tensor (ModelOpt FP8, Quark FP8): F8_E4M3 weight, F32 scalar scales.
+Tensors
+fp8(const std::string& module, uint64_t out = 64, uint64_t in = 64)
+{
+  return {{module + ".weight", "F8_E4M3", {out, in}},
+          {module + ".weight_scale", "F32", {}},
+          {module + ".input_scale", "F32", {}}};
+}
+
+// compressed-tensors float-quantized, channel strategy (spec 3.5): weight_scale [out, 1].
+Tensors
+ct_fp8(const std::string& module, uint64_t out = 64, uint64_t in = 64)
+{
+  return {{module + ".weight", "F8_E4M3", {out, in}}, {module + ".weight_scale", "F32", {out, 1}}};
+}
+
+// HF fine-grained FP8 (spec 5.1): weight_scale_inv [ceil(out/128), ceil(in/128)].
+Tensors
+fp8_block(const std::string& module, uint64_t out = 128, uint64_t in = 128)
+{
+  return {{module + ".weight", "F8_E4M3", {out, in}},
+          {module + ".weight_scale_inv", "F32", {(out + 127) / 128, (in + 127) / 128}}};
+}
+
+// GPTQ 4-bit, group 64 (spec 4.5): qweight [in/8, out], qzeros [in/64, out/8],
+// scales [in/64, out], g_idx [in].
+Tensors
+gptq(const std::string& module, uint64_t out = 64, uint64_t in = 64, uint64_t g_idx = 0)
+{
+  return {{module + ".qweight", "I32", {in / 8, out}},
+          {module + ".qzeros", "I32", {in / 64, out / 8}},
+          {module + ".scales", "F16", {in / 64, out}},
+          {module + ".g_idx", "I32", {g_idx ? g_idx : in}}};
+}
+
+// compressed-tensors pack-quantized W4A16, group 32 (spec 3.5).
+Tensors
+ct_pack(const std::string& module, uint64_t out = 64, uint64_t in = 64, bool shape = true)
+{
+  Tensors t{{module + ".weight_packed", "I32", {out, in / 8}},
+            {module + ".weight_scale", "BF16", {out, in / 32}}};
+  if (shape) {
+    t.push_back({module + ".weight_shape", "I64", {2}});
+  }
+  return t;
+}
+
+// compressed-tensors nvfp4-pack-quantized (spec 3.5).
+Tensors
+ct_nvfp4(const std::string& module, uint64_t out = 64, uint64_t in = 64)
+{
+  return {{module + ".weight_packed", "U8", {out, in / 2}},
+          {module + ".weight_scale", "F8_E4M3", {out, in / 16}},
+          {module + ".weight_global_scale", "F32", {1}},
+          {module + ".input_global_scale", "F32", {1}}};
+}
+
+// Per-expert projections of a fused MoE: experts.{first..last}.{gate,up,down}_proj.
+template<typename Layout>
+Tensors
+experts(const std::string& moe, int first, int last, Layout layout)
+{
+  Tensors out;
+  for (int e = first; e <= last; ++e) {
+    for (const char* p : {"gate_proj", "up_proj", "down_proj"}) {
+      out = out + layout(moe + "." + std::to_string(e) + "." + p, 64, 64);
+    }
+  }
+  return out;
+}
+
+// ---- configs and folders -----------------------------------------------------------------
+
+std::string
+json_list(const Strings& items)
+{
+  std::string out = "[";
+  for (size_t i = 0; i < items.size(); ++i) {
+    out += (i ? ", \"" : "\"") + items[i] + "\"";
+  }
+  return out + "]";
+}
+
+// A config.json: model facts (JSON members without braces) and a quantization_config block.
+std::string
+config(const std::string& model, const std::string& quantization = "")
+{
+  std::string out = "{\n  " + model;
+  if (!quantization.empty()) {
+    out += ",\n  \"quantization_config\": " + quantization;
+  }
+  return out + "\n}\n";
+}
+
+const std::string k_llama =
+  R"("architectures": ["LlamaForCausalLM"], "model_type": "llama", "num_hidden_layers": 2)";
+
+// ModelOpt flat block as ModelOpt >= 0.31 writes it into config.json (spec 2.1).
+std::string
+modelopt(const std::string& algo, const Strings& ignore)
+{
+  return R"({"quant_method": "modelopt", "quant_algo": ")" + algo +
+         R"(", "group_size": 16, "kv_cache_scheme": null, "ignore": )" + json_list(ignore) + "}";
+}
+
+// Legacy hf_quant_config.json (spec 2.1).
+std::string
+hf_quant_config(const std::string& algo, const Strings& exclude)
+{
+  return R"({"producer": {"name": "modelopt", "version": "0.29.0"}, )"
+         R"("quantization": {"quant_algo": ")" +
+         algo + R"(", "kv_cache_quant_algo": null, "group_size": 16, "exclude_modules": )" +
+         json_list(exclude) + "}}\n";
+}
+
+// A model folder "m" with config.json and one model.safetensors.
+MemoryFileSystem
+folder(const std::string& config_json, const Tensors& tensors)
+{
+  MemoryFileSystem fs;
+  fs.add_file("m/config.json", config_json);
+  fs.add_file("m/model.safetensors", test::safetensors(tensors));
+  return fs;
+}
+
+std::string
+index_json(const std::vector<std::pair<std::string, std::string>>& map)
+{
+  std::string out = R"({"metadata": {"total_size": 0}, "weight_map": {)";
+  for (size_t i = 0; i < map.size(); ++i) {
+    out += (i ? ", \"" : "\"") + map[i].first + "\": \"" + map[i].second + "\"";
+  }
+  return out + "}}\n";
+}
+
+// ---- running and inspecting ----------------------------------------------------------------
+
+Report
+lint_folder(const FileSystem& fs)
+{
+  auto run = lint_path(fs, "m", LintOptions{});
+  EXPECT_TRUE(run) << (run ? "" : run.error());
+  if (!run) {
+    return {};
+  }
+  return std::move(run->report);
+}
+
+std::vector<Finding>
+findings(const Report& report, RuleId id)
+{
+  std::vector<Finding> out;
+  for (const Finding& f : report.findings) {
+    if (f.rule == id) {
+      out.push_back(f);
+    }
+  }
+  return out;
+}
+
+Strings
+messages(const Report& report, RuleId id)
+{
+  Strings out;
+  for (const Finding& f : findings(report, id)) {
+    out.push_back(f.message);
+  }
+  return out;
+}
+
+std::set<Engine>
+engines(const Finding& f)
+{
+  return {f.engines.begin(), f.engines.end()};
+}
+
+std::string
+text(const Report& report)
+{
+  return render_text(report);
+}
+
+const std::set<Engine> k_every_engine{Engine::vllm, Engine::sglang, Engine::trtllm};
+
+// The one finding of a rule, with its exact message and default severity.
+Finding
+only(const Report& report, RuleId id, const std::string& message)
+{
+  const auto found = findings(report, id);
+  EXPECT_EQ(messages(report, id), Strings{message}) << text(report);
+  if (found.empty()) {
+    return {};
+  }
+  EXPECT_EQ(found[0].severity, rule(id).severity);
+  return found[0];
+}
+
+// ---- recurring checkpoints -----------------------------------------------------------------
+
+// Two Llama layers, layer 0 NVFP4 and layer 1 (o_proj, down_proj) BF16, BF16 lm_head.
+Tensors
+llama_nvfp4_with_bf16_layer1()
+{
+  return nvfp4("model.layers.0.self_attn.o_proj") + nvfp4("model.layers.0.mlp.down_proj") +
+         bf16("model.layers.1.self_attn.o_proj") + bf16("model.layers.1.mlp.down_proj") +
+         bf16("lm_head") + norm("model.norm");
+}
+
+// DeepSeek-V3 style: one decoder layer and NextN layer 1 (spec 6.2), ModelOpt FP8.
+const std::string k_deepseek = R"("architectures": ["DeepseekV3ForCausalLM"], )"
+                               R"("model_type": "deepseek_v3", "num_hidden_layers": 1, )"
+                               R"("num_nextn_predict_layers": 1, "q_lora_rank": 64)";
+
+Tensors
+deepseek_fp8(bool eh_proj_quantized)
+{
+  const std::string d = "model.layers.1.";
+  return fp8("model.layers.0.self_attn.o_proj") + fp8("model.layers.0.mlp.down_proj") +
+         (eh_proj_quantized ? fp8(d + "eh_proj", 64, 128) : bf16(d + "eh_proj", 64, 128)) +
+         norm(d + "enorm") + norm(d + "hnorm") + norm(d + "shared_head.norm") +
+         bf16(d + "shared_head.head") + fp8(d + "self_attn.o_proj") + fp8(d + "mlp.down_proj") +
+         bf16("lm_head");
+}
+
+// Qwen3.5 MoE VLM with a top-level mtp.* drafter (spec 6.2), Quark FP8.
+const std::string k_qwen35 =
+  R"("architectures": ["Qwen3_5MoeForConditionalGeneration"], "model_type": "qwen3_5_moe", )"
+  R"("text_config": {"model_type": "qwen3_5_moe_text", "num_hidden_layers": 1, )"
+  R"("mtp_num_hidden_layers": 1})";
+
+std::string
+quark(const Strings& exclude)
+{
+  return R"({"quant_method": "quark", "export": {"kv_cache_group": []}, "global_quant_config": )"
+         R"({"weight": {"dtype": "fp8_e4m3", "qscheme": "per_tensor"}}, "exclude": )" +
+         json_list(exclude) + "}";
+}
+
+Tensors
+qwen35_quark(bool mtp_quantized)
+{
+  auto draft = [&](const std::string& m) { return mtp_quantized ? fp8(m) : bf16(m); };
+  return fp8("model.language_model.layers.0.self_attn.o_proj") +
+         fp8("model.language_model.layers.0.mlp.down_proj") + bf16("lm_head") +
+         bf16("mtp.fc", 64, 128) + norm("mtp.pre_fc_norm_embedding") +
+         norm("mtp.pre_fc_norm_hidden") + draft("mtp.layers.0.self_attn.o_proj") +
+         experts("mtp.layers.0.mlp.experts", 0, 0,
+                 [&](const std::string& m, uint64_t, uint64_t) { return draft(m); });
+}
+
+// An explicit GPTQ module list (no dtype inference, R23).
+const std::string k_gptq_listed =
+  R"(, "modules_in_block_to_quantize": [["self_attn.o_proj", "mlp.down_proj"]])";
+
+// GPTQ 4-bit block.
+std::string
+gptq_config(const std::string& extra = "")
+{
+  return R"({"quant_method": "gptq", "bits": 4, "group_size": 64, "desc_act": false, )"
+         R"("sym": true, "lm_head": false)" +
+         extra + "}";
+}
+
+} // namespace
+
+// =============================================================================================
+// QC001-QC011: the folder, the index and the config files
+// =============================================================================================
+
+// QC001: a header length that claims more bytes than the file holds (truncated download).
+TEST(RuleCases, QC001Positive)
+{
+  const Tensors t = bf16("model.layers.0.mlp.down_proj");
+  const std::string header = test::header_json(t);
+  MemoryFileSystem fs;
+  fs.add_file("m/config.json", config(k_llama));
+  fs.add_file("m/model.safetensors", test::raw_safetensors(header, 0, header.size() + 100));
+  const Report r = lint_folder(fs);
+  const Finding f = only(r, RuleId::shard_header,
+                         "header length " + std::to_string(header.size() + 100) +
+                           " exceeds the " + std::to_string(header.size()) +
+                           " bytes that follow it in the file");
+  EXPECT_EQ(f.file, "model.safetensors");
+}
+
+TEST(RuleCases, QC001Negative)
+{
+  const Report r = lint_folder(folder(config(k_llama), bf16("model.layers.0.mlp.down_proj")));
+  EXPECT_TRUE(r.findings.empty()) << text(r);
+}
+
+namespace {
+
+// Two shards and an index; `index_map` says where the index sends each tensor.
+MemoryFileSystem
+sharded(const std::vector<std::pair<std::string, std::string>>& index_map, bool second = true)
+{
+  MemoryFileSystem fs;
+  fs.add_file("m/config.json", config(k_llama));
+  fs.add_file("m/model-00001-of-00002.safetensors",
+              test::safetensors(bf16("model.layers.0.self_attn.o_proj") +
+                                bf16("model.layers.0.mlp.down_proj")));
+  if (second) {
+    fs.add_file("m/model-00002-of-00002.safetensors",
+                test::safetensors(bf16("lm_head") + norm("model.norm")));
+  }
+  fs.add_file("m/model.safetensors.index.json", index_json(index_map));
+  return fs;
+}
+
+const std::vector<std::pair<std::string, std::string>> k_full_index{
+  {"lm_head.weight", "model-00002-of-00002.safetensors"},
+  {"model.layers.0.mlp.down_proj.weight", "model-00001-of-00002.safetensors"},
+  {"model.layers.0.self_attn.o_proj.weight", "model-00001-of-00002.safetensors"},
+  {"model.norm.weight", "model-00002-of-00002.safetensors"}};
+
+} // namespace
+
+// QC002: the index names a shard that was never uploaded.
+TEST(RuleCases, QC002Positive)
+{
+  const Report r = lint_folder(sharded(k_full_index, false));
+  const Finding f =
+    only(r, RuleId::index_missing_file,
+         "named by model.safetensors.index.json for 2 tensors, but the file does not exist");
+  EXPECT_EQ(f.file, "model-00002-of-00002.safetensors");
+}
+
+TEST(RuleCases, QC002Negative)
+{
+  const Report r = lint_folder(sharded(k_full_index));
+  EXPECT_TRUE(r.findings.empty()) << text(r);
+}
+
+// QC003: the index maps model.norm.weight to the first shard, which does not hold it.
+TEST(RuleCases, QC003Positive)
+{
+  auto map = k_full_index;
+  map.back().second = "model-00001-of-00002.safetensors";
+  const Report r = lint_folder(sharded(map));
+  const Finding f = only(r, RuleId::index_missing_tensor,
+                         "maps 'model.norm.weight' to model-00001-of-00002.safetensors, which "
+                         "does not hold it (it is in model-00002-of-00002.safetensors)");
+  EXPECT_EQ(f.file, "model.safetensors.index.json");
+  EXPECT_EQ(f.pointer, "/weight_map/model.norm.weight");
+}
+
+TEST(RuleCases, QC003Negative)
+{
+  const Report r = lint_folder(sharded(k_full_index));
+  EXPECT_TRUE(findings(r, RuleId::index_missing_tensor).empty()) << text(r);
+}
+
+// QC004: a shard holds a tensor the index leaves out.
+TEST(RuleCases, QC004Positive)
+{
+  auto map = k_full_index;
+  map.pop_back(); // model.norm.weight
+  const Report r = lint_folder(sharded(map));
+  const Finding f = only(r, RuleId::unindexed_tensors,
+                         "holds 1 tensor the index does not name (first: 'model.norm.weight')");
+  EXPECT_EQ(f.file, "model-00002-of-00002.safetensors");
+}
+
+TEST(RuleCases, QC004Negative)
+{
+  const Report r = lint_folder(sharded(k_full_index));
+  EXPECT_TRUE(findings(r, RuleId::unindexed_tensors).empty()) << text(r);
+}
+
+// QC005: mtp.safetensors uploaded next to the shards but not named by the index (the GLM-4.7
+// "lost mtp.safetensors" incident, spec 2.5).
+TEST(RuleCases, QC005Positive)
+{
+  MemoryFileSystem fs = sharded(k_full_index);
+  fs.add_file("m/mtp.safetensors", test::safetensors(bf16("model.layers.2.eh_proj", 64, 128)));
+  const Report r = lint_folder(fs);
+  const Finding f = only(r, RuleId::unindexed_shard,
+                         "is not named in model.safetensors.index.json; vLLM and SGLang load "
+                         "only the files the index names, so its tensors are never loaded");
+  EXPECT_EQ(f.file, "mtp.safetensors");
+}
+
+TEST(RuleCases, QC005Negative)
+{
+  auto map = k_full_index;
+  map.emplace_back("model.layers.2.eh_proj.weight", "mtp.safetensors");
+  MemoryFileSystem fs = sharded(map);
+  fs.add_file("m/mtp.safetensors", test::safetensors(bf16("model.layers.2.eh_proj", 64, 128)));
+  const Report r = lint_folder(fs);
+  EXPECT_TRUE(r.findings.empty()) << text(r);
+}
+
+// QC006: model.norm.weight stored in both shards; the index picks the second.
+TEST(RuleCases, QC006Positive)
+{
+  MemoryFileSystem fs = sharded(k_full_index);
+  fs.add_file("m/model-00001-of-00002.safetensors",
+              test::safetensors(bf16("model.layers.0.self_attn.o_proj") +
+                                bf16("model.layers.0.mlp.down_proj") + norm("model.norm")));
+  const Report r = lint_folder(fs);
+  const Finding f = only(r, RuleId::duplicate_tensor,
+                         "tensor 'model.norm.weight' is stored in both "
+                         "model-00001-of-00002.safetensors and model-00002-of-00002.safetensors; "
+                         "the loader uses model-00002-of-00002.safetensors");
+  EXPECT_EQ(f.file, "model-00002-of-00002.safetensors");
+}
+
+TEST(RuleCases, QC006Negative)
+{
+  const Report r = lint_folder(sharded(k_full_index));
+  EXPECT_TRUE(findings(r, RuleId::duplicate_tensor).empty()) << text(r);
+}
+
+// QC007: a weight_map value that leaves the folder.
+TEST(RuleCases, QC007Positive)
+{
+  auto map = k_full_index;
+  map.back().second = "../shared/model-00002-of-00002.safetensors";
+  const Report r = lint_folder(sharded(map));
+  const Finding f = only(r, RuleId::index_path_escapes,
+                         "weight_map sends 'model.norm.weight' to "
+                         "'../shared/model-00002-of-00002.safetensors', a path outside the model "
+                         "folder; refused");
+  EXPECT_EQ(f.file, "model.safetensors.index.json");
+  EXPECT_EQ(f.severity, Severity::error);
+}
+
+TEST(RuleCases, QC007Negative)
+{
+  const Report r = lint_folder(sharded(k_full_index));
+  EXPECT_TRUE(findings(r, RuleId::index_path_escapes).empty()) << text(r);
+}
+
+// QC008: the second shard is a directory (an unpacked archive, a failed download).
+TEST(RuleCases, QC008Positive)
+{
+  MemoryFileSystem fs;
+  fs.add_file("m/config.json", config(k_llama));
+  fs.add_file("m/model-00001-of-00002.safetensors",
+              test::safetensors(bf16("model.layers.0.self_attn.o_proj") +
+                                bf16("model.layers.0.mlp.down_proj")));
+  fs.add_directory("m/model-00002-of-00002.safetensors");
+  fs.add_file("m/model.safetensors.index.json", index_json(k_full_index));
+  const Report r = lint_folder(fs);
+  const Finding f =
+    only(r, RuleId::shard_not_regular, "is a directory, not a regular file; not read");
+  EXPECT_EQ(f.file, "model-00002-of-00002.safetensors");
+}
+
+TEST(RuleCases, QC008Negative)
+{
+  const Report r = lint_folder(sharded(k_full_index));
+  EXPECT_TRUE(findings(r, RuleId::shard_not_regular).empty()) << text(r);
+}
+
+// QC009: a trailing comma in config.json (a common hand-edit mistake).
+TEST(RuleCases, QC009Positive)
+{
+  const Report r = lint_folder(folder("{\n  \"model_type\": \"llama\",\n}\n",
+                                      bf16("model.layers.0.mlp.down_proj")));
+  const Finding f =
+    only(r, RuleId::config_invalid, "invalid JSON at line 3, column 1: trailing comma before '}'");
+  EXPECT_EQ(f.file, "config.json");
+}
+
+TEST(RuleCases, QC009Negative)
+{
+  const Report r = lint_folder(
+    folder("{\n  \"model_type\": \"llama\"\n}\n", bf16("model.layers.0.mlp.down_proj")));
+  EXPECT_TRUE(r.findings.empty()) << text(r);
+}
+
+// QC010: a method qcheck has no semantics for (HQQ).
+TEST(RuleCases, QC010Positive)
+{
+  const Report r = lint_folder(folder(config(k_llama, R"({"quant_method": "hqq", "nbits": 4})"),
+                                      bf16("model.layers.0.mlp.down_proj")));
+  const Finding f = only(r, RuleId::unknown_quant_method,
+                         "unknown quant_method 'hqq'; its quantization cannot be checked");
+  EXPECT_EQ(f.file, "config.json");
+}
+
+TEST(RuleCases, QC010Negative)
+{
+  const Report r = lint_folder(
+    folder(config(k_llama, R"({"quant_method": "fp8", "activation_scheme": "dynamic", )"
+                           R"("weight_block_size": [128, 128]})"),
+           fp8_block("model.layers.0.mlp.down_proj") + bf16("lm_head")));
+  EXPECT_TRUE(r.findings.empty()) << text(r);
+}
+
+// QC011: only the config was uploaded.
+TEST(RuleCases, QC011Positive)
+{
+  MemoryFileSystem fs;
+  fs.add_file("m/config.json", config(k_llama));
+  const Report r = lint_folder(fs);
+  const Finding f = only(r, RuleId::no_weights,
+                         "no *.safetensors files and no model.safetensors.index.json");
+  EXPECT_EQ(f.file, "");
+}
+
+TEST(RuleCases, QC011Negative)
+{
+  const Report r = lint_folder(folder(config(k_llama), bf16("model.layers.0.mlp.down_proj")));
+  EXPECT_TRUE(findings(r, RuleId::no_weights).empty()) << text(r);
+}
+
+// =============================================================================================
+// QC101-QC123: declared against stored, per engine
+// =============================================================================================
+
+// QC101 (R7): layer 1 stored BF16 but not in `ignore`: every engine builds NVFP4 parameters.
+TEST(RuleCases, QC101Positive)
+{
+  const Report r = lint_folder(
+    folder(config(k_llama, modelopt("NVFP4", {"lm_head"})), llama_nvfp4_with_bf16_layer1()));
+  const Finding f =
+    only(r, RuleId::undeclared_unquantized,
+         "model.layers.1: 2 modules (2 tensors, BF16) stored unquantized but declared modelopt "
+         "NVFP4 quantized; vLLM, SGLang and TensorRT-LLM fail with `RuntimeError: The size of "
+         "tensor a (N) must match the size of tensor b (2N)`");
+  EXPECT_EQ(engines(f), k_every_engine);
+  EXPECT_EQ(f.modules,
+            (Strings{"model.layers.1.mlp.down_proj", "model.layers.1.self_attn.o_proj"}));
+  EXPECT_EQ(f.suggested_entries, Strings{"model.layers.1*"});
+  EXPECT_EQ(f.file, "config.json");
+  EXPECT_EQ(f.pointer, "/quantization_config/ignore");
+}
+
+TEST(RuleCases, QC101Negative)
+{
+  const Report r =
+    lint_folder(folder(config(k_llama, modelopt("NVFP4", {"lm_head", "model.layers.1*"})),
+                       llama_nvfp4_with_bf16_layer1()));
+  EXPECT_TRUE(r.findings.empty()) << text(r);
+}
+
+namespace {
+
+// GLM-5.3-Flash style VLM (spec 2.5, 6.2, 6.3): NextN layer model.language_model.layers.1,
+// which vLLM's text-only drafter checks as model.layers.1.
+const std::string k_glm_vlm =
+  R"("architectures": ["Glm5NextForConditionalGeneration"], "model_type": "glm5_next", )"
+  R"("num_nextn_predict_layers": 1, "text_config": {"model_type": "glm5_next_text", )"
+  R"("num_hidden_layers": 1})";
+
+Tensors
+glm_vlm_nvfp4()
+{
+  const std::string d = "model.language_model.layers.1.";
+  return nvfp4("model.language_model.layers.0.self_attn.o_proj") +
+         nvfp4("model.language_model.layers.0.mlp.down_proj") + bf16(d + "self_attn.o_proj") +
+         bf16(d + "mlp.down_proj") + norm(d + "input_layernorm") + bf16("lm_head");
+}
+
+} // namespace
+
+// QC101 (R32, registry example): the draft excluded only in checkpoint namespace; vLLM's
+// drafter strips 'model.language_model.' and its substring rule misses model.layers.1.
+TEST(RuleCases, QC101PositiveVlmDraft)
+{
+  const Report r = lint_folder(folder(
+    config(k_glm_vlm, modelopt("NVFP4", {"lm_head", "model.language_model.layers.1*"})),
+    glm_vlm_nvfp4()));
+  const Finding f =
+    only(r, RuleId::undeclared_unquantized,
+         "MTP/NextN draft model.language_model.layers.1: 2 modules (2 tensors, BF16) stored "
+         "unquantized but declared modelopt NVFP4 quantized; vLLM fails with `RuntimeError: The "
+         "size of tensor a (N) must match the size of tensor b (2N)`");
+  EXPECT_EQ(engines(f), std::set<Engine>{Engine::vllm});
+  EXPECT_EQ(f.suggested_entries, (Strings{"model.language_model.layers.1*", "model.layers.1*"}));
+}
+
+TEST(RuleCases, QC101NegativeVlmDraft)
+{
+  const Report r = lint_folder(
+    folder(config(k_glm_vlm, modelopt("NVFP4", {"lm_head", "model.language_model.layers.1*",
+                                                "model.layers.1*"})),
+           glm_vlm_nvfp4()));
+  EXPECT_TRUE(r.findings.empty()) << text(r);
+}
+
+// Spec 2.2.2: for MIXED_PRECISION "the exclude list still applies first". A BF16 module that
+// quantized_layers still lists but `ignore` excludes is built unquantized by every engine.
+TEST(RuleCases, QC101NegativeMixedPrecisionExcluded)
+{
+  const Report r = lint_folder(folder(
+    config(k_llama, R"({"quant_method": "modelopt", "quant_algo": "MIXED_PRECISION", )"
+                    R"("ignore": ["lm_head", "model.layers.1*"], "quantized_layers": {)"
+                    R"("model.layers.0.self_attn.o_proj": {"quant_algo": "NVFP4"}, )"
+                    R"("model.layers.0.mlp.down_proj": {"quant_algo": "NVFP4"}, )"
+                    R"("model.layers.1.mlp.down_proj": {"quant_algo": "NVFP4"}}})"),
+    llama_nvfp4_with_bf16_layer1()));
+  EXPECT_TRUE(findings(r, RuleId::undeclared_unquantized).empty()) << text(r);
+}
+
+// QC102 (R8): the list excludes a module that is stored NVFP4.
+TEST(RuleCases, QC102Positive)
+{
+  const Report r = lint_folder(folder(
+    config(k_llama,
+           modelopt("NVFP4", {"lm_head", "model.layers.0.mlp.down_proj",
+                              "model.layers.1.mlp.down_proj", "model.layers.1.self_attn.o_proj"})),
+    llama_nvfp4_with_bf16_layer1()));
+  const Finding f = only(r, RuleId::excluded_but_quantized,
+                         "'model.layers.0.mlp.down_proj' is stored quantized but vLLM, SGLang "
+                         "and TensorRT-LLM exclude it");
+  EXPECT_EQ(engines(f), k_every_engine);
+  EXPECT_EQ(f.modules, Strings{"model.layers.0.mlp.down_proj"});
+}
+
+TEST(RuleCases, QC102Negative)
+{
+  const Report r = lint_folder(
+    folder(config(k_llama, modelopt("NVFP4", {"lm_head", "model.layers.1.mlp.down_proj",
+                                              "model.layers.1.self_attn.o_proj"})),
+           llama_nvfp4_with_bf16_layer1()));
+  EXPECT_TRUE(r.findings.empty()) << text(r);
+}
+
+// QC102 (spec 6.2 Qwen3.5 row, 6.4 "4096 vs 2048 (reverse)"): SGLang's Qwen3.5 drafter returns
+// no quant config for Quark when any mtp.* entry is excluded, so the FP8 draft attention and
+// experts are built BF16 - the same R8 error qcheck reports for the ModelOpt NVFP4 variant
+// (test_formats ModelOptNvfp4Qwen35DraftMixBreaksSglang).
+TEST(RuleCases, QC102PositiveQwen35QuarkDraftMix)
+{
+  Tensors t = qwen35_quark(true);
+  const Report r = lint_folder(folder(config(k_qwen35, quark({"lm_head", "mtp.fc"})), t));
+  std::set<std::string> modules;
+  for (const Finding& f : findings(r, RuleId::excluded_but_quantized)) {
+    EXPECT_EQ(engines(f), std::set<Engine>{Engine::sglang});
+    modules.insert(f.modules.begin(), f.modules.end());
+  }
+  EXPECT_EQ(modules, (std::set<std::string>{"mtp.layers.0.mlp.experts.0.down_proj",
+                                            "mtp.layers.0.mlp.experts.0.gate_proj",
+                                            "mtp.layers.0.mlp.experts.0.up_proj",
+                                            "mtp.layers.0.self_attn.o_proj"}))
+    << text(r);
+}
+
+// QC103 (R9, stored half): q_proj exported NVFP4, k_proj and v_proj BF16.
+TEST(RuleCases, QC103Positive)
+{
+  const std::string a = "model.layers.0.self_attn.";
+  const Report r = lint_folder(
+    folder(config(k_llama, modelopt("NVFP4", {"lm_head"})),
+           nvfp4(a + "q_proj") + bf16(a + "k_proj") + bf16(a + "v_proj") + nvfp4(a + "o_proj") +
+             bf16("lm_head")));
+  const Finding f = only(r, RuleId::fused_shards_disagree,
+                         "fused layer 'model.layers.0.self_attn.qkv_proj' mixes stored quantized "
+                         "(1) and unquantized (2) members; engines decide once for the fused "
+                         "layer");
+  EXPECT_EQ(f.modules, (Strings{a + "q_proj", a + "k_proj", a + "v_proj"}));
+}
+
+TEST(RuleCases, QC103Negative)
+{
+  const std::string a = "model.layers.0.self_attn.";
+  const Report r = lint_folder(
+    folder(config(k_llama, modelopt("NVFP4", {"lm_head"})),
+           nvfp4(a + "q_proj") + nvfp4(a + "k_proj") + nvfp4(a + "v_proj") + nvfp4(a + "o_proj") +
+             bf16("lm_head")));
+  EXPECT_TRUE(r.findings.empty()) << text(r);
+}
+
+// QC103 (R9, declared half): attention kept BF16, but the list forgot v_proj (2.2.1).
+TEST(RuleCases, QC103PositiveDeclared)
+{
+  const std::string a = "model.layers.0.self_attn.";
+  const Report r = lint_folder(
+    folder(config(k_llama, modelopt("NVFP4", {"lm_head", a + "q_proj", a + "k_proj"})),
+           bf16(a + "q_proj") + bf16(a + "k_proj") + bf16(a + "v_proj") + nvfp4(a + "o_proj") +
+             bf16("lm_head")));
+  const Finding f =
+    only(r, RuleId::fused_shards_disagree,
+         "the shards of fused layer 'model.layers.0.self_attn.qkv_proj' are not excluded alike; "
+         "vLLM, SGLang and TensorRT-LLM stop with `Detected some but not all shards of "
+         "model.layers.0.self_attn.qkv_proj are quantized`");
+  EXPECT_EQ(engines(f), k_every_engine);
+}
+
+TEST(RuleCases, QC103NegativeDeclared)
+{
+  const std::string a = "model.layers.0.self_attn.";
+  const Report r = lint_folder(folder(
+    config(k_llama, modelopt("NVFP4", {"lm_head", a + "q_proj", a + "k_proj", a + "v_proj"})),
+    bf16(a + "q_proj") + bf16(a + "k_proj") + bf16(a + "v_proj") + nvfp4(a + "o_proj") +
+      bf16("lm_head")));
+  EXPECT_TRUE(r.findings.empty()) << text(r);
+}
+
+// One stored mixture is one problem: SGLang spells the MLA fused layer
+// fused_qkv_a_proj_with_mqa, vLLM fused_qkv_a_proj (spec 7.2); the finding must not repeat
+// per spelling.
+TEST(RuleCases, QC103StoredMixtureReportedOncePerLayer)
+{
+  const std::string a = "model.layers.0.self_attn.";
+  const std::string deepseek = R"("architectures": ["DeepseekV3ForCausalLM"], )"
+                               R"("model_type": "deepseek_v3", "num_hidden_layers": 1, )"
+                               R"("q_lora_rank": 64)";
+  const Report r = lint_folder(
+    folder(config(deepseek, modelopt("FP8", {"lm_head"})),
+           fp8(a + "q_a_proj") + bf16(a + "kv_a_proj_with_mqa") + fp8(a + "q_b_proj") +
+             fp8(a + "kv_b_proj") + fp8(a + "o_proj") + bf16("lm_head")));
+  EXPECT_EQ(findings(r, RuleId::fused_shards_disagree).size(), 1u) << text(r);
+}
+
+// compressed-tensors names its own error for a fused layer whose shards disagree (spec 3.3,
+// registry QC103): quoting ModelOpt's text for it misleads.
+TEST(RuleCases, QC103DeclaredQuotesTheFormatsError)
+{
+  const std::string a = "model.layers.0.self_attn.";
+  const Report r = lint_folder(folder(
+    config(k_llama, R"({"quant_method": "compressed-tensors", "format": "float-quantized", )"
+                    R"("config_groups": {"group_0": {"targets": ["Linear"], "weights": )"
+                    R"({"num_bits": 8, "type": "float", "strategy": "channel"}}}, "ignore": )" +
+                      json_list({"lm_head", a + "q_proj", a + "k_proj"}) + "}"),
+    bf16(a + "q_proj") + bf16(a + "k_proj") + bf16(a + "v_proj") + ct_fp8(a + "o_proj") +
+      bf16("lm_head")));
+  const auto found = findings(r, RuleId::fused_shards_disagree);
+  ASSERT_EQ(found.size(), 1u) << text(r);
+  EXPECT_NE(found[0].message.find("Found a different quantization schemes"), std::string::npos)
+    << found[0].message;
+  EXPECT_EQ(found[0].message.find("Detected some but not all shards"), std::string::npos)
+    << found[0].message;
+}
+
+namespace {
+
+// A MoE layer: BF16 router, two experts in the given layouts.
+template<typename Layout0, typename Layout1>
+Tensors
+moe_layer(Layout0 expert0, Layout1 expert1)
+{
+  const std::string moe = "model.layers.0.mlp.experts";
+  return experts(moe, 0, 0, expert0) + experts(moe, 1, 1, expert1) +
+         bf16("model.layers.0.mlp.gate", 2, 64) + nvfp4("model.layers.0.self_attn.o_proj") +
+         bf16("lm_head");
+}
+
+const std::string k_qwen3_moe =
+  R"("architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe", "num_hidden_layers": 1)";
+
+} // namespace
+
+// QC104 (R10, error half): expert 1 exported BF16 while expert 0 is NVFP4.
+TEST(RuleCases, QC104Positive)
+{
+  const Report r = lint_folder(folder(
+    config(k_qwen3_moe, modelopt("NVFP4", {"lm_head", "*mlp.gate"})), moe_layer(nvfp4, bf16)));
+  const Finding f = only(r, RuleId::experts_disagree,
+                         "fused MoE 'model.layers.0.mlp.experts' mixes stored quantized (3) and "
+                         "unquantized (3) members; engines decide once for the fused layer");
+  EXPECT_EQ(f.modules.size(), 6u);
+}
+
+TEST(RuleCases, QC104Negative)
+{
+  const Report r = lint_folder(folder(
+    config(k_qwen3_moe, modelopt("NVFP4", {"lm_head", "*mlp.gate"})), moe_layer(nvfp4, nvfp4)));
+  EXPECT_TRUE(r.findings.empty()) << text(r);
+}
+
+// One stored MoE mixture in a DeepSeek NextN layer: vLLM checks model.layers.1.mlp.experts,
+// SGLang model.decoder.mlp.experts (spec 6.2); it is still one problem.
+TEST(RuleCases, QC104StoredMixtureReportedOncePerMoe)
+{
+  const std::string d = "model.layers.1.";
+  const Report r = lint_folder(folder(
+    config(k_deepseek, modelopt("FP8", {"lm_head", d + "eh_proj", d + "shared_head.head",
+                                        "model.shared_head.head"})),
+    fp8("model.layers.0.mlp.down_proj") + bf16(d + "eh_proj", 64, 128) + norm(d + "enorm") +
+      bf16(d + "shared_head.head") + experts(d + "mlp.experts", 0, 0, fp8) +
+      experts(d + "mlp.experts", 1, 1, bf16) + bf16("lm_head")));
+  EXPECT_EQ(findings(r, RuleId::experts_disagree).size(), 1u) << text(r);
+}
+
+// QC105 (R10, warning half): the MoE is BF16 but the list names only expert 0 (spec 2.2.1).
+TEST(RuleCases, QC105Positive)
+{
+  const std::string e0 = "model.layers.0.mlp.experts.0.";
+  const Report r = lint_folder(
+    folder(config(k_qwen3_moe, modelopt("NVFP4", {"lm_head", "*mlp.gate", e0 + "gate_proj",
+                                                  e0 + "up_proj", e0 + "down_proj"})),
+           moe_layer(bf16, bf16)));
+  const Finding f = only(r, RuleId::partial_expert_exclusion,
+                         "ignore names 3 of the 6 expert projections of "
+                         "'model.layers.0.mlp.experts'; vLLM ModelOpt then excludes the whole "
+                         "MoE, SGLang compressed-tensors decides from expert 0");
+  EXPECT_EQ(f.modules, Strings{"model.layers.0.mlp.experts"});
+}
+
+TEST(RuleCases, QC105Negative)
+{
+  const Report r = lint_folder(folder(
+    config(k_qwen3_moe, modelopt("NVFP4", {"lm_head", "*mlp.gate", "model.layers.0.mlp.experts*"})),
+    moe_layer(bf16, bf16)));
+  EXPECT_TRUE(r.findings.empty()) << text(r);
+}
+
+// QC106 (R2): config.json excludes layer 1, hf_quant_config.json (read by TensorRT-LLM) not.
+TEST(RuleCases, QC106Positive)
+{
+  MemoryFileSystem fs = folder(config(k_llama, modelopt("NVFP4", {"lm_head", "model.layers.1*"})),
+                               llama_nvfp4_with_bf16_layer1());
+  fs.add_file("m/hf_quant_config.json", hf_quant_config("NVFP4", {"lm_head"}));
+  const Report r = lint_folder(fs);
+  const Finding f = only(r, RuleId::config_divergence,
+                         "exclude_modules differs from config.json's ignore: 1 entry only in "
+                         "config.json, 0 only here");
+  EXPECT_EQ(f.file, "hf_quant_config.json");
+  EXPECT_EQ(f.pointer, "/quantization/exclude_modules");
+  EXPECT_EQ(f.suggested_entries, Strings{"model.layers.1*"});
+}
+
+TEST(RuleCases, QC106Negative)
+{
+  MemoryFileSystem fs = folder(config(k_llama, modelopt("NVFP4", {"lm_head", "model.layers.1*"})),
+                               llama_nvfp4_with_bf16_layer1());
+  fs.add_file("m/hf_quant_config.json", hf_quant_config("NVFP4", {"model.layers.1*", "lm_head"}));
+  const Report r = lint_folder(fs);
+  EXPECT_TRUE(r.findings.empty()) << text(r);
+}
+
+// QC106 (R2): quant_algo differs between the files.
+TEST(RuleCases, QC106PositiveAlgo)
+{
+  MemoryFileSystem fs = folder(config(k_llama, modelopt("NVFP4", {"lm_head", "model.layers.1*"})),
+                               llama_nvfp4_with_bf16_layer1());
+  fs.add_file("m/hf_quant_config.json", hf_quant_config("FP8", {"lm_head", "model.layers.1*"}));
+  const Report r = lint_folder(fs);
+  const Finding f = only(r, RuleId::config_divergence,
+                         "quant_algo is FP8 here but NVFP4 in config.json; TensorRT-LLM reads "
+                         "this file, vLLM and SGLang read config.json");
+  EXPECT_EQ(f.pointer, "/quantization/quant_algo");
+}
+
+// QC107 (R31): DeepSeek declares NextN layer 1 but the quantizer dropped it.
+TEST(RuleCases, QC107Positive)
+{
+  const Report r = lint_folder(folder(
+    config(k_deepseek), bf16("model.layers.0.self_attn.o_proj") + bf16("lm_head")));
+  const Finding f = only(r, RuleId::mtp_missing,
+                         "num_nextn_predict_layers = 1 declares draft layer 1 but no tensor of it "
+                         "is stored; vLLM stops with `MTP speculative decoding layer 1 weights "
+                         "missing from checkpoint`");
+  EXPECT_EQ(f.file, "config.json");
+  EXPECT_EQ(f.pointer, "/num_nextn_predict_layers");
+}
+
+TEST(RuleCases, QC107Negative)
+{
+  const Report r = lint_folder(folder(
+    config(k_deepseek), bf16("model.layers.0.self_attn.o_proj") +
+                          bf16("model.layers.1.eh_proj", 64, 128) + norm("model.layers.1.enorm") +
+                          bf16("lm_head")));
+  EXPECT_TRUE(r.findings.empty()) << text(r);
+}
+
+// QC005's own explanation: vLLM and SGLang load only the files the index names. A NextN layer
+// whose only copy sits in an unindexed mtp.safetensors (GLM-4.7 "lost mtp.safetensors", spec 2.5)
+// is missing for them: vLLM stops with the R31 error.
+TEST(RuleCases, QC107PositiveDraftOnlyInUnindexedShard)
+{
+  if (!unskip_bugs()) {
+    GTEST_SKIP() << "qcheck bug: locate_drafts() counts tensors of shards the index does not "
+                    "name, so only the QC005 warning appears and no QC107 error";
+  }
+  MemoryFileSystem fs = sharded(k_full_index);
+  fs.add_file("m/config.json", config(k_deepseek));
+  fs.add_file("m/mtp.safetensors", test::safetensors(bf16("model.layers.1.eh_proj", 64, 128) +
+                                                     norm("model.layers.1.enorm")));
+  const Report r = lint_folder(fs);
+  EXPECT_EQ(findings(r, RuleId::unindexed_shard).size(), 1u) << text(r);
+  EXPECT_EQ(findings(r, RuleId::mtp_missing).size(), 1u) << text(r);
+}
+
+// QC108 (R38): DeepSeek NextN eh_proj exported FP8; vLLM and SGLang build it as nn.Linear.
+// TensorRT-LLM builds it as a quantizable Linear (spec 6.1), so it is not named.
+TEST(RuleCases, QC108Positive)
+{
+  const Report r = lint_folder(
+    folder(config(k_deepseek, modelopt("FP8", {"lm_head", "model.layers.1.shared_head.head",
+                                               "model.shared_head.head"})),
+           deepseek_fp8(true)));
+  const Finding f = only(r, RuleId::draft_plain_quantized,
+                         "draft projection 'model.layers.1.eh_proj' is stored quantized, but vLLM "
+                         "and SGLang build it as a plain nn.Linear that cannot load packed "
+                         "weights");
+  EXPECT_EQ(engines(f), (std::set<Engine>{Engine::vllm, Engine::sglang}));
+}
+
+TEST(RuleCases, QC108Negative)
+{
+  const Report r = lint_folder(
+    folder(config(k_deepseek,
+                  modelopt("FP8", {"lm_head", "model.layers.1.shared_head.head",
+                                   "model.shared_head.head", "model.layers.1.eh_proj"})),
+           deepseek_fp8(false)));
+  EXPECT_TRUE(r.findings.empty()) << text(r);
+}
+
+// attach_shards() documents that findings about a stored module "point at the shard and header
+// entry of the module's weight"; the first tensor by name is input_scale, not the weight.
+TEST(RuleCases, QC108PointsAtTheWeight)
+{
+  const Report r = lint_folder(
+    folder(config(k_deepseek, modelopt("FP8", {"lm_head", "model.layers.1.shared_head.head",
+                                               "model.shared_head.head"})),
+           deepseek_fp8(true)));
+  const auto found = findings(r, RuleId::draft_plain_quantized);
+  ASSERT_EQ(found.size(), 1u) << text(r);
+  EXPECT_EQ(found[0].file, "model.safetensors");
+  EXPECT_EQ(found[0].pointer, "/model.layers.1.eh_proj.weight");
+}
+
+// QC109 (R33): Qwen3.5 Quark draft with mtp.fc excluded and the rest FP8.
+TEST(RuleCases, QC109Positive)
+{
+  const Report r =
+    lint_folder(folder(config(k_qwen35, quark({"lm_head", "mtp.fc"})), qwen35_quark(true)));
+  only(r, RuleId::mtp_partially_quantized,
+       "draft 'mtp' stores 4 projections quantized and 1 unquantized; SGLang builds the whole "
+       "Qwen3.5 drafter BF16 when any mtp.* entry is excluded");
+}
+
+TEST(RuleCases, QC109Negative)
+{
+  const Report r =
+    lint_folder(folder(config(k_qwen35, quark({"lm_head", "mtp.*"})), qwen35_quark(false)));
+  EXPECT_TRUE(r.findings.empty()) << text(r);
+}
+
+// Project decision (test_formats ModelOptNvfp4Qwen3NextDraftMix): QC109 is kept only where an
+// engine builds the drafter all-or-nothing, i.e. SGLang's Qwen3.5 path (spec 6.2, qwen3_5_mtp.py).
+// A Qwen3-Next Quark draft mix is legal and must not be told "SGLang builds the whole Qwen3.5
+// drafter BF16".
+TEST(RuleCases, QC109NegativeQwen3NextQuark)
+{
+  const std::string qwen3_next =
+    R"("architectures": ["Qwen3NextForCausalLM"], "model_type": "qwen3_next", )"
+    R"("num_hidden_layers": 1, "num_nextn_predict_layers": 1)";
+  Tensors t;
+  for (const auto& spec : qwen35_quark(true)) {
+    TensorSpec s = spec;
+    if (s.name.starts_with("model.language_model.")) {
+      s.name = "model." + s.name.substr(21);
+    }
+    t.push_back(s);
+  }
+  const Report r = lint_folder(folder(config(qwen3_next, quark({"lm_head", "mtp.fc"})), t));
+  EXPECT_TRUE(findings(r, RuleId::mtp_partially_quantized).empty()) << text(r);
+}
+
+namespace {
+
+// Qwen3-Next with a BF16 mtp.* draft (the nvidia/Qwen3.5 NVFP4 incident shape, spec 6.4).
+const std::string k_qwen3_next =
+  R"("architectures": ["Qwen3NextForCausalLM"], "model_type": "qwen3_next", )"
+  R"("num_hidden_layers": 1, "num_nextn_predict_layers": 1)";
+
+Tensors
+qwen3_next_bf16_draft()
+{
+  return nvfp4("model.layers.0.self_attn.o_proj") + nvfp4("model.layers.0.mlp.down_proj") +
+         bf16("lm_head") + bf16("mtp.fc", 64, 128) + bf16("mtp.layers.0.self_attn.o_proj") +
+         bf16("mtp.layers.0.mlp.down_proj") + norm("mtp.norm");
+}
+
+} // namespace
+
+// QC110 (R35): the list covers mtp.layers.0 but not mtp.fc; only vLLM's hard-coded
+// modelopt_fp4 override saves it there (TensorRT-LLM still fails: QC101).
+TEST(RuleCases, QC110Positive)
+{
+  const Report r =
+    lint_folder(folder(config(k_qwen3_next, modelopt("NVFP4", {"lm_head", "mtp.layers.0*"})),
+                       qwen3_next_bf16_draft()));
+  const Finding f = only(r, RuleId::engine_override,
+                         "mtp.fc loads only because vLLM forces mtp.fc unquantized for "
+                         "modelopt_fp4 (Qwen3-Next/3.5)");
+  EXPECT_EQ(f.modules, Strings{"mtp.fc"});
+  const auto undeclared = findings(r, RuleId::undeclared_unquantized);
+  ASSERT_EQ(undeclared.size(), 1u) << text(r);
+  EXPECT_EQ(engines(undeclared[0]), std::set<Engine>{Engine::trtllm});
+  EXPECT_EQ(undeclared[0].modules, Strings{"mtp.fc"});
+}
+
+TEST(RuleCases, QC110Negative)
+{
+  const Report r = lint_folder(
+    folder(config(k_qwen3_next, modelopt("NVFP4", {"lm_head", "mtp.fc", "mtp.layers.0*"})),
+           qwen3_next_bf16_draft()));
+  EXPECT_TRUE(r.findings.empty()) << text(r);
+}
+
+namespace {
+
+// Layers 1 and 10: layer 1 kept BF16, layer 10 NVFP4.
+Tensors
+layers_1_and_10()
+{
+  return nvfp4("model.layers.0.mlp.down_proj") + bf16("model.layers.1.mlp.down_proj") +
+         nvfp4("model.layers.10.mlp.down_proj") + bf16("lm_head");
+}
+
+const std::string k_llama_11 =
+  R"("architectures": ["LlamaForCausalLM"], "model_type": "llama", "num_hidden_layers": 11)";
+
+} // namespace
+
+// QC111 (R17): `model.layers.1` is a vLLM substring of model.layers.10.
+TEST(RuleCases, QC111Positive)
+{
+  const Report r = lint_folder(folder(
+    config(k_llama_11, modelopt("NVFP4", {"lm_head", "model.layers.1"})), layers_1_and_10()));
+  const Finding f = only(r, RuleId::broad_substring_entry,
+                         "ignore entry 'model.layers.1' is matched as a substring by vLLM and "
+                         "also excludes model.layers.10.mlp.down_proj");
+  EXPECT_EQ(f.pointer, "/quantization_config/ignore/1");
+  // The consequence: vLLM alone builds layer 10 unquantized (2.2 vs 2.3, 2.4).
+  const auto excluded = findings(r, RuleId::excluded_but_quantized);
+  ASSERT_EQ(excluded.size(), 1u) << text(r);
+  EXPECT_EQ(excluded[0].modules, Strings{"model.layers.10.mlp.down_proj"});
+  EXPECT_EQ(engines(excluded[0]), std::set<Engine>{Engine::vllm});
+}
+
+TEST(RuleCases, QC111Negative)
+{
+  const Report r = lint_folder(folder(
+    config(k_llama_11, modelopt("NVFP4", {"lm_head", "model.layers.1.*"})), layers_1_and_10()));
+  EXPECT_TRUE(r.findings.empty()) << text(r);
+}
+
+// Registry QC111 and R17 name SGLang compressed-tensors as the other substring matcher (3.4):
+// `ignore: ["model.layers.1"]` also ignores model.layers.10 there.
+TEST(RuleCases, QC111PositiveCompressedTensorsSglang)
+{
+  const Report r = lint_folder(folder(
+    config(k_llama_11, R"({"quant_method": "compressed-tensors", )"
+                       R"("format": "nvfp4-pack-quantized", "config_groups": {"group_0": )"
+                       R"({"targets": ["Linear"], "weights": {"num_bits": 4, "type": "float", )"
+                       R"("group_size": 16}}}, "ignore": )" +
+                         json_list({"lm_head", "model.layers.1"}) + "}"),
+    ct_nvfp4("model.layers.0.mlp.down_proj") + bf16("model.layers.1.mlp.down_proj") +
+      ct_nvfp4("model.layers.10.mlp.down_proj") + bf16("lm_head")));
+  EXPECT_EQ(findings(r, RuleId::broad_substring_entry).size(), 1u) << text(r);
+}
+
+// QC112: an entry for a layer the checkpoint does not have (typo: 7 for 1).
+TEST(RuleCases, QC112Positive)
+{
+  const Report r = lint_folder(
+    folder(config(k_llama, modelopt("NVFP4", {"lm_head", "model.layers.1*",
+                                              "model.layers.7.mlp.down_proj"})),
+           llama_nvfp4_with_bf16_layer1()));
+  const Finding f = only(r, RuleId::unused_entry,
+                         "ignore entry 'model.layers.7.mlp.down_proj' matches no module of the "
+                         "checkpoint");
+  EXPECT_EQ(f.suggested_entries, Strings{"model.layers.7.mlp.down_proj"});
+  EXPECT_EQ(f.pointer, "/quantization_config/ignore/2");
+}
+
+TEST(RuleCases, QC112Negative)
+{
+  const Report r = lint_folder(
+    folder(config(k_llama, modelopt("NVFP4", {"lm_head", "model.layers.1*",
+                                              "model.layers.1.mlp.down_proj"})),
+           llama_nvfp4_with_bf16_layer1()));
+  EXPECT_TRUE(r.findings.empty()) << text(r);
+}
+
+namespace {
+
+// Qwen3.5 text model, GPTQ main layers and a BF16 mtp.* draft.
+Tensors
+qwen35_gptq()
+{
+  return gptq("model.layers.0.self_attn.o_proj") + gptq("model.layers.0.mlp.down_proj") +
+         bf16("lm_head") + bf16("mtp.fc", 64, 128) + bf16("mtp.layers.0.mlp.down_proj");
+}
+
+const std::string k_qwen35_text =
+  R"("architectures": ["Qwen3_5ForCausalLM"], "model_type": "qwen3_5_text", )"
+  R"("num_hidden_layers": 1, "mtp_num_hidden_layers": 1)";
+
+} // namespace
+
+// QC112 (R23): a GPTQ dynamic key written for the wrong root never re.match-es.
+TEST(RuleCases, QC112PositiveDynamicKey)
+{
+  const Report r = lint_folder(folder(
+    config(k_qwen35_text,
+           gptq_config(k_gptq_listed + R"(, "dynamic": {"-:model\\.mtp\\..*": {}})")),
+    qwen35_gptq()));
+  const Finding f = only(r, RuleId::unused_entry,
+                         "dynamic key '-:model\\.mtp\\..*' matches no layer: vLLM applies it with "
+                         "re.match (anchored at the start) to prefixes such as "
+                         "'model.layers.0.mlp.down_proj'");
+  EXPECT_EQ(f.pointer, "/quantization_config/dynamic/-:model\\.mtp\\..*");
+}
+
+TEST(RuleCases, QC112NegativeDynamicKey)
+{
+  const Report r = lint_folder(folder(
+    config(k_qwen35_text, gptq_config(k_gptq_listed + R"(, "dynamic": {"-:mtp\\..*": {}})")),
+    qwen35_gptq()));
+  EXPECT_TRUE(r.findings.empty()) << text(r);
+}
+
+// QC113 (R15): weight_scale [out, in/8] (a group of 8) and a per-row weight_scale_2.
+TEST(RuleCases, QC113Positive)
+{
+  const std::string m = "model.layers.0.mlp.down_proj";
+  Tensors t = nvfp4("model.layers.0.self_attn.o_proj") + bf16("lm_head");
+  t = t + Tensors{{m + ".weight", "U8", {64, 32}},
+                  {m + ".weight_scale", "F8_E4M3", {64, 8}},
+                  {m + ".weight_scale_2", "F32", {64}},
+                  {m + ".input_scale", "F32", {}}};
+  const Report r = lint_folder(folder(config(k_llama, modelopt("NVFP4", {"lm_head"})), t));
+  EXPECT_EQ(messages(r, RuleId::nvfp4_layout),
+            (Strings{"'model.layers.0.mlp.down_proj': NVFP4 weight U8 [64, 32] (in = 64) needs "
+                     "weight_scale F8_E4M3 [64, 4], found F8_E4M3 [64, 8]",
+                     "'model.layers.0.mlp.down_proj': NVFP4 needs an F32 scalar weight_scale_2, "
+                     "found [64]"}))
+    << text(r);
+  for (const Finding& f : findings(r, RuleId::nvfp4_layout)) {
+    EXPECT_EQ(f.severity, Severity::error);
+    EXPECT_EQ(f.modules, Strings{m});
+  }
+}
+
+TEST(RuleCases, QC113Negative)
+{
+  const Report r = lint_folder(
+    folder(config(k_llama, modelopt("NVFP4", {"lm_head"})),
+           nvfp4("model.layers.0.self_attn.o_proj") + nvfp4("model.layers.0.mlp.down_proj") +
+             bf16("lm_head")));
+  EXPECT_TRUE(r.findings.empty()) << text(r);
+}
+
+namespace {
+
+const std::string k_fp8_block =
+  R"({"quant_method": "fp8", "activation_scheme": "dynamic", "weight_block_size": [128, 128]})";
+
+} // namespace
+
+// QC114 (R28): weight_scale_inv stored transposed for a non-square weight.
+TEST(RuleCases, QC114Positive)
+{
+  const std::string m = "model.layers.0.mlp.down_proj";
+  const Tensors t = fp8_block("model.layers.0.self_attn.o_proj") + bf16("lm_head") +
+                    Tensors{{m + ".weight", "F8_E4M3", {256, 384}},
+                            {m + ".weight_scale_inv", "F32", {3, 2}}};
+  const Report r = lint_folder(folder(config(k_llama, k_fp8_block), t));
+  const Finding f = only(r, RuleId::fp8_layout,
+                         "'model.layers.0.mlp.down_proj': FP8 block weight [256, 384] with blocks "
+                         "[128, 128] needs weight_scale_inv [2, 3], found [3, 2]");
+  EXPECT_EQ(f.modules, Strings{m});
+}
+
+TEST(RuleCases, QC114Negative)
+{
+  const Report r = lint_folder(folder(
+    config(k_llama, k_fp8_block), fp8_block("model.layers.0.self_attn.o_proj") + bf16("lm_head") +
+                                    fp8_block("model.layers.0.mlp.down_proj", 256, 384)));
+  EXPECT_TRUE(r.findings.empty()) << text(r);
+}
+
+// QC114 (R16): a ModelOpt FP8 weight_scale that is neither scalar, per-channel nor 128-block.
+TEST(RuleCases, QC114PositivePerTensor)
+{
+  const std::string m = "model.layers.0.mlp.down_proj";
+  const Report r = lint_folder(
+    folder(config(k_llama, modelopt("FP8", {"lm_head"})),
+           fp8("model.layers.0.self_attn.o_proj") + bf16("lm_head") +
+             Tensors{{m + ".weight", "F8_E4M3", {64, 64}},
+                     {m + ".weight_scale", "F32", {32}},
+                     {m + ".input_scale", "F32", {}}}));
+  only(r, RuleId::fp8_layout,
+       "'model.layers.0.mlp.down_proj': FP8 weight [64, 64] needs a scalar, [64] or a 128-block "
+       "weight_scale, found [32]");
+}
+
+TEST(RuleCases, QC114NegativePerTensor)
+{
+  const std::string m = "model.layers.0.mlp.down_proj";
+  const Report r = lint_folder(
+    folder(config(k_llama, modelopt("FP8_PER_CHANNEL_PER_TOKEN", {"lm_head"})),
+           bf16("lm_head") + Tensors{{m + ".weight", "F8_E4M3", {64, 64}},
+                                     {m + ".weight_scale", "F32", {64}}}));
+  EXPECT_TRUE(r.findings.empty()) << text(r);
+}
+
+namespace {
+
+// compressed-tensors W4A16 on a Qwen3.5 text model with a BF16 mtp.* draft.
+std::string
+ct_w4a16(const Strings& ignore)
+{
+  return R"({"quant_method": "compressed-tensors", "format": "pack-quantized", )"
+         R"("config_groups": {"group_0": {"targets": ["Linear"], "weights": {"num_bits": 4, )"
+         R"("type": "int", "symmetric": true, "strategy": "group", "group_size": 32}}}, )"
+         R"("ignore": )" +
+         json_list(ignore) + "}";
+}
+
+Tensors
+qwen35_ct_pack()
+{
+  return ct_pack("model.layers.0.self_attn.o_proj") + ct_pack("model.layers.0.mlp.down_proj") +
+         bf16("lm_head") + bf16("mtp.fc", 64, 128) + bf16("mtp.layers.0.mlp.down_proj");
+}
+
+} // namespace
+
+// QC115: a look-behind (unsupported by qcheck's regex subset) in an ignore regex.
+TEST(RuleCases, QC115Positive)
+{
+  const Report r = lint_folder(folder(
+    config(k_qwen35_text, ct_w4a16({"lm_head", "re:(?<![a-z_])mtp\\\\..*"})), qwen35_ct_pack()));
+  const Finding f = only(r, RuleId::unevaluable_entry,
+                         "cannot evaluate 're:(?<![a-z_])mtp\\..*': unsupported construct at "
+                         "offset 0: negative look-behind '(?<!' exactly; modules it was meant to "
+                         "match are treated as unmatched");
+  EXPECT_EQ(engines(f), (std::set<Engine>{Engine::vllm, Engine::sglang}));
+}
+
+TEST(RuleCases, QC115Negative)
+{
+  const Report r = lint_folder(
+    folder(config(k_qwen35_text, ct_w4a16({"lm_head", "re:mtp\\\\..*"})), qwen35_ct_pack()));
+  EXPECT_TRUE(r.findings.empty()) << text(r);
+}
+
+// QC115 says qcheck "refuses to guess" about an entry it cannot evaluate; declaring the same
+// entry dead (QC112) is a guess, and a wrong one: Python's re.match of this look-behind at
+// position 0 matches 'mtp.fc'.
+TEST(RuleCases, QC112NegativeUnevaluableEntry)
+{
+  const Report r = lint_folder(folder(
+    config(k_qwen35_text, ct_w4a16({"lm_head", "re:(?<![a-z_])mtp\\\\..*"})), qwen35_ct_pack()));
+  EXPECT_EQ(findings(r, RuleId::unevaluable_entry).size(), 1u) << text(r);
+  EXPECT_TRUE(findings(r, RuleId::unused_entry).empty()) << text(r);
+}
+
+// QC116 (R23, R25): GPTQ without modules_in_block_to_quantize.
+TEST(RuleCases, QC116Positive)
+{
+  const Report r = lint_folder(folder(config(k_llama, gptq_config()),
+                                      gptq("model.layers.0.self_attn.o_proj") +
+                                        gptq("model.layers.0.mlp.down_proj") + bf16("lm_head")));
+  const Finding f = only(r, RuleId::inferred_exclusions,
+                         "no explicit module list: vLLM infers which Linear layers are quantized "
+                         "from the stored dtypes");
+  EXPECT_EQ(f.file, "config.json");
+  EXPECT_EQ(f.pointer, "/quantization_config");
+}
+
+TEST(RuleCases, QC116Negative)
+{
+  const Report r = lint_folder(folder(config(k_llama, gptq_config(k_gptq_listed)),
+                                      gptq("model.layers.0.self_attn.o_proj") +
+                                        gptq("model.layers.0.mlp.down_proj") + bf16("lm_head")));
+  EXPECT_TRUE(r.findings.empty()) << text(r);
+}
+
+// QC116 (R25): AWQ with an empty modules_to_not_convert.
+TEST(RuleCases, QC116PositiveAwq)
+{
+  const std::string m = "model.layers.0.mlp.down_proj";
+  const Tensors awq{{m + ".qweight", "I32", {64, 8}},
+                    {m + ".qzeros", "I32", {1, 8}},
+                    {m + ".scales", "F16", {1, 64}}};
+  const Report r = lint_folder(
+    folder(config(k_llama, R"({"quant_method": "awq", "bits": 4, "group_size": 64, )"
+                           R"("zero_point": true, "version": "gemm", )"
+                           R"("modules_to_not_convert": []})"),
+           awq + bf16("lm_head")));
+  only(r, RuleId::inferred_exclusions,
+       "no explicit module list: vLLM infers which Linear layers are quantized from the stored "
+       "dtypes");
+}
+
+namespace {
+
+std::string
+mixed_precision(const std::string& down_proj_algo)
+{
+  return R"({"quant_method": "modelopt", "quant_algo": "MIXED_PRECISION", )"
+         R"("kv_cache_scheme": null, "ignore": ["lm_head"], "quantized_layers": {)"
+         R"("model.layers.0.self_attn.o_proj": {"quant_algo": "NVFP4", "group_size": 16}, )"
+         R"("model.layers.0.mlp.down_proj": {"quant_algo": ")" +
+         down_proj_algo + R"("}}})";
+}
+
+} // namespace
+
+// QC117 (R14): quantized_layers says FP8 for a module stored NVFP4.
+TEST(RuleCases, QC117Positive)
+{
+  const Report r = lint_folder(
+    folder(config(k_llama, mixed_precision("FP8")),
+           nvfp4("model.layers.0.self_attn.o_proj") + nvfp4("model.layers.0.mlp.down_proj") +
+             bf16("lm_head")));
+  const Finding f = only(r, RuleId::mixed_precision_algo,
+                         "quantized_layers gives 'model.layers.0.mlp.down_proj' quant_algo FP8 but "
+                         "'model.layers.0.mlp.down_proj' is stored nvfp4");
+  EXPECT_EQ(f.modules, Strings{"model.layers.0.mlp.down_proj"});
+}
+
+TEST(RuleCases, QC117Negative)
+{
+  const Report r = lint_folder(
+    folder(config(k_llama, mixed_precision("NVFP4")),
+           nvfp4("model.layers.0.self_attn.o_proj") + nvfp4("model.layers.0.mlp.down_proj") +
+             bf16("lm_head")));
+  EXPECT_TRUE(r.findings.empty()) << text(r);
+}
+
+// QC117 (spec 2.2.2): an empty quantized_layers is refused by vLLM.
+TEST(RuleCases, QC117PositiveEmpty)
+{
+  const Report r = lint_folder(folder(
+    config(k_llama, R"({"quant_method": "modelopt", "quant_algo": "MIXED_PRECISION", )"
+                    R"("ignore": ["lm_head"], "quantized_layers": {}})"),
+    nvfp4("model.layers.0.mlp.down_proj") + bf16("lm_head")));
+  EXPECT_EQ(messages(r, RuleId::mixed_precision_algo),
+            Strings{"MIXED_PRECISION needs a non-empty quantized_layers; vLLM refuses the "
+                    "checkpoint"})
+    << text(r);
+}
+
+// QC118 (R21): one projection stored FP8 in an NVFP4 checkpoint.
+TEST(RuleCases, QC118Positive)
+{
+  const Report r = lint_folder(
+    folder(config(k_llama, modelopt("NVFP4", {"lm_head"})),
+           fp8("model.layers.0.self_attn.o_proj") + nvfp4("model.layers.0.mlp.down_proj") +
+             bf16("lm_head")));
+  const Finding f = only(r, RuleId::format_mismatch,
+                         "1 module stored as fp8 but config.json declares modelopt NVFP4: "
+                         "model.layers.0.self_attn.o_proj");
+  EXPECT_EQ(f.modules, Strings{"model.layers.0.self_attn.o_proj"});
+  EXPECT_EQ(f.file, "config.json");
+}
+
+TEST(RuleCases, QC118Negative)
+{
+  const Report r = lint_folder(
+    folder(config(k_llama, modelopt("NVFP4", {"lm_head"})),
+           nvfp4("model.layers.0.self_attn.o_proj") + nvfp4("model.layers.0.mlp.down_proj") +
+             bf16("lm_head")));
+  EXPECT_TRUE(r.findings.empty()) << text(r);
+}
+
+// QC118 (R21): pack-quantized without weight_shape.
+TEST(RuleCases, QC118PositivePackWithoutShape)
+{
+  const Report r = lint_folder(folder(
+    config(k_llama, ct_w4a16({"lm_head"})),
+    ct_pack("model.layers.0.self_attn.o_proj") +
+      ct_pack("model.layers.0.mlp.down_proj", 64, 64, false) + bf16("lm_head")));
+  only(r, RuleId::format_mismatch,
+       "'model.layers.0.mlp.down_proj': pack-quantized needs weight_packed, weight_scale and "
+       "weight_shape; weight_shape is missing");
+}
+
+TEST(RuleCases, QC118NegativePackWithShape)
+{
+  const Report r = lint_folder(
+    folder(config(k_llama, ct_w4a16({"lm_head"})),
+           ct_pack("model.layers.0.self_attn.o_proj") + ct_pack("model.layers.0.mlp.down_proj") +
+             bf16("lm_head")));
+  EXPECT_TRUE(r.findings.empty()) << text(r);
+}
+
+// QC119 (R36): GPTQ g_idx with 48 entries for a qweight that packs 64 input rows at 4 bits.
+TEST(RuleCases, QC119Positive)
+{
+  const Report r = lint_folder(folder(
+    config(k_llama, gptq_config(k_gptq_listed)),
+    gptq("model.layers.0.self_attn.o_proj") + gptq("model.layers.0.mlp.down_proj", 64, 64, 48) +
+      bf16("lm_head")));
+  const Finding f = only(r, RuleId::packed_shape,
+                         "'model.layers.0.mlp.down_proj': qweight [8, 64] cannot pack the 48 input "
+                         "rows g_idx lists at 2, 4 or 8 bits");
+  EXPECT_EQ(f.modules, Strings{"model.layers.0.mlp.down_proj"});
+}
+
+TEST(RuleCases, QC119Negative)
+{
+  const Report r = lint_folder(folder(config(k_llama, gptq_config(k_gptq_listed)),
+                                      gptq("model.layers.0.self_attn.o_proj") +
+                                        gptq("model.layers.0.mlp.down_proj") + bf16("lm_head")));
+  EXPECT_TRUE(r.findings.empty()) << text(r);
+}
+
+// Registry QC119 / R36: "GPTQ qweight [in/8, out]" at the declared 4 bits. No dynamic key
+// overrides this module's bits, so g_idx's 128 rows need qweight [16, 64]; [8, 64] would be 2-bit
+// packing, which the config does not declare.
+TEST(RuleCases, QC119PositiveDeclaredBits)
+{
+  const Report r = lint_folder(folder(
+    config(k_llama, gptq_config(k_gptq_listed)),
+    gptq("model.layers.0.self_attn.o_proj") + gptq("model.layers.0.mlp.down_proj", 64, 64, 128) +
+      bf16("lm_head")));
+  EXPECT_EQ(findings(r, RuleId::packed_shape).size(), 1u) << text(r);
+}
+
+namespace {
+
+// Twelve layers: 0 and 1 GPTQ-packed by AutoRound, 2-11 left BF16.
+Tensors
+autoround_two_blocks()
+{
+  Tensors t = gptq("model.layers.0.mlp.down_proj") + gptq("model.layers.1.mlp.down_proj");
+  for (int i = 2; i < 12; ++i) {
+    t = t + bf16("model.layers." + std::to_string(i) + ".mlp.down_proj");
+  }
+  return t + bf16("lm_head");
+}
+
+std::string
+autoround(const Strings& blocks)
+{
+  return R"({"quant_method": "auto-round", "bits": 4, "group_size": 64, "sym": true, )"
+         R"("packing_format": "auto_round:auto_gptq", "block_name_to_quantize": )" +
+         json_list(blocks) + "}";
+}
+
+const std::string k_llama_12 =
+  R"("architectures": ["LlamaForCausalLM"], "model_type": "llama", "num_hidden_layers": 12)";
+
+} // namespace
+
+// QC120 (R26): block name "model.layers.1" also starts model.layers.10 and 11.
+TEST(RuleCases, QC120Positive)
+{
+  const Report r = lint_folder(folder(
+    config(k_llama_12, autoround({"model.layers.0", "model.layers.1"})), autoround_two_blocks()));
+  const Finding f = only(r, RuleId::block_prefix_overmatch,
+                         "block_name_to_quantize entry 'model.layers.1' also selects "
+                         "'model.layers.10.mlp.down_proj' (plain startswith)");
+  EXPECT_EQ(f.file, "config.json");
+}
+
+TEST(RuleCases, QC120Negative)
+{
+  const Report r = lint_folder(folder(
+    config(k_llama_12, autoround({"model.layers.0.", "model.layers.1."})), autoround_two_blocks()));
+  EXPECT_TRUE(r.findings.empty()) << text(r);
+}
+
+namespace {
+
+// Qwen3-Next linear attention kept BF16 in an FP8 block checkpoint (spec 5.1, R27).
+Tensors
+qwen3_next_fp8()
+{
+  const std::string a = "model.layers.0.linear_attn.";
+  return bf16(a + "in_proj_qkv", 128, 64) + bf16(a + "in_proj_z", 64, 64) +
+         fp8_block(a + "out_proj") + fp8_block("model.layers.0.mlp.down_proj") + bf16("lm_head");
+}
+
+std::string
+fp8_not_convert(const Strings& entries)
+{
+  return R"({"quant_method": "fp8", "activation_scheme": "dynamic", "weight_block_size": )"
+         R"([128, 128], "modules_to_not_convert": )" +
+         json_list(entries) + "}";
+}
+
+// Without MTP tensors, so without num_nextn_predict_layers (QC107 would fire).
+const std::string k_qwen3_next_fp8 =
+  R"("architectures": ["Qwen3NextForCausalLM"], "model_type": "qwen3_next", )"
+  R"("num_hidden_layers": 1)";
+
+} // namespace
+
+// QC121 (R27): leaf names in modules_to_not_convert; vLLM compares exactly.
+TEST(RuleCases, QC121Positive)
+{
+  const Report r = lint_folder(folder(
+    config(k_qwen3_next_fp8,
+           fp8_not_convert({"lm_head", "linear_attn.in_proj_qkv", "linear_attn.in_proj_z"})),
+    qwen3_next_fp8()));
+  EXPECT_EQ(messages(r, RuleId::short_fp8_entry),
+            (Strings{"modules_to_not_convert entry 'linear_attn.in_proj_qkv' is not a full module "
+                     "name: vLLM compares exactly and quantizes the layer anyway (BF16 cast to "
+                     "FP8, no error)",
+                     "modules_to_not_convert entry 'linear_attn.in_proj_z' is not a full module "
+                     "name: vLLM compares exactly and quantizes the layer anyway (BF16 cast to "
+                     "FP8, no error)"}))
+    << text(r);
+  // The consequence: vLLM alone quantizes the fused in_proj_qkvz.
+  const auto undeclared = findings(r, RuleId::undeclared_unquantized);
+  ASSERT_EQ(undeclared.size(), 1u) << text(r);
+  EXPECT_EQ(engines(undeclared[0]), std::set<Engine>{Engine::vllm});
+}
+
+TEST(RuleCases, QC121Negative)
+{
+  const Report r = lint_folder(folder(
+    config(k_qwen3_next_fp8, fp8_not_convert({"lm_head", "model.layers.0.linear_attn.in_proj_qkv",
+                                              "model.layers.0.linear_attn.in_proj_z"})),
+    qwen3_next_fp8()));
+  EXPECT_TRUE(r.findings.empty()) << text(r);
+}
+
+namespace {
+
+// Qwen2.5-VL style checkpoint, compressed-tensors FP8 channel, BF16 vision tower.
+const std::string k_qwen_vl =
+  R"("architectures": ["Qwen2_5_VLForConditionalGeneration"], "model_type": "qwen2_5_vl", )"
+  R"("text_config": {"model_type": "qwen2_5_vl_text", "num_hidden_layers": 1})";
+
+std::string
+ct_fp8_config(const Strings& ignore)
+{
+  return R"({"quant_method": "compressed-tensors", "format": "float-quantized", )"
+         R"("config_groups": {"group_0": {"targets": ["Linear"], "weights": {"num_bits": 8, )"
+         R"("type": "float", "strategy": "channel"}}}, "ignore": )" +
+         json_list(ignore) + "}";
+}
+
+Tensors
+qwen_vl_fp8()
+{
+  return bf16("model.visual.blocks.0.attn.qkv", 192, 64) + bf16("model.visual.blocks.0.attn.proj") +
+         ct_fp8("model.language_model.layers.0.self_attn.o_proj") +
+         ct_fp8("model.language_model.layers.0.mlp.down_proj") + bf16("lm_head");
+}
+
+} // namespace
+
+// QC122 (R22, spec 3.3): the regex names the checkpoint root; vLLM matches `visual.X`.
+TEST(RuleCases, QC122Positive)
+{
+  const Report r = lint_folder(folder(
+    config(k_qwen_vl, ct_fp8_config({"lm_head", "re:model\\\\.visual\\\\..*"})), qwen_vl_fp8()));
+  const Finding f = only(r, RuleId::regex_checkpoint_namespace,
+                         "ignore entry 're:model\\.visual\\..*' is written in checkpoint "
+                         "namespace; vLLM does not map regexes, and matches them against renamed "
+                         "prefixes (visual.X, language_model.model.X)");
+  EXPECT_EQ(f.pointer, "/quantization_config/ignore/1");
+  // The consequence: vLLM alone quantizes the BF16 vision tower.
+  const auto undeclared = findings(r, RuleId::undeclared_unquantized);
+  ASSERT_EQ(undeclared.size(), 1u) << text(r);
+  EXPECT_EQ(engines(undeclared[0]), std::set<Engine>{Engine::vllm});
+}
+
+TEST(RuleCases, QC122Negative)
+{
+  const Report r = lint_folder(
+    folder(config(k_qwen_vl, ct_fp8_config({"lm_head", "re:.*visual\\\\..*"})), qwen_vl_fp8()));
+  EXPECT_TRUE(r.findings.empty()) << text(r);
+}
+
+// Registry QC122: the warning is for a regex that "never meets `visual.blocks.0...`". This one
+// meets both spellings (vLLM's re.match on visual.blocks.0.attn.qkv succeeds).
+TEST(RuleCases, QC122NegativeRegexCoversBothNamespaces)
+{
+  const Report r = lint_folder(folder(
+    config(k_qwen_vl, ct_fp8_config({"lm_head", "re:(model\\\\.visual|visual)\\\\..*"})),
+    qwen_vl_fp8()));
+  EXPECT_TRUE(r.findings.empty()) << text(r);
+}
+
+namespace {
+
+MemoryFileSystem
+qc112_folder(bool typo)
+{
+  Strings ignore{"lm_head", "model.layers.1*"};
+  if (typo) {
+    ignore.push_back("model.layers.7.mlp.down_proj");
+  }
+  return folder(config(k_llama, modelopt("NVFP4", ignore)), llama_nvfp4_with_bf16_layer1());
+}
+
+} // namespace
+
+// QC123: the baseline accepted the QC112 finding; the typo was fixed since.
+TEST(RuleCases, QC123Positive)
+{
+  const std::string written = render_baseline({lint_folder(qc112_folder(true))});
+  const auto baseline = parse_baseline("baseline.json", written);
+  ASSERT_TRUE(baseline) << baseline.error();
+  std::vector<Report> reports{lint_folder(qc112_folder(false))};
+  const Report stale = apply_baseline(*baseline, "baseline.json", reports);
+  EXPECT_EQ(stale.root, "baseline.json");
+  const Finding f = only(stale, RuleId::stale_baseline_entry,
+                         "baseline entry QC112 for m/config.json matches no finding any more: "
+                         "\"ignore entry 'model.layers.7.mlp.down_proj' matches no module of the "
+                         "checkpoint\"");
+  EXPECT_EQ(f.pointer, "/findings/0");
+  EXPECT_TRUE(reports[0].findings.empty()) << text(reports[0]);
+}
+
+TEST(RuleCases, QC123Negative)
+{
+  const std::string written = render_baseline({lint_folder(qc112_folder(true))});
+  const auto baseline = parse_baseline("baseline.json", written);
+  ASSERT_TRUE(baseline) << baseline.error();
+  std::vector<Report> reports{lint_folder(qc112_folder(true))};
+  const Report stale = apply_baseline(*baseline, "baseline.json", reports);
+  EXPECT_TRUE(stale.findings.empty()) << text(stale);
+  EXPECT_TRUE(reports[0].findings.empty()) << text(reports[0]); // accepted by the baseline
+}
+
+namespace {
+
+// Qwen3.5 compressed-tensors W4A16 with a BF16 mtp.* draft whose attention the drafter fuses.
+Tensors
+qwen35_ct_draft_attention()
+{
+  const std::string a = "mtp.layers.0.self_attn.";
+  return ct_pack("model.layers.0.self_attn.o_proj") + ct_pack("model.layers.0.mlp.down_proj") +
+         bf16("lm_head") + bf16("mtp.fc", 64, 128) + bf16(a + "q_proj") + bf16(a + "k_proj") +
+         bf16(a + "v_proj") + bf16(a + "o_proj");
+}
+
+const Strings k_draft_ignore{"lm_head", "mtp.fc", "mtp.layers.0.self_attn.q_proj",
+                             "mtp.layers.0.self_attn.k_proj", "mtp.layers.0.self_attn.v_proj",
+                             "mtp.layers.0.self_attn.o_proj"};
+
+} // namespace
+
+// QC124 (R37): the draft's q/k/v are listed, the fused qkv_proj is not.
+TEST(RuleCases, QC124Positive)
+{
+  const Report r = lint_folder(
+    folder(config(k_qwen35_text, ct_w4a16(k_draft_ignore)), qwen35_ct_draft_attention()));
+  const Finding f = only(r, RuleId::fused_draft_shards,
+                         "ignore names k_proj, q_proj, v_proj of draft layer "
+                         "'mtp.layers.0.self_attn.qkv_proj' but not the fused name; a drafter "
+                         "without packed_modules_mapping matches "
+                         "'mtp.layers.0.self_attn.qkv_proj' literally");
+  EXPECT_EQ(f.suggested_entries, Strings{"mtp.layers.0.self_attn.qkv_proj"});
+  EXPECT_EQ(f.file, "config.json");
+  EXPECT_EQ(f.pointer, "/quantization_config/ignore");
+}
+
+TEST(RuleCases, QC124Negative)
+{
+  Strings ignore = k_draft_ignore;
+  ignore.push_back("mtp.layers.0.self_attn.qkv_proj");
+  const Report r =
+    lint_folder(folder(config(k_qwen35_text, ct_w4a16(ignore)), qwen35_ct_draft_attention()));
+  EXPECT_TRUE(r.findings.empty()) << text(r);
+}
+
+// Every rule of the registry has its pair above.
+TEST(RuleCases, EveryRuleHasAPositiveAndANegativeCase)
+{
+  const ::testing::UnitTest& unit = *::testing::UnitTest::GetInstance();
+  std::set<std::string> names;
+  for (int i = 0; i < unit.total_test_suite_count(); ++i) {
+    const ::testing::TestSuite& suite = *unit.GetTestSuite(i);
+    if (std::string(suite.name()) != "RuleCases") {
+      continue;
+    }
+    for (int j = 0; j < suite.total_test_count(); ++j) {
+      names.insert(suite.GetTestInfo(j)->name());
+    }
+  }
+  for (const Rule& r : all_rules()) {
+    EXPECT_TRUE(names.contains(std::string(r.code) + "Positive")) << r.code;
+    EXPECT_TRUE(names.contains(std::string(r.code) + "Negative")) << r.code;
+  }
+}
