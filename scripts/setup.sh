@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(cmake g++ ninja-build python3 nlohmann-json3-dev libsimdjson-dev libcli11-dev
-          libspdlog-dev libfmt-dev libgtest-dev)
+          libspdlog-dev libfmt-dev libgtest-dev libcurl4-openssl-dev)
 missing=()
 for package in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then

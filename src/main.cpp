@@ -14,6 +14,7 @@
 #include "qcheck/fix.hpp"
 #include "qcheck/inspect.hpp"
 #include "qcheck/lint.hpp"
+#include "qcheck/remote.hpp"
 #include "qcheck/rules.hpp"
 #include "qcheck/session.hpp"
 
@@ -47,6 +48,36 @@ use_color()
   return std::getenv("NO_COLOR") == nullptr && ::isatty(STDOUT_FILENO) != 0;
 }
 
+// --- remote models (issue 8; the logic is in qcheck/remote.hpp) ---------------------------------
+// hf://OWNER/NAME[@REV] and http(s):// paths are read through `fs`; OWNER/NAME with no such
+// local folder becomes its snapshot in the local Hugging Face cache.
+bool
+resolve_model_paths(const qcheck::FileSystem& fs, const qcheck::HubEnvironment& hub,
+                    std::vector<std::string>& paths)
+{
+  for (auto& path : paths) {
+    auto resolved = qcheck::resolve_model_argument(fs, path, hub);
+    if (!resolved) {
+      spdlog::error("{}", resolved.error());
+      return false;
+    }
+    path = std::move(*resolved);
+  }
+  return true;
+}
+
+void
+report_remote(const qcheck::RoutingFileSystem& fs)
+{
+  for (const auto& line : fs.remote_errors()) {
+    spdlog::error("{}", line);
+  }
+  for (const auto& line : fs.remote_notes()) {
+    spdlog::info("{}", line);
+  }
+}
+// --- end of remote models ------------------------------------------------------------------------
+
 struct LintArgs
 {
   std::vector<std::string> paths;
@@ -67,9 +98,13 @@ struct LintArgs
 int
 run_lint(const LintArgs& args)
 {
-  qcheck::DiskFileSystem fs;
+  const qcheck::HubEnvironment hub = qcheck::hub_environment(); // remote models (issue 8)
+  qcheck::RoutingFileSystem fs(qcheck::http_options(hub));
   qcheck::LintRequest request;
   request.paths = args.paths;
+  if (!resolve_model_paths(fs, hub, request.paths)) {
+    return k_exit_usage;
+  }
   request.recursive = args.recursive;
   if (!args.engine.empty()) {
     request.engine = args.engine;
@@ -88,6 +123,7 @@ run_lint(const LintArgs& args)
                      done == total ? "\n" : "");
       }
     });
+  report_remote(fs); // remote models (issue 8)
   for (const auto& error : outcome.errors) {
     spdlog::error("{}", error);
   }
@@ -216,10 +252,17 @@ run_fix(const FixArgs& args)
 }
 
 int
-run_inspect(const std::string& path, const std::string& format, const std::string& module_glob)
+run_inspect(std::string path, const std::string& format, const std::string& module_glob)
 {
-  qcheck::DiskFileSystem fs;
+  const qcheck::HubEnvironment hub = qcheck::hub_environment(); // remote models (issue 8)
+  qcheck::RoutingFileSystem fs(qcheck::http_options(hub));
+  std::vector<std::string> paths{path};
+  if (!resolve_model_paths(fs, hub, paths)) {
+    return k_exit_usage;
+  }
+  path = paths.front();
   auto checkpoint = qcheck::load_checkpoint(fs, path);
+  report_remote(fs);
   if (!checkpoint) {
     spdlog::error("{}", checkpoint.error());
     return k_exit_usage;
