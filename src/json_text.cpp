@@ -298,6 +298,16 @@ public:
     if (m_text.starts_with("\xEF\xBB\xBF")) {
       m_pos = 3; // a UTF-8 byte order mark is skipped, as nlohmann does
     }
+    // Sized once, before anything is allocated: a text with too many values is refused here.
+    size_t over = 0;
+    const size_t bound = value_bound(over);
+    if (bound > k_max_values) {
+      const TextPosition p = position_of(m_text, over);
+      return unexpected(fmt::format("more than {} JSON values (line {}, column {}), far more than "
+                                    "any configuration holds; not read",
+                                    k_max_values, p.line, p.column));
+    }
+    m_nodes.reserve(bound);
     State state = State::value;
     bool after_comma = false;
     while (true) {
@@ -315,11 +325,6 @@ public:
             state = State::after_value;
           } else if ((c == ']' || c == '}') && after_comma) {
             return error(m_pos, fmt::format("trailing comma before '{}'", c));
-          } else if (m_nodes.size() >= k_max_values) {
-            const TextPosition p = position_of(m_text, m_pos);
-            return unexpected(fmt::format("more than {} JSON values (line {}, column {}), far more "
-                                          "than any configuration holds; not read",
-                                          k_max_values, p.line, p.column));
           } else if (c == '{' || c == '[') {
             if (m_stack.size() >= k_max_depth) {
               return error(m_pos, fmt::format("nested more than {} levels deep", k_max_depth));
@@ -398,6 +403,26 @@ private:
     colon,
     after_value,
   };
+
+  // An upper bound of the number of values: each follows an opening bracket or a comma, or is
+  // the root. Only string tokens are skipped, so this runs before (and whatever) the syntax
+  // check. When the bound passes k_max_values, `over` is where it did.
+  size_t value_bound(size_t& over) const
+  {
+    size_t bound = 1;
+    for (size_t i = m_pos; i < m_text.size(); ++i) {
+      const char c = m_text[i];
+      if (c == '"') {
+        for (++i; i < m_text.size() && m_text[i] != '"'; ++i) {
+          i += m_text[i] == '\\' ? 1 : 0;
+        }
+      } else if ((c == ',' || c == '[' || c == '{') && ++bound > k_max_values) {
+        over = i;
+        return bound;
+      }
+    }
+    return bound;
+  }
 
   Unexpected error(size_t offset, std::string_view message) const
   {
@@ -1310,6 +1335,12 @@ add_object_member(std::string_view text, std::string_view pointer, const std::st
       return unexpected(fmt::format("cannot add {} to {}: its value contains {}, which is not JSON",
                                     escape_json(key), where(pointer),
                                     value_json.substr(node.begin, node.end - node.begin)));
+    }
+    const std::string_view token(value_json.data() + node.begin, node.end - node.begin);
+    if (node.kind == Kind::number && overflows_double(token)) {
+      return unexpected(fmt::format("cannot add {} to {}: its value contains {}, which is out of "
+                                    "range for a double",
+                                    escape_json(key), where(pointer), token));
     }
   }
   const Resolved r = resolve(*doc, *tokens);

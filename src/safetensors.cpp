@@ -72,6 +72,9 @@ public:
                 : "header does not start with '{'");
       return;
     }
+    // The padding is not parsed: simdjson reserves about 13 bytes per byte it is given, so a
+    // header of "{}" padded to the 100 MB limit would reserve 1.3 GB.
+    json = json.substr(0, json.find_last_not_of(" \t\r\n") + 1);
     // A header is at most 3 levels deep; refuse deep nesting before the parser sizes itself.
     if (nesting_exceeds(json, k_max_depth)) {
       problem(HeaderIssue::invalid_json, "",
@@ -81,6 +84,11 @@ public:
     simdjson::dom::parser& parser = thread_parser();
     simdjson::dom::element root;
     if (auto error = parser.parse(json.data(), json.size(), !padded).get(root); error) {
+      if (error == simdjson::MEMALLOC) {
+        problem(HeaderIssue::read_failed, "",
+                fmt::format("not enough memory to parse the {}-byte header", json.size()));
+        return;
+      }
       problem(HeaderIssue::invalid_json, "",
               fmt::format("header is not valid JSON: {}", describe(error)));
       return;
@@ -152,7 +160,7 @@ private:
     case simdjson::DEPTH_ERROR:
       return "nested more than 1024 levels deep";
     case simdjson::NUMBER_ERROR:
-      return "a number cannot be read";
+      return "a number is malformed or does not fit in 64 bits";
     case simdjson::STRING_ERROR:
     case simdjson::UNCLOSED_STRING:
       return "a string is malformed";
@@ -340,6 +348,37 @@ private:
   bool m_dropped = false; // a tensor entry could not be read
 };
 
+constexpr std::string_view k_lfs_pointer = "version https://git-lfs.github.com/spec/";
+
+// Why a header length is over the limit. Text where the length belongs means the file is not
+// safetensors at all: most often a Git LFS pointer left by a clone without LFS.
+std::string
+over_limit_message(const ByteSource& source, const std::array<char, 8>& prefix, uint64_t length)
+{
+  const auto is_text = [](char c) {
+    return (c >= 0x20 && c < 0x7f) || c == '\t' || c == '\n' || c == '\r';
+  };
+  if (!std::all_of(prefix.begin(), prefix.end(), is_text)) {
+    return fmt::format("header length {} exceeds the format's limit of {} bytes", length,
+                       k_max_header_size);
+  }
+  std::string start(std::min<uint64_t>(source.size(), k_lfs_pointer.size()), '\0');
+  if (source.read_at(0, std::span<char>(start.data(), start.size())) && start == k_lfs_pointer) {
+    return "is a Git LFS pointer, not the tensor file: fetch the data with `git lfs pull`";
+  }
+  std::string shown;
+  for (const char c : prefix) {
+    shown += c == '\t'  ? "\\t"
+             : c == '\n' ? "\\n"
+             : c == '\r' ? "\\r"
+             : c == '"'  ? "\\\""
+                         : std::string(1, c);
+  }
+  return fmt::format("starts with the text \"{}\" where the 8-byte header length belongs; not a "
+                     "safetensors file",
+                     shown);
+}
+
 } // namespace
 
 std::optional<Dtype>
@@ -418,9 +457,7 @@ read_header(const ByteSource& source)
                 fmt::format("header length {} is below the minimum of 2 bytes", length));
   }
   if (length > k_max_header_size) {
-    return fail(HeaderIssue::length_over_limit,
-                fmt::format("header length {} exceeds the format's limit of {} bytes", length,
-                            k_max_header_size));
+    return fail(HeaderIssue::length_over_limit, over_limit_message(source, prefix, length));
   }
   if (length > header.file_size - 8) {
     return fail(HeaderIssue::length_beyond_file,

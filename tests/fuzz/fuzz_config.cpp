@@ -1,0 +1,116 @@
+// Fuzzes the configuration reader: the input is stored as config.json, then as
+// hf_quant_config.json, of an in-memory model folder and read with read_declaration; it is also
+// parsed as a bare quantization block with parse_quant_block. Checks the Declaration invariants,
+// and that the block reads the same as nlohmann's own ordered parse of it, re-serialised (which
+// keeps a repeated key at its first position with its last value, as Python does).
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+#include "fuzz_check.hpp"
+#include "qcheck/input.hpp"
+#include "qcheck/quant_config.hpp"
+
+using namespace qcheck;
+
+namespace {
+
+bool
+known_file(std::string_view file)
+{
+  return file == "config.json" || file == "hf_quant_config.json" ||
+         file == "quantization_config.json";
+}
+
+void
+check_declaration(const Declaration& declaration, const std::string& file)
+{
+  bool invalid = false;
+  for (const ConfigProblem& problem : declaration.problems) {
+    QCHECK_FUZZ_CHECK(problem.file == file);
+    QCHECK_FUZZ_CHECK(!problem.message.empty());
+    invalid |= problem.issue == ConfigIssue::invalid;
+  }
+  for (const ConfigSource& source : declaration.sources) {
+    QCHECK_FUZZ_CHECK(source.file == file);
+    QCHECK_FUZZ_CHECK(source.pointer.empty() || source.pointer[0] == '/');
+    QCHECK_FUZZ_CHECK(!invalid); // an unreadable file declares nothing
+    QCHECK_FUZZ_CHECK(!source.has_list || !source.list_key.empty());
+  }
+  if (file == "config.json") {
+    QCHECK_FUZZ_CHECK(declaration.has_config == !invalid);
+    QCHECK_FUZZ_CHECK(declaration.sources.size() <= 1);
+  } else {
+    QCHECK_FUZZ_CHECK(!declaration.has_config);
+  }
+}
+
+// Every field of a block, as one string.
+std::string
+summary(const ConfigSource& s)
+{
+  std::string out = s.method + "|" + std::string(to_string(s.format)) + "|" + s.algo + "|" +
+                    s.list_key + "|" + (s.has_list ? "1" : "0") + "|" + s.ct_format + "|" +
+                    std::to_string(s.group_size) + "|" + (s.lm_head ? "1" : "0") + "|";
+  const auto list = [&](const std::vector<std::string>& items) {
+    for (const auto& item : items) {
+      out += item + ",";
+    }
+    out += "|";
+  };
+  list(s.excludes);
+  list(s.modules_in_block);
+  list(s.block_names);
+  list(s.not_convert);
+  for (const auto& g : s.groups) {
+    out += g.name + ":" + g.format + ":" + std::to_string(g.num_bits) + ":" + g.type + ":";
+    list(g.targets);
+  }
+  for (const auto& rule : s.dynamic) {
+    out += rule.key + (rule.negative ? "-" : "+") + rule.regex + ",";
+  }
+  for (const auto& entry : s.extra_config) {
+    out += entry.key + "=" + std::to_string(entry.bits) + ",";
+  }
+  for (const auto& [module, algo] : s.quantized_layers) {
+    out += module + "=" + algo + ",";
+  }
+  for (const uint64_t size : s.weight_block_size) {
+    out += std::to_string(size) + ",";
+  }
+  return out;
+}
+
+} // namespace
+
+extern "C" int
+LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
+{
+  const std::string text(reinterpret_cast<const char*>(data), size);
+
+  for (const char* name : {"config.json", "hf_quant_config.json"}) {
+    MemoryFileSystem fs;
+    fs.add_file(std::string("model/") + name, text);
+    const Declaration declaration = read_declaration(fs, "model");
+    check_declaration(declaration, name);
+    for (const ConfigSource& source : declaration.sources) {
+      QCHECK_FUZZ_CHECK(known_file(source.file));
+    }
+  }
+
+  const ConfigSource block = parse_quant_block("config.json", "/quantization_config", text);
+  QCHECK_FUZZ_CHECK(block.file == "config.json");
+  QCHECK_FUZZ_CHECK(block.pointer == "/quantization_config");
+
+  const auto reference = nlohmann::ordered_json::parse(text, nullptr, false);
+  if (reference.is_discarded()) {
+    QCHECK_FUZZ_CHECK(summary(block) == summary(ConfigSource{}));
+    return 0;
+  }
+  const std::string canonical = reference.dump(-1, ' ', false,
+                                               nlohmann::ordered_json::error_handler_t::replace);
+  const ConfigSource again = parse_quant_block("config.json", "/quantization_config", canonical);
+  QCHECK_FUZZ_CHECK(summary(block) == summary(again));
+  return 0;
+}

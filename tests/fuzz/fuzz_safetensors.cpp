@@ -1,0 +1,97 @@
+// Fuzzes the safetensors header reader: the input is a whole file (8-byte little-endian length,
+// header JSON, data), read through MemoryFileSystem with read_header; its header part is also
+// parsed directly with parse_header (the unpadded path). Checks the Header invariants.
+#include <cstdint>
+#include <set>
+#include <string>
+#include <string_view>
+
+#include "fuzz_check.hpp"
+#include "qcheck/input.hpp"
+#include "qcheck/safetensors.hpp"
+
+using namespace qcheck;
+
+namespace {
+
+void
+check_header(const Header& header)
+{
+  if (!header.readable) {
+    QCHECK_FUZZ_CHECK(header.tensors.empty());
+    QCHECK_FUZZ_CHECK(!header.problems.empty());
+  }
+  for (const HeaderProblem& problem : header.problems) {
+    QCHECK_FUZZ_CHECK(!problem.message.empty());
+    QCHECK_FUZZ_CHECK(problem.is_warning == (problem.issue == HeaderIssue::length_large));
+  }
+  std::set<std::string_view> names;
+  for (const TensorInfo& tensor : header.tensors) {
+    QCHECK_FUZZ_CHECK(names.insert(tensor.name).second);
+    QCHECK_FUZZ_CHECK(tensor.begin <= tensor.end);
+    if (tensor.dtype != Dtype::unknown) {
+      QCHECK_FUZZ_CHECK(tensor.dtype_name == dtype_name(tensor.dtype));
+      QCHECK_FUZZ_CHECK(dtype_bits(tensor.dtype) > 0);
+    }
+  }
+}
+
+// Whether read_header got past the length checks and parsed the JSON.
+bool
+reached_json(const Header& header)
+{
+  if (header.problems.empty()) {
+    return true;
+  }
+  switch (header.problems.front().issue) {
+  case HeaderIssue::file_too_short:
+  case HeaderIssue::length_too_small:
+  case HeaderIssue::length_over_limit:
+  case HeaderIssue::length_beyond_file:
+  case HeaderIssue::length_large:
+  case HeaderIssue::read_failed:
+    return false;
+  default:
+    return true;
+  }
+}
+
+} // namespace
+
+extern "C" int
+LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
+{
+  const std::string_view bytes(reinterpret_cast<const char*>(data), size);
+
+  MemoryFileSystem fs;
+  fs.add_file("model.safetensors", std::string(bytes));
+  auto source = fs.open("model.safetensors");
+  QCHECK_FUZZ_CHECK(source.has_value());
+  const Header header = read_header(**source);
+  check_header(header);
+  QCHECK_FUZZ_CHECK(header.file_size == size);
+  if (header.readable) {
+    QCHECK_FUZZ_CHECK(header.header_size >= 2 && header.header_size <= k_max_header_size);
+    QCHECK_FUZZ_CHECK(header.header_size <= size - 8);
+  }
+
+  // The header part on its own, whatever the length field says.
+  if (size >= 8) {
+    const std::string_view json = bytes.substr(8);
+    const uint64_t declared = header.header_size;
+    const std::string_view part = declared <= json.size() ? json.substr(0, declared) : json;
+    const Header parsed = parse_header(part, json.size() - part.size());
+    check_header(parsed);
+    QCHECK_FUZZ_CHECK(parsed.header_size == part.size());
+    if (reached_json(header)) {
+      // Same bytes, same data size: the padded and unpadded paths must agree.
+      QCHECK_FUZZ_CHECK(parsed.readable == header.readable);
+      QCHECK_FUZZ_CHECK(parsed.tensors.size() == header.tensors.size());
+      QCHECK_FUZZ_CHECK(parsed.problems.size() == header.problems.size());
+      for (size_t i = 0; i < parsed.problems.size(); ++i) {
+        QCHECK_FUZZ_CHECK(parsed.problems[i].message == header.problems[i].message);
+      }
+    }
+  }
+  return 0;
+}
