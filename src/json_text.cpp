@@ -1231,6 +1231,43 @@ locate(std::string_view text, std::string_view pointer)
   return JsonSpan{node.begin, node.end, position_of(text, node.begin)};
 }
 
+std::vector<Expected<JsonSpan>>
+locate_all(std::string_view text, const std::vector<std::string>& pointers)
+{
+  std::vector<Expected<JsonSpan>> out;
+  out.reserve(pointers.size());
+  const auto doc = scan(text);
+  std::vector<size_t> line_starts{0};
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      line_starts.push_back(i + 1);
+    }
+  }
+  for (const std::string& pointer : pointers) {
+    if (!doc) {
+      out.emplace_back(unexpected(doc.error()));
+      continue;
+    }
+    auto tokens = parse_pointer(pointer);
+    if (!tokens) {
+      out.emplace_back(unexpected(tokens.error()));
+      continue;
+    }
+    const Resolved r = resolve(*doc, *tokens);
+    if (r.node == k_none) {
+      out.emplace_back(unexpected(not_found(*doc, pointer, *tokens, r)));
+      continue;
+    }
+    const Node& node = doc->nodes[r.node];
+    const auto line = std::upper_bound(line_starts.begin(), line_starts.end(), node.begin) - 1;
+    TextPosition position;
+    position.line = static_cast<uint32_t>(line - line_starts.begin() + 1);
+    position.column = static_cast<uint32_t>(node.begin - *line + 1);
+    out.emplace_back(JsonSpan{node.begin, node.end, position});
+  }
+  return out;
+}
+
 TextPosition
 position_of(std::string_view text, size_t offset)
 {

@@ -544,10 +544,14 @@ private:
         // Layers an engine builds outside every spelled root (SGLang's model.shared_head.head)
         // are named exactly.
         for (const auto& m : modules) {
-          for (const auto& [engine, layer_prefix] : m_undeclared.at(m).prefixes) {
-            const bool covered = std::any_of(
-              f.suggested_entries.begin(), f.suggested_entries.end(),
-              [&](const std::string& e) { return entry_matches(engine, source.format, e, layer_prefix); });
+          for (const auto& engine_prefix : m_undeclared.at(m).prefixes) {
+            const Engine engine = engine_prefix.first;
+            const std::string& layer_prefix = engine_prefix.second;
+            const bool covered =
+              std::any_of(f.suggested_entries.begin(), f.suggested_entries.end(),
+                          [&](const std::string& e) {
+                            return entry_matches(engine, source.format, e, layer_prefix);
+                          });
             if (!covered) {
               f.suggested_entries.push_back(layer_prefix);
             }
@@ -1249,30 +1253,35 @@ lint(const Checkpoint& checkpoint, const Inventory& inventory, const Declaration
 void
 resolve_positions(const FileSystem& fs, const std::string& root, Report& report)
 {
-  std::map<std::string, std::optional<std::string>> texts;
+  // One scan per file, however many findings point into it.
+  std::map<std::string, std::vector<Finding*>> by_file;
   for (Finding& f : report.findings) {
-    if (f.pointer.empty() || !f.file.ends_with(".json")) {
+    if (!f.pointer.empty() && f.file.ends_with(".json")) {
+      by_file[f.file].push_back(&f);
+    }
+  }
+  for (auto& [file, findings] : by_file) {
+    auto text = fs.read_file(join_path(root, file), k_max_config_size);
+    if (!text) {
       continue;
     }
-    auto [it, inserted] = texts.try_emplace(f.file);
-    if (inserted) {
-      auto text = fs.read_file(join_path(root, f.file), k_max_config_size);
-      if (text) {
-        it->second = std::move(*text);
+    std::vector<std::string> pointers;
+    for (const Finding* f : findings) {
+      pointers.push_back(f->pointer);
+    }
+    const auto spans = locate_all(*text, pointers);
+    for (size_t i = 0; i < findings.size(); ++i) {
+      if (!spans[i]) {
+        continue;
       }
-    }
-    if (!it->second) {
-      continue;
-    }
-    const auto span = locate(*it->second, f.pointer);
-    if (!span) {
-      continue;
-    }
-    f.line = span->start.line;
-    f.column = span->start.column;
-    const std::string_view value(it->second->data() + span->begin, span->end - span->begin);
-    if (value.find('\n') == std::string_view::npos) {
-      f.end_column = f.column + static_cast<uint32_t>(value.size());
+      Finding& f = *findings[i];
+      f.line = spans[i]->start.line;
+      f.column = spans[i]->start.column;
+      const std::string_view value(text->data() + spans[i]->begin,
+                                   spans[i]->end - spans[i]->begin);
+      if (value.find('\n') == std::string_view::npos) {
+        f.end_column = f.column + static_cast<uint32_t>(value.size());
+      }
     }
   }
 }

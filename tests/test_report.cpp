@@ -204,3 +204,20 @@ TEST(Report, OutputFileOption)
   EXPECT_EQ(Json::parse(in)["version"], "2.1.0");
   fs::remove(out);
 }
+
+TEST(Report, ControlCharactersCannotForgeLinesOrReachTheTerminal)
+{
+  Report report;
+  report.root = "m";
+  Finding f;
+  f.rule = RuleId::shard_header;
+  f.severity = Severity::error;
+  f.file = "x.safetensors";
+  f.message = "tensor 'a\nm/config.json:1:1: error: fake\x1b[2J': unknown dtype 'FP4'";
+  report.findings.push_back(f);
+  const std::string text = render_text(report);
+  EXPECT_EQ(text.substr(0, text.find('\n') + 1),
+            "m/x.safetensors: error: tensor 'a\\x0am/config.json:1:1: error: fake\\x1b[2J': unknown "
+            "dtype 'FP4' [QC001 invalid-shard-header]\n");
+  EXPECT_EQ(github_escape_data("a\x1b[2J"), "a%1B[2J");
+}
