@@ -22,6 +22,7 @@ Usage:
 import argparse
 import hashlib
 import json
+import urllib.request
 import os
 import platform
 import statistics
@@ -116,6 +117,16 @@ def measure(label, argv, ok_codes, runs):
     }
 
 
+def start_server(root):
+    """tests/http_server.py serving ROOT as owner "bench" on 127.0.0.1; (process, endpoint)."""
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests",
+                          "http_server.py")
+    proc = subprocess.Popen([sys.executable, script, "--mount", "bench=" + root],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    port = int(proc.stdout.readline().strip())
+    return proc, "http://127.0.0.1:%d/hub" % port
+
+
 def has_lint(qcheck):
     """`qcheck lint --help` exits 0 and prints the subcommand's help, not the main help (CLI11
     answers an unknown subcommand followed by --help with the main help and exit code 0)."""
@@ -137,6 +148,9 @@ def main():
     parser.add_argument("--work", default="/tmp/qcheck-bench")
     parser.add_argument("--profiles", default="deepseek,million")
     parser.add_argument("--json", metavar="FILE", help="save the raw numbers")
+    parser.add_argument("--remote", action="store_true",
+                        help="also lint each checkpoint as hf://bench/NAME from tests/"
+                             "http_server.py on 127.0.0.1, and report the bytes it sent")
     args = parser.parse_args()
 
     qcheck = os.path.abspath(args.qcheck)
@@ -153,12 +167,26 @@ def main():
             commands += [("qcheck lint", [qcheck, "lint", folder], (0, 1)),
                          ("qcheck lint --format json",
                           [qcheck, "lint", folder, "--format", "json"], (0, 1))]
+        server = None
+        if args.remote and lint:
+            server, endpoint = start_server(os.path.dirname(os.path.abspath(folder)))
+            os.environ["HF_ENDPOINT"] = endpoint
+            commands += [("qcheck lint hf:// (loopback)",
+                          [qcheck, "lint", "hf://bench/" + os.path.basename(folder)], (0, 1))]
         commands += [("floor", [floor, folder], (0,)),
                      ("python naive_lint.py", [sys.executable, NAIVE, folder], (0,))]
         rows = []
         for name, argv, ok in commands:
             print("%s: %s ..." % (label, name), file=sys.stderr)
             rows.append(measure(name, argv, ok, args.runs))
+        remote_bytes = None
+        if server:
+            base = os.environ["HF_ENDPOINT"].rsplit("/hub", 1)[0]
+            urllib.request.urlopen(base + "/_reset").read()
+            run_once([qcheck, "lint", "hf://bench/" + os.path.basename(folder)])
+            remote_bytes = json.loads(urllib.request.urlopen(base + "/_stats").read())["bytes_sent"]
+            server.stdin.close()
+            server.wait(timeout=30)
         floor_row = next(r for r in rows if r["command"] == "floor")
         python_row = next(r for r in rows if r["command"].startswith("python"))
         files, tensors, header_bytes = (int(x) for x in floor_row["warmup_stdout_tail"].split())
@@ -172,7 +200,10 @@ def main():
                         "generation_s": stamp.get("generation_s"),
                         "python_finding_count": python_row["warmup_stdout_tail"].strip(),
                         "floor_wall_ms": floor_row["median_wall_ms"],
-                        "python_wall_ms": python_row["median_wall_ms"], "commands": rows})
+                        "python_wall_ms": python_row["median_wall_ms"], "commands": rows,
+                        "remote_bytes_sent": remote_bytes,
+                        "json_bytes": sum(os.path.getsize(os.path.join(folder, f))
+                                          for f in os.listdir(folder) if f.endswith(".json"))})
 
     print()
     print("| checkpoint | tensors | shards | header MiB | command | wall ms | CPU ms | "
@@ -186,6 +217,12 @@ def main():
                 r["checkpoint"], r["tensors"], r["shards"], r["header_bytes"] / 2**20,
                 row["command"], row["median_wall_ms"], row["median_cpu_ms"],
                 row["peak_rss_mib"], row["median_wall_ms"] / r["floor_wall_ms"], py_ratio))
+    for r in results:
+        if r["remote_bytes_sent"] is not None:
+            needed = r["header_bytes"] + r["json_bytes"]
+            print("\n%s over loopback: %d bytes sent for %d bytes of headers + JSON (%.3fx), "
+                  "HTTP headers included." % (r["checkpoint"], r["remote_bytes_sent"], needed,
+                                              r["remote_bytes_sent"] / needed))
     cores = len(os.sched_getaffinity(0))  # what nproc prints
     print()
     print("nproc: %s; runs per command: %d (after one warm-up run, warm page cache); "
