@@ -24,21 +24,7 @@ jobs="${FUZZ_JOBS:-$(nproc)}"
 
 packages=(clang libclang-rt-14-dev cmake ninja-build python3 nlohmann-json3-dev libsimdjson-dev
           libfmt-dev)
-missing=()
-for package in "${packages[@]}"; do
-  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
-    missing+=("$package")
-  fi
-done
-if ((${#missing[@]})); then
-  echo "fuzz: installing ${missing[*]}" >&2
-  if [ "$(id -u)" -ne 0 ]; then
-    echo "fuzz: need root to install packages (run as root or with sudo)" >&2
-    exit 1
-  fi
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
-fi
+bash scripts/install_packages.sh fuzz "${packages[@]}"
 
 cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
   -DQCHECK_FUZZ=ON -DQCHECK_BUILD_TESTS=OFF -DQCHECK_BUILD_BENCH=OFF >&2

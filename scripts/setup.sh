@@ -7,21 +7,7 @@ cd "$(dirname "$0")/.."
 
 packages=(cmake g++ ninja-build python3 nlohmann-json3-dev libsimdjson-dev libcli11-dev
           libspdlog-dev libfmt-dev libgtest-dev libcurl4-openssl-dev)
-missing=()
-for package in "${packages[@]}"; do
-  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
-    missing+=("$package")
-  fi
-done
-if ((${#missing[@]})); then
-  echo "setup: installing ${missing[*]}" >&2
-  if [ "$(id -u)" -ne 0 ]; then
-    echo "setup: need root to install packages (run as root or with sudo)" >&2
-    exit 1
-  fi
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
-fi
+bash scripts/install_packages.sh setup "${packages[@]}"
 
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release "$@" >&2
 cmake --build build >&2
