@@ -1215,20 +1215,7 @@ escape_pointer_token(std::string_view key)
 Expected<JsonSpan>
 locate(std::string_view text, std::string_view pointer)
 {
-  auto tokens = parse_pointer(pointer);
-  if (!tokens) {
-    return unexpected(tokens.error());
-  }
-  const auto doc = scan(text);
-  if (!doc) {
-    return unexpected(doc.error());
-  }
-  const Resolved r = resolve(*doc, *tokens);
-  if (r.node == k_none) {
-    return unexpected(not_found(*doc, pointer, *tokens, r));
-  }
-  const Node& node = doc->nodes[r.node];
-  return JsonSpan{node.begin, node.end, position_of(text, node.begin)};
+  return std::move(locate_all(text, {std::string(pointer)}).front());
 }
 
 std::vector<Expected<JsonSpan>>

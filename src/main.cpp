@@ -296,9 +296,7 @@ run_rules(const std::string& which, const std::string& format)
   }
   const qcheck::Rule* r = qcheck::find_rule(which);
   if (!r) {
-    const std::string hint = qcheck::suggest_rule(which);
-    spdlog::error("unknown rule '{}'{}", which,
-                  hint.empty() ? "" : fmt::format("; did you mean '{}'?", hint));
+    spdlog::error("{}", qcheck::unknown_rule_message(which));
     return k_exit_usage;
   }
   write_stdout(fmt::format("{} {} ({}{})\n\n{}\n\n{}\n", r->code, r->name,

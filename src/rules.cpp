@@ -271,6 +271,14 @@ suggest_rule(std::string_view code_or_name)
 }
 
 std::string
+unknown_rule_message(std::string_view code_or_name)
+{
+  const std::string hint = suggest_rule(code_or_name);
+  return fmt::format("unknown rule '{}'{}", code_or_name,
+                     hint.empty() ? "" : fmt::format("; did you mean '{}'?", hint));
+}
+
+std::string
 render_rules_json()
 {
   nlohmann::ordered_json rules = nlohmann::ordered_json::array();

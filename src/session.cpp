@@ -40,9 +40,7 @@ settings_for(const FileSystem& fs, const LintRequest& request, const std::string
   settings.select.insert(settings.select.end(), request.select.begin(), request.select.end());
   for (const auto& name : request.ignore) {
     if (!find_rule(name)) {
-      const std::string hint = suggest_rule(name);
-      return unexpected(fmt::format("unknown rule '{}'{}", name,
-                                    hint.empty() ? "" : fmt::format("; did you mean '{}'?", hint)));
+      return unexpected(unknown_rule_message(name));
     }
     settings.ignore.push_back(name);
   }

@@ -20,9 +20,7 @@ rule_named(const std::string& file, const std::string& name)
   if (const Rule* r = find_rule(name)) {
     return r;
   }
-  const std::string hint = suggest_rule(name);
-  return unexpected(fmt::format("{}: unknown rule '{}'{}", file, name,
-                                hint.empty() ? "" : fmt::format("; did you mean '{}'?", hint)));
+  return unexpected(fmt::format("{}: {}", file, unknown_rule_message(name)));
 }
 
 bool

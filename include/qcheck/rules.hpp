@@ -69,6 +69,9 @@ const Rule* find_rule(std::string_view code_or_name);
 // The closest code or name to a mistyped one, or empty.
 std::string suggest_rule(std::string_view code_or_name);
 
+// "unknown rule 'X'" with "; did you mean 'Y'?" when a rule is close.
+std::string unknown_rule_message(std::string_view code_or_name);
+
 // The registry as JSON (for tools) and as Markdown (docs/rules.md is this output).
 std::string render_rules_json();
 std::string render_rules_markdown();
