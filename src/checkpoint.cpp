@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <atomic>
 #include <fmt/format.h>
-#include <map>
-#include <set>
+#include <functional>
+#include <memory>
 #include <simdjson.h>
 #include <thread>
 #include <unordered_map>
@@ -19,83 +19,165 @@ ends_with(std::string_view text, std::string_view suffix)
   return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
 }
 
-// weight_map as a sorted vector: tensor -> shard path (paths interned in `files`).
+// weight_map as a vector sorted by tensor name; names view the parser's strings, paths are
+// interned (the index repeats each path thousands of times).
 class WeightMap
 {
 public:
-  using Entry = std::pair<std::string, std::string_view>;
+  struct Entry
+  {
+    std::string_view tensor;
+    uint32_t file = 0; // into files()
+  };
 
   void add(std::string_view tensor, std::string_view file)
   {
-    m_entries.emplace_back(std::string(tensor), *m_files.emplace(file).first);
+    if (m_files.empty() || m_files[m_last_file] != file) {
+      auto it = std::find(m_files.begin(), m_files.end(), file);
+      m_last_file = static_cast<uint32_t>(it - m_files.begin());
+      if (it == m_files.end()) {
+        m_files.emplace_back(file);
+      }
+    }
+    m_entries.push_back({tensor, m_last_file});
   }
   // Sorts; on a repeated tensor the last occurrence wins, as in Python's json.
   void seal()
   {
-    std::stable_sort(m_entries.begin(), m_entries.end(),
-                     [](const Entry& a, const Entry& b) { return a.first < b.first; });
+    const auto by_name = [](const Entry& a, const Entry& b) { return a.tensor < b.tensor; };
+    if (std::adjacent_find(m_entries.begin(), m_entries.end(), [](const Entry& a, const Entry& b) {
+          return a.tensor >= b.tensor;
+        }) == m_entries.end()) {
+      return; // strictly increasing already: what every writer produces
+    }
+    std::stable_sort(m_entries.begin(), m_entries.end(), by_name);
     std::vector<Entry> unique;
     unique.reserve(m_entries.size());
-    for (auto& e : m_entries) {
-      if (!unique.empty() && unique.back().first == e.first) {
-        unique.back() = std::move(e);
+    for (const auto& e : m_entries) {
+      if (!unique.empty() && unique.back().tensor == e.tensor) {
+        unique.back() = e;
       } else {
-        unique.push_back(std::move(e));
+        unique.push_back(e);
       }
     }
     m_entries = std::move(unique);
   }
-  std::vector<Entry>::const_iterator begin() const { return m_entries.begin(); }
-  std::vector<Entry>::const_iterator end() const { return m_entries.end(); }
-  std::vector<Entry>::const_iterator find(std::string_view tensor) const
-  {
-    auto it = std::lower_bound(m_entries.begin(), m_entries.end(), tensor,
-                               [](const Entry& e, std::string_view t) { return e.first < t; });
-    return it != m_entries.end() && it->first == tensor ? it : m_entries.end();
-  }
-  bool contains(std::string_view tensor) const { return find(tensor) != end(); }
+  const std::vector<Entry>& entries() const { return m_entries; }
+  const std::vector<std::string>& files() const { return m_files; }
+  const std::string& file_of(const Entry& e) const { return m_files[e.file]; }
 
 private:
-  std::set<std::string, std::less<>> m_files;
+  std::vector<std::string> m_files;
+  uint32_t m_last_file = 0;
   std::vector<Entry> m_entries;
 };
 
 struct IndexData
 {
   std::string file;
+  std::unique_ptr<simdjson::dom::parser> parser; // owns the strings weight_map views
   WeightMap weight_map;
 };
 
+// Reads the header of every regular shard in `shards[first..]`, `threads` at a time, the calling
+// thread included; `before` runs on the calling thread first (the other threads start at once).
 void
 read_shards(const FileSystem& fs, const std::string& root, std::vector<ShardFile>& shards,
-            unsigned threads)
+            size_t first, unsigned threads, const std::function<void()>& before = {})
 {
-  std::atomic<size_t> next{0};
+  std::atomic<size_t> next{first};
   auto worker = [&] {
     for (size_t i = next++; i < shards.size(); i = next++) {
       ShardFile& shard = shards[i];
+      const std::string path = join_path(root, shard.file);
+      shard.info = fs.stat(path);
       if (shard.info.kind != FileKind::regular) {
         continue;
       }
-      auto source = fs.open(join_path(root, shard.file));
+      auto source = fs.open(path);
       if (!source) {
         shard.header.problems.push_back({HeaderIssue::read_failed, false, "", source.error()});
         continue;
       }
-      shard.header = read_header(**source);
+      shard.header = read_header(**source, true);
       shard.header_read = shard.header.readable;
     }
   };
-  const unsigned count =
-    std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(shards.size())));
+  const size_t count = shards.size() > first ? shards.size() - first : 0;
+  const auto helpers = static_cast<unsigned>(std::min<size_t>(std::max(1u, threads) - 1, count));
   std::vector<std::thread> pool;
-  for (unsigned i = 1; i < count; ++i) {
+  for (unsigned i = 0; i < helpers; ++i) {
     pool.emplace_back(worker);
+  }
+  if (before) {
+    before();
   }
   worker();
   for (auto& t : pool) {
     t.join();
   }
+}
+
+// Tensors of sorted runs (one per shard) merged into one list sorted by (name, shard). Runs
+// usually hold long stretches of consecutive names, so each stretch is found by galloping and
+// copied whole: close to linear in practice, n log(runs) comparisons at worst.
+std::vector<Tensor>
+merge_runs(const std::vector<ShardFile>& shards)
+{
+  struct Run
+  {
+    const TensorInfo* next;
+    const TensorInfo* end;
+    uint32_t shard;
+  };
+  std::vector<Run> heap;
+  size_t total = 0;
+  for (uint32_t s = 0; s < shards.size(); ++s) {
+    const auto& tensors = shards[s].header.tensors;
+    if (!tensors.empty()) {
+      heap.push_back({tensors.data(), tensors.data() + tensors.size(), s});
+      total += tensors.size();
+    }
+  }
+  // `a` sorts after `b`: a min-heap on (head name, shard).
+  const auto after = [](const Run& a, const Run& b) {
+    const int c = a.next->name.compare(b.next->name);
+    return c != 0 ? c > 0 : a.shard > b.shard;
+  };
+  std::make_heap(heap.begin(), heap.end(), after);
+  std::vector<Tensor> out;
+  out.reserve(total);
+  while (!heap.empty()) {
+    std::pop_heap(heap.begin(), heap.end(), after);
+    Run& run = heap.back();
+    const TensorInfo* stop = run.end;
+    if (heap.size() > 1) {
+      const Run& rival = heap.front();
+      const auto before_rival = [&](const TensorInfo& t) {
+        const int c = t.name.compare(rival.next->name);
+        return c < 0 || (c == 0 && run.shard < rival.shard);
+      };
+      // The first tensor of `run` not before the rival's head: gallop, then bisect. The head
+      // itself is before it.
+      const size_t n = static_cast<size_t>(run.end - run.next);
+      size_t low = 1, high = 1;
+      while (high < n && before_rival(run.next[high])) {
+        low = high + 1;
+        high = std::min(n, high * 2);
+      }
+      stop = std::partition_point(run.next + low, run.next + std::max(low, high), before_rival);
+    }
+    for (const TensorInfo* t = run.next; t != stop; ++t) {
+      out.push_back({t, run.shard});
+    }
+    run.next = stop;
+    if (run.next == run.end) {
+      heap.pop_back();
+    } else {
+      std::push_heap(heap.begin(), heap.end(), after);
+    }
+  }
+  return out;
 }
 
 class Loader
@@ -110,55 +192,60 @@ public:
       {issue, is_warning, std::move(file), std::move(tensor), std::move(message), std::nullopt});
   }
 
-  std::optional<IndexData> read_index(const std::vector<std::string>& names)
+  static std::string index_name(const std::vector<std::string>& names)
   {
-    std::string index_name;
     if (std::find(names.begin(), names.end(), k_index_name) != names.end()) {
-      index_name = k_index_name;
-    } else {
-      for (const auto& name : names) {
-        if (ends_with(name, ".safetensors.index.json")) {
-          index_name = name;
-          break;
-        }
+      return k_index_name;
+    }
+    for (const auto& name : names) {
+      if (ends_with(name, ".safetensors.index.json")) {
+        return name;
       }
     }
-    if (index_name.empty()) {
-      return std::nullopt;
-    }
-    m_out.has_index = true;
+    return "";
+  }
+
+  // Problems found while reading are kept aside: the index is read beside the shards, and its
+  // problems come first in the report, as when it was read alone.
+  IndexData read_index(const std::string& index_name, std::vector<CheckpointProblem>& problems)
+  {
     IndexData index;
     index.file = index_name;
+    const auto fail = [&](std::string tensor, std::string message,
+                          CheckpointIssue issue = CheckpointIssue::index_unreadable) {
+      problems.push_back(
+        {issue, false, index_name, std::move(tensor), std::move(message), std::nullopt});
+    };
     auto text = m_fs.read_file(join_path(m_out.root, index_name), k_max_index_size);
     if (!text) {
-      problem(CheckpointIssue::index_unreadable, index_name, "", text.error());
+      fail("", text.error());
       return index;
     }
-    // The index can list 10^6 tensors: simdjson's DOM, one pass, no tree of std::maps.
-    thread_local simdjson::dom::parser parser;
+    // The index can list 10^6 tensors: simdjson's DOM, one pass, its strings kept as the names.
+    index.parser = std::make_unique<simdjson::dom::parser>();
     simdjson::dom::element root;
-    if (parser.parse(simdjson::padded_string(*text)).get(root)) {
-      problem(CheckpointIssue::index_unreadable, index_name, "", "not valid JSON");
+    if (index.parser->parse(*text).get(root)) {
+      fail("", "not valid JSON");
       return index;
     }
     simdjson::dom::object weight_map;
     if (root["weight_map"].get_object().get(weight_map)) {
-      problem(CheckpointIssue::index_unreadable, index_name, "", "has no 'weight_map' object");
+      fail("", "has no 'weight_map' object");
       return index;
     }
     for (auto field : weight_map) {
       const std::string_view tensor = field.key;
       std::string_view path;
       if (field.value.get_string().get(path)) {
-        problem(CheckpointIssue::index_unreadable, index_name, std::string(tensor),
-                fmt::format("weight_map entry '{}' is not a string", tensor));
+        fail(std::string(tensor), fmt::format("weight_map entry '{}' is not a string", tensor));
         continue;
       }
       if (!is_contained_path(path)) {
-        problem(CheckpointIssue::index_path_escapes, index_name, std::string(tensor),
-                fmt::format("weight_map sends '{}' to '{}', a path outside the model folder; "
-                            "refused",
-                            tensor, path));
+        fail(std::string(tensor),
+             fmt::format("weight_map sends '{}' to '{}', a path outside the model folder; "
+                         "refused",
+                         tensor, path),
+             CheckpointIssue::index_path_escapes);
         continue;
       }
       index.weight_map.add(tensor, path);
@@ -169,26 +256,44 @@ public:
 
   void run(const std::vector<std::string>& names, unsigned threads)
   {
-    std::optional<IndexData> index = read_index(names);
-    std::map<std::string, size_t, std::less<>> by_file;
-    auto add_shard = [&](const std::string& file, bool in_index) {
-      auto [it, inserted] = by_file.emplace(file, m_out.shards.size());
-      if (inserted) {
-        ShardFile shard;
-        shard.file = file;
-        shard.info = m_fs.stat(join_path(m_out.root, file));
-        m_out.shards.push_back(std::move(shard));
-      }
-      m_out.shards[it->second].in_index |= in_index;
-    };
-    if (index) {
-      for (const auto& [tensor, file] : index->weight_map) {
-        add_shard(std::string(file), true);
-      }
-    }
+    // The shards the folder lists are read while the index is parsed; shards only the index
+    // names (in a subfolder, or missing) are looked at afterwards.
     for (const auto& name : names) {
       if (ends_with(name, ".safetensors")) {
-        add_shard(name, false);
+        m_out.shards.push_back({name, {}, false, false, {}});
+      }
+    }
+    const std::string index_file = index_name(names);
+    std::optional<IndexData> index;
+    std::vector<CheckpointProblem> index_problems;
+    read_shards(m_fs, m_out.root, m_out.shards, 0, threads, [&] {
+      if (!index_file.empty()) {
+        index = read_index(index_file, index_problems);
+      }
+    });
+    m_out.has_index = index.has_value();
+    m_out.problems.insert(m_out.problems.begin(), index_problems.begin(), index_problems.end());
+
+    std::unordered_map<std::string_view, size_t> by_name;
+    for (size_t i = 0; i < m_out.shards.size(); ++i) {
+      by_name.emplace(m_out.shards[i].file, i);
+    }
+    const size_t listed = m_out.shards.size();
+    std::vector<bool> file_is_named(index ? index->weight_map.files().size() : 0, false);
+    if (index) {
+      for (const auto& e : index->weight_map.entries()) {
+        file_is_named[e.file] = true;
+      }
+      for (size_t f = 0; f < file_is_named.size(); ++f) {
+        const std::string& file = index->weight_map.files()[f];
+        if (!file_is_named[f]) {
+          continue;
+        }
+        if (auto it = by_name.find(file); it != by_name.end()) {
+          m_out.shards[it->second].in_index = true;
+        } else {
+          m_out.shards.push_back({file, {}, true, false, {}});
+        }
       }
     }
     if (m_out.shards.empty() && !index) {
@@ -196,33 +301,42 @@ public:
               "no *.safetensors files and no model.safetensors.index.json");
       return;
     }
+    read_shards(m_fs, m_out.root, m_out.shards, listed, threads);
     std::sort(m_out.shards.begin(), m_out.shards.end(),
               [](const ShardFile& a, const ShardFile& b) { return a.file < b.file; });
-    for (size_t i = 0; i < m_out.shards.size(); ++i) {
-      by_file[m_out.shards[i].file] = i;
+    // Index file id -> shard.
+    std::vector<uint32_t> shard_of_file;
+    if (index) {
+      for (const auto& file : index->weight_map.files()) {
+        const auto it = std::lower_bound(
+          m_out.shards.begin(), m_out.shards.end(), file,
+          [](const ShardFile& s, const std::string& f) { return s.file < f; });
+        shard_of_file.push_back(static_cast<uint32_t>(it - m_out.shards.begin()));
+      }
     }
-    check_shard_files(index);
-    read_shards(m_fs, m_out.root, m_out.shards, threads);
-    collect_tensors(index, by_file);
+    check_shard_files(index, shard_of_file);
+    collect_tensors(index, shard_of_file);
   }
 
 private:
-  void check_shard_files(const std::optional<IndexData>& index)
+  void check_shard_files(const std::optional<IndexData>& index,
+                         const std::vector<uint32_t>& shard_of_file)
   {
-    std::map<std::string, size_t, std::less<>> index_counts;
+    std::vector<size_t> index_counts(m_out.shards.size(), 0);
     if (index) {
-      for (const auto& [tensor, file] : index->weight_map) {
-        ++index_counts[std::string(file)];
+      for (const auto& e : index->weight_map.entries()) {
+        ++index_counts[shard_of_file[e.file]];
       }
     }
-    for (const ShardFile& shard : m_out.shards) {
+    for (size_t s = 0; s < m_out.shards.size(); ++s) {
+      const ShardFile& shard = m_out.shards[s];
       switch (shard.info.kind) {
       case FileKind::regular:
         break;
       case FileKind::missing:
         problem(CheckpointIssue::index_missing_file, shard.file, "",
                 fmt::format("named by {} for {} tensors, but the file does not exist",
-                            index ? index->file : k_index_name, index_counts[shard.file]));
+                            index ? index->file : k_index_name, index_counts[s]));
         break;
       default:
         problem(CheckpointIssue::shard_not_regular, shard.file, "",
@@ -238,63 +352,51 @@ private:
     }
   }
 
-  // One sort of every tensor by name, then merge walks against the sorted weight_map: no hash
-  // table, no per-tensor lookups.
+  // Every shard's tensors come sorted from the reader: one merge orders them all, then merge
+  // walks against the sorted weight_map. No hash table, no per-tensor lookups.
   void collect_tensors(const std::optional<IndexData>& index,
-                       const std::map<std::string, size_t, std::less<>>& by_file)
+                       const std::vector<uint32_t>& shard_of_file)
   {
-    size_t total = 0;
-    for (const auto& shard : m_out.shards) {
-      total += shard.header.tensors.size();
-    }
-    std::vector<Tensor> all;
-    all.reserve(total);
-    for (uint32_t s = 0; s < m_out.shards.size(); ++s) {
-      const ShardFile& shard = m_out.shards[s];
+    for (const ShardFile& shard : m_out.shards) {
       for (const auto& hp : shard.header.problems) {
         m_out.problems.push_back({hp.issue == HeaderIssue::read_failed
                                     ? CheckpointIssue::shard_unreadable
                                     : CheckpointIssue::header_problem,
                                   hp.is_warning, shard.file, hp.tensor, hp.message, hp.issue});
       }
-      for (const TensorInfo& info : shard.header.tensors) {
-        all.push_back({&info, s});
-      }
     }
-    std::sort(all.begin(), all.end(), [](const Tensor& a, const Tensor& b) {
-      const int c = a.info->name.compare(b.info->name);
-      return c != 0 ? c < 0 : a.shard < b.shard;
-    });
+    const std::vector<Tensor> all = merge_runs(m_out.shards);
 
     // Tensors of indexed shards that the index does not name, per shard.
     std::vector<size_t> unnamed(m_out.shards.size(), 0);
     std::vector<std::string_view> first_unnamed(m_out.shards.size());
-    const WeightMap no_index;
-    const WeightMap& weight_map = index ? index->weight_map : no_index;
-    auto wm = weight_map.begin();
-    const auto wm_end = weight_map.end();
+    static const std::vector<WeightMap::Entry> no_entries;
+    const auto& entries = index ? index->weight_map.entries() : no_entries;
+    auto wm = entries.begin();
 
     m_out.tensors.reserve(all.size());
     for (size_t i = 0; i < all.size();) {
+      const std::string_view name = all[i].info->name;
       size_t j = i + 1;
-      while (j < all.size() && all[j].info->name == all[i].info->name) {
+      while (j < all.size() && all[j].info->name == name) {
         ++j;
       }
-      const std::string& name = all[i].info->name;
-      while (wm != wm_end && wm->first < name) {
+      int c = -1;
+      while (wm != entries.end() && (c = wm->tensor.compare(name)) < 0) {
         ++wm;
       }
-      const bool named = wm != wm_end && wm->first == name;
+      const bool named = wm != entries.end() && c == 0;
       size_t pick = i;
       if (named) {
         for (size_t k = i; k < j; ++k) {
-          if (m_out.shards[all[k].shard].file == wm->second) {
+          if (all[k].shard == shard_of_file[wm->file]) {
             pick = k;
           }
         }
       }
       for (size_t k = i + 1; k < j; ++k) {
-        problem(CheckpointIssue::duplicate_tensor, m_out.shards[all[k].shard].file, name,
+        problem(CheckpointIssue::duplicate_tensor, m_out.shards[all[k].shard].file,
+                std::string(name),
                 fmt::format("tensor '{}' is stored in both {} and {}; the loader uses {}", name,
                             m_out.shards[all[i].shard].file, m_out.shards[all[k].shard].file,
                             m_out.shards[all[pick].shard].file));
@@ -320,20 +422,22 @@ private:
       return;
     }
     auto t = m_out.tensors.begin();
-    for (const auto& [tensor, file] : index->weight_map) {
-      while (t != m_out.tensors.end() && t->info->name < tensor) {
+    for (const auto& e : entries) {
+      int c = -1;
+      while (t != m_out.tensors.end() && (c = t->info->name.compare(e.tensor)) < 0) {
         ++t;
       }
-      const ShardFile& shard = m_out.shards[by_file.find(file)->second];
-      if (!shard.header_read) {
+      const uint32_t s = shard_of_file[e.file];
+      if (!m_out.shards[s].header_read) {
         continue; // already reported: missing, not regular or unreadable
       }
-      const bool found = t != m_out.tensors.end() && t->info->name == tensor;
-      if (!found || m_out.shard_of(*t) != file) {
-        problem(CheckpointIssue::index_missing_tensor, index->file, tensor,
+      const bool found = t != m_out.tensors.end() && c == 0;
+      if (!found || t->shard != s) {
+        const std::string& file = index->weight_map.file_of(e);
+        problem(CheckpointIssue::index_missing_tensor, index->file, std::string(e.tensor),
                 found ? fmt::format("maps '{}' to {}, which does not hold it (it is in {})",
-                                    tensor, file, m_out.shard_of(*t))
-                      : fmt::format("maps '{}' to {}, which does not hold it", tensor, file));
+                                    e.tensor, file, m_out.shard_of(*t))
+                      : fmt::format("maps '{}' to {}, which does not hold it", e.tensor, file));
       }
     }
   }

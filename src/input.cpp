@@ -53,7 +53,9 @@ FileSystem::read_file(const std::string& path, uint64_t max_bytes) const
     return unexpected(fmt::format("{}: file is {} bytes, more than the {} bytes allowed", path,
                                   size, max_bytes));
   }
-  std::string contents(size, '\0');
+  std::string contents;
+  contents.reserve(size + k_read_file_slack);
+  contents.resize(size);
   if (auto read = (*source)->read_at(0, std::span<char>(contents.data(), contents.size())); !read) {
     return unexpected(read.error());
   }

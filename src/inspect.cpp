@@ -30,10 +30,10 @@ siblings(const Checkpoint& checkpoint, const Module& module, const TensorInfo& t
   return out;
 }
 
-std::map<std::string, size_t>
+std::map<std::string_view, size_t>
 dtype_counts(const Checkpoint& checkpoint, const Module& module)
 {
-  std::map<std::string, size_t> counts;
+  std::map<std::string_view, size_t> counts;
   for (uint32_t index : module.tensors) {
     ++counts[checkpoint.tensors[index].info->dtype_name];
   }
@@ -97,7 +97,7 @@ render_inspect_json(const Checkpoint& checkpoint, const Inventory& inventory,
                        {"family", to_string(module.family)},
                        {"tensors", module.tensors.size()},
                        {"dtypes", counts},
-                       {"evidence", module.evidence}});
+                       {"evidence", module_evidence(checkpoint, module)}});
     for (uint32_t index : module.tensors) {
       const Tensor& tensor = checkpoint.tensors[index];
       const TensorInfo& info = *tensor.info;

@@ -396,7 +396,7 @@ private:
         tensors += m.tensors.size();
         for (uint32_t t : m.tensors) {
           files.insert(m_checkpoint.shard_of(m_checkpoint.tensors[t]));
-          dtypes.insert(m_checkpoint.tensors[t].info->dtype_name);
+          dtypes.insert(std::string(m_checkpoint.tensors[t].info->dtype_name));
         }
       }
       std::vector<std::string> list_files;
@@ -909,7 +909,7 @@ private:
         const uint64_t b1 = s->weight_block_size.size() == 2 ? s->weight_block_size[1] : 128;
         const std::vector<uint64_t> expected{(weight->shape[0] + b0 - 1) / b0,
                                              (weight->shape[1] + b1 - 1) / b1};
-        if (!inv || inv->shape != expected) {
+        if (!inv || !std::ranges::equal(inv->shape, expected)) {
           Finding& f = add(RuleId::fp8_layout, "",
                            fmt::format("'{}': FP8 block weight [{}, {}] with blocks [{}, {}] needs "
                                        "weight_scale_inv [{}, {}], found {}",
@@ -924,11 +924,12 @@ private:
       if (m.family == QuantFamily::fp8_per_tensor && weight && weight->shape.size() == 2) {
         const TensorInfo* scale = find_param(m_checkpoint, m, "weight_scale");
         const uint64_t out = weight->shape[0], in = weight->shape[1];
-        const std::vector<uint64_t>& sh = scale->shape;
-        const bool ok = sh.empty() || sh == std::vector<uint64_t>{1} ||
-                        sh == std::vector<uint64_t>{out} || sh == std::vector<uint64_t>{out, 1} ||
-                        sh == std::vector<uint64_t>{(out + 127) / 128, (in + 127) / 128} ||
-                        sh == std::vector<uint64_t>{(out + 127) / 128, 1, (in + 127) / 128, 1};
+        const auto is = [&](std::initializer_list<uint64_t> dims) {
+          return std::ranges::equal(scale->shape, dims);
+        };
+        const bool ok = scale->shape.empty() || is({1}) || is({out}) || is({out, 1}) ||
+                        is({(out + 127) / 128, (in + 127) / 128}) ||
+                        is({(out + 127) / 128, 1, (in + 127) / 128, 1});
         if (!ok) {
           Finding& f = add(RuleId::fp8_layout, "",
                            fmt::format("'{}': FP8 weight [{}, {}] needs a scalar, [{}] or a "

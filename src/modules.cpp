@@ -54,18 +54,27 @@ is_quant_marker(std::string_view param)
          param == "quant_map" || param == "nested_absmax" || param == "nested_quant_map";
 }
 
-// A module's tensors by parameter name, split once.
+// A module's tensors by parameter name, split once. Modules rarely hold more than a handful of
+// tensors: those fit in place.
 struct Params
 {
-  std::vector<std::pair<std::string_view, const TensorInfo*>> items;
+  static constexpr size_t k_inline = 12;
+  std::array<std::pair<std::string_view, const TensorInfo*>, k_inline> inline_items;
+  std::vector<std::pair<std::string_view, const TensorInfo*>> more;
+  std::span<const std::pair<std::string_view, const TensorInfo*>> items;
 
   Params(const Checkpoint& checkpoint, const Module& module)
   {
-    items.reserve(module.tensors.size());
-    for (uint32_t index : module.tensors) {
-      const TensorInfo* t = checkpoint.tensors[index].info;
-      items.emplace_back(split_tensor_name(t->name).second, t);
+    auto* out = inline_items.data();
+    if (module.tensors.size() > k_inline) {
+      more.resize(module.tensors.size());
+      out = more.data();
     }
+    for (size_t i = 0; i < module.tensors.size(); ++i) {
+      const TensorInfo* t = checkpoint.tensors[module.tensors[i]].info;
+      out[i] = {split_tensor_name(t->name).second, t};
+    }
+    items = {out, module.tensors.size()};
   }
   const TensorInfo* get(std::string_view param) const
   {
@@ -84,6 +93,13 @@ describe(const TensorInfo& t, std::string_view param)
   return fmt::format("{} {} [{}]", param, t.dtype_name, fmt::join(t.shape, ", "));
 }
 
+bool
+is_weight_like(std::string_view param)
+{
+  return param == "weight" || param == "gate_up_proj" || param == "down_proj" ||
+         param == "gate_proj" || param == "up_proj";
+}
+
 void
 classify(const Checkpoint& checkpoint, Module& module)
 {
@@ -93,40 +109,29 @@ classify(const Checkpoint& checkpoint, Module& module)
   bool has_narrow_weight = false;
   bool has_blocks = false;
   size_t weight_rank = 0;
-  std::vector<std::string> evidence;
   for (const auto& [param, tensor] : p.items) {
     const TensorInfo& t = *tensor;
     if (is_activation_scale(param)) {
       continue;
     }
-    const bool weight_like = param == "weight" || param == "gate_up_proj" ||
-                             param == "down_proj" || param == "gate_proj" || param == "up_proj";
-    if (weight_like) {
+    if (is_weight_like(param)) {
       weight_rank = std::max(weight_rank, t.shape.size());
       (is_wide_float(t.dtype) ? has_float_weight : has_narrow_weight) = true;
-      if (!is_wide_float(t.dtype)) {
-        evidence.push_back(describe(t, param));
-      }
     } else if (is_quant_marker(param)) {
       has_marker = true;
       has_blocks |= ends_with(param, "_blocks");
       if (param == "qweight" || param == "weight_packed") {
         weight_rank = std::max(weight_rank, t.shape.size());
       }
-      evidence.push_back(describe(t, param));
     }
   }
   if (has_marker || has_narrow_weight) {
     module.storage = Storage::quantized;
   } else if (has_float_weight) {
     module.storage = Storage::unquantized;
-    if (const TensorInfo* w = p.get("weight")) {
-      evidence.push_back(describe(*w, "weight"));
-    }
   } else {
     module.storage = Storage::no_weight;
   }
-  module.evidence = fmt::format("{}", fmt::join(evidence, ", "));
 
   // Family.
   if (module.storage == Storage::quantized) {
@@ -323,24 +328,60 @@ find_param(const Checkpoint& checkpoint, const Module& module, std::string_view 
 Inventory
 build_inventory(const Checkpoint& checkpoint)
 {
+  // Tensors come sorted by name, so a module's tensors are usually adjacent and the modules
+  // arrive in order; one pass checks that, and only otherwise are they sorted by module.
   std::vector<std::pair<std::string_view, uint32_t>> keyed;
   keyed.reserve(checkpoint.tensors.size());
+  bool in_order = true;
   for (uint32_t i = 0; i < checkpoint.tensors.size(); ++i) {
-    keyed.emplace_back(split_tensor_name(checkpoint.tensors[i].info->name).first, i);
+    const std::string_view module = split_tensor_name(checkpoint.tensors[i].info->name).first;
+    in_order = in_order && (keyed.empty() || keyed.back().first <= module);
+    keyed.emplace_back(module, i);
   }
-  std::stable_sort(keyed.begin(), keyed.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  if (!in_order) {
+    std::stable_sort(keyed.begin(), keyed.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+  }
   Inventory inventory;
+  inventory.tensor_storage.reserve(keyed.size());
+  std::vector<size_t> starts;
   for (const auto& [module, index] : keyed) {
     if (inventory.modules.empty() || inventory.modules.back().name != module) {
-      inventory.modules.push_back(Module{std::string(module), {}, {}, {}, {}, {}});
+      inventory.modules.push_back(Module{std::string(module), {}, {}, {}, {}});
+      starts.push_back(inventory.tensor_storage.size());
     }
-    inventory.modules.back().tensors.push_back(index);
+    inventory.tensor_storage.push_back(index);
   }
-  for (Module& module : inventory.modules) {
-    classify(checkpoint, module);
+  const std::span<const uint32_t> all(inventory.tensor_storage);
+  for (size_t m = 0; m < inventory.modules.size(); ++m) {
+    const size_t end = m + 1 < starts.size() ? starts[m + 1] : all.size();
+    inventory.modules[m].tensors = all.subspan(starts[m], end - starts[m]);
+    classify(checkpoint, inventory.modules[m]);
   }
   return inventory;
+}
+
+std::string
+module_evidence(const Checkpoint& checkpoint, const Module& module)
+{
+  const Params p(checkpoint, module);
+  std::vector<std::string> evidence;
+  bool narrow_or_marker = false;
+  for (const auto& [param, t] : p.items) {
+    if (is_activation_scale(param)) {
+      continue;
+    }
+    if (is_weight_like(param) ? !is_wide_float(t->dtype) : is_quant_marker(param)) {
+      evidence.push_back(describe(*t, param));
+      narrow_or_marker = true;
+    }
+  }
+  if (!narrow_or_marker && module.storage == Storage::unquantized) {
+    if (const TensorInfo* w = p.get("weight")) {
+      evidence.push_back(describe(*w, "weight"));
+    }
+  }
+  return fmt::format("{}", fmt::join(evidence, ", "));
 }
 
 } // namespace qcheck

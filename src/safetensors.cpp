@@ -4,6 +4,7 @@
 #include <array>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <memory>
 #include <simdjson.h>
 #include <unordered_set>
 
@@ -44,7 +45,7 @@ constexpr std::array<DtypeRow, 22> k_dtypes{{
 }};
 
 std::string
-shape_text(const std::vector<uint64_t>& shape)
+shape_text(std::span<const uint64_t> shape)
 {
   return fmt::format("[{}]", fmt::join(shape, ", "));
 }
@@ -99,23 +100,53 @@ public:
       return;
     }
     m_out.readable = true;
-    std::unordered_set<std::string_view> seen;
-    seen.reserve(object.size());
     m_out.tensors.reserve(object.size());
+    // Names are copied once into one buffer that never grows (decoded keys are never longer
+    // than the JSON that holds them), so TensorInfo can view it.
+    m_out.name_storage.reserve(json.size());
+    // Duplicate keys: while tensor keys arrive in increasing order (the usual case) none can
+    // repeat; from the first key out of order on, a hash set of every key seen.
+    std::unordered_set<std::string_view> seen;
+    bool in_order = true;
+    bool has_metadata = false;
+    std::string_view previous;
     for (auto field : object) {
       const std::string_view key = field.key;
-      if (!seen.insert(key).second) {
+      const bool is_metadata = key == "__metadata__";
+      bool repeated = is_metadata && has_metadata;
+      if (!is_metadata && in_order && !previous.empty() && key <= previous) {
+        in_order = false;
+        seen.reserve(object.size());
+        for (auto earlier : object) {
+          if (earlier.key.data() == key.data()) {
+            break;
+          }
+          seen.insert(earlier.key);
+        }
+      }
+      if (!is_metadata) {
+        previous = key;
+        repeated = !in_order && !seen.insert(key).second;
+      }
+      if (repeated) {
         problem(HeaderIssue::duplicate_tensor, std::string(key),
                 fmt::format("'{}' appears more than once in the header", key));
         continue;
       }
-      if (key == "__metadata__") {
+      if (is_metadata) {
+        has_metadata = true;
         parse_metadata(field.value);
       } else {
         parse_tensor(key, field.value);
       }
     }
+    for (auto& [tensor, range] : m_shapes) {
+      m_out.tensors[tensor].shape =
+        std::span<const uint64_t>(m_out.dim_storage).subspan(range.first, range.second);
+    }
     check_layout();
+    // Dropped entries keep the order of the rest: strictly increasing while in_order held.
+    m_out.sorted = in_order;
   }
 
 private:
@@ -196,37 +227,39 @@ private:
     }
   }
 
+  // Copies text into name_storage, which parse() reserved large enough for every copy.
+  std::string_view keep(std::string_view text)
+  {
+    auto& storage = m_out.name_storage;
+    const size_t start = storage.size();
+    storage.insert(storage.end(), text.begin(), text.end());
+    return {storage.data() + start, text.size()};
+  }
+
   void parse_tensor(std::string_view key, simdjson::dom::element value)
   {
-    const std::string name(key);
     simdjson::dom::object entry;
     if (value.get_object().get(entry)) {
-      problem(HeaderIssue::bad_entry, name, fmt::format("tensor '{}': entry is not an object", name));
+      problem(HeaderIssue::bad_entry, std::string(key),
+              fmt::format("tensor '{}': entry is not an object", key));
       return;
     }
     simdjson::dom::element dtype_el, shape_el, offsets_el;
     for (auto [field, el] : {std::pair{"dtype", &dtype_el}, std::pair{"shape", &shape_el},
                              std::pair{"data_offsets", &offsets_el}}) {
       if (entry.at_key(field).get(*el)) {
-        problem(HeaderIssue::missing_field, name,
-                fmt::format("tensor '{}': missing '{}'", name, field));
+        problem(HeaderIssue::missing_field, std::string(key),
+                fmt::format("tensor '{}': missing '{}'", key, field));
         return;
       }
     }
-    TensorInfo tensor;
-    tensor.name = name;
     std::string_view dtype_text;
     if (dtype_el.get_string().get(dtype_text)) {
-      problem(HeaderIssue::bad_dtype, name, fmt::format("tensor '{}': dtype is not a string", name));
+      problem(HeaderIssue::bad_dtype, std::string(key),
+              fmt::format("tensor '{}': dtype is not a string", key));
       return;
     }
-    tensor.dtype_name = std::string(dtype_text);
-    if (auto dtype = parse_dtype(dtype_text)) {
-      tensor.dtype = *dtype;
-    } else {
-      problem(HeaderIssue::unknown_dtype, name,
-              fmt::format("tensor '{}': unknown dtype '{}'", name, dtype_text));
-    }
+    const size_t dims_start = m_out.dim_storage.size();
     simdjson::dom::array shape;
     bool shape_ok = !shape_el.get_array().get(shape);
     if (shape_ok) {
@@ -236,66 +269,82 @@ private:
           shape_ok = false;
           break;
         }
-        tensor.shape.push_back(n);
+        m_out.dim_storage.push_back(n);
       }
     }
+    const auto dims = [&] {
+      return std::span<const uint64_t>(m_out.dim_storage).subspan(dims_start);
+    };
+    TensorInfo tensor;
+    const std::optional<Dtype> dtype = parse_dtype(dtype_text);
+    if (!dtype) {
+      problem(HeaderIssue::unknown_dtype, std::string(key),
+              fmt::format("tensor '{}': unknown dtype '{}'", key, dtype_text));
+    }
     if (!shape_ok) {
-      problem(HeaderIssue::bad_shape, name,
-              fmt::format("tensor '{}': shape is not an array of non-negative integers", name));
+      m_out.dim_storage.resize(dims_start);
+      problem(HeaderIssue::bad_shape, std::string(key),
+              fmt::format("tensor '{}': shape is not an array of non-negative integers", key));
       return;
     }
     simdjson::dom::array offsets;
     uint64_t begin = 0, end = 0;
     if (offsets_el.get_array().get(offsets) || offsets.size() != 2 ||
         offsets.at(0).get_uint64().get(begin) || offsets.at(1).get_uint64().get(end)) {
-      problem(HeaderIssue::bad_offsets, name,
-              fmt::format("tensor '{}': data_offsets is not a pair of non-negative integers", name));
+      m_out.dim_storage.resize(dims_start);
+      problem(HeaderIssue::bad_offsets, std::string(key),
+              fmt::format("tensor '{}': data_offsets is not a pair of non-negative integers", key));
       return;
     }
-    tensor.begin = begin;
-    tensor.end = end;
     if (end < begin) {
-      problem(HeaderIssue::bad_offsets, name,
-              fmt::format("tensor '{}': data_offsets [{}, {}] end before they begin", name, begin,
+      m_out.dim_storage.resize(dims_start);
+      problem(HeaderIssue::bad_offsets, std::string(key),
+              fmt::format("tensor '{}': data_offsets [{}, {}] end before they begin", key, begin,
                           end));
       return;
     }
+    tensor.name = keep(key);
+    tensor.dtype = dtype.value_or(Dtype::unknown);
+    tensor.dtype_name = dtype ? dtype_name(*dtype) : keep(dtype_text);
+    tensor.begin = begin;
+    tensor.end = end;
     if (tensor.dtype != Dtype::unknown) {
-      check_size(tensor);
+      check_size(tensor, dims());
     }
-    m_out.tensors.push_back(std::move(tensor));
+    m_shapes.emplace_back(m_out.tensors.size(), std::pair{dims_start, dims().size()});
+    m_out.tensors.push_back(tensor);
   }
 
-  void check_size(const TensorInfo& tensor)
+  void check_size(const TensorInfo& tensor, std::span<const uint64_t> shape)
   {
     unsigned long long elements = 1;
-    for (uint64_t dim : tensor.shape) {
+    for (uint64_t dim : shape) {
       if (!checked_mul(elements, dim, elements)) {
-        problem(HeaderIssue::shape_overflow, tensor.name,
+        problem(HeaderIssue::shape_overflow, std::string(tensor.name),
                 fmt::format("tensor '{}': shape {} has more elements than fit in 64 bits",
-                            tensor.name, shape_text(tensor.shape)));
+                            tensor.name, shape_text(shape)));
         return;
       }
     }
     unsigned long long bits = 0;
     if (!checked_mul(elements, dtype_bits(tensor.dtype), bits)) {
-      problem(HeaderIssue::shape_overflow, tensor.name,
+      problem(HeaderIssue::shape_overflow, std::string(tensor.name),
               fmt::format("tensor '{}': {} {} is larger than 2^64 bits", tensor.name,
-                          tensor.dtype_name, shape_text(tensor.shape)));
+                          tensor.dtype_name, shape_text(shape)));
       return;
     }
     if (bits % 8 != 0) {
-      problem(HeaderIssue::partial_byte, tensor.name,
+      problem(HeaderIssue::partial_byte, std::string(tensor.name),
               fmt::format("tensor '{}': {} {} does not fill a whole number of bytes", tensor.name,
-                          tensor.dtype_name, shape_text(tensor.shape)));
+                          tensor.dtype_name, shape_text(shape)));
       return;
     }
     const uint64_t span = tensor.end - tensor.begin;
     if (span != bits / 8) {
-      problem(HeaderIssue::size_mismatch, tensor.name,
+      problem(HeaderIssue::size_mismatch, std::string(tensor.name),
               fmt::format("tensor '{}': data_offsets [{}, {}] hold {} bytes but {} {} needs {}",
                           tensor.name, tensor.begin, tensor.end, span, tensor.dtype_name,
-                          shape_text(tensor.shape), bits / 8));
+                          shape_text(shape), bits / 8));
     }
   }
 
@@ -306,14 +355,17 @@ private:
     for (const auto& t : m_out.tensors) {
       order.push_back(&t);
     }
-    std::sort(order.begin(), order.end(), [](const TensorInfo* a, const TensorInfo* b) {
+    const auto by_offset = [](const TensorInfo* a, const TensorInfo* b) {
       return a->begin != b->begin ? a->begin < b->begin : a->end < b->end;
-    });
+    };
+    if (!std::is_sorted(order.begin(), order.end(), by_offset)) {
+      std::sort(order.begin(), order.end(), by_offset);
+    }
     uint64_t expected = 0;
     const TensorInfo* previous = nullptr;
     for (const TensorInfo* t : order) {
       if (t->begin > expected) {
-        problem(HeaderIssue::gap, t->name,
+        problem(HeaderIssue::gap, std::string(t->name),
                 previous ? fmt::format("tensor '{}': data starts at byte {}, leaving a gap of {} "
                                        "bytes after '{}'",
                                        t->name, t->begin, t->begin - expected, previous->name)
@@ -321,7 +373,7 @@ private:
                                        "bytes at the start of the data region",
                                        t->name, t->begin, t->begin));
       } else if (t->begin < expected) {
-        problem(HeaderIssue::overlap, t->name,
+        problem(HeaderIssue::overlap, std::string(t->name),
                 fmt::format("tensor '{}': data [{}, {}) overlaps '{}', which ends at byte {}",
                             t->name, t->begin, t->end, previous->name, expected));
       }
@@ -345,6 +397,8 @@ private:
 
   Header& m_out;
   uint64_t m_data_size;
+  // Per tensor, its shape's range in dim_storage; spans are set once storage stops growing.
+  std::vector<std::pair<size_t, std::pair<size_t, size_t>>> m_shapes;
   bool m_dropped = false; // a tensor entry could not be read
 };
 
@@ -430,13 +484,13 @@ parse_header(std::string_view json, uint64_t data_size)
 }
 
 Header
-read_header(const ByteSource& source)
+read_header(const ByteSource& source, bool sort_by_name)
 {
   Header header;
   header.file_size = source.size();
   auto fail = [&](HeaderIssue issue, std::string message) {
     header.problems.push_back({issue, false, "", std::move(message)});
-    return header;
+    return std::move(header);
   };
   if (header.file_size < 8) {
     return fail(HeaderIssue::file_too_short,
@@ -464,16 +518,29 @@ read_header(const ByteSource& source)
                 fmt::format("header length {} exceeds the {} bytes that follow it in the file",
                             length, header.file_size - 8));
   }
-  // Read straight into a padded buffer: the header is held once, never copied.
-  std::string json(length + simdjson::SIMDJSON_PADDING, '\0');
-  if (auto read = source.read_at(8, std::span<char>(json.data(), length)); !read) {
+  // Read straight into a padded buffer, reused by the thread for the next header: its pages are
+  // touched once, and nothing is zero-filled.
+  thread_local std::unique_ptr<char[]> buffer;
+  thread_local size_t capacity = 0;
+  if (capacity < length + simdjson::SIMDJSON_PADDING) {
+    capacity = std::max<size_t>(length + simdjson::SIMDJSON_PADDING, 2 * capacity);
+    buffer.reset(new char[capacity]);
+  }
+  char* const json = buffer.get();
+  std::fill_n(json + length, simdjson::SIMDJSON_PADDING, '\0');
+  if (auto read = source.read_at(8, std::span<char>(json, length)); !read) {
     return fail(HeaderIssue::read_failed, read.error());
   }
   Header parsed;
   parsed.header_size = length;
   HeaderParser(parsed, header.file_size - 8 - length)
-    .parse(std::string_view(json.data(), length), true);
+    .parse(std::string_view(json, length), true);
   parsed.file_size = header.file_size;
+  if (sort_by_name && !parsed.sorted) {
+    std::sort(parsed.tensors.begin(), parsed.tensors.end(),
+              [](const TensorInfo& a, const TensorInfo& b) { return a.name < b.name; });
+    parsed.sorted = true;
+  }
   if (length > k_hub_header_size) {
     parsed.problems.insert(parsed.problems.begin(),
                            {HeaderIssue::length_large, true, "",

@@ -60,7 +60,7 @@ TEST(Modules, UnquantizedFloatWeight)
   EXPECT_EQ(m.storage, Storage::unquantized);
   EXPECT_EQ(m.family, QuantFamily::none);
   EXPECT_EQ(m.role, ModuleRole::linear);
-  EXPECT_EQ(m.evidence, "weight BF16 [8, 8]");
+  EXPECT_EQ(module_evidence(l->checkpoint, m), "weight BF16 [8, 8]");
 }
 
 TEST(Modules, EveryStorageFamily)

@@ -44,7 +44,8 @@ TEST(Safetensors, ValidHeader)
   ASSERT_EQ(h.tensors.size(), 2u);
   EXPECT_EQ(h.tensors[0].name, "a.weight");
   EXPECT_EQ(h.tensors[0].dtype, Dtype::BF16);
-  EXPECT_EQ(h.tensors[0].shape, (std::vector<uint64_t>{4, 8}));
+  EXPECT_EQ(std::vector<uint64_t>(h.tensors[0].shape.begin(), h.tensors[0].shape.end()),
+            (std::vector<uint64_t>{4, 8}));
   EXPECT_EQ(h.tensors[1].end - h.tensors[1].begin, 4u);
   ASSERT_EQ(h.metadata.size(), 1u);
   EXPECT_EQ(h.metadata[0].second, "pt");

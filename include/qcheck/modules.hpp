@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -53,16 +54,23 @@ std::string_view to_string(ModuleRole role);
 struct Module
 {
   std::string name;
-  std::vector<uint32_t> tensors; // indices into Checkpoint::tensors
+  std::span<const uint32_t> tensors; // indices into Checkpoint::tensors, in Inventory storage
   Storage storage = Storage::no_weight;
   QuantFamily family = QuantFamily::none;
   ModuleRole role = ModuleRole::other;
-  std::string evidence; // why it is classified so, e.g. "weight U8 [64, 32], weight_scale F8_E4M3"
 };
 
+// Move-only: modules view `tensor_storage`, whose buffer a move keeps.
 struct Inventory
 {
+  Inventory() = default;
+  Inventory(Inventory&&) = default;
+  Inventory& operator=(Inventory&&) = default;
+  Inventory(const Inventory&) = delete;
+  Inventory& operator=(const Inventory&) = delete;
+
   std::vector<Module> modules; // sorted by name
+  std::vector<uint32_t> tensor_storage;
   // Index into modules, or -1.
   int64_t find(std::string_view name) const;
 };
@@ -76,6 +84,9 @@ std::pair<std::string_view, std::string_view> split_tensor_name(std::string_view
 bool is_activation_scale(std::string_view param);
 
 Inventory build_inventory(const Checkpoint& checkpoint);
+
+// Why a module is classified so, e.g. "weight U8 [64, 32], weight_scale F8_E4M3 [64, 2]".
+std::string module_evidence(const Checkpoint& checkpoint, const Module& module);
 
 // The tensors of a module, by parameter name, e.g. "weight_scale" (nullptr if absent).
 const TensorInfo* find_param(const Checkpoint& checkpoint, const Module& module,

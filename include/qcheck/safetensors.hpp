@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -49,14 +50,16 @@ unsigned dtype_bits(Dtype dtype);
 // F16, BF16, F32 or F64: what an unquantized floating-point weight is stored as.
 bool is_wide_float(Dtype dtype);
 
+// One tensor entry. `name`, `dtype_name` and `shape` view storage owned by the Header that holds
+// the entry (or static storage), so they live as long as that Header.
 struct TensorInfo
 {
-  std::string name;
-  Dtype dtype = Dtype::unknown;
-  std::string dtype_name; // the spelling in the file; meaningful when dtype == unknown
-  std::vector<uint64_t> shape;
+  std::string_view name;
+  std::string_view dtype_name; // the spelling in the file
+  std::span<const uint64_t> shape;
   uint64_t begin = 0; // data_offsets, relative to the data region
   uint64_t end = 0;
+  Dtype dtype = Dtype::unknown;
 };
 
 enum class HeaderIssue {
@@ -93,14 +96,26 @@ struct HeaderProblem
   std::string message;     // one line, without the file name
 };
 
+// A parsed header. Move-only: `tensors` view `name_storage` and `dim_storage`, whose buffers a
+// move keeps.
 struct Header
 {
+  Header() = default;
+  Header(Header&&) = default;
+  Header& operator=(Header&&) = default;
+  Header(const Header&) = delete;
+  Header& operator=(const Header&) = delete;
+
   bool readable = false;    // false: the tensor list could not be read at all
+  bool sorted = false;      // `tensors` are in strictly increasing name order
   uint64_t file_size = 0;
   uint64_t header_size = 0; // N, the JSON length
-  std::vector<TensorInfo> tensors;
+  std::vector<TensorInfo> tensors; // in file order unless `sorted` was requested
   std::vector<std::pair<std::string, std::string>> metadata;
   std::vector<HeaderProblem> problems;
+
+  std::vector<char> name_storage;    // decoded names and unknown dtype spellings
+  std::vector<uint64_t> dim_storage; // every shape, back to back
 };
 
 inline constexpr uint64_t k_max_header_size = 100'000'000;
@@ -110,7 +125,8 @@ inline constexpr uint64_t k_hub_header_size = 25'000'000;
 // data_size bytes. Never throws; every violation is a problem in the result.
 Header parse_header(std::string_view json, uint64_t data_size);
 
-// Reads and parses the header of a whole safetensors file.
-Header read_header(const ByteSource& source);
+// Reads and parses the header of a whole safetensors file. With `sort_by_name`, `tensors` come
+// out sorted by name (and Header::sorted is set) instead of in file order.
+Header read_header(const ByteSource& source, bool sort_by_name = false);
 
 } // namespace qcheck
