@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <memory>
@@ -76,13 +77,21 @@ public:
     // The padding is not parsed: simdjson reserves about 13 bytes per byte it is given, so a
     // header of "{}" padded to the 100 MB limit would reserve 1.3 GB.
     json = json.substr(0, json.find_last_not_of(" \t\r\n") + 1);
-    // A header is at most 3 levels deep; refuse deep nesting before the parser sizes itself.
-    if (nesting_exceeds(json, k_max_depth)) {
-      problem(HeaderIssue::invalid_json, "",
-              fmt::format("header is not valid JSON: nested more than {} levels deep", k_max_depth));
-      return;
-    }
     simdjson::dom::parser& parser = thread_parser();
+    // A header is at most 3 levels deep. Growing the parser costs about 13 bytes per byte, so
+    // deep nesting is refused before the parser sizes itself; a parser already large enough
+    // stops at k_max_depth by itself.
+    if (json.size() > parser.capacity()) {
+      if (nesting_exceeds(json, k_max_depth)) {
+        problem(HeaderIssue::invalid_json, "", depth_message());
+        return;
+      }
+      if (parser.allocate(json.size(), k_max_depth) != simdjson::SUCCESS) {
+        problem(HeaderIssue::read_failed, "",
+                fmt::format("not enough memory to parse the {}-byte header", json.size()));
+        return;
+      }
+    }
     simdjson::dom::element root;
     if (auto error = parser.parse(json.data(), json.size(), !padded).get(root); error) {
       if (error == simdjson::MEMALLOC) {
@@ -152,20 +161,34 @@ public:
 private:
   static constexpr size_t k_max_depth = 64;
 
+  static std::string depth_message()
+  {
+    return fmt::format("header is not valid JSON: nested more than {} levels deep", k_max_depth);
+  }
+
+  // Skips strings with memchr: most of a header's bytes are inside names.
   static bool nesting_exceeds(std::string_view json, size_t limit)
   {
     size_t depth = 0;
-    bool in_string = false;
-    for (size_t i = 0; i < json.size(); ++i) {
-      const char c = json[i];
-      if (in_string) {
-        if (c == '\\') {
-          ++i;
-        } else if (c == '"') {
-          in_string = false;
+    const char* p = json.data();
+    const char* const end = p + json.size();
+    while (p < end) {
+      const char c = *p++;
+      if (c == '"') {
+        for (;;) {
+          const auto* quote = static_cast<const char*>(std::memchr(p, '"', static_cast<size_t>(end - p)));
+          if (quote == nullptr) {
+            return false; // unterminated: the parser says so
+          }
+          size_t backslashes = 0;
+          for (const char* b = quote; b > p && b[-1] == '\\'; --b) {
+            ++backslashes;
+          }
+          p = quote + 1;
+          if (backslashes % 2 == 0) {
+            break;
+          }
         }
-      } else if (c == '"') {
-        in_string = true;
       } else if (c == '{' || c == '[') {
         if (++depth > limit) {
           return true;
@@ -189,7 +212,7 @@ private:
     case simdjson::UTF8_ERROR:
       return "not valid UTF-8";
     case simdjson::DEPTH_ERROR:
-      return "nested more than 1024 levels deep";
+      return fmt::format("nested more than {} levels deep", k_max_depth);
     case simdjson::NUMBER_ERROR:
       return "a number is malformed or does not fit in 64 bits";
     case simdjson::STRING_ERROR:

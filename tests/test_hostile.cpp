@@ -636,3 +636,21 @@ TEST(HostileLibrary, TextWhereTheLengthBelongsIsNamed)
   EXPECT_EQ(message("c.safetensors"), "starts with the text \"\\r\\n\\r\\n\\\"q\\\"\\n\" where "
                                       "the 8-byte header length belongs; not a safetensors file");
 }
+
+// The nesting pre-scan runs only when the thread's parser must grow; a parser already large
+// enough stops at the same depth, with the same message.
+TEST(HostileLibrary, DeepNestingIsRefusedAfterALargeHeaderToo)
+{
+  MemoryFileSystem fs;
+  std::string big = "{\"__metadata__\":{\"pad\":\"" + std::string(400'000, 'x') + "\"}}";
+  fs.add_file("big.safetensors", test::raw_safetensors(big, 0));
+  const std::string deep = "{\"a\":" + std::string(1000, '[') + std::string(1000, ']') + "}";
+  fs.add_file("deep.safetensors", test::raw_safetensors(deep, 0));
+  for (int round = 0; round < 2; ++round) {
+    EXPECT_TRUE(read_header(**fs.open("big.safetensors")).readable);
+    const Header h = read_header(**fs.open("deep.safetensors"));
+    EXPECT_FALSE(h.readable);
+    ASSERT_EQ(h.problems.size(), 1u);
+    EXPECT_EQ(h.problems[0].message, "header is not valid JSON: nested more than 64 levels deep");
+  }
+}
