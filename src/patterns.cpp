@@ -48,6 +48,20 @@ match_bracket(std::string_view pattern, size_t p, char c, size_t& end, bool& val
 bool
 fnmatch(std::string_view pattern, std::string_view text)
 {
+  // The literal run at the end of the pattern must end the text: most names fail here, before
+  // any backtracking over '*'.
+  const auto is_meta = [](char c) { return c == '*' || c == '?' || c == '[' || c == ']'; };
+  size_t tail = 0;
+  while (tail < pattern.size() && !is_meta(pattern[pattern.size() - 1 - tail])) {
+    ++tail;
+  }
+  if (tail == pattern.size()) {
+    return pattern == text;
+  }
+  if (tail > text.size() ||
+      text.substr(text.size() - tail) != pattern.substr(pattern.size() - tail)) {
+    return false;
+  }
   size_t p = 0, t = 0;
   size_t star_p = std::string_view::npos, star_t = 0;
   while (t < text.size()) {

@@ -57,6 +57,84 @@ TEST(Patterns, FnmatchIsPythonFnmatchcase)
   EXPECT_FALSE(fnmatch("a*b*c", std::string(10000, 'a') + "b")); // no blow-up
 }
 
+namespace {
+
+// Python's fnmatchcase by its definition, by plain recursion: the reference for fnmatch().
+bool
+reference_fnmatch(std::string_view p, std::string_view t)
+{
+  if (p.empty()) {
+    return t.empty();
+  }
+  if (p[0] == '*') {
+    for (size_t i = 0; i <= t.size(); ++i) {
+      if (reference_fnmatch(p.substr(1), t.substr(i))) {
+        return true;
+      }
+    }
+    return false;
+  }
+  if (t.empty()) {
+    return false;
+  }
+  if (p[0] == '?') {
+    return reference_fnmatch(p.substr(1), t.substr(1));
+  }
+  if (p[0] == '[') {
+    size_t i = 1;
+    const bool negate = i < p.size() && p[i] == '!';
+    i += negate ? 1 : 0;
+    const size_t first = i;
+    if (i < p.size() && p[i] == ']') {
+      ++i;
+    }
+    while (i < p.size() && p[i] != ']') {
+      ++i;
+    }
+    if (i < p.size()) {
+      bool found = false;
+      for (size_t j = first; j < i; ++j) {
+        if (j + 2 < i && p[j + 1] == '-') {
+          found |= p[j] <= t[0] && t[0] <= p[j + 2];
+          j += 2;
+        } else {
+          found |= p[j] == t[0];
+        }
+      }
+      return found != negate && reference_fnmatch(p.substr(i + 1), t.substr(1));
+    }
+  }
+  return p[0] == t[0] && reference_fnmatch(p.substr(1), t.substr(1));
+}
+
+} // namespace
+
+// fnmatch() rejects on the pattern's literal tail first; random patterns over the characters
+// that matter must still agree with the definition.
+TEST(Patterns, FnmatchAgreesWithTheDefinitionOnRandomPatterns)
+{
+  const std::string alphabet = "ab.*?[]!-";
+  uint64_t state = 12345;
+  const auto next = [&](size_t n) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<size_t>((state >> 33) % n);
+  };
+  size_t matches = 0;
+  for (int round = 0; round < 20000; ++round) {
+    std::string pattern, text;
+    for (size_t i = next(7); i > 0; --i) {
+      pattern += alphabet[next(alphabet.size())];
+    }
+    for (size_t i = next(7); i > 0; --i) {
+      text += alphabet[next(4) == 0 ? next(alphabet.size()) : next(3)];
+    }
+    const bool expected = reference_fnmatch(pattern, text);
+    matches += expected ? 1 : 0;
+    ASSERT_EQ(fnmatch(pattern, text), expected) << "pattern '" << pattern << "' text '" << text << "'";
+  }
+  EXPECT_GT(matches, 500u); // the random cases include plenty of matches
+}
+
 TEST(Engines, VllmModelOptSplitsStarIntoPrefixAndSubstring)
 {
   // "model.layers.45*" -> "model.layers.45" (substring) and "model.layers.45.*" (glob).
