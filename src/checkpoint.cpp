@@ -280,6 +280,7 @@ public:
     }
     const size_t listed = m_out.shards.size();
     std::vector<bool> file_is_named(index ? index->weight_map.files().size() : 0, false);
+    std::vector<std::string> index_only;
     if (index) {
       for (const auto& e : index->weight_map.entries()) {
         file_is_named[e.file] = true;
@@ -292,9 +293,13 @@ public:
         if (auto it = by_name.find(file); it != by_name.end()) {
           m_out.shards[it->second].in_index = true;
         } else {
-          m_out.shards.push_back({file, {}, true, false, {}});
+          index_only.push_back(file);
         }
       }
+    }
+    // Appended only now: by_name views the names of the shards already listed.
+    for (auto& file : index_only) {
+      m_out.shards.push_back({std::move(file), {}, true, false, {}});
     }
     if (m_out.shards.empty() && !index) {
       problem(CheckpointIssue::no_weights, "", "",

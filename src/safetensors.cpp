@@ -118,12 +118,12 @@ public:
     std::unordered_set<std::string_view> seen;
     bool in_order = true;
     bool has_metadata = false;
-    std::string_view previous;
+    std::optional<std::string_view> previous;
     for (auto field : object) {
       const std::string_view key = field.key;
       const bool is_metadata = key == "__metadata__";
       bool repeated = is_metadata && has_metadata;
-      if (!is_metadata && in_order && !previous.empty() && key <= previous) {
+      if (!is_metadata && in_order && previous && key <= *previous) {
         in_order = false;
         seen.reserve(object.size());
         for (auto earlier : object) {
