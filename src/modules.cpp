@@ -71,8 +71,7 @@ struct Params
       out = more.data();
     }
     for (size_t i = 0; i < module.tensors.size(); ++i) {
-      const TensorInfo* t = checkpoint.tensors[module.tensors[i]].info;
-      out[i] = {split_tensor_name(t->name).second, t};
+      out[i] = {module.params[i], checkpoint.tensors[module.tensors[i]].info};
     }
     items = {out, module.tensors.size()};
   }
@@ -316,10 +315,9 @@ Inventory::find(std::string_view name) const
 const TensorInfo*
 find_param(const Checkpoint& checkpoint, const Module& module, std::string_view param)
 {
-  for (uint32_t index : module.tensors) {
-    const TensorInfo& t = *checkpoint.tensors[index].info;
-    if (split_tensor_name(t.name).second == param) {
-      return &t;
+  for (size_t i = 0; i < module.tensors.size(); ++i) {
+    if (module.params[i] == param) {
+      return checkpoint.tensors[module.tensors[i]].info;
     }
   }
   return nullptr;
@@ -330,32 +328,42 @@ build_inventory(const Checkpoint& checkpoint)
 {
   // Tensors come sorted by name, so a module's tensors are usually adjacent and the modules
   // arrive in order; one pass checks that, and only otherwise are they sorted by module.
-  std::vector<std::pair<std::string_view, uint32_t>> keyed;
+  struct Keyed
+  {
+    std::string_view module;
+    std::string_view param;
+    uint32_t index;
+  };
+  std::vector<Keyed> keyed;
   keyed.reserve(checkpoint.tensors.size());
   bool in_order = true;
   for (uint32_t i = 0; i < checkpoint.tensors.size(); ++i) {
-    const std::string_view module = split_tensor_name(checkpoint.tensors[i].info->name).first;
-    in_order = in_order && (keyed.empty() || keyed.back().first <= module);
-    keyed.emplace_back(module, i);
+    const auto [module, param] = split_tensor_name(checkpoint.tensors[i].info->name);
+    in_order = in_order && (keyed.empty() || keyed.back().module <= module);
+    keyed.push_back({module, param, i});
   }
   if (!in_order) {
     std::stable_sort(keyed.begin(), keyed.end(),
-                     [](const auto& a, const auto& b) { return a.first < b.first; });
+                     [](const Keyed& a, const Keyed& b) { return a.module < b.module; });
   }
   Inventory inventory;
   inventory.tensor_storage.reserve(keyed.size());
+  inventory.param_storage.reserve(keyed.size());
   std::vector<size_t> starts;
-  for (const auto& [module, index] : keyed) {
-    if (inventory.modules.empty() || inventory.modules.back().name != module) {
-      inventory.modules.push_back(Module{std::string(module), {}, {}, {}, {}});
+  for (const Keyed& k : keyed) {
+    if (inventory.modules.empty() || inventory.modules.back().name != k.module) {
+      inventory.modules.push_back(Module{std::string(k.module), {}, {}, {}, {}, {}});
       starts.push_back(inventory.tensor_storage.size());
     }
-    inventory.tensor_storage.push_back(index);
+    inventory.tensor_storage.push_back(k.index);
+    inventory.param_storage.push_back(k.param);
   }
   const std::span<const uint32_t> all(inventory.tensor_storage);
+  const std::span<const std::string_view> params(inventory.param_storage);
   for (size_t m = 0; m < inventory.modules.size(); ++m) {
     const size_t end = m + 1 < starts.size() ? starts[m + 1] : all.size();
     inventory.modules[m].tensors = all.subspan(starts[m], end - starts[m]);
+    inventory.modules[m].params = params.subspan(starts[m], end - starts[m]);
     classify(checkpoint, inventory.modules[m]);
   }
   return inventory;

@@ -55,12 +55,13 @@ struct Module
 {
   std::string name;
   std::span<const uint32_t> tensors; // indices into Checkpoint::tensors, in Inventory storage
+  std::span<const std::string_view> params; // each tensor's parameter name ("weight_scale")
   Storage storage = Storage::no_weight;
   QuantFamily family = QuantFamily::none;
   ModuleRole role = ModuleRole::other;
 };
 
-// Move-only: modules view `tensor_storage`, whose buffer a move keeps.
+// Move-only: modules view `tensor_storage` and `param_storage`, whose buffers a move keeps.
 struct Inventory
 {
   Inventory() = default;
@@ -71,6 +72,7 @@ struct Inventory
 
   std::vector<Module> modules; // sorted by name
   std::vector<uint32_t> tensor_storage;
+  std::vector<std::string_view> param_storage;
   // Index into modules, or -1.
   int64_t find(std::string_view name) const;
 };
