@@ -665,9 +665,42 @@ private:
     return out;
   }
 
+  // Whether a plain entry names a module, an engine layer or fused shard, or a dotted ancestor
+  // of one. Modules answer by binary search; the other names by a scan, until enough entries
+  // have asked that one hash set of every name and ancestor is cheaper.
+  bool is_known(std::string_view entry)
+  {
+    const auto& modules = m_inventory.modules;
+    if (m_inventory.find(entry) >= 0) {
+      return true;
+    }
+    const std::string dotted = fmt::format("{}.", entry);
+    const auto it = std::lower_bound(modules.begin(), modules.end(), dotted,
+                                     [](const Module& m, const std::string& n) { return m.name < n; });
+    if (it != modules.end() && it->name.starts_with(dotted)) {
+      return true;
+    }
+    if (m_known.empty() && ++m_known_scans <= k_known_scan_limit) {
+      const auto names = [&](std::string_view name) {
+        return name == entry || name.starts_with(dotted);
+      };
+      for (Engine e : m_options.engines) {
+        for (const EngineLayer& layer : layers_for(e)) {
+          if (names(layer.prefix) || std::any_of(layer.shards.begin(), layer.shards.end(), names)) {
+            return true;
+          }
+        }
+      }
+      return false;
+    }
+    if (m_known.empty()) {
+      m_known = known_names();
+    }
+    return m_known.contains(entry);
+  }
+
   void entries()
   {
-    std::unordered_set<std::string_view> known;
     for (const ConfigSource& s : m_declaration.sources) {
       if (s.format != QuantFormat::modelopt && s.format != QuantFormat::compressed_tensors &&
           s.format != QuantFormat::quark && s.format != QuantFormat::fp8 &&
@@ -682,9 +715,6 @@ private:
           layers.push_back(&layers_for(e));
         }
       }
-      if (known.empty()) {
-        known = known_names();
-      }
       for (const std::string& entry : s.excludes) {
         if (!entry.starts_with("re:") && entry.find('.') == std::string::npos &&
             s.format == QuantFormat::compressed_tensors &&
@@ -695,7 +725,7 @@ private:
           continue; // QC115 already says qcheck cannot evaluate it
         }
         // Fast path: a plain entry that names a module, a layer or an ancestor of either.
-        bool used = !has_glob(entry) && !entry.starts_with("re:") && known.contains(entry);
+        bool used = !has_glob(entry) && !entry.starts_with("re:") && is_known(entry);
         // Then module names (entries for routers and embeddings name real modules the engines
         // never quantize), then each engine's layer prefixes and fused shards.
         for (size_t m = 0; m < m_inventory.modules.size() && !used; ++m) {
@@ -1223,6 +1253,9 @@ private:
     return {};
   }
 
+  static constexpr size_t k_known_scan_limit = 8;
+  std::unordered_set<std::string_view> m_known; // built once scans stop paying
+  size_t m_known_scans = 0;
   const Checkpoint& m_checkpoint;
   const Inventory& m_inventory;
   const Declaration& m_declaration;

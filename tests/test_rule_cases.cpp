@@ -1132,6 +1132,26 @@ TEST(RuleCases, QC112Positive)
   EXPECT_EQ(f.pointer, "/quantization_config/ignore/2");
 }
 
+// Past eight entries that are not modules or their ancestors (here vLLM substrings), the
+// unused-entry check answers from one set of every name and ancestor: same answers.
+TEST(RuleCases, QC112PositiveAmongManyAncestorEntries)
+{
+  const Report r = lint_folder(
+    folder(config(k_llama, modelopt("NVFP4", {"lm_head", "model.layers.1*", "model.layers.1.m",
+                                              "model.layers.1.ml", "model.layers.1.s",
+                                              "model.layers.1.se", "model.layers.1.sel",
+                                              "model.layers.1.self", "model.layers.1.mlp.d",
+                                              "model.layers.1.mlp.do", "model.layers.1.mlp.dow",
+                                              "model.layers.1", "model.layers.1.self_attn",
+                                              "model.norm", "model.layers.1.mlp.down_proj",
+                                              "model.layers.7.mlp.down_proj"})),
+           llama_nvfp4_with_bf16_layer1()));
+  const auto unused = messages(r, RuleId::unused_entry);
+  EXPECT_EQ(unused, (Strings{"ignore entry 'model.layers.7.mlp.down_proj' matches no module of "
+                             "the checkpoint"}))
+    << text(r);
+}
+
 TEST(RuleCases, QC112Negative)
 {
   const Report r = lint_folder(
