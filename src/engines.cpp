@@ -1,6 +1,7 @@
 #include "qcheck/engines.hpp"
 
 #include <algorithm>
+#include <deque>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <map>
@@ -781,7 +782,9 @@ engine_layers(Engine engine, const Inventory& inventory, const Drafts& drafts,
               const ModelInfo& model)
 {
   (void)model;
-  std::map<std::string, EngineLayer> layers;
+  std::deque<EngineLayer> layers; // stable addresses for `last`
+  std::unordered_map<std::string, size_t> index;
+  EngineLayer* last = nullptr;
   // Sibling lookup for fused groups.
   auto exists = [&](const std::string& name) { return inventory.find(name) >= 0; };
   for (uint32_t i = 0; i < inventory.modules.size(); ++i) {
@@ -846,7 +849,15 @@ engine_layers(Engine engine, const Inventory& inventory, const Drafts& drafts,
         break;
       }
     }
-    EngineLayer& layer = layers[prefix];
+    // Modules arrive sorted, so a fused layer's modules (experts, q/k/v) mostly come in a row.
+    if (last == nullptr || last->prefix != prefix) {
+      auto [it, inserted] = index.try_emplace(prefix, layers.size());
+      if (inserted) {
+        layers.emplace_back();
+      }
+      last = &layers[it->second];
+    }
+    EngineLayer& layer = *last;
     layer.prefix = prefix;
     layer.kind = kind;
     layer.modules.push_back(i);
@@ -859,11 +870,10 @@ engine_layers(Engine engine, const Inventory& inventory, const Drafts& drafts,
       layer.namespace_note = note;
     }
   }
-  std::vector<EngineLayer> out;
-  out.reserve(layers.size());
-  for (auto& [_, layer] : layers) {
-    out.push_back(std::move(layer));
-  }
+  std::vector<EngineLayer> out(std::make_move_iterator(layers.begin()),
+                               std::make_move_iterator(layers.end()));
+  std::sort(out.begin(), out.end(),
+            [](const EngineLayer& a, const EngineLayer& b) { return a.prefix < b.prefix; });
   return out;
 }
 
