@@ -1,5 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <fmt/format.h>
+#include <random>
+
 #include "builder.hpp"
 #include "qcheck/checkpoint.hpp"
 
@@ -247,4 +251,383 @@ TEST(Checkpoint, MissingFolderIsAnError)
   auto c = load_checkpoint(fs, "nope");
   ASSERT_FALSE(c);
   EXPECT_EQ(c.error(), "nope: no such file or directory");
+}
+
+// Merging the shards' sorted runs, duplicates across shards, and the index read beside them.
+
+namespace {
+
+// name -> shard file, the loader's choice.
+std::vector<std::pair<std::string, std::string>>
+placement(const Checkpoint& c)
+{
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& t : c.tensors) {
+    out.emplace_back(std::string(t.info->name), c.shard_of(t));
+  }
+  return out;
+}
+
+std::string
+joined(const std::vector<std::string>& lines)
+{
+  std::string out;
+  for (const auto& line : lines) {
+    out += "\n  " + line;
+  }
+  return out;
+}
+
+// The TensorInfo a Tensor points at lives in the header of the shard it names.
+void
+expect_info_in_its_shard(const Checkpoint& c)
+{
+  for (const auto& t : c.tensors) {
+    ASSERT_LT(t.shard, c.shards.size());
+    const auto& own = c.shards[t.shard].header.tensors;
+    EXPECT_TRUE(!own.empty() && t.info >= own.data() && t.info < own.data() + own.size())
+      << t.info->name;
+  }
+}
+
+// Shard A: a.0, a.2, c.1; B: a.1, b.0, c.0; C: a.3, b.1. Written out of order in A and B; every
+// tensor's shape is [1 + its position in the merged order] so a misattributed entry shows.
+MemoryFileSystem
+interleaved_shards()
+{
+  MemoryFileSystem fs;
+  fs.add_file("m/model-A.safetensors",
+              safetensors({{"c.1", "BF16", {8}}, {"a.0", "BF16", {1}}, {"a.2", "BF16", {3}}}));
+  fs.add_file("m/model-B.safetensors",
+              safetensors({{"b.0", "BF16", {5}}, {"a.1", "BF16", {2}}, {"c.0", "BF16", {7}}}));
+  fs.add_file("m/model-C.safetensors", safetensors({{"a.3", "BF16", {4}}, {"b.1", "BF16", {6}}}));
+  return fs;
+}
+
+const std::vector<std::pair<std::string, std::string>> k_interleaved{
+  {"a.0", "model-A.safetensors"}, {"a.1", "model-B.safetensors"}, {"a.2", "model-A.safetensors"},
+  {"a.3", "model-C.safetensors"}, {"b.0", "model-B.safetensors"}, {"b.1", "model-C.safetensors"},
+  {"c.0", "model-B.safetensors"}, {"c.1", "model-A.safetensors"}};
+
+Checkpoint
+load_with(const MemoryFileSystem& fs, unsigned threads)
+{
+  auto checkpoint = load_checkpoint(fs, "m", LoadOptions{threads});
+  EXPECT_TRUE(checkpoint);
+  return std::move(checkpoint).value();
+}
+
+} // namespace
+
+TEST(Checkpoint, InterleavedShardsMergeIntoOneSortedList)
+{
+  for (bool with_index : {false, true}) {
+    for (unsigned threads : {1u, 2u, 8u}) {
+      auto fs = interleaved_shards();
+      if (with_index) {
+        fs.add_file("m/model.safetensors.index.json", index_json(k_interleaved));
+      }
+      const Checkpoint c = load_with(fs, threads);
+      EXPECT_EQ(c.has_index, with_index);
+      EXPECT_TRUE(c.problems.empty()) << joined(messages(c));
+      EXPECT_EQ(placement(c), k_interleaved) << "threads " << threads << " index " << with_index;
+      for (size_t i = 0; i < c.tensors.size(); ++i) {
+        EXPECT_EQ(std::vector<uint64_t>(c.tensors[i].info->shape.begin(),
+                                        c.tensors[i].info->shape.end()),
+                  std::vector<uint64_t>{i + 1})
+          << c.tensors[i].info->name;
+      }
+      expect_info_in_its_shard(c);
+    }
+  }
+}
+
+TEST(Checkpoint, TensorInTwoShardsWithoutIndexUsesTheFirstFile)
+{
+  auto fs = interleaved_shards();
+  fs.add_file("m/model-C.safetensors",
+              safetensors({{"a.3", "BF16", {4}}, {"b.1", "BF16", {6}}, {"b.0", "F32", {5}}}));
+  const Checkpoint c = load(fs);
+  ASSERT_EQ(c.problems.size(), 1u) << joined(messages(c));
+  EXPECT_EQ(c.problems[0].issue, CheckpointIssue::duplicate_tensor);
+  EXPECT_EQ(c.problems[0].tensor, "b.0");
+  EXPECT_EQ(messages(c)[0], "model-C.safetensors: tensor 'b.0' is stored in both "
+                            "model-B.safetensors and model-C.safetensors; the loader uses "
+                            "model-B.safetensors");
+  EXPECT_EQ(placement(c), k_interleaved);
+  EXPECT_EQ(c.tensors[4].info->dtype, Dtype::BF16); // B's copy, not C's F32 one
+  expect_info_in_its_shard(c);
+}
+
+TEST(Checkpoint, TensorInTwoShardsTheIndexPicks)
+{
+  // b.0 is in B (BF16) and C (F32); the index sends it to either.
+  for (const std::string pick : {"model-B.safetensors", "model-C.safetensors"}) {
+    auto fs = interleaved_shards();
+    fs.add_file("m/model-C.safetensors",
+                safetensors({{"a.3", "BF16", {4}}, {"b.0", "F32", {5}}, {"b.1", "BF16", {6}}}));
+    auto map = k_interleaved;
+    map[4].second = pick;
+    fs.add_file("m/model.safetensors.index.json", index_json(map));
+    const Checkpoint c = load(fs);
+    ASSERT_EQ(c.problems.size(), 1u) << pick << joined(messages(c));
+    EXPECT_EQ(c.problems[0].issue, CheckpointIssue::duplicate_tensor);
+    EXPECT_EQ(messages(c)[0], "model-C.safetensors: tensor 'b.0' is stored in both "
+                              "model-B.safetensors and model-C.safetensors; the loader uses " +
+                                pick);
+    EXPECT_EQ(placement(c), map);
+    ASSERT_EQ(c.tensors[4].info->name, "b.0");
+    EXPECT_EQ(c.shard_of(c.tensors[4]), pick);
+    EXPECT_EQ(c.tensors[4].info->dtype, pick == "model-B.safetensors" ? Dtype::BF16 : Dtype::F32);
+    expect_info_in_its_shard(c);
+  }
+}
+
+TEST(Checkpoint, ManyShardsMergeLikeABruteForceSort)
+{
+  static constexpr size_t k_shards = 40, k_tensors = 1000;
+  const auto file = [](size_t s) {
+    return fmt::format("model-{:05}-of-{:05}.safetensors", s + 1, k_shards);
+  };
+  // Names in a shuffled order; the first half dealt round-robin, the second half in blocks, so
+  // runs interleave one by one and also hold long stretches of consecutive names.
+  std::vector<std::string> names;
+  for (size_t i = 0; i < k_tensors; ++i) {
+    names.push_back(fmt::format("model.layers.{}.mlp.w{}", i % 97, i / 97));
+  }
+  std::mt19937 random(1234);
+  std::shuffle(names.begin(), names.begin() + k_tensors / 2, random);
+  std::sort(names.begin() + k_tensors / 2, names.end());
+  std::vector<std::vector<TensorSpec>> shards(k_shards);
+  std::vector<std::pair<std::string, size_t>> expected; // name -> shard
+  for (size_t i = 0; i < k_tensors; ++i) {
+    const size_t s =
+      i < k_tensors / 2 ? i % k_shards : (i - k_tensors / 2) * k_shards / (k_tensors / 2);
+    shards[s].push_back({names[i], "BF16", {i + 1}});
+    expected.emplace_back(names[i], s);
+  }
+  // Some names stored a second time, in another shard, as F32.
+  std::vector<std::pair<std::string, size_t>> copies;
+  for (size_t i = 0; i < k_tensors; i += 37) {
+    const size_t other = (expected[i].second + 7 + i % 5) % k_shards;
+    shards[other].push_back({names[i], "F32", {i + 1}});
+    copies.emplace_back(names[i], other);
+  }
+  for (size_t s = 0; s < k_shards; ++s) {
+    if (s % 3 == 0) {
+      std::sort(shards[s].begin(), shards[s].end(),
+                [](const TensorSpec& a, const TensorSpec& b) { return a.name < b.name; });
+    } else if (s % 3 == 1) {
+      std::reverse(shards[s].begin(), shards[s].end());
+    } // else as dealt
+  }
+  std::sort(expected.begin(), expected.end());
+
+  for (int mode = 0; mode < 3; ++mode) {
+    // 0: no index, the first file wins; 1: index naming the first copy; 2: index naming the
+    // second copy.
+    MemoryFileSystem fs;
+    for (size_t s = 0; s < k_shards; ++s) {
+      fs.add_file("m/" + file(s), safetensors(shards[s]));
+    }
+    std::vector<std::pair<std::string, std::string>> want;
+    for (const auto& [name, s] : expected) {
+      want.emplace_back(name, file(s));
+    }
+    for (const auto& [name, other] : copies) {
+      auto it = std::lower_bound(want.begin(), want.end(), std::pair{name, std::string()});
+      ASSERT_EQ(it->first, name);
+      const std::string first = std::min(it->second, file(other));
+      const std::string second = std::max(it->second, file(other));
+      it->second = mode == 2 ? second : first;
+    }
+    if (mode > 0) {
+      auto map = want;
+      std::shuffle(map.begin(), map.end(), random); // index order is not the loader's concern
+      fs.add_file("m/model.safetensors.index.json", index_json(map));
+    }
+    const Checkpoint c = load_with(fs, 4);
+    EXPECT_EQ(c.shards.size(), k_shards);
+    ASSERT_EQ(c.tensors.size(), k_tensors) << "mode " << mode;
+    EXPECT_EQ(placement(c), want) << "mode " << mode;
+    size_t duplicates = 0;
+    for (const auto& p : c.problems) {
+      duplicates += p.issue == CheckpointIssue::duplicate_tensor;
+    }
+    EXPECT_EQ(duplicates, copies.size()) << "mode " << mode;
+    EXPECT_EQ(c.problems.size(), copies.size()) << "mode " << mode << joined(messages(c));
+    for (const auto& t : c.tensors) {
+      // Which copy was used shows in its dtype: the F32 ones are the copies.
+      const bool is_copy = t.info->dtype == Dtype::F32;
+      const auto it = std::find_if(copies.begin(), copies.end(),
+                                   [&](const auto& cp) { return cp.first == t.info->name; });
+      if (it == copies.end()) {
+        EXPECT_FALSE(is_copy) << t.info->name;
+      } else {
+        EXPECT_EQ(is_copy, file(it->second) == c.shard_of(t)) << t.info->name;
+      }
+    }
+    expect_info_in_its_shard(c);
+  }
+}
+
+TEST(Checkpoint, IndexOutOfOrderWithRepeatedKeysActsAsSorted)
+{
+  const std::string s1 = "model-00001-of-00002.safetensors";
+  const std::string s2 = "model-00002-of-00002.safetensors";
+  struct Case
+  {
+    std::string name;
+    std::string weight_map; // raw JSON members
+    std::vector<std::pair<std::string, std::string>> sorted; // the same map, as Python reads it
+  };
+  const auto entry = [](const std::string& tensor, const std::string& file) {
+    return "\"" + tensor + "\":\"" + file + "\"";
+  };
+  const std::vector<Case> cases{
+    {"complete, reversed, a repeated; the last a is right",
+     entry("c.weight", s2) + "," + entry("a.weight", s2) + "," + entry("b.weight", s1) + "," +
+       entry("a.weight", s1),
+     {{"a.weight", s1}, {"b.weight", s1}, {"c.weight", s2}}},
+    {"the last a is wrong",
+     entry("a.weight", s1) + "," + entry("c.weight", s2) + "," + entry("b.weight", s1) + "," +
+       entry("a.weight", s2),
+     {{"a.weight", s2}, {"b.weight", s1}, {"c.weight", s2}}},
+    {"b missing, c repeated",
+     entry("c.weight", s2) + "," + entry("a.weight", s1) + "," + entry("c.weight", s2),
+     {{"a.weight", s1}, {"c.weight", s2}}},
+    {"an extra d, out of order, repeated with two files",
+     entry("d.weight", s1) + "," + entry("c.weight", s2) + "," + entry("b.weight", s1) + "," +
+       entry("a.weight", s1) + "," + entry("d.weight", s2),
+     {{"a.weight", s1}, {"b.weight", s1}, {"c.weight", s2}, {"d.weight", s2}}},
+    {"a repeated three times, in order around it",
+     entry("a.weight", s2) + "," + entry("a.weight", s2) + "," + entry("a.weight", s1) + "," +
+       entry("b.weight", s1) + "," + entry("c.weight", s2),
+     {{"a.weight", s1}, {"b.weight", s1}, {"c.weight", s2}}},
+  };
+  for (const auto& [name, weight_map, sorted] : cases) {
+    auto raw = two_shards();
+    raw.add_file("m/model.safetensors.index.json",
+                 R"({"metadata":{"total_size":28},"weight_map":{)" + weight_map + "}}");
+    auto reference = two_shards();
+    reference.add_file("m/model.safetensors.index.json", index_json(sorted));
+    const Checkpoint c = load(raw);
+    const Checkpoint r = load(reference);
+    EXPECT_EQ(messages(c), messages(r)) << name << joined(messages(c));
+    EXPECT_EQ(placement(c), placement(r)) << name;
+  }
+  // And what those problems are.
+  auto fs = two_shards();
+  fs.add_file("m/model.safetensors.index.json",
+              "{\"weight_map\":{" + entry("a.weight", s1) + "," + entry("c.weight", s2) + "," +
+                entry("b.weight", s1) + "," + entry("a.weight", s2) + "}}");
+  const Checkpoint c = load(fs);
+  ASSERT_EQ(c.problems.size(), 1u) << joined(messages(c));
+  EXPECT_EQ(c.problems[0].issue, CheckpointIssue::index_missing_tensor);
+  EXPECT_EQ(messages(c)[0], "model.safetensors.index.json: maps 'a.weight' to " + s2 +
+                              ", which does not hold it (it is in " + s1 + ")");
+
+  auto missing_b = two_shards();
+  missing_b.add_file("m/model.safetensors.index.json",
+                     "{\"weight_map\":{" + entry("c.weight", s2) + "," + entry("a.weight", s1) +
+                       "," + entry("c.weight", s2) + "}}");
+  const Checkpoint m = load(missing_b);
+  ASSERT_EQ(m.problems.size(), 1u) << joined(messages(m));
+  EXPECT_EQ(m.problems[0].issue, CheckpointIssue::unindexed_tensors);
+  EXPECT_EQ(messages(m)[0], s1 + ": holds 1 tensor the index does not name (first: 'b.weight')");
+
+  auto extra_d = two_shards();
+  extra_d.add_file("m/model.safetensors.index.json",
+                   "{\"weight_map\":{" + entry("d.weight", s1) + "," + entry("c.weight", s2) +
+                     "," + entry("b.weight", s1) + "," + entry("a.weight", s1) + "," +
+                     entry("d.weight", s2) + "}}");
+  const Checkpoint d = load(extra_d);
+  ASSERT_EQ(d.problems.size(), 1u) << joined(messages(d));
+  EXPECT_EQ(d.problems[0].issue, CheckpointIssue::index_missing_tensor);
+  EXPECT_EQ(messages(d)[0], "model.safetensors.index.json: maps 'd.weight' to " + s2 +
+                              ", which does not hold it");
+}
+
+TEST(Checkpoint, OverriddenIndexEntryNamesNoFile)
+{
+  // The first a.weight names a file that is not there; the last one wins, so nothing is missing.
+  auto fs = two_shards();
+  fs.add_file("m/model.safetensors.index.json",
+              R"({"weight_map":{"a.weight":"ghost.safetensors","c.weight":)"
+              R"("model-00002-of-00002.safetensors","b.weight":"model-00001-of-00002.safetensors",)"
+              R"("a.weight":"model-00001-of-00002.safetensors"}})");
+  const Checkpoint c = load(fs);
+  EXPECT_TRUE(c.problems.empty()) << joined(messages(c));
+  EXPECT_EQ(c.shards.size(), 2u);
+  EXPECT_EQ(c.tensors.size(), 3u);
+}
+
+TEST(Checkpoint, IndexNamesShardInSubfolder)
+{
+  auto fs = two_shards();
+  fs.add_file("m/sub/model-1.safetensors",
+              safetensors({{"d.weight", "F32", {3}}, {"aa.weight", "BF16", {5}}}));
+  auto map = k_full_map;
+  map.emplace_back("d.weight", "sub/model-1.safetensors");
+  map.emplace_back("aa.weight", "sub/model-1.safetensors");
+  fs.add_file("m/model.safetensors.index.json", index_json(map));
+  const Checkpoint c = load(fs);
+  EXPECT_TRUE(c.problems.empty()) << joined(messages(c));
+  ASSERT_EQ(c.shards.size(), 3u);
+  EXPECT_EQ(c.shards[2].file, "sub/model-1.safetensors");
+  EXPECT_TRUE(c.shards[2].in_index);
+  EXPECT_TRUE(c.shards[2].header_read);
+  EXPECT_EQ(placement(c), (std::vector<std::pair<std::string, std::string>>{
+                            {"a.weight", "model-00001-of-00002.safetensors"},
+                            {"aa.weight", "sub/model-1.safetensors"},
+                            {"b.weight", "model-00001-of-00002.safetensors"},
+                            {"c.weight", "model-00002-of-00002.safetensors"},
+                            {"d.weight", "sub/model-1.safetensors"}}));
+  expect_info_in_its_shard(c);
+}
+
+TEST(Checkpoint, IndexNamesMissingShardInSubfolder)
+{
+  auto fs = two_shards();
+  auto map = k_full_map;
+  map.emplace_back("d.weight", "sub/model-2.safetensors");
+  map.emplace_back("e.weight", "sub/model-2.safetensors");
+  fs.add_file("m/model.safetensors.index.json", index_json(map));
+  const Checkpoint c = load(fs);
+  ASSERT_EQ(c.problems.size(), 1u) << joined(messages(c));
+  EXPECT_EQ(c.problems[0].issue, CheckpointIssue::index_missing_file);
+  EXPECT_EQ(messages(c)[0], "sub/model-2.safetensors: named by model.safetensors.index.json for 2 "
+                            "tensors, but the file does not exist");
+  EXPECT_EQ(c.tensors.size(), 3u);
+}
+
+TEST(Checkpoint, IndexOnlyShardsBesideShortNamedShards)
+{
+  // Shards the folder lists, with names short enough to live inside a std::string, and shards
+  // only the index names (a subfolder, a missing file) listed first in the index: adding the
+  // index-only shards must not lose track of the listed ones.
+  for (size_t listed : {1u, 2u, 4u, 8u, 16u}) {
+    MemoryFileSystem fs;
+    std::vector<std::pair<std::string, std::string>> map;
+    map.emplace_back("0.sub", "sub/extra-tensors.safetensors");
+    map.emplace_back("1.gone", "sub/missing-tensors.safetensors");
+    fs.add_file("m/sub/extra-tensors.safetensors", safetensors({{"0.sub", "BF16", {2}}}));
+    for (size_t s = 0; s < listed; ++s) {
+      const std::string file = fmt::format("s{}.safetensors", s);
+      const std::string tensor = fmt::format("t.{:02}", s);
+      fs.add_file("m/" + file, safetensors({{tensor, "BF16", {s + 1}}}));
+      map.emplace_back(tensor, file);
+    }
+    fs.add_file("m/model.safetensors.index.json", index_json(map));
+    const Checkpoint c = load(fs);
+    EXPECT_EQ(messages(c), std::vector<std::string>{"sub/missing-tensors.safetensors: named by "
+                                                    "model.safetensors.index.json for 1 tensors, "
+                                                    "but the file does not exist"})
+      << listed << " listed shards" << joined(messages(c));
+    EXPECT_EQ(c.shards.size(), listed + 2);
+    EXPECT_EQ(c.tensors.size(), listed + 1);
+    for (const auto& shard : c.shards) {
+      EXPECT_TRUE(shard.in_index) << shard.file;
+    }
+  }
 }

@@ -1,5 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "builder.hpp"
 #include "qcheck/input.hpp"
 #include "qcheck/safetensors.hpp"
@@ -310,4 +314,316 @@ TEST(Safetensors, ReadsOnlyTheHeader)
   const Header h = read_header(HeaderOnly(raw_safetensors(json, 0)));
   EXPECT_TRUE(h.readable);
   EXPECT_TRUE(h.problems.empty()) << h.problems[0].message;
+}
+
+// Name order, duplicate keys and storage ownership of the header reader.
+
+namespace {
+
+Header
+read_bytes_sorted(const std::string& bytes, bool sort_by_name)
+{
+  MemoryFileSystem fs;
+  fs.add_file("x.safetensors", bytes);
+  auto source = fs.open("x.safetensors");
+  EXPECT_TRUE(source);
+  return read_header(**source, sort_by_name);
+}
+
+std::vector<std::string>
+names(const Header& h)
+{
+  std::vector<std::string> out;
+  for (const auto& t : h.tensors) {
+    out.emplace_back(t.name);
+  }
+  return out;
+}
+
+// Every problem message, for failure output.
+std::string
+all_messages(const Header& h)
+{
+  std::string out;
+  for (const auto& p : h.problems) {
+    out += "\n  " + p.message;
+  }
+  return out;
+}
+
+std::vector<uint64_t>
+dims(const TensorInfo& t)
+{
+  return {t.shape.begin(), t.shape.end()};
+}
+
+// Three tensors whose dtype, shape and size differ, so an entry that lost its name shows.
+const std::vector<TensorSpec> k_unordered{
+  {"b.weight", "F32", {2}}, {"a.weight", "BF16", {4, 2}}, {"c.weight", "U8", {3}}};
+
+// A header of U8 entries with the given keys. A key's first occurrence holds 1 byte laid out
+// after the previous first occurrences; a repeat is an F32 entry over bytes [0, 4), so keeping a
+// repeat instead of the first occurrence changes the dtype and breaks the layout.
+std::string
+keyed_json(const std::vector<std::string>& keys, uint64_t& data_size)
+{
+  std::string json = "{";
+  std::vector<std::string> seen;
+  data_size = 0;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const bool repeat = std::find(seen.begin(), seen.end(), keys[i]) != seen.end();
+    json += (i ? "," : "") + ("\"" + keys[i] + "\":");
+    if (repeat) {
+      json += R"({"dtype":"F32","shape":[1],"data_offsets":[0,4]})";
+    } else {
+      json += R"({"dtype":"U8","shape":[1],"data_offsets":[)" + std::to_string(data_size) + "," +
+              std::to_string(data_size + 1) + "]}";
+      ++data_size;
+      seen.push_back(keys[i]);
+    }
+  }
+  return json + "}";
+}
+
+} // namespace
+
+TEST(Safetensors, OutOfOrderKeysComeOutSortedOnRequest)
+{
+  const Header h = read_bytes_sorted(safetensors(k_unordered), true);
+  EXPECT_TRUE(h.problems.empty()) << all_messages(h);
+  EXPECT_TRUE(h.sorted);
+  EXPECT_EQ(names(h), (std::vector<std::string>{"a.weight", "b.weight", "c.weight"}));
+  // Whole entries move with their names.
+  EXPECT_EQ(h.tensors[0].dtype, Dtype::BF16);
+  EXPECT_EQ(dims(h.tensors[0]), (std::vector<uint64_t>{4, 2}));
+  EXPECT_EQ(h.tensors[0].begin, 8u);
+  EXPECT_EQ(h.tensors[0].end, 24u);
+  EXPECT_EQ(h.tensors[1].dtype, Dtype::F32);
+  EXPECT_EQ(dims(h.tensors[1]), (std::vector<uint64_t>{2}));
+  EXPECT_EQ(h.tensors[1].begin, 0u);
+  EXPECT_EQ(h.tensors[1].end, 8u);
+  EXPECT_EQ(h.tensors[2].dtype_name, "U8");
+  EXPECT_EQ(dims(h.tensors[2]), (std::vector<uint64_t>{3}));
+  EXPECT_EQ(h.tensors[2].begin, 24u);
+}
+
+TEST(Safetensors, OutOfOrderKeysKeepFileOrderByDefault)
+{
+  for (const Header& h : {read_bytes(safetensors(k_unordered)),
+                          read_bytes_sorted(safetensors(k_unordered), false)}) {
+    EXPECT_TRUE(h.problems.empty());
+    EXPECT_FALSE(h.sorted);
+    EXPECT_EQ(names(h), (std::vector<std::string>{"b.weight", "a.weight", "c.weight"}));
+    EXPECT_EQ(h.tensors[0].dtype, Dtype::F32);
+    EXPECT_EQ(dims(h.tensors[1]), (std::vector<uint64_t>{4, 2}));
+  }
+  uint64_t size = 0;
+  const std::string json = header_json(k_unordered, &size);
+  const Header parsed = parse(json, size);
+  EXPECT_FALSE(parsed.sorted);
+  EXPECT_EQ(names(parsed), (std::vector<std::string>{"b.weight", "a.weight", "c.weight"}));
+}
+
+TEST(Safetensors, InOrderKeysAreSortedAsRead)
+{
+  const std::vector<TensorSpec> ordered{
+    {"a.weight", "BF16", {4, 2}}, {"a.weight_scale", "F32", {}}, {"b.weight", "F32", {2}}};
+  for (bool sort_by_name : {false, true}) {
+    const Header h = read_bytes_sorted(safetensors(ordered), sort_by_name);
+    EXPECT_TRUE(h.problems.empty());
+    EXPECT_TRUE(h.sorted) << sort_by_name;
+    EXPECT_EQ(names(h), (std::vector<std::string>{"a.weight", "a.weight_scale", "b.weight"}));
+    EXPECT_EQ(dims(h.tensors[1]), std::vector<uint64_t>{});
+    EXPECT_EQ(h.tensors[1].begin, 16u);
+  }
+  uint64_t size = 0;
+  const std::string json = header_json(ordered, &size);
+  EXPECT_TRUE(parse(json, size).sorted);
+}
+
+TEST(Safetensors, MetadataBetweenTensorsDoesNotBreakTheOrder)
+{
+  // "__metadata__" sorts before "a": it must not count as a tensor key out of order.
+  const std::string json = R"({"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},)"
+                           R"("__metadata__":{"format":"pt"},)"
+                           R"("b":{"dtype":"U8","shape":[1],"data_offsets":[1,2]}})";
+  const Header h = parse(json, 2);
+  EXPECT_TRUE(h.problems.empty()) << all_messages(h);
+  EXPECT_TRUE(h.sorted);
+  EXPECT_EQ(names(h), (std::vector<std::string>{"a", "b"}));
+  ASSERT_EQ(h.metadata.size(), 1u);
+}
+
+TEST(Safetensors, DuplicateKeysInEitherRegimeReportedOnceFirstKept)
+{
+  struct Case
+  {
+    std::vector<std::string> keys;
+    std::string repeated;
+    std::vector<std::string> kept; // file order
+  };
+  const std::vector<Case> cases{
+    // Keys in order up to the repeat.
+    {{"a", "b", "b"}, "b", {"a", "b"}},
+    {{"a", "b", "c", "c", "d"}, "c", {"a", "b", "c", "d"}},
+    // The repeat comes after the order broke; its first occurrence came before.
+    {{"b", "a", "b"}, "b", {"b", "a"}},
+    {{"c", "a", "c"}, "c", {"c", "a"}},
+    {{"a", "c", "b", "c"}, "c", {"a", "c", "b"}},
+    {{"a", "c", "b", "a"}, "a", {"a", "c", "b"}},
+    // The key that broke the order is the one repeated.
+    {{"b", "c", "a", "d", "a"}, "a", {"b", "c", "a", "d"}},
+    // First occurrence after the order broke.
+    {{"d", "a", "x", "c", "x"}, "x", {"d", "a", "x", "c"}},
+  };
+  for (const auto& [keys, repeated, kept] : cases) {
+    const std::string where = fmt::format("keys {}", fmt::join(keys, ","));
+    uint64_t size = 0;
+    const std::string json = keyed_json(keys, size);
+    for (bool via_file : {false, true}) {
+      const Header h = via_file ? read_bytes_sorted(raw_safetensors(json, size), false)
+                                : parse(json, size);
+      ASSERT_EQ(h.problems.size(), 1u) << where << all_messages(h);
+      EXPECT_EQ(h.problems[0].issue, HeaderIssue::duplicate_tensor) << where;
+      EXPECT_EQ(h.problems[0].tensor, repeated) << where;
+      EXPECT_EQ(h.problems[0].message, "'" + repeated + "' appears more than once in the header")
+        << where;
+      EXPECT_EQ(names(h), kept) << where;
+      for (const auto& t : h.tensors) {
+        EXPECT_EQ(t.dtype, Dtype::U8) << where << ": " << t.name; // the first occurrence
+      }
+    }
+    // Sorted on request, still without the repeat.
+    const Header s = read_bytes_sorted(raw_safetensors(json, size), true);
+    EXPECT_TRUE(s.sorted);
+    auto expected = kept;
+    std::sort(expected.begin(), expected.end());
+    EXPECT_EQ(names(s), expected) << where;
+    EXPECT_EQ(s.problems.size(), 1u) << where;
+  }
+}
+
+TEST(Safetensors, DuplicateKeyRepeatedThreeTimesReportedTwice)
+{
+  using Keys = std::vector<std::string>;
+  for (const Keys& keys : {Keys{"a", "b", "b", "b"}, Keys{"b", "a", "b", "b"}}) {
+    uint64_t size = 0;
+    const Header h = parse(keyed_json(keys, size), size);
+    ASSERT_EQ(h.problems.size(), 2u) << all_messages(h);
+    for (const auto& p : h.problems) {
+      EXPECT_EQ(p.issue, HeaderIssue::duplicate_tensor);
+      EXPECT_EQ(p.tensor, "b");
+    }
+    EXPECT_EQ(h.tensors.size(), 2u);
+  }
+}
+
+TEST(Safetensors, EmptyTensorNameRepeated)
+{
+  // "" is a legal JSON key; a repeat of it is a duplicate like any other.
+  uint64_t size = 0;
+  const std::string json = keyed_json({"", ""}, size);
+  const Header h = parse(json, size);
+  ASSERT_EQ(h.problems.size(), 1u) << all_messages(h);
+  EXPECT_EQ(h.problems[0].issue, HeaderIssue::duplicate_tensor) << all_messages(h);
+  EXPECT_EQ(h.problems[0].tensor, "");
+  EXPECT_EQ(h.tensors.size(), 1u);
+}
+
+TEST(Safetensors, RepeatedMetadataKey)
+{
+  const std::string a0 = R"("a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]})";
+  const std::string b0 = R"("b":{"dtype":"U8","shape":[1],"data_offsets":[0,1]})";
+  const std::string a1 = R"("a":{"dtype":"U8","shape":[1],"data_offsets":[1,2]})";
+  // Tensor keys in order, then out of order, between the two __metadata__.
+  for (const std::string& middle : {a0, b0 + "," + a1}) {
+    const std::string json = R"({"__metadata__":{"format":"pt"},)" + middle +
+                             R"(,"__metadata__":{"format":"np","extra":"x"}})";
+    const uint64_t size = middle.find("\"b\"") == std::string::npos ? 1 : 2;
+    const Header h = parse(json, size);
+    ASSERT_EQ(h.problems.size(), 1u) << all_messages(h);
+    EXPECT_EQ(h.problems[0].issue, HeaderIssue::duplicate_tensor);
+    EXPECT_EQ(h.problems[0].tensor, "__metadata__");
+    EXPECT_EQ(h.problems[0].message, "'__metadata__' appears more than once in the header");
+    // The first __metadata__ is kept, and is not a tensor.
+    ASSERT_EQ(h.metadata.size(), 1u);
+    EXPECT_EQ(h.metadata[0], (std::pair<std::string, std::string>{"format", "pt"}));
+    for (const auto& t : h.tensors) {
+      EXPECT_NE(t.name, "__metadata__");
+    }
+  }
+}
+
+TEST(Safetensors, HeaderViewsSurviveMovesAndLaterReads)
+{
+  // Names longer than any small-string buffer, an unknown dtype spelling and assorted shapes.
+  const auto specs = [](int i) {
+    const std::string p = fmt::format("model.layers.{}.", i);
+    return std::vector<TensorSpec>{{p + "self_attn.q_proj.weight", "BF16", {8, uint64_t(i + 1)}},
+                                   {p + "mlp.up_proj.weight_packed", "I32",
+                                    {uint64_t(i + 2), 3, 1}},
+                                   {p + "mlp.up_proj.weight_scale", "F8_E4M3", {}},
+                                   {p + "a", "F32", {uint64_t(i)}}};
+  };
+  const auto with_fp4 = [](int i) {
+    // One tensor of unknown dtype "FP4": kept, spelling and all.
+    const std::string name = fmt::format("model.layers.{}.mlp.down_proj.weight", i);
+    return R"({")" + name + R"(":{"dtype":"FP4","shape":[2,)" + std::to_string(i + 4) +
+           R"(],"data_offsets":[0,7]}})";
+  };
+  std::vector<Header> headers;
+  std::vector<Header> unknown;
+  for (int i = 0; i < 300; ++i) {
+    // Every read reuses the reader's buffer: anything still viewing it would be overwritten.
+    headers.push_back(read_bytes_sorted(safetensors(specs(i)), i % 2 == 0));
+    unknown.push_back(read_bytes_sorted(raw_safetensors(with_fp4(i), 7), i % 3 == 0));
+  }
+  std::vector<Header> moved;
+  for (auto& h : headers) {
+    moved.push_back(std::move(h));
+  }
+  Header assigned;
+  assigned = std::move(moved[7]);
+  for (int i = 0; i < 300; ++i) {
+    const Header& h = i == 7 ? assigned : moved[static_cast<size_t>(i)];
+    auto expected = specs(i);
+    if (i % 2 == 0) {
+      std::sort(expected.begin(), expected.end(),
+                [](const TensorSpec& a, const TensorSpec& b) { return a.name < b.name; });
+    }
+    ASSERT_EQ(h.tensors.size(), expected.size()) << i;
+    EXPECT_TRUE(h.problems.empty()) << i << all_messages(h);
+    for (size_t k = 0; k < expected.size(); ++k) {
+      EXPECT_EQ(h.tensors[k].name, expected[k].name) << i;
+      EXPECT_EQ(h.tensors[k].dtype_name, expected[k].dtype) << i;
+      EXPECT_EQ(dims(h.tensors[k]), expected[k].shape) << i;
+    }
+    const Header& u = unknown[static_cast<size_t>(i)];
+    ASSERT_EQ(u.tensors.size(), 1u) << i;
+    EXPECT_EQ(u.tensors[0].name, fmt::format("model.layers.{}.mlp.down_proj.weight", i));
+    EXPECT_EQ(u.tensors[0].dtype, Dtype::unknown);
+    EXPECT_EQ(u.tensors[0].dtype_name, "FP4");
+    EXPECT_EQ(dims(u.tensors[0]), (std::vector<uint64_t>{2, uint64_t(i + 4)}));
+    ASSERT_EQ(u.problems.size(), 1u);
+    EXPECT_EQ(u.problems[0].message,
+              fmt::format("tensor 'model.layers.{}.mlp.down_proj.weight': unknown dtype 'FP4'", i));
+  }
+}
+
+TEST(Safetensors, ParsedHeaderViewsOutliveTheJson)
+{
+  std::vector<Header> headers;
+  for (int i = 0; i < 50; ++i) {
+    std::string json = R"({"x.)" + std::to_string(i) +
+                       R"(.weight":{"dtype":"MXFP4_custom","shape":[3,5],"data_offsets":[0,1]}})";
+    headers.push_back(parse(json, 1));
+    std::fill(json.begin(), json.end(), '#'); // the caller's text is gone
+  }
+  for (int i = 0; i < 50; ++i) {
+    const Header& h = headers[static_cast<size_t>(i)];
+    ASSERT_EQ(h.tensors.size(), 1u);
+    EXPECT_EQ(h.tensors[0].name, "x." + std::to_string(i) + ".weight");
+    EXPECT_EQ(h.tensors[0].dtype_name, "MXFP4_custom");
+    EXPECT_EQ(dims(h.tensors[0]), (std::vector<uint64_t>{3, 5}));
+  }
 }
