@@ -7,8 +7,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
-#include <curl/curl.h>
+#include <curl/curl.h> // types and constants only: libcurl is loaded by load_curl()
 #include <deque>
+#include <dlfcn.h>
 #include <fmt/format.h>
 #include <map>
 #include <set>
@@ -187,6 +188,102 @@ human_bytes(uint64_t bytes)
 }
 
 // ------------------------------------------------------------------------------------------------
+// libcurl, loaded on first use rather than linked.
+
+// The libcurl functions used here, typed as declared (setopt and getinfo are variadic).
+struct CurlApi
+{
+  void* handle = nullptr;
+  decltype(&curl_global_init) global_init = nullptr;
+  decltype(&curl_easy_init) easy_init = nullptr;
+  decltype(&curl_easy_setopt) easy_setopt = nullptr;
+  decltype(&curl_easy_getinfo) easy_getinfo = nullptr;
+  decltype(&curl_easy_cleanup) easy_cleanup = nullptr;
+  decltype(&curl_easy_strerror) easy_strerror = nullptr;
+  decltype(&curl_multi_init) multi_init = nullptr;
+  decltype(&curl_multi_setopt) multi_setopt = nullptr;
+  decltype(&curl_multi_add_handle) multi_add_handle = nullptr;
+  decltype(&curl_multi_remove_handle) multi_remove_handle = nullptr;
+  decltype(&curl_multi_perform) multi_perform = nullptr;
+  decltype(&curl_multi_poll) multi_poll = nullptr;
+  decltype(&curl_multi_info_read) multi_info_read = nullptr;
+  decltype(&curl_multi_cleanup) multi_cleanup = nullptr;
+  decltype(&curl_slist_append) slist_append = nullptr;
+  decltype(&curl_slist_free_all) slist_free_all = nullptr;
+  decltype(&curl_getdate) getdate = nullptr;
+};
+
+template<typename Function>
+bool
+resolve(void* handle, const char* name, Function& slot)
+{
+  slot = reinterpret_cast<Function>(::dlsym(handle, name));
+  return slot != nullptr;
+}
+
+std::string
+curl_load_error(const std::string& library, const char* reason)
+{
+  return fmt::format("{} could not be loaded: {}; install the libcurl4 package to read remote "
+                     "repositories",
+                     library, one_line(reason != nullptr ? reason : "unknown error"));
+}
+
+// dlopen()s `library` and resolves every function; the handle is the caller's.
+Expected<CurlApi>
+load_curl(const std::string& library)
+{
+  CurlApi api;
+  api.handle = ::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (api.handle == nullptr) {
+    return unexpected(curl_load_error(library, ::dlerror()));
+  }
+  ::dlerror();
+  void* h = api.handle;
+  const bool ok = resolve(h, "curl_global_init", api.global_init) &&
+                  resolve(h, "curl_easy_init", api.easy_init) &&
+                  resolve(h, "curl_easy_setopt", api.easy_setopt) &&
+                  resolve(h, "curl_easy_getinfo", api.easy_getinfo) &&
+                  resolve(h, "curl_easy_cleanup", api.easy_cleanup) &&
+                  resolve(h, "curl_easy_strerror", api.easy_strerror) &&
+                  resolve(h, "curl_multi_init", api.multi_init) &&
+                  resolve(h, "curl_multi_setopt", api.multi_setopt) &&
+                  resolve(h, "curl_multi_add_handle", api.multi_add_handle) &&
+                  resolve(h, "curl_multi_remove_handle", api.multi_remove_handle) &&
+                  resolve(h, "curl_multi_perform", api.multi_perform) &&
+                  resolve(h, "curl_multi_poll", api.multi_poll) &&
+                  resolve(h, "curl_multi_info_read", api.multi_info_read) &&
+                  resolve(h, "curl_multi_cleanup", api.multi_cleanup) &&
+                  resolve(h, "curl_slist_append", api.slist_append) &&
+                  resolve(h, "curl_slist_free_all", api.slist_free_all) &&
+                  resolve(h, "curl_getdate", api.getdate);
+  if (!ok) {
+    std::string error = curl_load_error(library, ::dlerror());
+    ::dlclose(h);
+    return unexpected(std::move(error));
+  }
+  return api;
+}
+
+// The process's libcurl: loaded and initialised by the first caller, never unloaded.
+const Expected<CurlApi>&
+curl_api()
+{
+  static const Expected<CurlApi> api = []() -> Expected<CurlApi> {
+    auto loaded = load_curl(k_curl_library);
+    if (loaded) {
+      const CURLcode code = loaded->global_init(CURL_GLOBAL_DEFAULT);
+      if (code != CURLE_OK) {
+        return unexpected(fmt::format("{} could not be initialised: {}", k_curl_library,
+                                      loaded->easy_strerror(code)));
+      }
+    }
+    return loaded;
+  }();
+  return api;
+}
+
+// ------------------------------------------------------------------------------------------------
 // Requests and the curl multi loop.
 
 enum class Want {
@@ -219,6 +316,7 @@ struct Response
   std::string next_link;        // Link: <...>; rel="next"
   std::string error_code;       // X-Error-Code
   std::string error;            // one line, for `failed`
+  bool no_transport = false;    // failed before sending: libcurl missing or not starting
 };
 
 struct Transfer
@@ -435,7 +533,7 @@ retryable_status(long status)
 
 // Retry-After: seconds or an HTTP date. nullopt when absent or unreadable.
 std::optional<std::chrono::milliseconds>
-retry_after_delay(const std::string& value)
+retry_after_delay(const CurlApi& curl, const std::string& value)
 {
   if (value.empty()) {
     return std::nullopt;
@@ -443,7 +541,7 @@ retry_after_delay(const std::string& value)
   if (auto seconds = parse_uint(value)) {
     return std::chrono::milliseconds(std::min<uint64_t>(*seconds, 1'000'000) * 1000);
   }
-  const time_t when = curl_getdate(value.c_str(), nullptr);
+  const time_t when = curl.getdate(value.c_str(), nullptr);
   if (when < 0) {
     return std::nullopt;
   }
@@ -480,34 +578,19 @@ status_text(long status)
   }
 }
 
-void
-init_curl_once()
-{
-  static std::once_flag once;
-  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-}
-
 // Runs batches of requests on one multi handle: at most max_parallel in flight, retries with
-// backoff, connections kept between batches.
+// backoff, connections kept between batches. libcurl is loaded by the first batch.
 class Fetcher
 {
 public:
   explicit Fetcher(const HttpOptions& options) : m_options(options)
   {
-    init_curl_once();
-    m_multi = curl_multi_init();
-    if (m_multi != nullptr) {
-      const long parallel = std::max(1u, m_options.max_parallel);
-      curl_multi_setopt(m_multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, parallel);
-      curl_multi_setopt(m_multi, CURLMOPT_MAX_HOST_CONNECTIONS, parallel);
-      curl_multi_setopt(m_multi, CURLMOPT_MAXCONNECTS, parallel);
-    }
     m_user_agent = fmt::format("qcheck/{}", QCHECK_VERSION);
   }
   ~Fetcher()
   {
     if (m_multi != nullptr) {
-      curl_multi_cleanup(m_multi);
+      m_curl->multi_cleanup(m_multi);
     }
   }
   Fetcher(const Fetcher&) = delete;
@@ -521,9 +604,10 @@ public:
     for (size_t i = 0; i < requests.size(); ++i) {
       transfers[i].request = std::move(requests[i]);
     }
-    if (m_multi == nullptr) {
+    if (!open_multi()) {
       for (auto& t : transfers) {
-        t.response.error = "cannot start libcurl";
+        t.response.error = m_open_error;
+        t.response.no_transport = true;
       }
       return collect(transfers);
     }
@@ -551,16 +635,16 @@ public:
         it = waiting.erase(it);
       }
       int running = 0;
-      curl_multi_perform(m_multi, &running);
+      m_curl->multi_perform(m_multi, &running);
       int left = 0;
-      while (CURLMsg* message = curl_multi_info_read(m_multi, &left)) {
+      while (CURLMsg* message = m_curl->multi_info_read(m_multi, &left)) {
         if (message->msg != CURLMSG_DONE) {
           continue;
         }
         Transfer* t = nullptr;
-        curl_easy_getinfo(message->easy_handle, CURLINFO_PRIVATE, &t);
+        m_curl->easy_getinfo(message->easy_handle, CURLINFO_PRIVATE, &t);
         const CURLcode code = message->data.result;
-        curl_multi_remove_handle(m_multi, message->easy_handle);
+        m_curl->multi_remove_handle(m_multi, message->easy_handle);
         --active;
         const bool again = finish(*t, code, account);
         if (again) {
@@ -587,7 +671,7 @@ public:
         wake - Clock::now());
       const int timeout = static_cast<int>(std::clamp<int64_t>(wait.count(), 0, 1000));
       if (active > 0) {
-        curl_multi_poll(m_multi, nullptr, 0, timeout, nullptr);
+        m_curl->multi_poll(m_multi, nullptr, 0, timeout, nullptr);
       } else if (timeout > 0) {
         std::this_thread::sleep_for(std::chrono::milliseconds(timeout));
       }
@@ -596,6 +680,33 @@ public:
   }
 
 private:
+  // Loads libcurl and makes the multi handle, once; false (and m_open_error) when it cannot.
+  bool open_multi()
+  {
+    if (m_multi != nullptr) {
+      return true;
+    }
+    if (!m_open_error.empty()) {
+      return false;
+    }
+    const auto& api = curl_api();
+    if (!api) {
+      m_open_error = api.error();
+      return false;
+    }
+    m_curl = &*api;
+    m_multi = m_curl->multi_init();
+    if (m_multi == nullptr) {
+      m_open_error = "cannot start libcurl";
+      return false;
+    }
+    const long parallel = std::max(1u, m_options.max_parallel);
+    m_curl->multi_setopt(m_multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, parallel);
+    m_curl->multi_setopt(m_multi, CURLMOPT_MAX_HOST_CONNECTIONS, parallel);
+    m_curl->multi_setopt(m_multi, CURLMOPT_MAXCONNECTS, parallel);
+    return true;
+  }
+
   static std::vector<Response> collect(std::vector<Transfer>& transfers)
   {
     std::vector<Response> out;
@@ -610,50 +721,52 @@ private:
   {
     ++t.tries;
     t.reset_attempt();
-    t.easy = curl_easy_init();
+    t.easy = m_curl->easy_init();
     if (t.easy == nullptr) {
       t.response.outcome = Outcome::failed;
       t.response.error = "cannot start libcurl";
       return false;
     }
     CURL* e = t.easy;
-    curl_easy_setopt(e, CURLOPT_URL, t.request.url.c_str());
-    curl_easy_setopt(e, CURLOPT_PRIVATE, &t);
-    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 1L);
-    curl_easy_setopt(e, CURLOPT_MAXREDIRS, 10L);
+    m_curl->easy_setopt(e, CURLOPT_URL, t.request.url.c_str());
+    m_curl->easy_setopt(e, CURLOPT_PRIVATE, &t);
+    m_curl->easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    m_curl->easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+    m_curl->easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+    m_curl->easy_setopt(e, CURLOPT_FOLLOWLOCATION, 1L);
+    m_curl->easy_setopt(e, CURLOPT_MAXREDIRS, 10L);
     // The token goes to the hub only: libcurl drops a custom Authorization header when a
     // redirect leads to another host, port or scheme (no CURLOPT_UNRESTRICTED_AUTH).
-    curl_easy_setopt(e, CURLOPT_UNRESTRICTED_AUTH, 0L);
-    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
-                     static_cast<long>(std::max<int64_t>(1, m_options.connect_timeout.count())));
-    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS,
-                     static_cast<long>(std::max<int64_t>(1, m_options.transfer_timeout.count())));
-    curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
-    curl_easy_setopt(
+    m_curl->easy_setopt(e, CURLOPT_UNRESTRICTED_AUTH, 0L);
+    m_curl->easy_setopt(
+      e, CURLOPT_CONNECTTIMEOUT_MS,
+      static_cast<long>(std::max<int64_t>(1, m_options.connect_timeout.count())));
+    m_curl->easy_setopt(
+      e, CURLOPT_TIMEOUT_MS,
+      static_cast<long>(std::max<int64_t>(1, m_options.transfer_timeout.count())));
+    m_curl->easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    m_curl->easy_setopt(
       e, CURLOPT_LOW_SPEED_TIME,
       static_cast<long>(std::max<int64_t>(1, (m_options.read_timeout.count() + 999) / 1000)));
-    curl_easy_setopt(e, CURLOPT_USERAGENT, m_user_agent.c_str());
-    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, t.error_buffer.data());
-    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
-    curl_easy_setopt(e, CURLOPT_HEADERDATA, &t);
-    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(e, CURLOPT_WRITEDATA, &t);
+    m_curl->easy_setopt(e, CURLOPT_USERAGENT, m_user_agent.c_str());
+    m_curl->easy_setopt(e, CURLOPT_ERRORBUFFER, t.error_buffer.data());
+    m_curl->easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+    m_curl->easy_setopt(e, CURLOPT_HEADERDATA, &t);
+    m_curl->easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
+    m_curl->easy_setopt(e, CURLOPT_WRITEDATA, &t);
     if (t.request.want == Want::whole) {
-      curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, ""); // JSON compresses well
+      m_curl->easy_setopt(e, CURLOPT_ACCEPT_ENCODING, ""); // JSON compresses well
     } else {
       const std::string range =
         fmt::format("{}-{}", t.request.begin, std::max(t.request.end, t.request.begin + 1) - 1);
-      curl_easy_setopt(e, CURLOPT_RANGE, range.c_str()); // copied by libcurl
+      m_curl->easy_setopt(e, CURLOPT_RANGE, range.c_str()); // copied by libcurl
     }
     if (t.request.token && !m_options.token.empty()) {
       const std::string header = "Authorization: Bearer " + m_options.token;
-      t.headers = curl_slist_append(nullptr, header.c_str());
-      curl_easy_setopt(e, CURLOPT_HTTPHEADER, t.headers);
+      t.headers = m_curl->slist_append(nullptr, header.c_str());
+      m_curl->easy_setopt(e, CURLOPT_HTTPHEADER, t.headers);
     }
-    if (curl_multi_add_handle(m_multi, e) != CURLM_OK) {
+    if (m_curl->multi_add_handle(m_multi, e) != CURLM_OK) {
       release(t);
       t.response.outcome = Outcome::failed;
       t.response.error = "cannot start libcurl";
@@ -662,14 +775,14 @@ private:
     return true;
   }
 
-  static void release(Transfer& t)
+  void release(Transfer& t)
   {
     if (t.easy != nullptr) {
-      curl_easy_cleanup(t.easy);
+      m_curl->easy_cleanup(t.easy);
       t.easy = nullptr;
     }
     if (t.headers != nullptr) {
-      curl_slist_free_all(t.headers);
+      m_curl->slist_free_all(t.headers);
       t.headers = nullptr;
     }
   }
@@ -681,13 +794,13 @@ private:
     long redirects = 0;
     long header_size = 0;
     curl_off_t body = 0;
-    curl_easy_getinfo(t.easy, CURLINFO_RESPONSE_CODE, &status);
-    curl_easy_getinfo(t.easy, CURLINFO_REDIRECT_COUNT, &redirects);
-    curl_easy_getinfo(t.easy, CURLINFO_HEADER_SIZE, &header_size);
-    curl_easy_getinfo(t.easy, CURLINFO_SIZE_DOWNLOAD_T, &body);
+    m_curl->easy_getinfo(t.easy, CURLINFO_RESPONSE_CODE, &status);
+    m_curl->easy_getinfo(t.easy, CURLINFO_REDIRECT_COUNT, &redirects);
+    m_curl->easy_getinfo(t.easy, CURLINFO_HEADER_SIZE, &header_size);
+    m_curl->easy_getinfo(t.easy, CURLINFO_SIZE_DOWNLOAD_T, &body);
     const std::string curl_error = t.error_buffer[0] != '\0'
                                      ? one_line(t.error_buffer.data())
-                                     : std::string(curl_easy_strerror(code));
+                                     : std::string(m_curl->easy_strerror(code));
     release(t);
     m_body_bytes += static_cast<uint64_t>(std::max<curl_off_t>(0, body));
 
@@ -730,7 +843,7 @@ private:
       if (retryable_status(status)) {
         again = true;
         if (status == 429 || status == 503) {
-          delay = retry_after_delay(t.retry_after);
+          delay = retry_after_delay(*m_curl, t.retry_after);
           if (delay && *delay > m_options.max_retry_after) {
             r.error += fmt::format("; the server asked to retry after {} s",
                                    delay->count() / 1000);
@@ -764,7 +877,9 @@ private:
   }
 
   const HttpOptions& m_options;
+  const CurlApi* m_curl = nullptr; // set with m_multi
   CURLM* m_multi = nullptr;
+  std::string m_open_error;
   std::string m_user_agent;
   uint64_t m_body_bytes = 0;
 };
@@ -1003,7 +1118,8 @@ struct HttpFileSystem::State
     case Outcome::failed:
       e.kind = Entry::Kind::failed;
       e.error = fmt::format("{}: {}", display(name), failure_text(r));
-      record_error(name, failure_text(r));
+      // Without libcurl every file fails alike: one line, for the root.
+      record_error(r.no_transport ? std::string() : name, failure_text(r));
       return;
     case Outcome::ok:
       break;
@@ -1475,7 +1591,7 @@ struct HttpFileSystem::State
       }
       if (r.outcome == Outcome::failed) {
         const std::string text = failure_text(r);
-        record_error(name, text);
+        record_error(r.no_transport ? std::string() : name, text);
         return unexpected(fmt::format("{}: {}", display(name), text));
       }
       apply(name, r);
@@ -1509,6 +1625,17 @@ private:
 } // namespace
 
 // ------------------------------------------------------------------------------------------------
+
+Expected<void>
+check_curl_library(const std::string& library)
+{
+  auto api = load_curl(library);
+  if (!api) {
+    return unexpected(api.error());
+  }
+  ::dlclose(api->handle);
+  return {};
+}
 
 HubEnvironment
 hub_environment()

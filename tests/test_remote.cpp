@@ -424,6 +424,42 @@ TEST(RemoteParse, RepoIds)
   EXPECT_FALSE(qcheck::looks_like_repo_id("/abs/path"));
 }
 
+TEST(RemoteCurl, UnloadableLibraryIsOneErrorLine)
+{
+  const std::string suffix = "; install the libcurl4 package to read remote repositories";
+  const auto missing = qcheck::check_curl_library("libqcheck-no-such-curl.so.4");
+  ASSERT_FALSE(missing);
+  EXPECT_TRUE(missing.error().starts_with("libqcheck-no-such-curl.so.4 could not be loaded: "))
+    << missing.error();
+  EXPECT_TRUE(missing.error().ends_with(suffix)) << missing.error();
+  EXPECT_EQ(missing.error().find('\n'), std::string::npos);
+
+  // A library that loads but holds no curl functions.
+  const auto other = qcheck::check_curl_library("libm.so.6");
+  ASSERT_FALSE(other);
+  EXPECT_NE(other.error().find("curl_global_init"), std::string::npos) << other.error();
+  EXPECT_TRUE(other.error().ends_with(suffix)) << other.error();
+
+  const auto real = qcheck::check_curl_library(qcheck::k_curl_library);
+  EXPECT_TRUE(real) << (real ? "" : real.error());
+}
+
+TEST(RemoteCurl, BinaryDoesNotLinkLibcurl)
+{
+  // What ldd prints: the libraries loaded at start. libcurl must not be one (it is dlopen()ed).
+  const std::string command = std::string("LD_TRACE_LOADED_OBJECTS=1 ") + QCHECK_BINARY;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string out;
+  std::array<char, 4096> buffer{};
+  for (size_t n; (n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0;) {
+    out.append(buffer.data(), n);
+  }
+  ::pclose(pipe);
+  EXPECT_NE(out.find("libc.so"), std::string::npos) << out;
+  EXPECT_EQ(out.find("libcurl"), std::string::npos) << out;
+}
+
 TEST_F(RemoteTest, EveryFixtureLintsAsLocally)
 {
   for (const auto& fixture : fixture_names()) {

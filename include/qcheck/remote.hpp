@@ -9,6 +9,9 @@
 // RoutingFileSystem is what the CLI uses: the disk, plus an HttpFileSystem for every remote root
 // it meets. resolve_model_argument() turns OWNER/NAME into a snapshot of the local Hugging Face
 // cache. Nothing here prints; errors are data (errors(), Expected).
+//
+// libcurl is not linked: it is loaded with dlopen() when a remote root first fetches, so local
+// runs do not load it and its ~35 dependencies. Without it, remote roots fail with one line.
 #pragma once
 
 #include "qcheck/expected.hpp"
@@ -27,6 +30,11 @@
 namespace qcheck {
 
 inline constexpr const char* k_default_hub_endpoint = "https://huggingface.co";
+inline constexpr const char* k_curl_library = "libcurl.so.4";
+
+// Loads `library` (RTLD_NOW | RTLD_LOCAL), resolves every libcurl function used here, then
+// unloads it: the error line remote roots would report when it cannot. For tests and diagnostics.
+Expected<void> check_curl_library(const std::string& library);
 
 // The Hugging Face environment: where the hub is, the token, where the local cache lies.
 struct HubEnvironment
