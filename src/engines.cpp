@@ -1,6 +1,7 @@
 #include "qcheck/engines.hpp"
 
 #include <algorithm>
+#include <array>
 #include <deque>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -221,6 +222,19 @@ vllm_expand(std::string_view entry)
   return {std::string(entry)};
 }
 
+// Every entry as vLLM splits it; origin[i] is the index in `list` of expanded[i].
+void
+expand_for_vllm(const std::vector<std::string>& list, std::vector<std::string>& expanded,
+                std::vector<uint32_t>& origin)
+{
+  for (uint32_t i = 0; i < list.size(); ++i) {
+    for (auto& x : vllm_expand(list[i])) {
+      expanded.push_back(std::move(x));
+      origin.push_back(i);
+    }
+  }
+}
+
 bool
 modelopt_sglang_one(std::string_view e, std::string_view n)
 {
@@ -341,11 +355,57 @@ names_to_check(const EngineLayer& layer)
   return layer.shards.empty() ? std::vector<std::string>{layer.prefix} : layer.shards;
 }
 
-// Finds the first entry of `list` that matches `name` under `match`.
+// A list with its EntryIndex for one matcher; `strip` asks for candidates of the unwrapped
+// name too.
+struct IndexedList
+{
+  EntryIndex index;
+  bool strip = false;
+
+  void candidates(std::string_view name, std::vector<uint32_t>& out) const
+  {
+    std::array<std::string_view, 2> names{name, name};
+    std::string unwrapped;
+    size_t count = 1;
+    if (strip) {
+      unwrapped = strip_language_model(name);
+      if (unwrapped != name) {
+        names[1] = unwrapped;
+        count = 2;
+      }
+    }
+    index.candidates(std::span(names.data(), count), out);
+  }
+};
+
+// The compiled form of one block's list for one engine.
+struct ListIndexes
+{
+  const std::vector<std::string>* list = nullptr; // what the indexes number: excludes or expanded
+  std::vector<std::string> expanded;              // vLLM ModelOpt: each entry as vLLM splits it
+  std::vector<uint32_t> origin;                   // expanded[i] comes from excludes[origin[i]]
+  IndexedList shard;                              // the matcher for fused shards
+  IndexedList whole;                              // the matcher for whole prefixes
+};
+
+// Finds the first entry of `list` that matches `name` under `match`; with an index, among its
+// candidates only (the same entry: candidates are a superset, tried in list order).
 template<typename Match>
 const std::string*
-first_match(const std::vector<std::string>& list, std::string_view name, Match match)
+first_match(const std::vector<std::string>& list, std::string_view name, Match match,
+            const IndexedList* indexed = nullptr)
 {
+  if (indexed != nullptr) {
+    thread_local std::vector<uint32_t> found;
+    found.clear();
+    indexed->candidates(name, found);
+    for (uint32_t i : found) {
+      if (match(list[i], name)) {
+        return &list[i];
+      }
+    }
+    return nullptr;
+  }
   for (const auto& e : list) {
     if (match(e, name)) {
       return &e;
@@ -359,14 +419,16 @@ first_match(const std::vector<std::string>& list, std::string_view name, Match m
 template<typename ShardMatch, typename WholeMatch>
 void
 decide_by_list(Decision& d, const EngineLayer& layer, const std::vector<std::string>& list,
-               std::string_view list_name, ShardMatch shard_match, WholeMatch whole_match)
+               std::string_view list_name, ShardMatch shard_match, WholeMatch whole_match,
+               const ListIndexes* indexes = nullptr)
 {
   d.quantized = true;
   if (!layer.shards.empty()) {
-    std::vector<std::string> hit, miss;
+    std::vector<std::string_view> hit, miss;
     std::string entry;
     for (const auto& shard : layer.shards) {
-      if (const std::string* e = first_match(list, shard, shard_match)) {
+      if (const std::string* e =
+            first_match(list, shard, shard_match, indexes ? &indexes->shard : nullptr)) {
         hit.push_back(shard);
         entry = *e;
       } else {
@@ -384,7 +446,8 @@ decide_by_list(Decision& d, const EngineLayer& layer, const std::vector<std::str
       return;
     }
   }
-  if (const std::string* e = first_match(list, layer.prefix, whole_match)) {
+  if (const std::string* e =
+        first_match(list, layer.prefix, whole_match, indexes ? &indexes->whole : nullptr)) {
     d.quantized = false;
     d.matched = *e;
     d.reason = fmt::format("'{}' in {} matches '{}'", *e, list_name, layer.prefix);
@@ -396,25 +459,25 @@ decide_by_list(Decision& d, const EngineLayer& layer, const std::vector<std::str
 }
 
 void
-decide_modelopt(Decision& d, Engine engine, const ConfigSource& s, const EngineLayer& layer)
+decide_modelopt(Decision& d, Engine engine, const ConfigSource& s, const EngineLayer& layer,
+                const ListIndexes* ix)
 {
   const std::string list_name = s.list_key;
   if (engine == Engine::vllm) {
-    std::vector<std::string> expanded;
-    std::vector<const std::string*> origin; // the list entry each expanded form came from
-    for (const auto& e : s.excludes) {
-      for (auto& x : vllm_expand(e)) {
-        expanded.push_back(std::move(x));
-        origin.push_back(&e);
-      }
+    std::vector<std::string> own_expanded;
+    std::vector<uint32_t> own_origin;
+    if (ix == nullptr) {
+      expand_for_vllm(s.excludes, own_expanded, own_origin);
     }
+    const auto& expanded = ix ? ix->expanded : own_expanded;
+    const auto& origin = ix ? ix->origin : own_origin;
     decide_by_list(
       d, layer, expanded, list_name, [](std::string_view e, std::string_view n) { return e == n; },
-      modelopt_vllm_entry);
+      modelopt_vllm_entry, ix);
     if (!d.matched.empty()) {
       const auto it = std::find(expanded.begin(), expanded.end(), d.matched);
       if (it != expanded.end()) {
-        d.matched = *origin[static_cast<size_t>(it - expanded.begin())];
+        d.matched = s.excludes[origin[static_cast<size_t>(it - expanded.begin())]];
       }
     }
     if (d.quantized && (contains(layer.prefix, "vision_tower") ||
@@ -423,9 +486,11 @@ decide_modelopt(Decision& d, Engine engine, const ConfigSource& s, const EngineL
       d.override_note = "vLLM treats vision modules as unquantized for ModelOpt";
     }
   } else if (engine == Engine::sglang) {
-    decide_by_list(d, layer, s.excludes, list_name, modelopt_sglang_entry, modelopt_sglang_entry);
+    decide_by_list(d, layer, s.excludes, list_name, modelopt_sglang_entry, modelopt_sglang_entry,
+                   ix);
   } else {
-    decide_by_list(d, layer, s.excludes, list_name, modelopt_trtllm_entry, modelopt_trtllm_entry);
+    decide_by_list(d, layer, s.excludes, list_name, modelopt_trtllm_entry, modelopt_trtllm_entry,
+                   ix);
   }
   if (!d.quantized || s.algo != "MIXED_PRECISION") {
     return;
@@ -454,7 +519,8 @@ decide_modelopt(Decision& d, Engine engine, const ConfigSource& s, const EngineL
 }
 
 void
-decide_ct(Decision& d, Engine engine, const ConfigSource& s, const EngineLayer& layer)
+decide_ct(Decision& d, Engine engine, const ConfigSource& s, const EngineLayer& layer,
+          const ListIndexes* ix)
 {
   auto match = [&](std::string_view e, std::string_view n) {
     return ct_entry(engine, e, n, &d.errors);
@@ -469,9 +535,9 @@ decide_ct(Decision& d, Engine engine, const ConfigSource& s, const EngineLayer& 
     }
     EngineLayer probe = layer;
     probe.shards = children;
-    decide_by_list(d, probe, s.excludes, "ignore", match, match);
+    decide_by_list(d, probe, s.excludes, "ignore", match, match, ix);
   } else {
-    decide_by_list(d, layer, s.excludes, "ignore", match, match);
+    decide_by_list(d, layer, s.excludes, "ignore", match, match, ix);
   }
   if (!d.quantized) {
     return;
@@ -877,10 +943,16 @@ engine_layers(Engine engine, const Inventory& inventory, const Drafts& drafts,
   return out;
 }
 
+struct CompiledList::Impl
+{
+  ListIndexes indexes;
+};
+
 Decision
 decide(Engine engine, const ConfigSource& s, const ModelInfo& model, const EngineLayer& layer,
-       bool stored_quantized)
+       bool stored_quantized, const CompiledList* list)
 {
+  const ListIndexes* ix = list ? &list->m_impl->indexes : nullptr;
   Decision d;
   if (layer.kind == LayerKind::plain_linear && s.format != QuantFormat::quark) {
     d.quantized = false;
@@ -898,10 +970,10 @@ decide(Engine engine, const ConfigSource& s, const ModelInfo& model, const Engin
   }
   switch (s.format) {
   case QuantFormat::modelopt:
-    decide_modelopt(d, engine, s, layer);
+    decide_modelopt(d, engine, s, layer, ix);
     break;
   case QuantFormat::compressed_tensors:
-    decide_ct(d, engine, s, layer);
+    decide_ct(d, engine, s, layer, ix);
     break;
   case QuantFormat::gptq:
     decide_gptq(d, s, layer, stored_quantized);
@@ -922,7 +994,7 @@ decide(Engine engine, const ConfigSource& s, const ModelInfo& model, const Engin
       decide_by_list(
         d, layer, s.excludes, "modules_to_not_convert",
         [](std::string_view e, std::string_view n) { return contains(n, e); },
-        [](std::string_view e, std::string_view n) { return contains(n, e); });
+        [](std::string_view e, std::string_view n) { return contains(n, e); }, ix);
     }
     break;
   case QuantFormat::fp8:
@@ -933,14 +1005,14 @@ decide(Engine engine, const ConfigSource& s, const ModelInfo& model, const Engin
       decide_by_list(
         d, layer, s.excludes, s.list_key,
         [&](std::string_view e, std::string_view n) { return fp8_entry(engine, e, n); },
-        [&](std::string_view e, std::string_view n) { return fp8_entry(engine, e, n); });
+        [&](std::string_view e, std::string_view n) { return fp8_entry(engine, e, n); }, ix);
     }
     break;
   case QuantFormat::quark: {
     auto match = [&](std::string_view e, std::string_view n) {
       return quark_entry(e, n, &d.errors);
     };
-    decide_by_list(d, layer, s.excludes, "exclude", match, match);
+    decide_by_list(d, layer, s.excludes, "exclude", match, match, ix);
     break;
   }
   case QuantFormat::bitsandbytes:
@@ -948,7 +1020,7 @@ decide(Engine engine, const ConfigSource& s, const ModelInfo& model, const Engin
       d.quantized = true;
       d.reason = "bitsandbytes never skips fused MoE layers";
     } else {
-      decide_by_list(d, layer, s.excludes, "llm_int8_skip_modules", bnb_entry, bnb_entry);
+      decide_by_list(d, layer, s.excludes, "llm_int8_skip_modules", bnb_entry, bnb_entry, ix);
     }
     break;
   case QuantFormat::mxfp4:
@@ -966,6 +1038,98 @@ decide(Engine engine, const ConfigSource& s, const ModelInfo& model, const Engin
     }
   }
   return d;
+}
+
+CompiledList::CompiledList(Engine engine, const ConfigSource& source)
+  : m_impl(std::make_unique<Impl>())
+{
+  ListIndexes& ix = m_impl->indexes;
+  using Mode = EntryIndex::Mode;
+  EntryIndex::Options whole;
+  bool strip = false;
+  bool vllm_modelopt = false;
+  switch (source.format) {
+  case QuantFormat::modelopt:
+    if (engine == Engine::vllm) {
+      // Exact for shards; for prefixes a substring of the name or its unwrapped form, a glob,
+      // or (both holding "experts") an entry that contains the name.
+      vllm_modelopt = true;
+      whole = {Mode::substring, true, false, false, false, "experts"};
+      strip = true;
+    } else if (engine == Engine::sglang) {
+      // Dotted runs of the name or its unwrapped form, for the entry or its unwrapped form;
+      // MLA shards by their parent.
+      whole = {Mode::dotted, true, false, false, true, ""};
+      strip = true;
+    } else {
+      whole = {Mode::ancestors, true, false, true, false, ""};
+    }
+    break;
+  case QuantFormat::compressed_tensors:
+    whole = engine == Engine::sglang ? EntryIndex::Options{Mode::substring, false, true, true, false, ""}
+                                     : EntryIndex::Options{Mode::exact, false, false, true, false, ""};
+    break;
+  case QuantFormat::quark:
+    whole = {Mode::exact, true, false, true, false, ""};
+    break;
+  case QuantFormat::bitsandbytes:
+    whole = {Mode::dotted, false, false, false, false, ""};
+    break;
+  case QuantFormat::fp8:
+    whole = {engine == Engine::vllm ? Mode::exact : Mode::dotted, false, false, false, false, ""};
+    break;
+  case QuantFormat::awq:
+    whole = {Mode::substring, false, false, false, false, ""};
+    break;
+  default:
+    return;
+  }
+  if (vllm_modelopt) {
+    expand_for_vllm(source.excludes, ix.expanded, ix.origin);
+    ix.list = &ix.expanded;
+  } else {
+    ix.list = &source.excludes;
+  }
+  std::vector<std::vector<std::string>> keys;
+  keys.reserve(ix.list->size());
+  for (const std::string& e : *ix.list) {
+    std::vector<std::string> spellings{e};
+    if (strip && !e.starts_with("re:")) {
+      std::string unwrapped = strip_language_model(e);
+      if (unwrapped != e) {
+        spellings.push_back(std::move(unwrapped));
+      }
+    }
+    keys.push_back(std::move(spellings));
+  }
+  ix.whole = {EntryIndex(keys, whole), strip};
+  ix.shard = vllm_modelopt ? IndexedList{EntryIndex(keys, {Mode::exact, false, false, false, false, ""}), false}
+                           : ix.whole;
+}
+
+CompiledList::CompiledList(CompiledList&&) noexcept = default;
+CompiledList& CompiledList::operator=(CompiledList&&) noexcept = default;
+CompiledList::~CompiledList() = default;
+
+void
+CompiledList::candidates(std::string_view name, std::vector<uint32_t>& out) const
+{
+  const ListIndexes& ix = m_impl->indexes;
+  if (ix.list == nullptr) {
+    return;
+  }
+  if (ix.list != &ix.expanded) {
+    ix.whole.candidates(name, out);
+    return;
+  }
+  std::vector<uint32_t> found;
+  ix.whole.candidates(name, found);
+  const size_t first = out.size();
+  for (uint32_t i : found) {
+    out.push_back(ix.origin[i]);
+  }
+  std::sort(out.begin() + static_cast<std::ptrdiff_t>(first), out.end());
+  out.erase(std::unique(out.begin() + static_cast<std::ptrdiff_t>(first), out.end()), out.end());
 }
 
 bool

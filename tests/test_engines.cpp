@@ -293,3 +293,148 @@ TEST(Engines, DraftOverridesAreNamed)
   // Not a Qwen MTP family: no override.
   EXPECT_TRUE(decide(Engine::vllm, nvfp4, {}, fc, false).quantized);
 }
+
+namespace {
+
+// Random dotted names and entries over the spellings the matchers treat specially.
+struct NameMaker
+{
+  uint64_t state = 99;
+  size_t next(size_t n)
+  {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<size_t>((state >> 33) % n);
+  }
+  std::string name()
+  {
+    static const std::vector<std::string> k_roots{
+      "model", "model.language_model", "language_model.model", "language_model", "mtp",
+      "model.visual", "Model"};
+    static const std::vector<std::string> k_parts{
+      "layers", "0", "1", "45", "mlp", "experts", "7", "down_proj", "gate", "q_a_proj",
+      "fused_qkv_a_proj_with_mqa", "kv_b_proj", "self_attn", "shared_experts", "Down_Proj",
+      "lm_head", "fc", "experts.0"};
+    std::string out = k_roots[next(k_roots.size())];
+    for (size_t i = next(5); i > 0; --i) {
+      out += "." + k_parts[next(k_parts.size())];
+    }
+    return out;
+  }
+  std::string entry(const std::vector<std::string>& names)
+  {
+    std::string e = next(2) ? names[next(names.size())] : name();
+    switch (next(9)) {
+    case 0: // a substring cut anywhere
+      if (e.size() > 2) {
+        const size_t a = next(e.size() - 1);
+        e = e.substr(a, 1 + next(e.size() - a));
+      }
+      break;
+    case 1:
+      e += "*";
+      break;
+    case 2:
+      e = e.substr(0, next(e.size() + 1)) + "*" + e.substr(next(e.size() + 1) % (e.size() + 1));
+      break;
+    case 3:
+      e = "*" + e.substr(e.size() / 2);
+      break;
+    case 4:
+      if (!e.empty()) {
+        e[next(e.size())] = "?[]"[next(3)];
+      }
+      break;
+    case 5:
+      e = "re:" + e.substr(0, e.size() / 2) + ".*";
+      break;
+    case 6:
+      e += ".*";
+      break;
+    case 7: // a shard of a fused MLA projection: same parent, another leaf
+      e = e.substr(0, e.rfind('.') + 1) + (next(2) ? "q_a_proj" : "kv_a_proj_with_mqa");
+      break;
+    default:
+      break;
+    }
+    return e;
+  }
+};
+
+} // namespace
+
+// A compiled list may only skip entries that cannot match: every entry entry_matches() accepts
+// for a name must be among the candidates, for every format and engine.
+TEST(Engines, CompiledListCandidatesIncludeEveryMatch)
+{
+  NameMaker maker;
+  std::vector<std::string> names;
+  for (int i = 0; i < 300; ++i) {
+    names.push_back(maker.name());
+  }
+  size_t matches = 0;
+  for (QuantFormat format : {QuantFormat::modelopt, QuantFormat::compressed_tensors,
+                             QuantFormat::quark, QuantFormat::bitsandbytes, QuantFormat::fp8,
+                             QuantFormat::awq}) {
+    ConfigSource s;
+    s.format = format;
+    for (int i = 0; i < 400; ++i) {
+      s.excludes.push_back(maker.entry(names));
+    }
+    for (Engine engine : k_all_engines) {
+      const CompiledList list(engine, s);
+      std::vector<uint32_t> found;
+      for (const std::string& name : names) {
+        found.clear();
+        list.candidates(name, found);
+        ASSERT_TRUE(std::is_sorted(found.begin(), found.end()));
+        for (uint32_t i = 0; i < s.excludes.size(); ++i) {
+          if (entry_matches(engine, format, s.excludes[i], name)) {
+            ++matches;
+            ASSERT_TRUE(std::binary_search(found.begin(), found.end(), i))
+              << to_string(engine) << " format " << static_cast<int>(format) << ": entry '"
+              << s.excludes[i] << "' matches '" << name << "' but is not a candidate";
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(matches, 5000u);
+}
+
+// decide() with a compiled list reaches the same decision, entry and reason as without.
+TEST(Engines, DecideWithACompiledListDecidesTheSame)
+{
+  NameMaker maker;
+  std::vector<std::string> names;
+  for (int i = 0; i < 200; ++i) {
+    names.push_back(maker.name());
+  }
+  const ModelInfo model;
+  size_t excluded = 0;
+  for (QuantFormat format : {QuantFormat::modelopt, QuantFormat::compressed_tensors,
+                             QuantFormat::quark, QuantFormat::bitsandbytes, QuantFormat::fp8,
+                             QuantFormat::awq}) {
+    ConfigSource s;
+    s.format = format;
+    s.list_key = "ignore";
+    s.groups.push_back({"group_0", {"Linear"}, {}});
+    for (int i = 0; i < 150; ++i) {
+      s.excludes.push_back(maker.entry(names));
+    }
+    for (Engine engine : k_all_engines) {
+      const CompiledList list(engine, s);
+      for (size_t i = 0; i + 3 < names.size(); i += 3) {
+        EngineLayer l = layer(names[i], i % 2 ? LayerKind::fused_moe : LayerKind::linear,
+                              {names[i + 1], names[i + 2]});
+        const Decision plain = decide(engine, s, model, l, true);
+        const Decision fast = decide(engine, s, model, l, true, &list);
+        excluded += plain.quantized ? 0 : 1;
+        ASSERT_EQ(fast.quantized, plain.quantized) << names[i];
+        ASSERT_EQ(fast.matched, plain.matched) << names[i];
+        ASSERT_EQ(fast.reason, plain.reason) << names[i];
+        ASSERT_EQ(fast.shard_detail, plain.shard_detail) << names[i];
+      }
+    }
+  }
+  EXPECT_GT(excluded, 50u);
+}

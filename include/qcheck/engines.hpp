@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -75,10 +76,36 @@ struct Decision
   std::vector<std::string> errors; // entries the engine cannot evaluate (bad regex, ...)
 };
 
+class CompiledList;
+
 // Decides one engine layer. `stored_quantized` is used only where the engine itself infers
-// from dtypes (GPTQ/AWQ without explicit lists).
+// from dtypes (GPTQ/AWQ without explicit lists). With `list` (compiled from this engine and
+// source), only the entries that can match are tried; the decision is the same.
 Decision decide(Engine engine, const ConfigSource& source, const ModelInfo& model,
-                const EngineLayer& layer, bool stored_quantized);
+                const EngineLayer& layer, bool stored_quantized,
+                const CompiledList* list = nullptr);
+
+// One block's exclusion list compiled for one engine's matching (see EntryIndex): what makes
+// decide() and the unused-entry check cost a few lookups per name instead of a pass over every
+// entry. Lists of a few entries gain nothing from it.
+class CompiledList
+{
+public:
+  CompiledList(Engine engine, const ConfigSource& source);
+  CompiledList(CompiledList&&) noexcept;
+  CompiledList& operator=(CompiledList&&) noexcept;
+  ~CompiledList();
+
+  // Appends to `out`, sorted and unique, the indices into source.excludes of every entry that
+  // entry_matches() may accept for `name`.
+  void candidates(std::string_view name, std::vector<uint32_t>& out) const;
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> m_impl;
+  friend Decision decide(Engine, const ConfigSource&, const ModelInfo&, const EngineLayer&, bool,
+                         const CompiledList*);
+};
 
 // The names an exclusion entry covers, for `explain --entries` and unused-entry checks:
 // true when `entry` excludes `prefix` under the engine's matching for this format.

@@ -2,6 +2,8 @@
 // answer "which entries match this name" without a per-name loop over every pattern.
 #pragma once
 
+#include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,5 +19,74 @@ bool has_glob_chars(std::string_view text);
 
 // Splits a dotted name into its components.
 std::vector<std::string_view> split_dots(std::string_view name);
+
+// A compiled list of exclusion entries: for a name, a superset of the entries that can match
+// it under one family of matching rules, so a matcher runs on a few candidates instead of on
+// every entry. Candidates are hashed spellings of the entries; a false candidate only costs a
+// matcher call, and no true match is ever left out, whatever the list holds.
+class EntryIndex
+{
+public:
+  enum class Mode {
+    exact,     // a key equals the name
+    ancestors, // a key equals the name or a dotted ancestor of it
+    dotted,    // a key is a run of whole dotted components of the name
+    substring, // a key occurs anywhere in the name
+  };
+  struct Options
+  {
+    Mode mode = Mode::exact;
+    // `*?[]` are wildcards: the literal text before the first one must occur in the name where
+    // a full match would put it (its start, a component start, anywhere). When false, entries
+    // are literal text.
+    bool globs = false;
+    bool case_insensitive = false;
+    // Entries starting with "re:" are always candidates (no literal part to index).
+    bool regex_entries = false;
+    // Also candidates: entries whose key's parent (text before the last '.') equals a name's.
+    bool parents = false;
+    // Also candidates, for names containing `reverse_marker`: entries that contain the name.
+    std::string reverse_marker;
+  };
+
+  EntryIndex() = default;
+  // keys[i]: the spellings under which entry i is indexed (the entry, its unwrapped form...).
+  EntryIndex(const std::vector<std::vector<std::string>>& keys, const Options& options);
+
+  // Appends the candidates for a name seen under any of `names` (its spellings) to `out`,
+  // sorted and unique: list order.
+  void candidates(std::span<const std::string_view> names, std::vector<uint32_t>& out) const;
+
+  size_t size() const { return m_size; }
+
+private:
+  struct Key
+  {
+    uint64_t hash;
+    uint32_t entry;
+    bool operator<(const Key& o) const { return hash != o.hash ? hash < o.hash : entry < o.entry; }
+  };
+  // Keys sorted by hash, with a directory on the hash's top bits: a lookup reads one slot and
+  // scans the few keys behind it.
+  struct Table
+  {
+    std::vector<Key> keys;
+    std::vector<uint32_t> directory;
+    unsigned shift = 64;
+    void seal();
+    void lookup(uint64_t hash, std::vector<uint32_t>& out) const;
+  };
+
+  Options m_options;
+  size_t m_size = 0;
+  Table m_literal;                 // whole keys
+  Table m_prefixes;                // literal text before a glob's first wildcard
+  Table m_parents;
+  Table m_reverse;                 // the text that ends with each marker in a key (a window)
+  std::vector<uint32_t> m_always;  // no indexable literal part
+  std::vector<uint32_t> m_reverse_all;   // every entry holding the marker
+  std::vector<bool> m_literal_lengths;
+  std::vector<bool> m_prefix_lengths;
+};
 
 } // namespace qcheck
