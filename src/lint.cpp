@@ -325,7 +325,8 @@ private:
         std::sort(key.begin(), key.end());
         m_mixed.emplace(std::move(key), layer);
       }
-      const Decision d = decide(engine, *source, model, layer, quantized > 0);
+      const Decision d = decide(engine, *source, model, layer, quantized > 0,
+                                compiled(engine, *source));
       for (const auto& e : d.errors) {
         m_unevaluable[e].insert(engine);
       }
@@ -699,6 +700,38 @@ private:
     return m_known.contains(entry);
   }
 
+  // Which entries of a long list match a module (under any engine) or a layer prefix or fused
+  // shard of an engine that reads the list: what the per-entry scan in entries() answers, from
+  // one pass over the names and their candidates.
+  std::vector<bool> matched_entries(const ConfigSource& s, const std::vector<Engine>& engines)
+  {
+    std::vector<bool> matched(s.excludes.size(), false);
+    std::vector<uint32_t> found;
+    const auto visit = [&](Engine e, std::string_view name) {
+      found.clear();
+      compiled(e, s)->candidates(name, found);
+      for (uint32_t i : found) {
+        if (!matched[i] && entry_matches(e, s.format, s.excludes[i], name)) {
+          matched[i] = true;
+        }
+      }
+    };
+    for (Engine e : k_all_engines) {
+      for (const Module& m : m_inventory.modules) {
+        visit(e, m.name);
+      }
+    }
+    for (Engine e : engines) {
+      for (const EngineLayer& layer : layers_for(e)) {
+        visit(e, layer.prefix);
+        for (const auto& shard : layer.shards) {
+          visit(e, shard);
+        }
+      }
+    }
+    return matched;
+  }
+
   void entries()
   {
     for (const ConfigSource& s : m_declaration.sources) {
@@ -715,7 +748,12 @@ private:
           layers.push_back(&layers_for(e));
         }
       }
-      for (const std::string& entry : s.excludes) {
+      // A long list is checked the other way round: each name's candidates, once.
+      const std::vector<bool> matched = s.excludes.size() >= k_compile_threshold
+                                          ? matched_entries(s, engines)
+                                          : std::vector<bool>();
+      for (size_t index = 0; index < s.excludes.size(); ++index) {
+        const std::string& entry = s.excludes[index];
         if (!entry.starts_with("re:") && entry.find('.') == std::string::npos &&
             s.format == QuantFormat::compressed_tensors &&
             std::isupper(static_cast<unsigned char>(entry[0]))) {
@@ -726,14 +764,17 @@ private:
         }
         // Fast path: a plain entry that names a module, a layer or an ancestor of either.
         bool used = !has_glob(entry) && !entry.starts_with("re:") && is_known(entry);
+        if (!matched.empty()) {
+          used = used || matched[index];
+        }
         // Then module names (entries for routers and embeddings name real modules the engines
         // never quantize), then each engine's layer prefixes and fused shards.
-        for (size_t m = 0; m < m_inventory.modules.size() && !used; ++m) {
+        for (size_t m = 0; m < m_inventory.modules.size() && !used && matched.empty(); ++m) {
           used = std::any_of(k_all_engines.begin(), k_all_engines.end(), [&](Engine e) {
             return entry_matches(e, s.format, entry, m_inventory.modules[m].name);
           });
         }
-        for (size_t i = 0; i < engines.size() && !used; ++i) {
+        for (size_t i = 0; i < engines.size() && !used && matched.empty(); ++i) {
           for (const EngineLayer& layer : *layers[i]) {
             used = entry_matches(engines[i], s.format, entry, layer.prefix) ||
                    std::any_of(layer.shards.begin(), layer.shards.end(), [&](const auto& n) {
@@ -817,6 +858,19 @@ private:
   }
 
   const ConfigSource* vllm_source() const { return source_for(m_declaration, Engine::vllm); }
+
+  // A list compiled for one engine, once per run; nullptr for lists too short to gain.
+  const CompiledList* compiled(Engine engine, const ConfigSource& source)
+  {
+    if (source.excludes.size() < k_compile_threshold) {
+      return nullptr;
+    }
+    auto it = m_compiled.find({engine, &source});
+    if (it == m_compiled.end()) {
+      it = m_compiled.emplace(std::pair{engine, &source}, CompiledList(engine, source)).first;
+    }
+    return &it->second;
+  }
 
   // Each engine's layers, built once per run.
   const std::vector<EngineLayer>& layers_for(Engine engine)
@@ -1272,6 +1326,8 @@ private:
   std::map<std::vector<uint32_t>, EngineLayer> m_mixed;
   std::map<Engine, const ConfigSource*> m_source_for;
   std::map<Engine, std::vector<EngineLayer>> m_layers;
+  static constexpr size_t k_compile_threshold = 16;
+  std::map<std::pair<Engine, const ConfigSource*>, CompiledList> m_compiled;
   bool m_inferred = false;
 };
 
