@@ -6,14 +6,20 @@ with spaces to a multiple of 8), then truncated to its full size: the data regio
 costs no disk. The folder also gets model.safetensors.index.json, config.json and
 hf_quant_config.json.
 
-The quantization config does not exclude the NextN layer (model.layers.61), which is stored
-entirely in BF16: the finding a linter must report.
+The quantization config does not exclude the multi-token-prediction draft, which is stored
+entirely in BF16: the finding a linter must report. Everything else is either NVFP4 or named by
+the ignore list.
 
 Profiles:
-  deepseek  DeepSeek-V3 scale: 61 layers + 1 NextN layer, 256 experts, about 180,000 tensors,
-            163 shards
+  deepseek  DeepSeek-V3 scale: 61 layers + 1 NextN layer (model.layers.61, the undeclared
+            draft), 256 experts, about 180,000 tensors, 163 shards
   million   the same structure with 1,432 experts per MoE layer: about 1,000,000 tensors,
             600 shards
+  qwen35    Qwen3.5-397B-A17B scale VLM (Qwen3_5MoeForConditionalGeneration): 60 hybrid layers
+            (Gated DeltaNet linear attention, full attention every 4th layer) under
+            model.language_model, 512 per-expert experts plus a shared expert, a BF16 vision
+            tower model.visual (excluded) and a BF16 MTP draft mtp.* (the undeclared draft):
+            about 372,000 tensors, 94 shards
 
 Usage: make_checkpoint.py --profile deepseek --out DIR [--ignore-entries N]
 The last line printed is machine-readable: "tensors=T shards=S header_bytes=B" (B counts the
@@ -43,13 +49,45 @@ V_HEAD_DIM = 128
 GROUP_SIZE = 16
 
 PROFILES = {
-    "deepseek": {"experts": 256, "shards": 163},
-    "million": {"experts": 1432, "shards": 600},
+    "deepseek": {"family": "deepseek", "experts": 256, "shards": 163},
+    "million": {"family": "deepseek", "experts": 1432, "shards": 600},
+    "qwen35": {"family": "qwen35", "experts": 512, "shards": 94},
 }
 
 DTYPE_BITS = {"BF16": 16, "F32": 32, "U8": 8, "F8_E4M3": 8}
 
 BASE_IGNORE = ["lm_head", "model.layers.*.mlp.gate"]
+
+# Qwen3.5-397B-A17B (text_config / vision_config of Qwen3_5MoeForConditionalGeneration).
+QWEN_HIDDEN = 4096
+QWEN_VOCAB = 248320
+QWEN_LAYERS = 60
+QWEN_FULL_ATTENTION_INTERVAL = 4  # layers 3, 7, ..., 59 use full attention
+QWEN_HEADS = 32
+QWEN_KV_HEADS = 2
+QWEN_HEAD_DIM = 256
+QWEN_LINEAR_KEY_HEADS = 16
+QWEN_LINEAR_VALUE_HEADS = 64
+QWEN_LINEAR_KEY_DIM = 128
+QWEN_LINEAR_VALUE_DIM = 128
+QWEN_CONV_KERNEL = 4
+QWEN_MOE_INTERMEDIATE = 1024
+QWEN_SHARED_INTERMEDIATE = 1024
+QWEN_EXPERTS_PER_TOKEN = 10
+QWEN_MTP_LAYERS = 1
+VISION_DEPTH = 27
+VISION_HIDDEN = 1152
+VISION_INTERMEDIATE = 4304
+VISION_HEADS = 16
+VISION_PATCH = 16
+VISION_TEMPORAL_PATCH = 2
+VISION_MERGE = 2
+VISION_POSITIONS = 2304
+
+QWEN_PREFIX = "model.language_model.layers."
+# The routers (mlp.gate, shared_expert_gate) and lm_head stay BF16; the vision tower is BF16.
+# Norms, conv1d, A_log and dt_bias are not Linear layers and need no entry.
+QWEN_BASE_IGNORE = ["lm_head", "*mlp.gate", "*mlp.shared_expert_gate", "model.visual*"]
 
 # (name, [out, in]) of the attention projections of every layer.
 ATTENTION = [
@@ -142,30 +180,248 @@ def byte_size(dtype, shape):
     return n * DTYPE_BITS[dtype] // 8
 
 
-def extra_ignore(count, experts):
-    """`count` exact entries (router names, then non-existent expert projections), 500 globs
-    and 100 regexes, none of which changes which modules are excluded."""
+def extra_ignore(count, experts, prefix, moe_layers, absent_layer):
+    """`count` exact entries, 500 globs and 100 regexes, none of which changes which modules
+    any engine excludes. `prefix` is the layer prefix ("model.layers."), `moe_layers` the
+    layer numbers holding experts, `absent_layer` the first layer number past the checkpoint.
+
+    The exact entries are the router names (already excluded by the base list), then expert
+    projections of layers the checkpoint does not have. No entry may contain the name of an
+    existing fused MoE layer ("model.layers.3.mlp.experts"): vLLM's ModelOpt matcher excludes
+    a whole FusedMoE layer when any exclude entry contains its prefix, so an entry naming even
+    a non-existent expert of layer 3 would turn off quantization for all of layer 3's experts.
+    Hence the globs start with "*layers." and the regexes escape their dots."""
     if count <= 0:
         return []
     out = []
-    for layer in range(DENSE_LAYERS, LAYERS + 1):
+    for layer in moe_layers:
         if len(out) == count:
             break
-        out.append("model.layers.%d.mlp.gate" % layer)
-    layer, e = DENSE_LAYERS, 0
+        out.append("%s%d.mlp.gate" % (prefix, layer))
+    projections = ("gate_proj", "up_proj", "down_proj")
+    per_layer = experts * len(projections)
+    i = 0
     while len(out) < count:
-        out.append("model.layers.%d.mlp.experts.%d.unused_proj" % (layer, e))
-        layer += 1
-        if layer > LAYERS:
-            layer, e = DENSE_LAYERS, e + 1
-    moe_layers = LAYERS + 1 - DENSE_LAYERS
+        out.append("%s%d.mlp.experts.%d.%s" % (prefix, absent_layer + i // per_layer,
+                                               (i // len(projections)) % experts,
+                                               projections[i % len(projections)]))
+        i += 1
+    pattern = prefix.replace(".", r"\.")
+    n = len(moe_layers)
     for i in range(500):
-        out.append("model.layers.%d.mlp.experts.%d.unused*"
-                   % (DENSE_LAYERS + i % moe_layers, (i // moe_layers) % experts))
+        out.append("*layers.%d.mlp.experts.%d.unused*" % (moe_layers[i % n], (i // n) % experts))
     for i in range(100):
-        out.append(r"re:model\.layers\.%d\.mlp\.experts\.%d\.unused_.*"
-                   % (DENSE_LAYERS + i % moe_layers, (i // moe_layers) % experts))
+        out.append(r"re:%s%d\.mlp\.experts\.%d\.unused_.*"
+                   % (pattern, moe_layers[i % n], (i // n) % experts))
     return out
+
+
+def deepseek_checkpoint(experts, ignore_entries):
+    """(tensors in shard order, config.json, ignore list) of the deepseek/million profiles."""
+    ignore = BASE_IGNORE + extra_ignore(ignore_entries, experts, "model.layers.",
+                                        list(range(DENSE_LAYERS, LAYERS + 1)), LAYERS + 1)
+    config = {
+        "architectures": ["DeepseekV3ForCausalLM"],
+        "model_type": "deepseek_v3",
+        "num_hidden_layers": LAYERS,
+        "num_nextn_predict_layers": 1,
+        "hidden_size": HIDDEN,
+        "intermediate_size": INTERMEDIATE,
+        "moe_intermediate_size": MOE_INTERMEDIATE,
+        "n_routed_experts": experts,
+        "n_shared_experts": 1,
+        "first_k_dense_replace": DENSE_LAYERS,
+        "vocab_size": VOCAB,
+        "torch_dtype": "bfloat16",
+    }
+    return all_tensors(experts), config, ignore
+
+
+def bf16_linear(prefix, shape, bias=False):
+    """A BF16 Linear [out, in], with its bias when `bias`."""
+    out = [(prefix + ".weight", "BF16", shape)]
+    if bias:
+        out.append((prefix + ".bias", "BF16", [shape[0]]))
+    return out
+
+
+def qwen_full_attention(p, quantized):
+    """Gated full attention: q_proj holds query and gate (2 x heads x head_dim rows)."""
+    out = [
+        (p + ".q_norm.weight", "BF16", [QWEN_HEAD_DIM]),
+        (p + ".k_norm.weight", "BF16", [QWEN_HEAD_DIM]),
+    ]
+    for name, shape in [
+            ("q_proj", [2 * QWEN_HEADS * QWEN_HEAD_DIM, QWEN_HIDDEN]),
+            ("k_proj", [QWEN_KV_HEADS * QWEN_HEAD_DIM, QWEN_HIDDEN]),
+            ("v_proj", [QWEN_KV_HEADS * QWEN_HEAD_DIM, QWEN_HIDDEN]),
+            ("o_proj", [QWEN_HIDDEN, QWEN_HEADS * QWEN_HEAD_DIM])]:
+        out += linear(p + "." + name, shape, quantized)
+    return out
+
+
+def qwen_linear_attention(p, quantized):
+    """Gated DeltaNet: separate in_proj_qkv / in_proj_z / in_proj_b / in_proj_a (Qwen3.5; vLLM
+    loads them fused as in_proj_qkvz and in_proj_ba), a depthwise conv1d, A_log, dt_bias and a
+    gated RMSNorm over the value head dimension."""
+    key_dim = QWEN_LINEAR_KEY_HEADS * QWEN_LINEAR_KEY_DIM
+    value_dim = QWEN_LINEAR_VALUE_HEADS * QWEN_LINEAR_VALUE_DIM
+    conv_dim = 2 * key_dim + value_dim
+    out = [
+        (p + ".conv1d.weight", "BF16", [conv_dim, 1, QWEN_CONV_KERNEL]),
+        (p + ".A_log", "F32", [QWEN_LINEAR_VALUE_HEADS]),
+        (p + ".dt_bias", "BF16", [QWEN_LINEAR_VALUE_HEADS]),
+        (p + ".norm.weight", "BF16", [QWEN_LINEAR_VALUE_DIM]),
+    ]
+    for name, shape in [
+            ("in_proj_qkv", [conv_dim, QWEN_HIDDEN]),
+            ("in_proj_z", [value_dim, QWEN_HIDDEN]),
+            ("in_proj_b", [QWEN_LINEAR_VALUE_HEADS, QWEN_HIDDEN]),
+            ("in_proj_a", [QWEN_LINEAR_VALUE_HEADS, QWEN_HIDDEN]),
+            ("out_proj", [QWEN_HIDDEN, value_dim])]:
+        out += linear(p + "." + name, shape, quantized)
+    return out
+
+
+def qwen_moe(p, experts, quantized):
+    """Sparse MoE block: BF16 router, per-expert projections, shared expert and its gate."""
+    def proj(intermediate):
+        return [("gate_proj", [intermediate, QWEN_HIDDEN]),
+                ("up_proj", [intermediate, QWEN_HIDDEN]),
+                ("down_proj", [QWEN_HIDDEN, intermediate])]
+    out = [
+        (p + ".gate.weight", "BF16", [experts, QWEN_HIDDEN]),
+        (p + ".shared_expert_gate.weight", "BF16", [1, QWEN_HIDDEN]),
+    ]
+    for e in range(experts):
+        for name, shape in proj(QWEN_MOE_INTERMEDIATE):
+            out += linear("%s.experts.%d.%s" % (p, e, name), shape, quantized)
+    for name, shape in proj(QWEN_SHARED_INTERMEDIATE):
+        out += linear(p + ".shared_expert." + name, shape, quantized)
+    return out
+
+
+def qwen_layer(p, full_attention, experts, quantized):
+    out = [
+        (p + ".input_layernorm.weight", "BF16", [QWEN_HIDDEN]),
+        (p + ".post_attention_layernorm.weight", "BF16", [QWEN_HIDDEN]),
+    ]
+    if full_attention:
+        out += qwen_full_attention(p + ".self_attn", quantized)
+    else:
+        out += qwen_linear_attention(p + ".linear_attn", quantized)
+    out += qwen_moe(p + ".mlp", experts, quantized)
+    out.sort()
+    return out
+
+
+def qwen_vision():
+    """The BF16 vision tower (Qwen3-VL style, no deepstack mergers)."""
+    p = "model.visual"
+    h, merged = VISION_HIDDEN, VISION_HIDDEN * VISION_MERGE ** 2
+    out = [
+        (p + ".patch_embed.proj.weight", "BF16",
+         [h, 3, VISION_TEMPORAL_PATCH, VISION_PATCH, VISION_PATCH]),
+        (p + ".patch_embed.proj.bias", "BF16", [h]),
+        (p + ".pos_embed.weight", "BF16", [VISION_POSITIONS, h]),
+    ]
+    for block in range(VISION_DEPTH):
+        b = "%s.blocks.%d" % (p, block)
+        for norm in ("norm1", "norm2"):
+            out += [(b + "." + norm + ".weight", "BF16", [h]),
+                    (b + "." + norm + ".bias", "BF16", [h])]
+        out += bf16_linear(b + ".attn.qkv", [3 * h, h], bias=True)
+        out += bf16_linear(b + ".attn.proj", [h, h], bias=True)
+        out += bf16_linear(b + ".mlp.linear_fc1", [VISION_INTERMEDIATE, h], bias=True)
+        out += bf16_linear(b + ".mlp.linear_fc2", [h, VISION_INTERMEDIATE], bias=True)
+    out += [(p + ".merger.norm.weight", "BF16", [h]), (p + ".merger.norm.bias", "BF16", [h])]
+    out += bf16_linear(p + ".merger.linear_fc1", [merged, merged], bias=True)
+    out += bf16_linear(p + ".merger.linear_fc2", [QWEN_HIDDEN, merged], bias=True)
+    out.sort()
+    return out
+
+
+def qwen_is_full_attention(layer):
+    return (layer + 1) % QWEN_FULL_ATTENTION_INTERVAL == 0
+
+
+def qwen35_checkpoint(experts, ignore_entries):
+    """(tensors in shard order, config.json, ignore list) of the qwen35 profile. Shard order:
+    embeddings, layers 0..59, final norm, lm_head, the MTP draft (all BF16), the vision
+    tower."""
+    lm = "model.language_model"
+    tensors = [(lm + ".embed_tokens.weight", "BF16", [QWEN_VOCAB, QWEN_HIDDEN])]
+    for layer in range(QWEN_LAYERS):
+        tensors += qwen_layer("%s%d" % (QWEN_PREFIX, layer), qwen_is_full_attention(layer),
+                              experts, True)
+    tensors.append((lm + ".norm.weight", "BF16", [QWEN_HIDDEN]))
+    tensors.append(("lm_head.weight", "BF16", [QWEN_VOCAB, QWEN_HIDDEN]))
+    mtp = [
+        ("mtp.fc.weight", "BF16", [QWEN_HIDDEN, 2 * QWEN_HIDDEN]),
+        ("mtp.pre_fc_norm_embedding.weight", "BF16", [QWEN_HIDDEN]),
+        ("mtp.pre_fc_norm_hidden.weight", "BF16", [QWEN_HIDDEN]),
+        ("mtp.norm.weight", "BF16", [QWEN_HIDDEN]),
+    ]
+    for layer in range(QWEN_MTP_LAYERS):
+        mtp += qwen_layer("mtp.layers.%d" % layer, True, experts, False)
+    tensors += sorted(mtp)
+    tensors += qwen_vision()
+
+    ignore = QWEN_BASE_IGNORE + extra_ignore(ignore_entries, experts, QWEN_PREFIX,
+                                             list(range(QWEN_LAYERS)), QWEN_LAYERS)
+    text_config = {
+        "model_type": "qwen3_5_moe_text",
+        "hidden_size": QWEN_HIDDEN,
+        "num_hidden_layers": QWEN_LAYERS,
+        "num_attention_heads": QWEN_HEADS,
+        "num_key_value_heads": QWEN_KV_HEADS,
+        "head_dim": QWEN_HEAD_DIM,
+        "linear_conv_kernel_dim": QWEN_CONV_KERNEL,
+        "linear_key_head_dim": QWEN_LINEAR_KEY_DIM,
+        "linear_value_head_dim": QWEN_LINEAR_VALUE_DIM,
+        "linear_num_key_heads": QWEN_LINEAR_KEY_HEADS,
+        "linear_num_value_heads": QWEN_LINEAR_VALUE_HEADS,
+        "full_attention_interval": QWEN_FULL_ATTENTION_INTERVAL,
+        "layer_types": ["full_attention" if qwen_is_full_attention(i) else "linear_attention"
+                        for i in range(QWEN_LAYERS)],
+        "num_experts": experts,
+        "num_experts_per_tok": QWEN_EXPERTS_PER_TOKEN,
+        "moe_intermediate_size": QWEN_MOE_INTERMEDIATE,
+        "shared_expert_intermediate_size": QWEN_SHARED_INTERMEDIATE,
+        "mtp_num_hidden_layers": QWEN_MTP_LAYERS,
+        "vocab_size": QWEN_VOCAB,
+        "max_position_embeddings": 262144,
+        "rms_norm_eps": 1e-06,
+        "hidden_act": "silu",
+        "tie_word_embeddings": False,
+        "dtype": "bfloat16",
+    }
+    vision_config = {
+        "model_type": "qwen3_5_moe_vision",
+        "depth": VISION_DEPTH,
+        "hidden_size": VISION_HIDDEN,
+        "intermediate_size": VISION_INTERMEDIATE,
+        "num_heads": VISION_HEADS,
+        "in_channels": 3,
+        "patch_size": VISION_PATCH,
+        "temporal_patch_size": VISION_TEMPORAL_PATCH,
+        "spatial_merge_size": VISION_MERGE,
+        "out_hidden_size": QWEN_HIDDEN,
+        "num_position_embeddings": VISION_POSITIONS,
+        "hidden_act": "gelu_pytorch_tanh",
+    }
+    config = {
+        "architectures": ["Qwen3_5MoeForConditionalGeneration"],
+        "model_type": "qwen3_5_moe",
+        "text_config": text_config,
+        "vision_config": vision_config,
+        "image_token_id": 248056,
+        "video_token_id": 248057,
+        "vision_start_token_id": 248053,
+        "vision_end_token_id": 248054,
+        "tie_word_embeddings": False,
+    }
+    return tensors, config, ignore
 
 
 def write_json(path, value, indent=None):
@@ -207,7 +463,8 @@ def main():
     experts, shard_count = profile["experts"], profile["shards"]
     os.makedirs(args.out, exist_ok=True)
 
-    tensors = all_tensors(experts)
+    build = deepseek_checkpoint if profile["family"] == "deepseek" else qwen35_checkpoint
+    tensors, config, ignore = build(experts, args.ignore_entries)
     names = set()
     for name, _, _ in tensors:
         if name in names:
@@ -237,27 +494,12 @@ def main():
              "weight_map": dict(sorted(weight_map.items()))}
     write_json(os.path.join(args.out, "model.safetensors.index.json"), index, indent=2)
 
-    ignore = BASE_IGNORE + extra_ignore(args.ignore_entries, experts)
-    config = {
-        "architectures": ["DeepseekV3ForCausalLM"],
-        "model_type": "deepseek_v3",
-        "num_hidden_layers": LAYERS,
-        "num_nextn_predict_layers": 1,
-        "hidden_size": HIDDEN,
-        "intermediate_size": INTERMEDIATE,
-        "moe_intermediate_size": MOE_INTERMEDIATE,
-        "n_routed_experts": experts,
-        "n_shared_experts": 1,
-        "first_k_dense_replace": DENSE_LAYERS,
-        "vocab_size": VOCAB,
-        "torch_dtype": "bfloat16",
-        "quantization_config": {
-            "quant_method": "modelopt",
-            "quant_algo": "NVFP4",
-            "group_size": GROUP_SIZE,
-            "kv_cache_scheme": {"type": "float", "num_bits": 8},
-            "ignore": ignore,
-        },
+    config["quantization_config"] = {
+        "quant_method": "modelopt",
+        "quant_algo": "NVFP4",
+        "group_size": GROUP_SIZE,
+        "kv_cache_scheme": {"type": "float", "num_bits": 8},
+        "ignore": ignore,
     }
     write_json(os.path.join(args.out, "config.json"), config, indent=2)
     hf_quant = {

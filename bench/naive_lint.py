@@ -4,8 +4,12 @@
 Reads every *.safetensors header in DIR (struct + json), groups tensors into modules (tensor
 name minus its last component), calls a module unquantized when it has a BF16/F16/F32 `weight`
 and no weight_scale/weight_packed/qweight, and matches the unquantized modules with a 2-D
-weight against the config's ignore list with fnmatch.fnmatch. Token embeddings are skipped:
+weight against the config's ignore list with fnmatch semantics. Token embeddings are skipped:
 they are not Linear layers, so no ignore list names them.
+
+Each pattern is compiled once (fnmatch.translate + re.compile, what fnmatch.fnmatch does on
+POSIX). Calling fnmatch.fnmatch directly would recompile on every call once the list outgrows
+its 32,768-entry pattern cache: about 120 us per call, over an hour for a 50,000-entry list.
 
 Usage: naive_lint.py DIR
 Prints the number of unquantized modules the ignore list does not exclude.
@@ -14,6 +18,7 @@ Prints the number of unquantized modules the ignore list does not exclude.
 import fnmatch
 import json
 import os
+import re
 import struct
 import sys
 
@@ -55,7 +60,7 @@ def main():
             module, _, param = tensor.rpartition(".")
             modules.setdefault(module, {})[param] = entry
 
-    ignore = ignore_list(folder)
+    ignore = [re.compile(fnmatch.translate(p)).match for p in ignore_list(folder)]
     missing = []
     for module, params in sorted(modules.items()):
         weight = params.get("weight")
@@ -65,7 +70,7 @@ def main():
             continue
         if module.endswith("embed_tokens"):
             continue
-        if not any(fnmatch.fnmatch(module, pattern) for pattern in ignore):
+        if not any(match(module) for match in ignore):
             missing.append(module)
     print(len(missing))
 

@@ -8,11 +8,16 @@ time (user + sys of that child, from os.wait4) and peak RSS (ru_maxrss of that c
 
 Commands: `qcheck inspect DIR --format json`; when `qcheck lint --help` exits 0 (and shows
 the subcommand's own help), also
-`qcheck lint DIR` and `qcheck lint DIR --format json`; `qcheck-bench-floor DIR`;
-`python3 bench/naive_lint.py DIR`. qcheck may exit 0 or 1 (1 = findings); the others must exit 0.
-Measured stdout goes to /dev/null.
+`qcheck lint DIR` and `qcheck lint DIR --format json`; when `qcheck fix --help` does, also
+`qcheck fix DIR` (a dry run: the diff goes to stdout, nothing is written);
+`qcheck-bench-floor DIR`; `python3 bench/naive_lint.py DIR`. qcheck may exit 0 or 1
+(1 = findings); the others must exit 0. Measured stdout goes to /dev/null.
 
-A profile may carry an ignore-list size: `deepseek:20000` passes --ignore-entries 20000.
+After the table, a Targets section checks the medians against the issue's targets, with PASS or
+FAIL (see TARGETS below); --json saves them too.
+
+A profile may carry an ignore-list size: `deepseek:50000` passes --ignore-entries 50000 and is
+labelled `deepseek-ignore50000`.
 
 Usage:
   python3 bench/run.py --qcheck build/qcheck --floor build/bench/qcheck-bench-floor \\
@@ -34,6 +39,20 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 GENERATOR = os.path.join(HERE, "make_checkpoint.py")
 NAIVE = os.path.join(HERE, "naive_lint.py")
+
+LINT_ROWS = ("qcheck lint", "qcheck lint --format json")  # the local lint rows
+FLOOR_RATIO_MAX = 2.0         # lint wall / floor wall, every checkpoint
+PYTHON_RATIO_MIN = 30.0       # Python wall / lint wall, on `deepseek`
+PER_TENSOR_RATIO_MAX = 1.3    # per-tensor lint wall, `million` over `deepseek`
+IGNORE_RATIO_MAX = 1.2        # lint wall, `X-ignoreN` over `X`
+RSS_HEADER_FACTOR = 3         # peak RSS <= 3 x header bytes + 32 MiB, every qcheck row
+RSS_SLACK_MIB = 32
+TARGETS = """Targets (each from this run's medians):
+  lint wall / floor wall <= 2, for `qcheck lint` and `qcheck lint --format json`, every checkpoint
+  Python wall / lint wall >= 30 on `deepseek`
+  per-tensor lint wall of `million` <= 1.3 x that of `deepseek` (when both ran)
+  lint wall of `X-ignoreN` <= 1.2 x lint wall of `X` (when both ran)
+  peak RSS of every qcheck row <= 3 x header bytes + 32 MiB (the harness RSS is not subtracted)"""
 
 
 def generator_stamp():
@@ -127,17 +146,64 @@ def start_server(root):
     return proc, "http://127.0.0.1:%d/hub" % port
 
 
-def has_lint(qcheck):
-    """`qcheck lint --help` exits 0 and prints the subcommand's help, not the main help (CLI11
+def has_subcommand(qcheck, name):
+    """`qcheck NAME --help` exits 0 and prints the subcommand's help, not the main help (CLI11
     answers an unknown subcommand followed by --help with the main help and exit code 0)."""
     def help_text(argv):
         proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         return proc.returncode, proc.stdout
     try:
-        code, text = help_text([qcheck, "lint", "--help"])
+        code, text = help_text([qcheck, name, "--help"])
         return code == 0 and text != help_text([qcheck, "--help"])[1]
     except OSError:
         return False
+
+
+def command_row(result, command):
+    return next((r for r in result["commands"] if r["command"] == command), None)
+
+
+def evaluate_targets(results):
+    """Each target of TARGETS that this run can decide, as a dict; `passed` is a bool."""
+    targets = []
+
+    def add(name, checkpoint, command, value, op, limit):
+        passed = value <= limit if op == "<=" else value >= limit
+        targets.append({"target": name, "checkpoint": checkpoint, "command": command,
+                         "value": value, "op": op, "limit": limit, "passed": passed})
+
+    by_label = {r["checkpoint"]: r for r in results}
+    for r in results:
+        for command in LINT_ROWS:
+            lint = command_row(r, command)
+            if lint is None:
+                continue
+            add("lint wall / floor wall", r["checkpoint"], command,
+                lint["median_wall_ms"] / r["floor_wall_ms"], "<=", FLOOR_RATIO_MAX)
+            if r["checkpoint"] == "deepseek":
+                add("Python wall / lint wall", r["checkpoint"], command,
+                    r["python_wall_ms"] / lint["median_wall_ms"], ">=", PYTHON_RATIO_MIN)
+            if r["checkpoint"] == "million" and "deepseek" in by_label:
+                small = by_label["deepseek"]
+                small_lint = command_row(small, command)
+                if small_lint is not None:
+                    add("per-tensor lint wall, million / deepseek", r["checkpoint"], command,
+                        (lint["median_wall_ms"] / r["tensors"])
+                        / (small_lint["median_wall_ms"] / small["tensors"]),
+                        "<=", PER_TENSOR_RATIO_MAX)
+            base, sep, entries = r["checkpoint"].rpartition("-ignore")
+            if sep and entries.isdigit() and base in by_label:
+                base_lint = command_row(by_label[base], command)
+                if base_lint is not None:
+                    add("lint wall, %s / %s" % (r["checkpoint"], base), r["checkpoint"], command,
+                        lint["median_wall_ms"] / base_lint["median_wall_ms"], "<=",
+                        IGNORE_RATIO_MAX)
+        limit_mib = RSS_HEADER_FACTOR * r["header_bytes"] / 2**20 + RSS_SLACK_MIB
+        for cmd in r["commands"]:
+            if cmd["command"].startswith("qcheck"):
+                add("peak RSS MiB <= 3 x header MiB + 32", r["checkpoint"], cmd["command"],
+                    cmd["peak_rss_mib"], "<=", limit_mib)
+    return targets
 
 
 def main():
@@ -156,7 +222,8 @@ def main():
     qcheck = os.path.abspath(args.qcheck)
     floor = os.path.abspath(args.floor)
     os.makedirs(args.work, exist_ok=True)
-    lint = has_lint(qcheck)
+    lint = has_subcommand(qcheck, "lint")
+    fix = has_subcommand(qcheck, "fix")
     baseline_rss = min(run_once(["true"])[3] for _ in range(3))
     results = []
     for spec in args.profiles.split(","):
@@ -173,6 +240,8 @@ def main():
             os.environ["HF_ENDPOINT"] = endpoint
             commands += [("qcheck lint hf:// (loopback)",
                           [qcheck, "lint", "hf://bench/" + os.path.basename(folder)], (0, 1))]
+        if fix:
+            commands += [("qcheck fix (dry run)", [qcheck, "fix", folder], (0, 1))]
         commands += [("floor", [floor, folder], (0,)),
                      ("python naive_lint.py", [sys.executable, NAIVE, folder], (0,))]
         rows = []
@@ -231,12 +300,37 @@ def main():
           "included in a child's ru_maxrss)." % (baseline_rss / 1024))
     if not lint:
         print("(`qcheck lint` is not available in this build; only inspect was measured.)")
+    if not fix:
+        print("(`qcheck fix` is not available in this build.)")
+
+    targets = evaluate_targets(results)
+    print()
+    print("## Targets")
+    print()
+    print(TARGETS)
+    print()
+    if targets:
+        print("| target | checkpoint | command | value | limit | result |")
+        print("|---|---|---|---:|---:|---|")
+        for t in targets:
+            print("| %s | %s | `%s` | %.2f | %s %.2f | %s |" % (
+                t["target"], t["checkpoint"], t["command"], t["value"], t["op"], t["limit"],
+                "PASS" if t["passed"] else "FAIL"))
+        print()
+        print("%d of %d targets pass." % (sum(t["passed"] for t in targets), len(targets)))
+    else:
+        print("(no target can be decided from this run)")
+    print("Peak RSS includes the harness floor above; undecided targets (a checkpoint pair not "
+          "run) are left out.")
 
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump({"nproc": cores, "machine": platform.platform(), "runs": args.runs,
                        "harness_rss_kib": baseline_rss,
-                       "qcheck": qcheck, "floor": floor, "results": results}, f, indent=2)
+                       "qcheck": qcheck, "floor": floor, "results": results,
+                       "targets": targets,
+                       "targets_passed": sum(t["passed"] for t in targets),
+                       "targets_total": len(targets)}, f, indent=2)
 
 
 if __name__ == "__main__":
