@@ -360,19 +360,19 @@ names_to_check(const EngineLayer& layer)
 struct IndexedList
 {
   EntryIndex index;
-  bool strip = false;
+  bool strip = false;  // also the name without its VLM wrapper
+  bool mapped = false; // also the name as vLLM's mapper renames it (for its regexes)
 
   void candidates(std::string_view name, std::vector<uint32_t>& out) const
   {
-    std::array<std::string_view, 2> names{name, name};
-    std::string unwrapped;
+    std::array<std::string_view, 3> names{name, name, name};
+    std::string unwrapped, renamed;
     size_t count = 1;
-    if (strip) {
-      unwrapped = strip_language_model(name);
-      if (unwrapped != name) {
-        names[1] = unwrapped;
-        count = 2;
-      }
+    if (strip && (unwrapped = strip_language_model(name)) != name) {
+      names[count++] = unwrapped;
+    }
+    if (mapped && (renamed = vllm_namespace(name)) != name) {
+      names[count++] = renamed;
     }
     index.candidates(std::span(names.data(), count), out);
   }
@@ -1102,9 +1102,11 @@ CompiledList::CompiledList(Engine engine, const ConfigSource& source)
     }
     keys.push_back(std::move(spellings));
   }
-  ix.whole = {EntryIndex(keys, whole), strip};
-  ix.shard = vllm_modelopt ? IndexedList{EntryIndex(keys, {Mode::exact, false, false, false, false, ""}), false}
-                           : ix.whole;
+  const bool mapped = source.format == QuantFormat::compressed_tensors && engine == Engine::vllm;
+  ix.whole = {EntryIndex(keys, whole), strip, mapped};
+  ix.shard = vllm_modelopt
+               ? IndexedList{EntryIndex(keys, {Mode::exact, false, false, false, false, ""}), false, false}
+               : ix.whole;
 }
 
 CompiledList::CompiledList(CompiledList&&) noexcept = default;

@@ -1,6 +1,7 @@
 #include "qcheck/patterns.hpp"
 
 #include <algorithm>
+#include <cctype>
 
 namespace qcheck {
 
@@ -212,7 +213,69 @@ has_length(const std::vector<bool>& lengths, size_t length)
   return length < lengths.size() && lengths[length];
 }
 
+// The longest run of literal characters of a glob, outside bracket expressions.
+std::string_view
+longest_glob_run(std::string_view glob)
+{
+  std::string_view best;
+  size_t start = 0;
+  const auto close = [&](size_t end) {
+    if (end > start && end - start > best.size()) {
+      best = glob.substr(start, end - start);
+    }
+  };
+  for (size_t i = 0; i < glob.size(); ++i) {
+    const char c = glob[i];
+    if (c == '[') {
+      close(i);
+      size_t j = i + 1;
+      j += j < glob.size() && glob[j] == '!' ? 1 : 0;
+      j += j < glob.size() && glob[j] == ']' ? 1 : 0;
+      while (j < glob.size() && glob[j] != ']') {
+        ++j;
+      }
+      i = j < glob.size() ? j : i;
+      start = i + 1;
+    } else if (is_wildcard(c)) {
+      close(i);
+      start = i + 1;
+    }
+  }
+  close(glob.size());
+  return best;
+}
+
 } // namespace
+
+std::string
+regex_literal_start(std::string_view regex)
+{
+  if (regex.find('|') != std::string_view::npos) {
+    return {}; // an alternative may start otherwise
+  }
+  std::string out;
+  size_t i = 0;
+  while (i < regex.size()) {
+    const char c = regex[i];
+    if (c == '\\' && i + 1 < regex.size() &&
+        !std::isalnum(static_cast<unsigned char>(regex[i + 1]))) {
+      out += regex[i + 1];
+      i += 2;
+    } else if (std::string_view(".^$*+?{}[]()|\\").find(c) == std::string_view::npos &&
+               static_cast<unsigned char>(c) < 0x80) {
+      out += c;
+      ++i;
+    } else {
+      break;
+    }
+  }
+  // A quantifier that allows zero repeats makes the last character optional.
+  if (i < regex.size() && (regex[i] == '*' || regex[i] == '?' || regex[i] == '{') &&
+      !out.empty()) {
+    out.pop_back();
+  }
+  return out;
+}
 
 EntryIndex::EntryIndex(const std::vector<std::vector<std::string>>& keys, const Options& options)
   : m_options(options), m_size(keys.size())
@@ -222,8 +285,15 @@ EntryIndex::EntryIndex(const std::vector<std::vector<std::string>>& keys, const 
     bool always = false;
     for (const std::string& key : keys[entry]) {
       if (options.regex_entries && key.starts_with("re:")) {
-        always = true;
-        break;
+        // Every engine anchors these at the name's start: its literal start must begin a name.
+        const std::string start = regex_literal_start(std::string_view(key).substr(3));
+        if (start.empty()) {
+          always = true;
+        } else {
+          m_prefixes.keys.push_back({hash_text(start, ci), entry});
+          mark_length(m_prefix_lengths, start.size());
+        }
+        continue;
       }
       const size_t wildcard =
         options.globs ? static_cast<size_t>(std::find_if(key.begin(), key.end(), is_wildcard) -
@@ -238,7 +308,14 @@ EntryIndex::EntryIndex(const std::vector<std::vector<std::string>>& keys, const 
         m_literal.keys.push_back({hash_text(key, ci), entry});
         mark_length(m_literal_lengths, key.size());
       } else if (prefix == 0) {
-        always = true;
+        // "*x*": its longest literal run occurs somewhere in any name it matches.
+        const std::string_view run = longest_glob_run(key);
+        if (run.empty()) {
+          always = true;
+        } else {
+          m_runs.keys.push_back({hash_text(run, ci), entry});
+          mark_length(m_run_lengths, run.size());
+        }
       } else {
         m_prefixes.keys.push_back({hash_text(std::string_view(key).substr(0, prefix), ci), entry});
         mark_length(m_prefix_lengths, prefix);
@@ -269,7 +346,7 @@ EntryIndex::EntryIndex(const std::vector<std::vector<std::string>>& keys, const 
       m_always.push_back(entry);
     }
   }
-  for (Table* t : {&m_literal, &m_prefixes, &m_parents, &m_reverse}) {
+  for (Table* t : {&m_literal, &m_prefixes, &m_runs, &m_parents, &m_reverse}) {
     t->seal();
   }
 }
@@ -372,6 +449,13 @@ EntryIndex::candidates(std::span<const std::string_view> names, std::vector<uint
           }
         } else {
           m_prefixes.lookup(h.window(0, length), out);
+        }
+      }
+    }
+    for (size_t length = 1; length <= n && length < m_run_lengths.size(); ++length) {
+      if (m_run_lengths[length]) {
+        for (size_t s = 0; s + length <= n; ++s) {
+          m_runs.lookup(h.window(s, s + length), out);
         }
       }
     }

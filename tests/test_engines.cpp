@@ -135,6 +135,20 @@ TEST(Patterns, FnmatchAgreesWithTheDefinitionOnRandomPatterns)
   EXPECT_GT(matches, 500u); // the random cases include plenty of matches
 }
 
+TEST(Patterns, RegexLiteralStartStopsWhereTheRegexMayDiffer)
+{
+  EXPECT_EQ(regex_literal_start(R"(model\.layers\.3\.mlp\.experts\..*)"),
+            "model.layers.3.mlp.experts.");
+  EXPECT_EQ(regex_literal_start("mtp.*"), "mtp");       // '.' is any character
+  EXPECT_EQ(regex_literal_start("model_?x"), "model");  // '?' makes '_' optional
+  EXPECT_EQ(regex_literal_start(R"(a\.{2}b)"), "a");   // so does {2} (it may be {0})
+  EXPECT_EQ(regex_literal_start("ab+c"), "ab");         // one 'b' at least
+  EXPECT_EQ(regex_literal_start("lm_head|mtp"), "");    // an alternative starts otherwise
+  EXPECT_EQ(regex_literal_start("(?i)model"), "");
+  EXPECT_EQ(regex_literal_start(R"(\dlayer)"), "");      // a class, not a literal
+  EXPECT_EQ(regex_literal_start("[ab]c"), "");
+}
+
 TEST(Engines, VllmModelOptSplitsStarIntoPrefixAndSubstring)
 {
   // "model.layers.45*" -> "model.layers.45" (substring) and "model.layers.45.*" (glob).

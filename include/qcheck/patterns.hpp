@@ -20,6 +20,10 @@ bool has_glob_chars(std::string_view text);
 // Splits a dotted name into its components.
 std::vector<std::string_view> split_dots(std::string_view name);
 
+// The text every match of a Python regex (re.match: anchored at the start) begins with, as far
+// as it can be read without interpreting the regex; empty when none is certain.
+std::string regex_literal_start(std::string_view regex);
+
 // A compiled list of exclusion entries: for a name, a superset of the entries that can match
 // it under one family of matching rules, so a matcher runs on a few candidates instead of on
 // every entry. Candidates are hashed spellings of the entries; a false candidate only costs a
@@ -41,7 +45,8 @@ public:
     // are literal text.
     bool globs = false;
     bool case_insensitive = false;
-    // Entries starting with "re:" are always candidates (no literal part to index).
+    // Entries starting with "re:" are Python regexes matched at a name's start: indexed by the
+    // literal text they begin with (regex_literal_start), or always candidates.
     bool regex_entries = false;
     // Also candidates: entries whose key's parent (text before the last '.') equals a name's.
     bool parents = false;
@@ -80,13 +85,15 @@ private:
   Options m_options;
   size_t m_size = 0;
   Table m_literal;                 // whole keys
-  Table m_prefixes;                // literal text before a glob's first wildcard
+  Table m_prefixes;                // literal start of a glob or of a re: entry
+  Table m_runs;                    // longest literal run of a glob starting with a wildcard
   Table m_parents;
   Table m_reverse;                 // the text that ends with each marker in a key (a window)
   std::vector<uint32_t> m_always;  // no indexable literal part
   std::vector<uint32_t> m_reverse_all;   // every entry holding the marker
   std::vector<bool> m_literal_lengths;
   std::vector<bool> m_prefix_lengths;
+  std::vector<bool> m_run_lengths;
 };
 
 } // namespace qcheck
