@@ -125,6 +125,12 @@ list_pointer(const ConfigSource& s)
 }
 
 std::string
+entry_pointer(const ConfigSource& s, size_t index)
+{
+  return s.has_list ? fmt::format("{}/{}", list_pointer(s), index) : list_pointer(s);
+}
+
+std::string
 entry_pointer(const ConfigSource& s, const std::string& entry)
 {
   const auto it = std::find(s.excludes.begin(), s.excludes.end(), entry);
@@ -749,9 +755,9 @@ private:
         }
       }
       // A long list is checked the other way round: each name's candidates, once.
-      const std::vector<bool> matched = s.excludes.size() >= k_compile_threshold
-                                          ? matched_entries(s, engines)
-                                          : std::vector<bool>();
+      const bool long_list = s.excludes.size() >= k_compile_threshold;
+      const std::vector<bool> matched = long_list ? matched_entries(s, engines) : std::vector<bool>();
+      const std::vector<std::string> examples = long_list ? overmatch_examples(s) : std::vector<std::string>();
       for (size_t index = 0; index < s.excludes.size(); ++index) {
         const std::string& entry = s.excludes[index];
         if (!entry.starts_with("re:") && entry.find('.') == std::string::npos &&
@@ -792,14 +798,14 @@ private:
                           "regexes, and matches them against renamed prefixes (visual.X, "
                           "language_model.model.X)",
                           entry))
-            .pointer = entry_pointer(s, entry);
+            .pointer = entry_pointer(s, index);
         }
         if (!used) {
           Finding& f = add(RuleId::unused_entry, s.file,
                            fmt::format("{} entry '{}' matches no module of the checkpoint",
                                        s.list_key, entry));
           f.suggested_entries = {entry};
-          f.pointer = entry_pointer(s, entry);
+          f.pointer = entry_pointer(s, index);
         }
         if (s.format == QuantFormat::fp8 && used) {
           const bool exact = std::any_of(
@@ -810,19 +816,20 @@ private:
                 fmt::format("{} entry '{}' is not a full module name: vLLM compares exactly and "
                             "quantizes the layer anyway (BF16 cast to FP8, no error)",
                             s.list_key, entry))
-              .pointer = entry_pointer(s, entry);
+              .pointer = entry_pointer(s, index);
           }
         }
         const bool substring_engine =
           s.format == QuantFormat::modelopt ||
           (s.format == QuantFormat::compressed_tensors && !entry.starts_with("re:"));
-        if (substring_engine && !has_glob(entry) && is_short_substring(entry)) {
+        if (substring_engine && !has_glob(entry) &&
+            !(examples.empty() ? overmatch_example(entry) : examples[index]).empty()) {
           add(RuleId::broad_substring_entry, s.file,
               fmt::format("{} entry '{}' is matched as a substring by {} and also excludes {}",
                           s.list_key, entry,
                           s.format == QuantFormat::modelopt ? "vLLM" : "SGLang",
-                          overmatch_example(entry)))
-            .pointer = entry_pointer(s, entry);
+                          examples.empty() ? overmatch_example(entry) : examples[index]))
+            .pointer = entry_pointer(s, index);
         }
       }
     }
@@ -1135,19 +1142,38 @@ private:
       return entry == module || (has_glob(entry) && fnmatch(entry, module)) ||
              module.starts_with(entry + ".");
     };
+    // Entries naming experts; a long run of them is indexed (a name or ancestor, or a glob's
+    // literal start, is what `names` can accept).
+    std::vector<std::vector<std::string>> expert_entries;
+    for (const std::string& e : s->excludes) {
+      if (e.find("experts.") != std::string::npos) {
+        expert_entries.push_back({e});
+      }
+    }
+    std::optional<EntryIndex> index;
+    if (expert_entries.size() >= k_compile_threshold) {
+      index.emplace(expert_entries,
+                    EntryIndex::Options{EntryIndex::Mode::ancestors, true, false, false, false, ""});
+    }
+    std::vector<uint32_t> found;
+    const auto listed_module = [&](const std::string& name) {
+      if (!index) {
+        return std::any_of(expert_entries.begin(), expert_entries.end(),
+                           [&](const auto& e) { return names(e.front(), name); });
+      }
+      found.clear();
+      const std::string_view view = name;
+      index->candidates(std::span(&view, 1), found);
+      return std::any_of(found.begin(), found.end(),
+                         [&](uint32_t i) { return names(expert_entries[i].front(), name); });
+    };
     for (const EngineLayer& layer : layers_for(Engine::vllm)) {
       if (layer.kind != LayerKind::fused_moe || layer.modules.size() < 2) {
         continue;
       }
       size_t listed = 0;
       for (uint32_t i : layer.modules) {
-        const std::string& name = m_inventory.modules[i].name;
-        listed += std::any_of(s->excludes.begin(), s->excludes.end(),
-                              [&](const std::string& e) {
-                                return e.find("experts.") != std::string::npos && names(e, name);
-                              })
-                    ? 1
-                    : 0;
+        listed += listed_module(m_inventory.modules[i].name) ? 1 : 0;
       }
       if (listed > 0 && listed < layer.modules.size()) {
         Finding& f = add(RuleId::partial_expert_exclusion, s->file,
@@ -1288,19 +1314,44 @@ private:
   static bool has_glob(std::string_view e) { return e.find_first_of("*?[") != std::string::npos; }
 
   // "model.layers.1" is a substring of "model.layers.10...": report when a module shows it.
-  bool is_short_substring(const std::string& entry) const { return !overmatch_example(entry).empty(); }
+  // overmatch_example() of every entry of a long list, from one pass over the modules.
+  std::vector<std::string> overmatch_examples(const ConfigSource& s) const
+  {
+    std::vector<std::vector<std::string>> keys;
+    for (const std::string& e : s.excludes) {
+      keys.push_back({e});
+    }
+    const EntryIndex index(keys, {EntryIndex::Mode::substring, false, false, false, false, ""});
+    std::vector<std::string> out(s.excludes.size());
+    std::vector<uint32_t> found;
+    for (const Module& m : m_inventory.modules) {
+      found.clear();
+      const std::string_view name = m.name;
+      index.candidates(std::span(&name, 1), found);
+      for (uint32_t i : found) {
+        if (out[i].empty() && overmatches(s.excludes[i], m.name)) {
+          out[i] = m.name;
+        }
+      }
+    }
+    return out;
+  }
+
+  // The first occurrence of `entry` in `name` does not start and end at dots.
+  static bool overmatches(const std::string& entry, const std::string& name)
+  {
+    const size_t pos = name.find(entry);
+    if (pos == std::string::npos) {
+      return false;
+    }
+    const size_t end = pos + entry.size();
+    return !((pos == 0 || name[pos - 1] == '.') && (end == name.size() || name[end] == '.'));
+  }
 
   std::string overmatch_example(const std::string& entry) const
   {
     for (const Module& m : m_inventory.modules) {
-      const size_t pos = m.name.find(entry);
-      if (pos == std::string::npos) {
-        continue;
-      }
-      const size_t end = pos + entry.size();
-      const bool left_ok = pos == 0 || m.name[pos - 1] == '.';
-      const bool right_ok = end == m.name.size() || m.name[end] == '.';
-      if (!left_ok || !right_ok) {
+      if (overmatches(entry, m.name)) {
         return m.name;
       }
     }
