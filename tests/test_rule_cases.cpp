@@ -861,6 +861,21 @@ TEST(RuleCases, QC105Positive)
   EXPECT_EQ(f.modules, Strings{"model.layers.0.mlp.experts"});
 }
 
+// With 16+ entries naming experts, the rule asks an index per module: the same count.
+TEST(RuleCases, QC105PositiveInALongList)
+{
+  const std::string e0 = "model.layers.0.mlp.experts.0.";
+  Strings list{"lm_head", "*mlp.gate", e0 + "gate_proj", e0 + "up_proj", e0 + "down_proj"};
+  for (int i = 0; i < 16; ++i) {
+    list.push_back("model.layers.9.mlp.experts." + std::to_string(i) + ".down_proj");
+  }
+  const Report r = lint_folder(folder(config(k_qwen3_moe, modelopt("NVFP4", list)),
+                                      moe_layer(bf16, bf16)));
+  only(r, RuleId::partial_expert_exclusion,
+       "ignore names 3 of the 6 expert projections of 'model.layers.0.mlp.experts'; vLLM "
+       "ModelOpt then excludes the whole MoE, SGLang compressed-tensors decides from expert 0");
+}
+
 TEST(RuleCases, QC105Negative)
 {
   const Report r = lint_folder(folder(
@@ -1094,6 +1109,23 @@ TEST(RuleCases, QC111Positive)
   ASSERT_EQ(excluded.size(), 1u) << text(r);
   EXPECT_EQ(excluded[0].modules, Strings{"model.layers.10.mlp.down_proj"});
   EXPECT_EQ(engines(excluded[0]), std::set<Engine>{Engine::vllm});
+}
+
+// The same finding from a list long enough to be compiled (16+ entries): the substring example
+// and the pointer come from the per-module pass.
+TEST(RuleCases, QC111PositiveInALongList)
+{
+  std::vector<std::string> list{"lm_head", "model.layers.1"};
+  for (int i = 0; i < 20; ++i) {
+    list.push_back("model.layers." + std::to_string(20 + i) + ".mlp.down_proj");
+  }
+  const Report r = lint_folder(folder(config(k_llama_11, modelopt("NVFP4", list)), layers_1_and_10()));
+  const Finding f = only(r, RuleId::broad_substring_entry,
+                         "ignore entry 'model.layers.1' is matched as a substring by vLLM and "
+                         "also excludes model.layers.10.mlp.down_proj");
+  EXPECT_EQ(f.pointer, "/quantization_config/ignore/1");
+  EXPECT_EQ(findings(r, RuleId::unused_entry).size(), 20u) << text(r);
+  EXPECT_EQ(findings(r, RuleId::excluded_but_quantized).size(), 1u) << text(r);
 }
 
 TEST(RuleCases, QC111Negative)
