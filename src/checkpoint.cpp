@@ -216,15 +216,29 @@ public:
       problems.push_back(
         {issue, false, index_name, std::move(tensor), std::move(message), std::nullopt});
     };
-    auto text = m_fs.read_file(join_path(m_out.root, index_name), k_max_index_size);
-    if (!text) {
-      fail("", text.error());
+    // Read into a padded buffer that is never zero-filled: the index can be tens of MB.
+    const std::string path = join_path(m_out.root, index_name);
+    auto source = m_fs.open(path);
+    if (!source) {
+      fail("", source.error());
+      return index;
+    }
+    const uint64_t size = (*source)->size();
+    if (size > k_max_index_size) {
+      fail("", fmt::format("{}: file is {} bytes, more than the {} bytes allowed", path, size,
+                           k_max_index_size));
+      return index;
+    }
+    const std::unique_ptr<char[]> text(new char[size + simdjson::SIMDJSON_PADDING]);
+    std::fill_n(text.get() + size, simdjson::SIMDJSON_PADDING, '\0');
+    if (auto read = (*source)->read_at(0, std::span<char>(text.get(), size)); !read) {
+      fail("", read.error());
       return index;
     }
     // The index can list 10^6 tensors: simdjson's DOM, one pass, its strings kept as the names.
     index.parser = std::make_unique<simdjson::dom::parser>();
     simdjson::dom::element root;
-    if (index.parser->parse(*text).get(root)) {
+    if (index.parser->parse(text.get(), size, false).get(root)) {
       fail("", "not valid JSON");
       return index;
     }
@@ -233,6 +247,7 @@ public:
       fail("", "has no 'weight_map' object");
       return index;
     }
+    std::string_view last_path;
     for (auto field : weight_map) {
       const std::string_view tensor = field.key;
       std::string_view path;
@@ -240,7 +255,8 @@ public:
         fail(std::string(tensor), fmt::format("weight_map entry '{}' is not a string", tensor));
         continue;
       }
-      if (!is_contained_path(path)) {
+      // Paths repeat: one already accepted is not checked again.
+      if (path != last_path && !is_contained_path(path)) {
         fail(std::string(tensor),
              fmt::format("weight_map sends '{}' to '{}', a path outside the model folder; "
                          "refused",
@@ -249,6 +265,7 @@ public:
         continue;
       }
       index.weight_map.add(tensor, path);
+      last_path = path;
     }
     index.weight_map.seal();
     return index;
