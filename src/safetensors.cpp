@@ -267,10 +267,25 @@ private:
               fmt::format("tensor '{}': entry is not an object", key));
       return;
     }
+    // One pass over the entry's fields; the first of a repeated field counts, as at_key has it.
     simdjson::dom::element dtype_el, shape_el, offsets_el;
-    for (auto [field, el] : {std::pair{"dtype", &dtype_el}, std::pair{"shape", &shape_el},
-                             std::pair{"data_offsets", &offsets_el}}) {
-      if (entry.at_key(field).get(*el)) {
+    bool has_dtype = false, has_shape = false, has_offsets = false;
+    for (auto field : entry) {
+      const std::string_view name = field.key;
+      if (!has_dtype && name == "dtype") {
+        dtype_el = field.value;
+        has_dtype = true;
+      } else if (!has_shape && name == "shape") {
+        shape_el = field.value;
+        has_shape = true;
+      } else if (!has_offsets && name == "data_offsets") {
+        offsets_el = field.value;
+        has_offsets = true;
+      }
+    }
+    for (auto [field, present] : {std::pair{"dtype", has_dtype}, std::pair{"shape", has_shape},
+                                  std::pair{"data_offsets", has_offsets}}) {
+      if (!present) {
         problem(HeaderIssue::missing_field, std::string(key),
                 fmt::format("tensor '{}': missing '{}'", key, field));
         return;
@@ -299,7 +314,12 @@ private:
       return std::span<const uint64_t>(m_out.dim_storage).subspan(dims_start);
     };
     TensorInfo tensor;
-    const std::optional<Dtype> dtype = parse_dtype(dtype_text);
+    // Headers repeat a few dtypes: the last one read is compared first.
+    if (dtype_text != m_last_dtype_text) {
+      m_last_dtype = parse_dtype(dtype_text);
+      m_last_dtype_text = dtype_text;
+    }
+    const std::optional<Dtype> dtype = m_last_dtype;
     if (!dtype) {
       problem(HeaderIssue::unknown_dtype, std::string(key),
               fmt::format("tensor '{}': unknown dtype '{}'", key, dtype_text));
@@ -420,6 +440,8 @@ private:
 
   Header& m_out;
   uint64_t m_data_size;
+  std::string_view m_last_dtype_text{"\x01"}; // no dtype spelling
+  std::optional<Dtype> m_last_dtype;
   // Per tensor, its shape's range in dim_storage; spans are set once storage stops growing.
   std::vector<std::pair<size_t, std::pair<size_t, size_t>>> m_shapes;
   bool m_dropped = false; // a tensor entry could not be read
