@@ -860,14 +860,15 @@ engine_layers(Engine engine, const Inventory& inventory, const Drafts& drafts,
       continue;
     }
     const std::string* root = drafts.root_of(m.name);
-    std::string name = m.name;
+    std::string renamed; // set when this engine renames the module
+    std::string_view name = m.name;
     std::string note;
     LayerKind kind = m.role == ModuleRole::lm_head ? LayerKind::lm_head : LayerKind::linear;
     const std::string_view leaf = leaf_of(m.name);
     if (root) {
       const bool inline_root = root->find("layers.") != std::string::npos;
       if (engine == Engine::vllm) {
-        name = strip_language_model(m.name);
+        name = renamed = strip_language_model(m.name);
         if (name != m.name) {
           note = "vLLM builds the drafter as a text-only model, without 'model.language_model.'";
         }
@@ -876,25 +877,27 @@ engine_layers(Engine engine, const Inventory& inventory, const Drafts& drafts,
         }
       } else if (engine == Engine::sglang) {
         if (inline_root && is_draft_family_deepseek_like(model)) {
-          name = fmt::format("model.decoder.{}", std::string_view(m.name).substr(root->size() + 1));
+          renamed = fmt::format("model.decoder.{}", std::string_view(m.name).substr(root->size() + 1));
           if (leaf == "eh_proj") {
             kind = LayerKind::plain_linear;
           } else if (m.role == ModuleRole::lm_head) {
-            name = "model.shared_head.head";
+            renamed = "model.shared_head.head";
           }
+          name = renamed;
           note = "SGLang builds the NextN decoder under 'model.decoder'";
         } else {
-          name = strip_language_model(m.name);
+          name = renamed = strip_language_model(m.name);
         }
         if (m.name == "mtp.fc") {
           kind = LayerKind::plain_linear;
         }
       }
     }
-    std::string prefix = name;
-    std::string shard;
+    std::string fused; // the fused name, when this module is one shard of it
+    std::string_view prefix = name;
+    std::string_view shard;
     if (m.role == ModuleRole::expert) {
-      prefix = std::string(fused_moe_prefix(name));
+      prefix = fused_moe_prefix(name);
       kind = LayerKind::fused_moe;
       shard = name;
     } else if (m.role == ModuleRole::fused_experts) {
@@ -909,7 +912,8 @@ engine_layers(Engine engine, const Inventory& inventory, const Drafts& drafts,
           present += exists(with_leaf(m.name, s)) ? 1 : 0;
         }
         if (present >= 2) {
-          prefix = with_leaf(name, engine == Engine::sglang ? group.sglang : group.vllm);
+          fused = with_leaf(name, engine == Engine::sglang ? group.sglang : group.vllm);
+          prefix = fused;
           shard = name;
         }
         break;
@@ -917,18 +921,17 @@ engine_layers(Engine engine, const Inventory& inventory, const Drafts& drafts,
     }
     // Modules arrive sorted, so a fused layer's modules (experts, q/k/v) mostly come in a row.
     if (last == nullptr || last->prefix != prefix) {
-      auto [it, inserted] = index.try_emplace(prefix, layers.size());
+      auto [it, inserted] = index.try_emplace(std::string(prefix), layers.size());
       if (inserted) {
-        layers.emplace_back();
+        layers.emplace_back().prefix = prefix;
       }
       last = &layers[it->second];
     }
     EngineLayer& layer = *last;
-    layer.prefix = prefix;
     layer.kind = kind;
     layer.modules.push_back(i);
     if (!shard.empty()) {
-      layer.shards.push_back(shard);
+      layer.shards.emplace_back(shard);
     }
     if (root) {
       layer.draft = true;
