@@ -164,6 +164,7 @@ public:
     input_problems();
     divergence();
     drafts();
+    prepare_engines();
     for (Engine engine : m_options.engines) {
       check_engine(engine);
     }
@@ -317,7 +318,6 @@ private:
     if (!source || !engine_reads(engine, source->format)) {
       return;
     }
-    const ModelInfo& model = m_declaration.model;
     for (const EngineLayer& layer : layers_for(engine)) {
       size_t quantized = 0;
       for (uint32_t i : layer.modules) {
@@ -331,8 +331,7 @@ private:
         std::sort(key.begin(), key.end());
         m_mixed.emplace(std::move(key), layer);
       }
-      const Decision d = decide(engine, *source, model, layer, quantized > 0,
-                                compiled(engine, *source));
+      const Decision& d = m_decisions.at(engine)[static_cast<size_t>(&layer - layers_for(engine).data())];
       for (const auto& e : d.errors) {
         m_unevaluable[e].insert(engine);
       }
@@ -866,6 +865,72 @@ private:
 
   const ConfigSource* vllm_source() const { return source_for(m_declaration, Engine::vllm); }
 
+  size_t quantized_modules(const EngineLayer& layer) const
+  {
+    size_t quantized = 0;
+    for (uint32_t i : layer.modules) {
+      quantized += m_inventory.modules[i].storage == Storage::quantized ? 1 : 0;
+    }
+    return quantized;
+  }
+
+  // Every engine's layers, and each selected engine's decision for each of its layers, computed
+  // side by side: the work only reads the inventory and the declaration.
+  void prepare_engines()
+  {
+    struct Work
+    {
+      Engine engine;
+      const ConfigSource* source = nullptr; // set when the engine is selected and reads it
+      const CompiledList* list = nullptr;
+      std::vector<EngineLayer> layers;
+      std::vector<Decision> decisions;
+    };
+    std::vector<Work> work;
+    for (Engine e : k_all_engines) {
+      Work w{e};
+      const ConfigSource* source = source_for(m_declaration, e);
+      const bool selected =
+        std::find(m_options.engines.begin(), m_options.engines.end(), e) != m_options.engines.end();
+      if (selected && source && engine_reads(e, source->format)) {
+        w.source = source;
+        w.list = compiled(e, *source);
+      }
+      work.push_back(std::move(w));
+    }
+    const auto task = [&](Work& w) {
+      w.layers = engine_layers(w.engine, m_inventory, m_drafts, m_declaration.model);
+      if (w.source == nullptr) {
+        return;
+      }
+      w.decisions.reserve(w.layers.size());
+      for (const EngineLayer& layer : w.layers) {
+        w.decisions.push_back(decide(w.engine, *w.source, m_declaration.model, layer,
+                                     quantized_modules(layer) > 0, w.list));
+      }
+    };
+    const unsigned threads =
+      m_options.threads != 0 ? m_options.threads : std::max(1u, std::thread::hardware_concurrency());
+    std::atomic<size_t> next{0};
+    const auto worker = [&] {
+      for (size_t i = next++; i < work.size(); i = next++) {
+        task(work[i]);
+      }
+    };
+    std::vector<std::thread> pool;
+    for (unsigned i = 1; i < std::min<unsigned>(threads, static_cast<unsigned>(work.size())); ++i) {
+      pool.emplace_back(worker);
+    }
+    worker();
+    for (auto& t : pool) {
+      t.join();
+    }
+    for (Work& w : work) {
+      m_layers[w.engine] = std::move(w.layers);
+      m_decisions[w.engine] = std::move(w.decisions);
+    }
+  }
+
   // A list compiled for one engine, once per run; nullptr for lists too short to gain.
   const CompiledList* compiled(Engine engine, const ConfigSource& source)
   {
@@ -1377,6 +1442,7 @@ private:
   std::map<std::vector<uint32_t>, EngineLayer> m_mixed;
   std::map<Engine, const ConfigSource*> m_source_for;
   std::map<Engine, std::vector<EngineLayer>> m_layers;
+  std::map<Engine, std::vector<Decision>> m_decisions; // per layer of m_layers, selected engines
   static constexpr size_t k_compile_threshold = 16;
   std::map<std::pair<Engine, const ConfigSource*>, CompiledList> m_compiled;
   bool m_inferred = false;
