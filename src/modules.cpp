@@ -4,6 +4,7 @@
 #include <array>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <thread>
 
 namespace qcheck {
 
@@ -323,6 +324,8 @@ find_param(const Checkpoint& checkpoint, const Module& module, std::string_view 
   return nullptr;
 }
 
+constexpr size_t k_parallel_modules = 8192;
+
 Inventory
 build_inventory(const Checkpoint& checkpoint)
 {
@@ -364,7 +367,23 @@ build_inventory(const Checkpoint& checkpoint)
     const size_t end = m + 1 < starts.size() ? starts[m + 1] : all.size();
     inventory.modules[m].tensors = all.subspan(starts[m], end - starts[m]);
     inventory.modules[m].params = params.subspan(starts[m], end - starts[m]);
-    classify(checkpoint, inventory.modules[m]);
+  }
+  // Modules are classified independently: in slices, one per core, for large checkpoints.
+  const auto classify_range = [&](size_t begin, size_t end) {
+    for (size_t m = begin; m < end; ++m) {
+      classify(checkpoint, inventory.modules[m]);
+    }
+  };
+  const size_t count = inventory.modules.size();
+  const size_t slices =
+    count < k_parallel_modules ? 1 : std::max(1u, std::thread::hardware_concurrency());
+  std::vector<std::thread> pool;
+  for (size_t i = 1; i < slices; ++i) {
+    pool.emplace_back(classify_range, count * i / slices, count * (i + 1) / slices);
+  }
+  classify_range(0, count / slices);
+  for (auto& t : pool) {
+    t.join();
   }
   return inventory;
 }

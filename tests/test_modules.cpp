@@ -150,3 +150,34 @@ TEST(Modules, Roles)
   EXPECT_EQ(module(*l, "model.visual.patch_embed.proj").role, ModuleRole::other);
   EXPECT_EQ(module(*l, "model.visual.pos_embed").role, ModuleRole::embedding);
 }
+
+// Past a few thousand modules classification runs in slices on several threads: every module
+// still gets its own storage, family and role.
+TEST(Modules, LargeInventoryIsClassifiedModuleByModule)
+{
+  std::vector<TensorSpec> tensors;
+  const size_t count = 12000;
+  for (size_t i = 0; i < count; ++i) {
+    const std::string m = "model.layers." + std::to_string(i / 100) + ".mlp.experts." +
+                          std::to_string(i % 100) + ".down_proj";
+    if (i % 3 == 0) {
+      tensors.push_back({m + ".weight", "BF16", {8, 8}});
+    } else {
+      tensors.push_back({m + ".weight", "U8", {8, 4}});
+      tensors.push_back({m + ".weight_scale", "F8_E4M3", {8, 1}});
+      tensors.push_back({m + ".weight_scale_2", "F32", {}});
+    }
+  }
+  auto l = load(tensors);
+  ASSERT_EQ(l->inventory.modules.size(), count);
+  size_t unquantized = 0;
+  for (const Module& m : l->inventory.modules) {
+    const size_t i = std::stoul(m.name.substr(m.name.rfind("experts.") + 8)) +
+                     100 * std::stoul(m.name.substr(13, m.name.find(".mlp") - 13));
+    EXPECT_EQ(m.storage, i % 3 == 0 ? Storage::unquantized : Storage::quantized) << m.name;
+    EXPECT_EQ(m.family, i % 3 == 0 ? QuantFamily::none : QuantFamily::modelopt_nvfp4) << m.name;
+    EXPECT_EQ(m.role, ModuleRole::expert) << m.name;
+    unquantized += m.storage == Storage::unquantized ? 1 : 0;
+  }
+  EXPECT_EQ(unquantized, count / 3);
+}
