@@ -1,6 +1,7 @@
 #include "qcheck/json_text.hpp"
 
 #include <algorithm>
+#include <unordered_map>
 #include <charconv>
 #include <fmt/format.h>
 #include <limits>
@@ -789,12 +790,56 @@ struct Resolved
   size_t missing = 0;   // ... and the index of the token it lacks
 };
 
+// find_child() for many lookups in one document: a large array or object gets an index of its
+// children the first time it is asked, so resolving N pointers into an N-element list is linear.
+class ChildIndex
+{
+public:
+  explicit ChildIndex(const Document& doc) : m_doc(doc) {}
+
+  size_t find(size_t index, std::string_view key)
+  {
+    const Node& node = m_doc.nodes[index];
+    if (node.count < k_small) {
+      return find_child(m_doc, index, key);
+    }
+    if (node.kind == Kind::array) {
+      auto& children = m_arrays[index];
+      if (children.empty()) {
+        for (size_t c = node.first_child; c != k_none; c = m_doc.nodes[c].next_sibling) {
+          children.push_back(c);
+        }
+      }
+      const std::optional<size_t> wanted = array_index(key);
+      return wanted && *wanted < children.size() ? children[*wanted] : k_none;
+    }
+    if (node.kind == Kind::object) {
+      auto& members = m_objects[index];
+      if (members.empty()) {
+        for (size_t c = node.first_child; c != k_none; c = m_doc.nodes[c].next_sibling) {
+          members[decode_string(key_token(m_doc, m_doc.nodes[c]))] = c; // the last one wins
+        }
+      }
+      const auto it = members.find(std::string(key));
+      return it == members.end() ? k_none : it->second;
+    }
+    return k_none;
+  }
+
+private:
+  static constexpr uint32_t k_small = 32;
+  const Document& m_doc;
+  std::unordered_map<size_t, std::vector<size_t>> m_arrays;
+  std::unordered_map<size_t, std::unordered_map<std::string, size_t>> m_objects;
+};
+
 Resolved
-resolve(const Document& doc, const std::vector<PointerToken>& tokens)
+resolve(const Document& doc, const std::vector<PointerToken>& tokens, ChildIndex* children = nullptr)
 {
   size_t current = 0;
   for (size_t i = 0; i < tokens.size(); ++i) {
-    const size_t next = find_child(doc, current, tokens[i].key);
+    const size_t next =
+      children ? children->find(current, tokens[i].key) : find_child(doc, current, tokens[i].key);
     if (next == k_none) {
       return {k_none, current, i};
     }
@@ -1230,6 +1275,10 @@ locate_all(std::string_view text, const std::vector<std::string>& pointers)
       line_starts.push_back(i + 1);
     }
   }
+  std::optional<ChildIndex> children;
+  if (doc) {
+    children.emplace(*doc);
+  }
   for (const std::string& pointer : pointers) {
     if (!doc) {
       out.emplace_back(unexpected(doc.error()));
@@ -1240,7 +1289,7 @@ locate_all(std::string_view text, const std::vector<std::string>& pointers)
       out.emplace_back(unexpected(tokens.error()));
       continue;
     }
-    const Resolved r = resolve(*doc, *tokens);
+    const Resolved r = resolve(*doc, *tokens, &*children);
     if (r.node == k_none) {
       out.emplace_back(unexpected(not_found(*doc, pointer, *tokens, r)));
       continue;

@@ -896,3 +896,33 @@ TEST(JsonTextRemove, RemovesElementsKeepingTheLayout)
             "{\r\n\t\"ignore\": [\r\n\t\t\"b\"\r\n\t]\r\n}");
   EXPECT_FALSE(qcheck::remove_from_string_array(inline_list, "/nope", {"a"}));
 }
+
+// Many pointers into one large list or object: the batch indexes children once, and answers as
+// a walk would (the last of duplicated keys, escaped keys, missing elements).
+TEST(JsonTextLocate, ManyPointersIntoLargeArraysAndObjects)
+{
+  std::string text = "{\"list\": [";
+  for (int i = 0; i < 100; ++i) {
+    text += (i ? ", " : "") + std::string("\"e") + std::to_string(i) + "\"";
+  }
+  text += "], \"map\": {";
+  for (int i = 0; i < 50; ++i) {
+    text += "\"k" + std::to_string(i) + "\": " + std::to_string(1000 + i) + ", ";
+  }
+  text += "\"k7\": 7777, \"a\\u0062\": 4242}}";
+  const auto found = locate_all(text, {"/list/0", "/list/57", "/list/99", "/list/100", "/map/k3",
+                                       "/map/k7", "/map/ab", "/map/zz"});
+  ASSERT_EQ(found.size(), 8u);
+  const auto at = [&](size_t i) {
+    return found[i] ? std::string(text.substr(found[i]->begin, found[i]->end - found[i]->begin))
+                    : "error: " + found[i].error();
+  };
+  EXPECT_EQ(at(0), "\"e0\"");
+  EXPECT_EQ(at(1), "\"e57\"");
+  EXPECT_EQ(at(2), "\"e99\"");
+  EXPECT_EQ(at(3), "error: no value at /list/100: /list has no element \"100\" (it has 100)");
+  EXPECT_EQ(at(4), "1003");
+  EXPECT_EQ(at(5), "7777"); // the last of a duplicated key
+  EXPECT_EQ(at(6), "4242");
+  EXPECT_EQ(at(7), "error: no value at /map/zz: /map has no key \"zz\"");
+}
