@@ -565,12 +565,25 @@ read_header(const ByteSource& source, bool sort_by_name)
   }
   // Read straight into a padded buffer, reused by the thread for the next header: its pages are
   // touched once, and nothing is zero-filled.
+  constexpr size_t k_kept_buffer = 16u << 20;
   thread_local std::unique_ptr<char[]> buffer;
   thread_local size_t capacity = 0;
   if (capacity < length + simdjson::SIMDJSON_PADDING) {
-    capacity = std::max<size_t>(length + simdjson::SIMDJSON_PADDING, 2 * capacity);
+    capacity = std::max<size_t>(length + simdjson::SIMDJSON_PADDING,
+                                std::min<size_t>(2 * capacity, k_kept_buffer));
     buffer.reset(new char[capacity]);
   }
+  // Only an ordinary header's buffer is kept for the next one.
+  struct Release
+  {
+    ~Release()
+    {
+      if (capacity > k_kept_buffer) {
+        buffer.reset();
+        capacity = 0;
+      }
+    }
+  } release;
   char* const json = buffer.get();
   std::fill_n(json + length, simdjson::SIMDJSON_PADDING, '\0');
   if (auto read = source.read_at(8, std::span<char>(json, length)); !read) {

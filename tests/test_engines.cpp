@@ -334,6 +334,14 @@ struct NameMaker
     }
     return out;
   }
+  std::vector<std::string> names(size_t count)
+  {
+    std::vector<std::string> out;
+    for (size_t i = 0; i < count; ++i) {
+      out.push_back(name());
+    }
+    return out;
+  }
   std::string entry(const std::vector<std::string>& names)
   {
     std::string e = next(2) ? names[next(names.size())] : name();
@@ -374,6 +382,11 @@ struct NameMaker
   }
 };
 
+// The formats whose exclusion lists engines match entry by entry.
+constexpr std::array k_list_formats{QuantFormat::modelopt,     QuantFormat::compressed_tensors,
+                                    QuantFormat::quark,        QuantFormat::bitsandbytes,
+                                    QuantFormat::fp8,          QuantFormat::awq};
+
 } // namespace
 
 // A compiled list may only skip entries that cannot match: every entry entry_matches() accepts
@@ -381,14 +394,9 @@ struct NameMaker
 TEST(Engines, CompiledListCandidatesIncludeEveryMatch)
 {
   NameMaker maker;
-  std::vector<std::string> names;
-  for (int i = 0; i < 300; ++i) {
-    names.push_back(maker.name());
-  }
+  const std::vector<std::string> names = maker.names(300);
   size_t matches = 0;
-  for (QuantFormat format : {QuantFormat::modelopt, QuantFormat::compressed_tensors,
-                             QuantFormat::quark, QuantFormat::bitsandbytes, QuantFormat::fp8,
-                             QuantFormat::awq}) {
+  for (QuantFormat format : k_list_formats) {
     ConfigSource s;
     s.format = format;
     for (int i = 0; i < 400; ++i) {
@@ -419,15 +427,10 @@ TEST(Engines, CompiledListCandidatesIncludeEveryMatch)
 TEST(Engines, DecideWithACompiledListDecidesTheSame)
 {
   NameMaker maker;
-  std::vector<std::string> names;
-  for (int i = 0; i < 200; ++i) {
-    names.push_back(maker.name());
-  }
+  const std::vector<std::string> names = maker.names(200);
   const ModelInfo model;
   size_t excluded = 0;
-  for (QuantFormat format : {QuantFormat::modelopt, QuantFormat::compressed_tensors,
-                             QuantFormat::quark, QuantFormat::bitsandbytes, QuantFormat::fp8,
-                             QuantFormat::awq}) {
+  for (QuantFormat format : k_list_formats) {
     ConfigSource s;
     s.format = format;
     s.list_key = "ignore";
