@@ -1184,6 +1184,19 @@ TEST(RuleCases, QC112PositiveAmongManyAncestorEntries)
     << text(r);
 }
 
+// A repeated dead entry is reported at each of its positions.
+TEST(RuleCases, QC112RepeatedEntryPointsAtEachCopy)
+{
+  const Report r = lint_folder(
+    folder(config(k_llama, modelopt("NVFP4", {"lm_head", "model.layers.7.mlp.down_proj",
+                                              "model.layers.1*", "model.layers.7.mlp.down_proj"})),
+           llama_nvfp4_with_bf16_layer1()));
+  const auto unused = findings(r, RuleId::unused_entry);
+  ASSERT_EQ(unused.size(), 2u) << text(r);
+  EXPECT_EQ(unused[0].pointer, "/quantization_config/ignore/1");
+  EXPECT_EQ(unused[1].pointer, "/quantization_config/ignore/3");
+}
+
 TEST(RuleCases, QC112Negative)
 {
   const Report r = lint_folder(
