@@ -172,30 +172,40 @@ hash_text(std::string_view text, bool case_insensitive)
   return mix(h, text.size());
 }
 
-// Prefix hashes of one name: the hash of any window in O(1).
+// Prefix hashes of one name: the hash of any window in O(1). Uses the thread's buffers, so
+// one instance at a time per thread.
 class WindowHashes
 {
 public:
   WindowHashes(std::string_view text, bool case_insensitive)
   {
-    m_prefix.resize(text.size() + 1);
-    m_power.resize(text.size() + 1);
-    m_prefix[0] = 0;
-    m_power[0] = 1;
-    for (size_t i = 0; i < text.size(); ++i) {
-      m_prefix[i + 1] =
-        m_prefix[i] * k_base + static_cast<unsigned char>(fold(text[i], case_insensitive));
-      m_power[i + 1] = m_power[i] * k_base;
-    }
+    thread_local std::vector<uint64_t> prefix, power;
+    m_prefix = &prefix;
+    m_power = &power;
+    compute(text, case_insensitive);
   }
   uint64_t window(size_t begin, size_t end) const
   {
-    return mix(m_prefix[end] - m_prefix[begin] * m_power[end - begin], end - begin);
+    return mix((*m_prefix)[end] - (*m_prefix)[begin] * (*m_power)[end - begin], end - begin);
   }
 
 private:
-  std::vector<uint64_t> m_prefix;
-  std::vector<uint64_t> m_power;
+  void compute(std::string_view text, bool case_insensitive)
+  {
+    std::vector<uint64_t>& prefix = *m_prefix;
+    std::vector<uint64_t>& power = *m_power;
+    prefix.resize(text.size() + 1);
+    power.resize(text.size() + 1);
+    prefix[0] = 0;
+    power[0] = 1;
+    for (size_t i = 0; i < text.size(); ++i) {
+      prefix[i + 1] = prefix[i] * k_base + static_cast<unsigned char>(fold(text[i], case_insensitive));
+      power[i + 1] = power[i] * k_base;
+    }
+  }
+
+  std::vector<uint64_t>* m_prefix;
+  std::vector<uint64_t>* m_power;
 };
 
 void
@@ -392,7 +402,9 @@ EntryIndex::candidates(std::span<const std::string_view> names, std::vector<uint
   for (const std::string_view name : names) {
     const WindowHashes h(name, ci);
     const size_t n = name.size();
-    std::vector<size_t> starts{0}, ends;
+    thread_local std::vector<size_t> starts, ends;
+    starts.assign(1, 0);
+    ends.clear();
     for (size_t i = 0; i < n; ++i) {
       if (name[i] == '.') {
         ends.push_back(i);
