@@ -217,18 +217,12 @@ public:
         {issue, false, index_name, std::move(tensor), std::move(message), std::nullopt});
     };
     // Read into a padded buffer that is never zero-filled: the index can be tens of MB.
-    const std::string path = join_path(m_out.root, index_name);
-    auto source = m_fs.open(path);
+    auto source = m_fs.open_at_most(join_path(m_out.root, index_name), k_max_index_size);
     if (!source) {
       fail("", source.error());
       return index;
     }
     const uint64_t size = (*source)->size();
-    if (size > k_max_index_size) {
-      fail("", fmt::format("{}: file is {} bytes, more than the {} bytes allowed", path, size,
-                           k_max_index_size));
-      return index;
-    }
     const std::unique_ptr<char[]> text(new char[size + simdjson::SIMDJSON_PADDING]);
     std::fill_n(text.get() + size, simdjson::SIMDJSON_PADDING, '\0');
     if (auto read = (*source)->read_at(0, std::span<char>(text.get(), size)); !read) {

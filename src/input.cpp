@@ -41,21 +41,25 @@ join_path(const std::string& base, const std::string& name)
   return base + "/" + name;
 }
 
+Expected<std::unique_ptr<ByteSource>>
+FileSystem::open_at_most(const std::string& path, uint64_t max_bytes) const
+{
+  auto source = open(path);
+  if (source && (*source)->size() > max_bytes) {
+    return unexpected(fmt::format("{}: file is {} bytes, more than the {} bytes allowed", path,
+                                  (*source)->size(), max_bytes));
+  }
+  return source;
+}
+
 Expected<std::string>
 FileSystem::read_file(const std::string& path, uint64_t max_bytes) const
 {
-  auto source = open(path);
+  auto source = open_at_most(path, max_bytes);
   if (!source) {
     return unexpected(source.error());
   }
-  const uint64_t size = (*source)->size();
-  if (size > max_bytes) {
-    return unexpected(fmt::format("{}: file is {} bytes, more than the {} bytes allowed", path,
-                                  size, max_bytes));
-  }
-  std::string contents;
-  contents.reserve(size + k_read_file_slack);
-  contents.resize(size);
+  std::string contents((*source)->size(), '\0');
   if (auto read = (*source)->read_at(0, std::span<char>(contents.data(), contents.size())); !read) {
     return unexpected(read.error());
   }

@@ -57,12 +57,13 @@ public:
   // Names (not paths) of the entries of a directory, sorted.
   virtual Expected<std::vector<std::string>> list_dir(const std::string& path) const = 0;
 
-  // Reads a whole regular file of at most max_bytes bytes. The string has k_read_file_slack
-  // bytes of spare capacity, so a JSON parser can pad it without copying.
+  // Opens a regular file of at most max_bytes bytes; a larger one is an error naming both sizes.
+  Expected<std::unique_ptr<ByteSource>> open_at_most(const std::string& path,
+                                                     uint64_t max_bytes) const;
+
+  // Reads a whole regular file of at most max_bytes bytes.
   Expected<std::string> read_file(const std::string& path, uint64_t max_bytes) const;
 };
-
-inline constexpr size_t k_read_file_slack = 64;
 
 // The real disk, through open/pread.
 class DiskFileSystem final : public FileSystem
