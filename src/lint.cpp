@@ -130,16 +130,6 @@ entry_pointer(const ConfigSource& s, size_t index)
   return s.has_list ? fmt::format("{}/{}", list_pointer(s), index) : list_pointer(s);
 }
 
-std::string
-entry_pointer(const ConfigSource& s, const std::string& entry)
-{
-  const auto it = std::find(s.excludes.begin(), s.excludes.end(), entry);
-  if (it != s.excludes.end() && s.has_list) {
-    return fmt::format("{}/{}", list_pointer(s), it - s.excludes.begin());
-  }
-  return list_pointer(s);
-}
-
 struct Miss
 {
   std::set<Engine> engines;
@@ -319,10 +309,7 @@ private:
       return;
     }
     for (const EngineLayer& layer : layers_for(engine)) {
-      size_t quantized = 0;
-      for (uint32_t i : layer.modules) {
-        quantized += m_inventory.modules[i].storage == Storage::quantized ? 1 : 0;
-      }
+      const size_t quantized = quantized_modules(layer);
       const bool all_quantized = quantized == layer.modules.size();
       const bool none_quantized = quantized == 0;
       if (!all_quantized && !none_quantized) {
@@ -883,8 +870,8 @@ private:
       Engine engine;
       const ConfigSource* source = nullptr; // set when the engine is selected and reads it
       const CompiledList* list = nullptr;
-      std::vector<EngineLayer> layers;
-      std::vector<Decision> decisions;
+      std::vector<EngineLayer> layers{};
+      std::vector<Decision> decisions{};
     };
     std::vector<Work> work;
     for (Engine e : k_all_engines) {
@@ -1218,7 +1205,7 @@ private:
     std::optional<EntryIndex> index;
     if (expert_entries.size() >= k_compile_threshold) {
       index.emplace(expert_entries,
-                    EntryIndex::Options{EntryIndex::Mode::ancestors, true, false, false, false, ""});
+                    EntryIndex::Options{.mode = EntryIndex::Mode::ancestors, .globs = true});
     }
     std::vector<uint32_t> found;
     const auto listed_module = [&](const std::string& name) {
@@ -1386,7 +1373,7 @@ private:
     for (const std::string& e : s.excludes) {
       keys.push_back({e});
     }
-    const EntryIndex index(keys, {EntryIndex::Mode::substring, false, false, false, false, ""});
+    const EntryIndex index(keys, {.mode = EntryIndex::Mode::substring});
     std::vector<std::string> out(s.excludes.size());
     std::vector<uint32_t> found;
     for (const Module& m : m_inventory.modules) {
