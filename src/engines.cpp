@@ -1057,32 +1057,33 @@ CompiledList::CompiledList(Engine engine, const ConfigSource& source)
       // Exact for shards; for prefixes a substring of the name or its unwrapped form, a glob,
       // or (both holding "experts") an entry that contains the name.
       vllm_modelopt = true;
-      whole = {Mode::substring, true, false, false, false, "experts"};
+      whole = {.mode = Mode::substring, .globs = true, .reverse_marker = "experts"};
       strip = true;
     } else if (engine == Engine::sglang) {
       // Dotted runs of the name or its unwrapped form, for the entry or its unwrapped form;
       // MLA shards by their parent.
-      whole = {Mode::dotted, true, false, false, true, ""};
+      whole = {.mode = Mode::dotted, .globs = true, .parents = true};
       strip = true;
     } else {
-      whole = {Mode::ancestors, true, false, true, false, ""};
+      whole = {.mode = Mode::ancestors, .globs = true, .regex_entries = true};
     }
     break;
   case QuantFormat::compressed_tensors:
-    whole = engine == Engine::sglang ? EntryIndex::Options{Mode::substring, false, true, true, false, ""}
-                                     : EntryIndex::Options{Mode::exact, false, false, true, false, ""};
+    whole = {.mode = engine == Engine::sglang ? Mode::substring : Mode::exact,
+             .case_insensitive = engine == Engine::sglang,
+             .regex_entries = true};
     break;
   case QuantFormat::quark:
-    whole = {Mode::exact, true, false, true, false, ""};
+    whole = {.mode = Mode::exact, .globs = true, .regex_entries = true};
     break;
   case QuantFormat::bitsandbytes:
-    whole = {Mode::dotted, false, false, false, false, ""};
+    whole = {.mode = Mode::dotted};
     break;
   case QuantFormat::fp8:
-    whole = {engine == Engine::vllm ? Mode::exact : Mode::dotted, false, false, false, false, ""};
+    whole = {.mode = engine == Engine::vllm ? Mode::exact : Mode::dotted};
     break;
   case QuantFormat::awq:
-    whole = {Mode::substring, false, false, false, false, ""};
+    whole = {.mode = Mode::substring};
     break;
   default:
     return;
@@ -1108,7 +1109,7 @@ CompiledList::CompiledList(Engine engine, const ConfigSource& source)
   const bool mapped = source.format == QuantFormat::compressed_tensors && engine == Engine::vllm;
   ix.whole = {EntryIndex(keys, whole), strip, mapped};
   ix.shard = vllm_modelopt
-               ? IndexedList{EntryIndex(keys, {Mode::exact, false, false, false, false, ""}), false, false}
+               ? IndexedList{EntryIndex(keys, {.mode = Mode::exact}), false, false}
                : ix.whole;
 }
 

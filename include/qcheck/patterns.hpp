@@ -51,7 +51,7 @@ public:
     // Also candidates: entries whose key's parent (text before the last '.') equals a name's.
     bool parents = false;
     // Also candidates, for names containing `reverse_marker`: entries that contain the name.
-    std::string reverse_marker;
+    std::string reverse_marker{};
   };
 
   EntryIndex() = default;
