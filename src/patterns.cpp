@@ -287,10 +287,167 @@ regex_literal_start(std::string_view regex)
   return out;
 }
 
+SubstringSet::SubstringSet(std::vector<Key> keys, bool case_insensitive)
+  : m_case_insensitive(case_insensitive)
+{
+  for (Key& k : keys) {
+    for (char& c : k.text) {
+      c = fold(c, case_insensitive);
+    }
+  }
+  std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
+    return a.text != b.text ? a.text < b.text : a.value < b.value;
+  });
+  // The trie, from sorted keys: each key shares the path of its common prefix with the one
+  // before and adds a node per further character. Edges come out grouped by nothing in
+  // particular; a counting sort by parent gives each node its edges in character order.
+  struct Edge
+  {
+    uint32_t parent;
+    uint32_t target;
+    unsigned char c;
+  };
+  std::vector<Edge> edges;
+  std::vector<uint32_t> path{0}; // path[i]: the node for the previous key's first i characters
+  std::vector<uint32_t> value_node;
+  value_node.reserve(keys.size());
+  uint32_t nodes = 1;
+  std::string_view previous;
+  for (const Key& k : keys) {
+    const std::string_view text = k.text;
+    size_t common = 0;
+    while (common < text.size() && common < previous.size() && text[common] == previous[common]) {
+      ++common;
+    }
+    path.resize(common + 1);
+    for (size_t i = common; i < text.size(); ++i) {
+      edges.push_back({path.back(), nodes, static_cast<unsigned char>(text[i])});
+      path.push_back(nodes++);
+    }
+    value_node.push_back(path.back());
+    previous = text;
+  }
+  m_first_edge.assign(nodes + 1, 0);
+  for (const Edge& e : edges) {
+    ++m_first_edge[e.parent + 1];
+  }
+  for (uint32_t n = 0; n < nodes; ++n) {
+    m_first_edge[n + 1] += m_first_edge[n];
+  }
+  m_edge_chars.resize(edges.size());
+  m_edge_targets.resize(edges.size());
+  {
+    std::vector<uint32_t> fill(m_first_edge.begin(), m_first_edge.end() - 1);
+    for (const Edge& e : edges) { // a parent's edges are created in character order
+      const uint32_t at = fill[e.parent]++;
+      m_edge_chars[at] = e.c;
+      m_edge_targets[at] = e.target;
+    }
+  }
+  // Values: keys are sorted, so each node's values are already together.
+  m_first_value.assign(nodes + 1, 0);
+  for (uint32_t node : value_node) {
+    ++m_first_value[node + 1];
+  }
+  for (uint32_t n = 0; n < nodes; ++n) {
+    m_first_value[n + 1] += m_first_value[n];
+  }
+  m_values.resize(keys.size());
+  {
+    std::vector<uint32_t> fill(m_first_value.begin(), m_first_value.end() - 1);
+    for (size_t i = 0; i < keys.size(); ++i) {
+      m_values[fill[value_node[i]]++] = keys[i].value;
+    }
+  }
+  m_root.assign(256, 0);
+  for (uint32_t e = m_first_edge[0]; e < m_first_edge[1]; ++e) {
+    m_root[m_edge_chars[e]] = m_edge_targets[e];
+  }
+  // Failure links breadth first: a node's link is found from its parent's.
+  m_fail.assign(nodes, 0);
+  m_output.assign(nodes, 0);
+  std::vector<uint32_t> queue;
+  queue.reserve(nodes);
+  queue.push_back(0);
+  for (size_t q = 0; q < queue.size(); ++q) {
+    const uint32_t node = queue[q];
+    for (uint32_t e = m_first_edge[node]; e < m_first_edge[node + 1]; ++e) {
+      const uint32_t target = m_edge_targets[e];
+      uint32_t link = 0;
+      if (node != 0) {
+        for (uint32_t f = m_fail[node];; f = m_fail[f]) {
+          if (const uint32_t next = child(f, m_edge_chars[e]); next != 0) {
+            link = next;
+            break;
+          }
+          if (f == 0) {
+            break;
+          }
+        }
+      }
+      m_fail[target] = link;
+      m_output[target] =
+        m_first_value[target + 1] > m_first_value[target] ? target : m_output[link];
+      queue.push_back(target);
+    }
+  }
+}
+
+uint32_t
+SubstringSet::child(uint32_t node, unsigned char c) const
+{
+  if (node == 0) {
+    return m_root[c];
+  }
+  const uint32_t begin = m_first_edge[node];
+  const uint32_t end = m_first_edge[node + 1];
+  if (end - begin <= 8) {
+    for (uint32_t e = begin; e < end; ++e) {
+      if (m_edge_chars[e] == c) {
+        return m_edge_targets[e];
+      }
+    }
+    return 0;
+  }
+  const auto first = m_edge_chars.begin() + begin;
+  const auto last = m_edge_chars.begin() + end;
+  const auto it = std::lower_bound(first, last, c);
+  return it != last && *it == c ? m_edge_targets[static_cast<size_t>(it - m_edge_chars.begin())] : 0;
+}
+
+void
+SubstringSet::find_all(std::string_view text, std::vector<uint32_t>& out) const
+{
+  if (m_values.empty()) {
+    return;
+  }
+  out.insert(out.end(), m_values.begin() + m_first_value[0], m_values.begin() + m_first_value[1]);
+  uint32_t state = 0;
+  for (const char ch : text) {
+    const auto c = static_cast<unsigned char>(fold(ch, m_case_insensitive));
+    for (;;) {
+      if (const uint32_t next = child(state, c); next != 0) {
+        state = next;
+        break;
+      }
+      if (state == 0) {
+        break;
+      }
+      state = m_fail[state];
+    }
+    for (uint32_t t = m_output[state]; t != 0; t = m_output[m_fail[t]]) {
+      out.insert(out.end(), m_values.begin() + m_first_value[t],
+                 m_values.begin() + m_first_value[t + 1]);
+    }
+  }
+}
+
 EntryIndex::EntryIndex(const std::vector<std::vector<std::string>>& keys, const Options& options)
   : m_options(options), m_size(keys.size())
 {
   const bool ci = options.case_insensitive;
+  const bool anywhere_mode = options.mode == Mode::substring;
+  std::vector<SubstringSet::Key> anywhere; // texts that may occur at any place in a name
   for (uint32_t entry = 0; entry < keys.size(); ++entry) {
     bool always = false;
     for (const std::string& key : keys[entry]) {
@@ -299,6 +456,8 @@ EntryIndex::EntryIndex(const std::vector<std::vector<std::string>>& keys, const 
         const std::string start = regex_literal_start(std::string_view(key).substr(3));
         if (start.empty()) {
           always = true;
+        } else if (anywhere_mode) {
+          anywhere.push_back({start, entry});
         } else {
           m_prefixes.keys.push_back({hash_text(start, ci), entry});
           mark_length(m_prefix_lengths, start.size());
@@ -314,7 +473,9 @@ EntryIndex::EntryIndex(const std::vector<std::vector<std::string>>& keys, const 
       while (prefix > 0 && key[prefix - 1] == '.') {
         --prefix;
       }
-      if (wildcard == key.size()) {
+      if (wildcard == key.size() && anywhere_mode) {
+        anywhere.push_back({key, entry});
+      } else if (wildcard == key.size()) {
         m_literal.keys.push_back({hash_text(key, ci), entry});
         mark_length(m_literal_lengths, key.size());
       } else if (prefix == 0) {
@@ -323,9 +484,10 @@ EntryIndex::EntryIndex(const std::vector<std::vector<std::string>>& keys, const 
         if (run.empty()) {
           always = true;
         } else {
-          m_runs.keys.push_back({hash_text(run, ci), entry});
-          mark_length(m_run_lengths, run.size());
+          anywhere.push_back({std::string(run), entry});
         }
+      } else if (anywhere_mode) {
+        anywhere.push_back({key.substr(0, prefix), entry});
       } else {
         m_prefixes.keys.push_back({hash_text(std::string_view(key).substr(0, prefix), ci), entry});
         mark_length(m_prefix_lengths, prefix);
@@ -356,9 +518,10 @@ EntryIndex::EntryIndex(const std::vector<std::vector<std::string>>& keys, const 
       m_always.push_back(entry);
     }
   }
-  for (Table* t : {&m_literal, &m_prefixes, &m_runs, &m_parents, &m_reverse}) {
+  for (Table* t : {&m_literal, &m_prefixes, &m_parents, &m_reverse}) {
     t->seal();
   }
+  m_anywhere = SubstringSet(std::move(anywhere), ci);
 }
 
 void
@@ -427,21 +590,14 @@ EntryIndex::candidates(std::span<const std::string_view> names, std::vector<uint
     case Mode::dotted:
       for (size_t s : starts) {
         for (size_t e : ends) {
-          if (e > s && has_length(m_literal_lengths, e - s)) {
+          if ((e > s || n == 0) && has_length(m_literal_lengths, e - s)) {
             m_literal.lookup(h.window(s, e), out);
           }
         }
       }
       break;
     case Mode::substring:
-      for (size_t length = 1; length <= n && length < m_literal_lengths.size(); ++length) {
-        if (m_literal_lengths[length]) {
-          for (size_t s = 0; s + length <= n; ++s) {
-            m_literal.lookup(h.window(s, s + length), out);
-          }
-        }
-      }
-      break;
+      break; // in m_anywhere
     }
     // Glob prefixes: where a full match puts the literal text before the first wildcard.
     if (!m_prefixes.keys.empty()) {
@@ -449,11 +605,7 @@ EntryIndex::candidates(std::span<const std::string_view> names, std::vector<uint
         if (!m_prefix_lengths[length]) {
           continue;
         }
-        if (m_options.mode == Mode::substring) {
-          for (size_t s = 0; s + length <= n; ++s) {
-            m_prefixes.lookup(h.window(s, s + length), out);
-          }
-        } else if (m_options.mode == Mode::dotted) {
+        if (m_options.mode == Mode::dotted) {
           for (size_t s : starts) {
             if (s + length <= n) {
               m_prefixes.lookup(h.window(s, s + length), out);
@@ -464,13 +616,7 @@ EntryIndex::candidates(std::span<const std::string_view> names, std::vector<uint
         }
       }
     }
-    for (size_t length = 1; length <= n && length < m_run_lengths.size(); ++length) {
-      if (m_run_lengths[length]) {
-        for (size_t s = 0; s + length <= n; ++s) {
-          m_runs.lookup(h.window(s, s + length), out);
-        }
-      }
-    }
+    m_anywhere.find_all(name, out);
     if (m_options.parents) {
       m_parents.lookup(h.window(0, ends.size() > 1 ? ends[ends.size() - 2] : 0), out);
     }

@@ -1,6 +1,10 @@
 // Engine matching semantics, entry by entry (shared/spec/engine-semantics.md R11-R30).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cctype>
+#include <fmt/format.h>
+
 #include "builder.hpp"
 #include "qcheck/engines.hpp"
 #include "qcheck/patterns.hpp"
@@ -133,6 +137,86 @@ TEST(Patterns, FnmatchAgreesWithTheDefinitionOnRandomPatterns)
     ASSERT_EQ(fnmatch(pattern, text), expected) << "pattern '" << pattern << "' text '" << text << "'";
   }
   EXPECT_GT(matches, 500u); // the random cases include plenty of matches
+}
+
+// Each key's value once per occurrence, by trying every position.
+std::vector<uint32_t>
+occurrences_by_search(const std::vector<SubstringSet::Key>& keys, std::string text, bool ci)
+{
+  const auto lower = [&](std::string s) {
+    for (char& c : s) {
+      c = ci ? static_cast<char>(std::tolower(static_cast<unsigned char>(c))) : c;
+    }
+    return s;
+  };
+  text = lower(text);
+  std::vector<uint32_t> out;
+  for (const auto& k : keys) {
+    const std::string key = lower(k.text);
+    if (key.empty()) {
+      out.push_back(k.value);
+      continue;
+    }
+    for (size_t at = text.find(key); at != std::string::npos; at = text.find(key, at + 1)) {
+      out.push_back(k.value);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST(Patterns, SubstringSetFindsEveryOccurrenceOfEveryKey)
+{
+  const SubstringSet set({{"he", 1}, {"she", 2}, {"his", 3}, {"hers", 4}, {"he", 5}, {"", 6}},
+                         false);
+  std::vector<uint32_t> found;
+  set.find_all("ushers", found);
+  std::sort(found.begin(), found.end());
+  EXPECT_EQ(found, (std::vector<uint32_t>{1, 2, 4, 5, 6}));
+  found.clear();
+  set.find_all("", found);
+  EXPECT_EQ(found, (std::vector<uint32_t>{6})); // the empty key occurs in the empty text
+  found.clear();
+  SubstringSet({}, false).find_all("abc", found);
+  EXPECT_TRUE(found.empty());
+}
+
+// Random keys and texts over a small alphabet (keys inside keys, repeats, suffix chains) against
+// a search at every position, case-sensitive and not.
+TEST(Patterns, SubstringSetAgreesWithSearchingEveryPosition)
+{
+  const std::string alphabet = "abAB.\xff";
+  uint64_t state = 777;
+  const auto next = [&](size_t n) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<size_t>((state >> 33) % n);
+  };
+  const auto word = [&](size_t max) {
+    std::string w;
+    for (size_t i = next(max + 1); i > 0; --i) {
+      w += alphabet[next(alphabet.size())];
+    }
+    return w;
+  };
+  size_t hits = 0;
+  for (int round = 0; round < 3000; ++round) {
+    std::vector<SubstringSet::Key> keys;
+    for (size_t i = next(12); i > 0; --i) {
+      keys.push_back({word(round % 50 == 0 ? 0 : 5), static_cast<uint32_t>(next(6))});
+    }
+    const bool ci = next(2) == 0;
+    const SubstringSet set(keys, ci);
+    for (int t = 0; t < 5; ++t) {
+      const std::string text = word(20);
+      std::vector<uint32_t> found;
+      set.find_all(text, found);
+      std::sort(found.begin(), found.end());
+      const auto expected = occurrences_by_search(keys, text, ci);
+      hits += expected.size();
+      ASSERT_EQ(found, expected) << "round " << round << " text '" << text << "' ci " << ci;
+    }
+  }
+  EXPECT_GT(hits, 10000u);
 }
 
 TEST(Patterns, RegexLiteralStartStopsWhereTheRegexMayDiffer)
@@ -421,6 +505,32 @@ TEST(Engines, CompiledListCandidatesIncludeEveryMatch)
     }
   }
   EXPECT_GT(matches, 5000u);
+}
+
+// An empty entry occurs in every name: where an engine matches by substring it excludes
+// everything, and a compiled list must offer it as a candidate like any other entry.
+TEST(Engines, CompiledListOffersAnEmptyEntryWhereItMatches)
+{
+  for (QuantFormat format : k_list_formats) {
+    ConfigSource s;
+    s.format = format;
+    for (int i = 0; i < 20; ++i) {
+      s.excludes.push_back(i == 5 ? "" : fmt::format("model.layers.{}.self_attn", 40 + i));
+    }
+    for (Engine engine : k_all_engines) {
+      const CompiledList list(engine, s);
+      for (const std::string name : {"model.layers.0.mlp.gate_proj", "lm_head", ""}) {
+        std::vector<uint32_t> found;
+        list.candidates(name, found);
+        if (entry_matches(engine, format, "", name)) {
+          EXPECT_TRUE(std::binary_search(found.begin(), found.end(), 5u))
+            << to_string(engine) << " format " << static_cast<int>(format) << " name '" << name
+            << "'";
+        }
+      }
+    }
+  }
+  EXPECT_TRUE(entry_matches(Engine::vllm, QuantFormat::modelopt, "", "model.layers.0.mlp"));
 }
 
 // decide() with a compiled list reaches the same decision, entry and reason as without.

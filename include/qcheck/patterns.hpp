@@ -24,6 +24,44 @@ std::vector<std::string_view> split_dots(std::string_view name);
 // as it can be read without interpreting the regex; empty when none is certain.
 std::string regex_literal_start(std::string_view regex);
 
+// A set of keys and the values they report: for a text, every key occurring anywhere in it, in
+// one pass over the text whatever the number of keys (an Aho-Corasick automaton). Built in time
+// linear in the keys' total length once they are sorted.
+class SubstringSet
+{
+public:
+  struct Key
+  {
+    std::string text;
+    uint32_t value = 0;
+  };
+
+  SubstringSet() = default;
+  // With `case_insensitive`, keys and texts are compared in ASCII lower case. An empty key occurs
+  // in every text.
+  SubstringSet(std::vector<Key> keys, bool case_insensitive);
+
+  // Appends the value of each key occurring in `text`, once per occurrence, in no set order.
+  void find_all(std::string_view text, std::vector<uint32_t>& out) const;
+
+  bool empty() const { return m_values.empty(); }
+
+private:
+  uint32_t child(uint32_t node, unsigned char c) const;
+
+  bool m_case_insensitive = false;
+  // Node n's edges are m_edge_chars/m_edge_targets[m_first_edge[n], m_first_edge[n + 1]),
+  // sorted by character; its values are m_values[m_first_value[n], m_first_value[n + 1]).
+  std::vector<uint32_t> m_first_edge;
+  std::vector<unsigned char> m_edge_chars;
+  std::vector<uint32_t> m_edge_targets;
+  std::vector<uint32_t> m_first_value;
+  std::vector<uint32_t> m_values;
+  std::vector<uint32_t> m_fail;   // the longest proper suffix of the node's text that is a node
+  std::vector<uint32_t> m_output; // the node or nearest suffix node with values; 0 if none
+  std::vector<uint32_t> m_root;   // the root's edges by character (256 slots)
+};
+
 // A compiled list of exclusion entries: for a name, a superset of the entries that can match
 // it under one family of matching rules, so a matcher runs on a few candidates instead of on
 // every entry. Candidates are hashed spellings of the entries; a false candidate only costs a
@@ -84,16 +122,17 @@ private:
 
   Options m_options;
   size_t m_size = 0;
-  Table m_literal;                 // whole keys
-  Table m_prefixes;                // literal start of a glob or of a re: entry
-  Table m_runs;                    // longest literal run of a glob starting with a wildcard
+  Table m_literal;                 // whole keys, unless anywhere in the name
+  Table m_prefixes;                // literal start of a glob or of a re: entry, same
+  // Texts that can occur anywhere in a name: whole keys and literal starts in substring mode,
+  // and the longest literal run of a glob starting with a wildcard in every mode.
+  SubstringSet m_anywhere;
   Table m_parents;
   Table m_reverse;                 // the text that ends with each marker in a key (a window)
   std::vector<uint32_t> m_always;  // no indexable literal part
   std::vector<uint32_t> m_reverse_all;   // every entry holding the marker
   std::vector<bool> m_literal_lengths;
   std::vector<bool> m_prefix_lengths;
-  std::vector<bool> m_run_lengths;
 };
 
 } // namespace qcheck
