@@ -80,7 +80,7 @@ public:
     simdjson::dom::parser& parser = thread_parser();
     // A header is at most 3 levels deep. Growing the parser costs about 13 bytes per byte, so
     // deep nesting is refused before the parser sizes itself; a parser already large enough
-    // stops at k_max_depth by itself.
+    // parses first, and a failure is then checked for depth so the message is the same.
     if (json.size() > parser.capacity()) {
       if (nesting_exceeds(json, k_max_depth)) {
         problem(HeaderIssue::invalid_json, "", depth_message());
@@ -100,7 +100,9 @@ public:
         return;
       }
       problem(HeaderIssue::invalid_json, "",
-              fmt::format("header is not valid JSON: {}", describe(error)));
+              nesting_exceeds(json, k_max_depth)
+                ? depth_message()
+                : fmt::format("header is not valid JSON: {}", describe(error)));
       return;
     }
     simdjson::dom::object object;
