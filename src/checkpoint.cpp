@@ -216,23 +216,21 @@ public:
       problems.push_back(
         {issue, false, index_name, std::move(tensor), std::move(message), std::nullopt});
     };
-    // Read into a padded buffer that is never zero-filled: the index can be tens of MB.
+    // Mapped, not copied, where the file system can: the index can be tens of MB.
     auto source = m_fs.open_at_most(join_path(m_out.root, index_name), k_max_index_size);
     if (!source) {
       fail("", source.error());
       return index;
     }
-    const uint64_t size = (*source)->size();
-    const std::unique_ptr<char[]> text(new char[size + simdjson::SIMDJSON_PADDING]);
-    std::fill_n(text.get() + size, simdjson::SIMDJSON_PADDING, '\0');
-    if (auto read = (*source)->read_at(0, std::span<char>(text.get(), size)); !read) {
-      fail("", read.error());
+    auto text = (*source)->read_all_padded(simdjson::SIMDJSON_PADDING);
+    if (!text) {
+      fail("", text.error());
       return index;
     }
     // The index can list 10^6 tensors: simdjson's DOM, one pass, its strings kept as the names.
     index.parser = std::make_unique<simdjson::dom::parser>();
     simdjson::dom::element root;
-    if (index.parser->parse(text.get(), size, false).get(root)) {
+    if (index.parser->parse(text->bytes.data(), text->bytes.size(), false).get(root)) {
       fail("", "not valid JSON");
       return index;
     }

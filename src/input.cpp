@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -66,6 +68,22 @@ FileSystem::read_file(const std::string& path, uint64_t max_bytes) const
   return contents;
 }
 
+Expected<PaddedBytes>
+ByteSource::read_all_padded(size_t padding) const
+{
+  const uint64_t n = size();
+  if (n > SIZE_MAX - padding) {
+    return unexpected(fmt::format("blob of {} bytes does not fit in memory", n));
+  }
+  const auto length = static_cast<size_t>(n);
+  std::shared_ptr<char[]> buffer(new char[length + padding]); // not zero-filled: read over
+  std::fill_n(buffer.get() + length, padding, '\0');
+  if (auto read = read_at(0, std::span<char>(buffer.get(), length)); !read) {
+    return unexpected(read.error());
+  }
+  return PaddedBytes{std::string_view(buffer.get(), length), std::move(buffer)};
+}
+
 namespace {
 
 class FdSource final : public ByteSource
@@ -99,6 +117,33 @@ public:
       done += static_cast<size_t>(n);
     }
     return {};
+  }
+
+  // Maps the file into an anonymous reservation that is a page or more longer, so the padding
+  // reads as zeros. Falls back to reading when mapping fails or the file has shrunk since it
+  // was opened (touching a page past its end would raise SIGBUS).
+  Expected<PaddedBytes> read_all_padded(size_t padding) const override
+  {
+    const auto page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+    if (m_size == 0 || m_size > (uint64_t{1} << 40) || padding > page) {
+      return ByteSource::read_all_padded(padding);
+    }
+    const size_t span = static_cast<size_t>((m_size + padding + page - 1) / page * page);
+    void* area = ::mmap(nullptr, span, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (area == MAP_FAILED) {
+      return ByteSource::read_all_padded(padding);
+    }
+    std::shared_ptr<const void> owner(area, [span](const void* p) {
+      ::munmap(const_cast<void*>(p), span);
+    });
+    struct stat now{};
+    if (::mmap(area, static_cast<size_t>(m_size), PROT_READ, MAP_PRIVATE | MAP_FIXED | MAP_POPULATE,
+               m_fd, 0) == MAP_FAILED ||
+        ::fstat(m_fd, &now) != 0 || static_cast<uint64_t>(now.st_size) < m_size) {
+      return ByteSource::read_all_padded(padding);
+    }
+    return PaddedBytes{std::string_view(static_cast<const char*>(area), static_cast<size_t>(m_size)),
+                       std::move(owner)};
   }
 
 private:

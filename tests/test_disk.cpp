@@ -86,3 +86,48 @@ TEST_F(DiskFolder, OpenRefusesAFifoWithoutBlocking)
   EXPECT_EQ(source.error(), (m_root / "model/x.safetensors").string() +
                               ": is a special file (FIFO, socket or device), not a regular file");
 }
+
+// The whole file and zero padding after it, mapped or read, for sizes around a page boundary
+// (a file of exactly one page has its padding in the next, anonymous page).
+TEST_F(DiskFolder, ReadAllPaddedGivesTheBytesAndZeroPadding)
+{
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  DiskFileSystem disk;
+  MemoryFileSystem memory;
+  for (const size_t size : {size_t{1}, page - 1, page, page + 1, 3 * page}) {
+    SCOPED_TRACE(size);
+    std::string bytes(size, '\0');
+    for (size_t i = 0; i < size; ++i) {
+      bytes[i] = static_cast<char>('a' + i % 26);
+    }
+    const fs::path path = m_root / ("blob" + std::to_string(size));
+    write(path, bytes);
+    memory.add_file(path.string(), bytes);
+    for (const FileSystem* files : {static_cast<const FileSystem*>(&disk),
+                                    static_cast<const FileSystem*>(&memory)}) {
+      auto source = files->open(path.string());
+      ASSERT_TRUE(source);
+      auto all = (*source)->read_all_padded(64);
+      ASSERT_TRUE(all) << all.error();
+      EXPECT_EQ(all->bytes, bytes);
+      for (size_t i = 0; i < 64; ++i) {
+        ASSERT_EQ(all->bytes.data()[size + i], '\0') << i;
+      }
+      if (files == &disk) { // mapped, so the bytes start a page
+        EXPECT_EQ(reinterpret_cast<uintptr_t>(all->bytes.data()) % page, 0u);
+      }
+    }
+  }
+}
+
+// An empty file has no mapping: read, with its padding.
+TEST_F(DiskFolder, ReadAllPaddedOfAnEmptyFile)
+{
+  write(m_root / "empty", "");
+  auto source = DiskFileSystem().open((m_root / "empty").string());
+  ASSERT_TRUE(source);
+  auto all = (*source)->read_all_padded(64);
+  ASSERT_TRUE(all);
+  EXPECT_TRUE(all->bytes.empty());
+  EXPECT_EQ(all->bytes.data()[63], '\0');
+}

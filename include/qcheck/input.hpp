@@ -9,11 +9,20 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "qcheck/expected.hpp"
 
 namespace qcheck {
+
+// A blob's bytes in memory, followed by at least the padding asked for (readable, zero), for
+// parsers that read past the end; `owner` keeps them alive.
+struct PaddedBytes
+{
+  std::string_view bytes;
+  std::shared_ptr<const void> owner;
+};
 
 // A readable blob of known size. read_at reads exactly out.size() bytes or fails.
 class ByteSource
@@ -22,6 +31,9 @@ public:
   virtual ~ByteSource() = default;
   virtual uint64_t size() const = 0;
   virtual Expected<void> read_at(uint64_t offset, std::span<char> out) const = 0;
+  // The whole blob and `padding` bytes after it. By default read into a new buffer; a disk file
+  // is mapped instead (no copy, no fresh memory to fault in).
+  virtual Expected<PaddedBytes> read_all_padded(size_t padding) const;
 };
 
 enum class FileKind {
