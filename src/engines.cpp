@@ -21,6 +21,19 @@ contains(std::string_view text, std::string_view part)
   return text.find(part) != std::string_view::npos;
 }
 
+// Whether strip_language_model() or vllm_namespace() can change a name.
+bool
+has_language_model_wrapper(std::string_view name)
+{
+  return name.starts_with("model.language_model.") || name.starts_with("language_model.");
+}
+
+bool
+vllm_renames(std::string_view name)
+{
+  return name.starts_with("model.language_model.") || name.starts_with("model.visual.");
+}
+
 std::string_view
 leaf_of(std::string_view name)
 {
@@ -368,10 +381,12 @@ struct IndexedList
     std::array<std::string_view, 3> names{name, name, name};
     std::string unwrapped, renamed;
     size_t count = 1;
-    if (strip && (unwrapped = strip_language_model(name)) != name) {
+    // Most names are neither wrapped nor renamed: no copies for them.
+    if (strip && has_language_model_wrapper(name) &&
+        (unwrapped = strip_language_model(name)) != name) {
       names[count++] = unwrapped;
     }
-    if (mapped && (renamed = vllm_namespace(name)) != name) {
+    if (mapped && vllm_renames(name) && (renamed = vllm_namespace(name)) != name) {
       names[count++] = renamed;
     }
     index.candidates(std::span(names.data(), count), out);

@@ -713,11 +713,16 @@ private:
         visit(e, m.name);
       }
     }
+    // Layer prefixes and shards are mostly module names, already visited.
     for (Engine e : engines) {
       for (const EngineLayer& layer : layers_for(e)) {
-        visit(e, layer.prefix);
+        if (m_inventory.find(layer.prefix) < 0) {
+          visit(e, layer.prefix);
+        }
         for (const auto& shard : layer.shards) {
-          visit(e, shard);
+          if (m_inventory.find(shard) < 0) {
+            visit(e, shard);
+          }
         }
       }
     }
@@ -726,6 +731,14 @@ private:
 
   void entries()
   {
+    // config.json and hf_quant_config.json often carry the same long list: checked once.
+    struct Checked
+    {
+      const ConfigSource* source;
+      std::vector<bool> matched;
+      std::vector<std::string> examples;
+    };
+    std::vector<Checked> checked;
     for (const ConfigSource& s : m_declaration.sources) {
       if (s.format != QuantFormat::modelopt && s.format != QuantFormat::compressed_tensors &&
           s.format != QuantFormat::quark && s.format != QuantFormat::fp8 &&
@@ -742,8 +755,17 @@ private:
       }
       // A long list is checked the other way round: each name's candidates, once.
       const bool long_list = s.excludes.size() >= k_compile_threshold;
-      const std::vector<bool> matched = long_list ? matched_entries(s, engines) : std::vector<bool>();
-      const std::vector<std::string> examples = long_list ? overmatch_examples(s) : std::vector<std::string>();
+      auto same = std::find_if(checked.begin(), checked.end(), [&](const Checked& c) {
+        return c.source->format == s.format && c.source->excludes == s.excludes;
+      });
+      if (long_list && same == checked.end()) {
+        checked.push_back({&s, matched_entries(s, engines), overmatch_examples(s)});
+        same = checked.end() - 1;
+      }
+      static const std::vector<bool> k_none;
+      static const std::vector<std::string> k_no_examples;
+      const std::vector<bool>& matched = long_list ? same->matched : k_none;
+      const std::vector<std::string>& examples = long_list ? same->examples : k_no_examples;
       for (size_t index = 0; index < s.excludes.size(); ++index) {
         const std::string& entry = s.excludes[index];
         if (!entry.starts_with("re:") && entry.find('.') == std::string::npos &&

@@ -518,6 +518,11 @@ EntryIndex::EntryIndex(const std::vector<std::vector<std::string>>& keys, const 
       m_always.push_back(entry);
     }
   }
+  for (size_t length = 1; length < m_prefix_lengths.size(); ++length) {
+    if (m_prefix_lengths[length]) {
+      m_prefix_length_list.push_back(length);
+    }
+  }
   for (Table* t : {&m_literal, &m_prefixes, &m_parents, &m_reverse}) {
     t->seal();
   }
@@ -601,9 +606,9 @@ EntryIndex::candidates(std::span<const std::string_view> names, std::vector<uint
     }
     // Glob prefixes: where a full match puts the literal text before the first wildcard.
     if (!m_prefixes.keys.empty()) {
-      for (size_t length = 1; length <= n && length < m_prefix_lengths.size(); ++length) {
-        if (!m_prefix_lengths[length]) {
-          continue;
+      for (const size_t length : m_prefix_length_list) {
+        if (length > n) {
+          break;
         }
         if (m_options.mode == Mode::dotted) {
           for (size_t s : starts) {

@@ -1197,6 +1197,36 @@ TEST(RuleCases, QC112RepeatedEntryPointsAtEachCopy)
   EXPECT_EQ(unused[1].pointer, "/quantization_config/ignore/3");
 }
 
+// config.json and hf_quant_config.json carrying long lists: one check serves both when they are
+// equal; lists that differ are each checked on their own.
+TEST(RuleCases, QC112LongListsInBothFilesAreEachReported)
+{
+  Strings list{"lm_head", "model.layers.1*"};
+  for (int i = 0; i < 16; ++i) {
+    list.push_back("model.layers.1." + std::string(i % 2 ? "mlp" : "self_attn"));
+  }
+  Strings dead = list, live = list;
+  dead.push_back("model.layers.7.mlp.*");
+  live.push_back("model.layers.0.mlp.*");
+  const std::string config_dead = "config.json /quantization_config/ignore/18 model.layers.7.mlp.*";
+  const std::string hf_dead = "hf_quant_config.json /quantization/exclude_modules/18 model.layers.7.mlp.*";
+  const std::vector<std::pair<Strings, Strings>> cases{
+    {dead, {config_dead, hf_dead}}, // the same list: both files report the dead entry
+    {live, {config_dead}},          // hf_quant_config.json's entry 18 matches layer 0
+  };
+  for (const auto& [second, expected] : cases) {
+    MemoryFileSystem fs =
+      folder(config(k_llama, modelopt("NVFP4", dead)), llama_nvfp4_with_bf16_layer1());
+    fs.add_file("m/hf_quant_config.json", hf_quant_config("NVFP4", second));
+    const Report r = lint_folder(fs);
+    Strings got;
+    for (const Finding& f : findings(r, RuleId::unused_entry)) {
+      got.push_back(f.file + " " + f.pointer + " " + f.suggested_entries.at(0));
+    }
+    EXPECT_EQ(got, expected) << text(r);
+  }
+}
+
 TEST(RuleCases, QC112Negative)
 {
   const Report r = lint_folder(

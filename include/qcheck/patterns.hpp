@@ -133,6 +133,7 @@ private:
   std::vector<uint32_t> m_reverse_all;   // every entry holding the marker
   std::vector<bool> m_literal_lengths;
   std::vector<bool> m_prefix_lengths;
+  std::vector<size_t> m_prefix_length_list; // the lengths m_prefix_lengths marks, increasing
 };
 
 } // namespace qcheck
