@@ -30,8 +30,10 @@ public:
     uint32_t file = 0; // into files()
   };
 
+  void reserve(size_t entries) { m_entries.reserve(entries); }
   void add(std::string_view tensor, std::string_view file)
   {
+    m_increasing = m_increasing && (m_entries.empty() || m_entries.back().tensor < tensor);
     if (m_files.empty() || m_files[m_last_file] != file) {
       auto it = std::find(m_files.begin(), m_files.end(), file);
       m_last_file = static_cast<uint32_t>(it - m_files.begin());
@@ -45,9 +47,7 @@ public:
   void seal()
   {
     const auto by_name = [](const Entry& a, const Entry& b) { return a.tensor < b.tensor; };
-    if (std::adjacent_find(m_entries.begin(), m_entries.end(), [](const Entry& a, const Entry& b) {
-          return a.tensor >= b.tensor;
-        }) == m_entries.end()) {
+    if (m_increasing) {
       return; // strictly increasing already: what every writer produces
     }
     std::stable_sort(m_entries.begin(), m_entries.end(), by_name);
@@ -70,6 +70,7 @@ private:
   std::vector<std::string> m_files;
   uint32_t m_last_file = 0;
   std::vector<Entry> m_entries;
+  bool m_increasing = true; // each tensor added sorts after the one before
 };
 
 struct IndexData
@@ -239,6 +240,7 @@ public:
       fail("", "has no 'weight_map' object");
       return index;
     }
+    index.weight_map.reserve(weight_map.size());
     std::string_view last_path;
     for (auto field : weight_map) {
       const std::string_view tensor = field.key;
