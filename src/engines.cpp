@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <unordered_map>
 
 #include "qcheck/patterns.hpp"
@@ -369,12 +371,44 @@ names_to_check(const EngineLayer& layer)
 }
 
 // A list with its EntryIndex for one matcher; `strip` asks for candidates of the unwrapped
-// name too.
+// name too. Each instance serves one matcher: it remembers that matcher's answers.
 struct IndexedList
 {
+  // First matches by digit signature (-1: none).
+  struct Memo
+  {
+    std::mutex mutex;
+    std::unordered_map<std::string, int32_t> first;
+  };
+
   EntryIndex index;
-  bool strip = false;  // also the name without its VLM wrapper
-  bool mapped = false; // also the name as vLLM's mapper renames it (for its regexes)
+  bool strip = false;           // also the name without its VLM wrapper
+  bool mapped = false;          // also the name as vLLM's mapper renames it (for its regexes)
+  bool use_index = false;       // long enough for candidates to beat trying every entry
+  bool blind_to_digits = false; // every entry is (see blind_to_digits()): answers are memoized
+  std::unique_ptr<Memo> memo = std::make_unique<Memo>();
+
+  IndexedList() = default;
+  IndexedList(EntryIndex i, const std::vector<std::string>& list, bool s, bool m)
+    : index(std::move(i)), strip(s), mapped(m), use_index(list.size() >= k_index_threshold),
+      blind_to_digits(std::all_of(list.begin(), list.end(),
+                                  [](const std::string& e) { return qcheck::blind_to_digits(e); }))
+  {
+  }
+  // A copy starts with no answers: it may serve another matcher.
+  IndexedList(const IndexedList& o)
+    : index(o.index), strip(o.strip), mapped(o.mapped), use_index(o.use_index),
+      blind_to_digits(o.blind_to_digits)
+  {
+  }
+  IndexedList& operator=(const IndexedList& o)
+  {
+    *this = IndexedList(o);
+    return *this;
+  }
+  IndexedList(IndexedList&&) noexcept = default;
+  IndexedList& operator=(IndexedList&&) noexcept = default;
+  ~IndexedList() = default;
 
   void candidates(std::string_view name, std::vector<uint32_t>& out) const
   {
@@ -391,6 +425,8 @@ struct IndexedList
     }
     index.candidates(std::span(names.data(), count), out);
   }
+
+  static constexpr size_t k_index_threshold = 16;
 };
 
 // The compiled form of one block's list for one engine.
@@ -403,30 +439,48 @@ struct ListIndexes
   IndexedList whole;                              // the matcher for whole prefixes
 };
 
-// Finds the first entry of `list` that matches `name` under `match`; with an index, among its
-// candidates only (the same entry: candidates are a superset, tried in list order).
+// Finds the first entry of `list` that matches `name` under `match`. With an index: among its
+// candidates only (the same entry: candidates are a superset, tried in list order), and for a
+// list blind to digits, once per digit signature (fused MoE shards share a handful).
 template<typename Match>
 const std::string*
 first_match(const std::vector<std::string>& list, std::string_view name, Match match,
             const IndexedList* indexed = nullptr)
 {
-  if (indexed != nullptr) {
-    thread_local std::vector<uint32_t> found;
-    found.clear();
-    indexed->candidates(name, found);
-    for (uint32_t i : found) {
-      if (match(list[i], name)) {
-        return &list[i];
+  const auto search = [&]() -> const std::string* {
+    if (indexed != nullptr && indexed->use_index) {
+      thread_local std::vector<uint32_t> found;
+      found.clear();
+      indexed->candidates(name, found);
+      for (uint32_t i : found) {
+        if (match(list[i], name)) {
+          return &list[i];
+        }
+      }
+      return nullptr;
+    }
+    for (const auto& e : list) {
+      if (match(e, name)) {
+        return &e;
       }
     }
     return nullptr;
+  };
+  thread_local std::string signature;
+  if (indexed == nullptr || !indexed->blind_to_digits || !digit_signature(name, signature)) {
+    return search();
   }
-  for (const auto& e : list) {
-    if (match(e, name)) {
-      return &e;
+  IndexedList::Memo& memo = *indexed->memo;
+  {
+    const std::lock_guard lock(memo.mutex);
+    if (const auto it = memo.first.find(signature); it != memo.first.end()) {
+      return it->second < 0 ? nullptr : &list[static_cast<size_t>(it->second)];
     }
   }
-  return nullptr;
+  const std::string* hit = search();
+  const std::lock_guard lock(memo.mutex);
+  memo.first.emplace(signature, hit != nullptr ? static_cast<int32_t>(hit - list.data()) : -1);
+  return hit;
 }
 
 // Shard-aware exclusion: a fused layer is excluded when all shards are, and disagreement is
@@ -1122,9 +1176,9 @@ CompiledList::CompiledList(Engine engine, const ConfigSource& source)
     keys.push_back(std::move(spellings));
   }
   const bool mapped = source.format == QuantFormat::compressed_tensors && engine == Engine::vllm;
-  ix.whole = {EntryIndex(keys, whole), strip, mapped};
+  ix.whole = IndexedList(EntryIndex(keys, whole), *ix.list, strip, mapped);
   ix.shard = vllm_modelopt
-               ? IndexedList{EntryIndex(keys, {.mode = Mode::exact}), false, false}
+               ? IndexedList(EntryIndex(keys, {.mode = Mode::exact}), *ix.list, false, false)
                : ix.whole;
 }
 

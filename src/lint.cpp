@@ -940,12 +940,9 @@ private:
     }
   }
 
-  // A list compiled for one engine, once per run; nullptr for lists too short to gain.
+  // A list compiled for one engine, once per run.
   const CompiledList* compiled(Engine engine, const ConfigSource& source)
   {
-    if (source.excludes.size() < k_compile_threshold) {
-      return nullptr;
-    }
     auto it = m_compiled.find({engine, &source});
     if (it == m_compiled.end()) {
       it = m_compiled.emplace(std::pair{engine, &source}, CompiledList(engine, source)).first;

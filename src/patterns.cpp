@@ -287,6 +287,35 @@ regex_literal_start(std::string_view regex)
   return out;
 }
 
+bool
+digit_signature(std::string_view name, std::string& out)
+{
+  out.resize(name.size());
+  char* w = out.data();
+  bool in_digits = false;
+  for (const char c : name) {
+    if (c == '\x01') {
+      return false;
+    }
+    const bool digit = c >= '0' && c <= '9';
+    if (!digit) {
+      *w++ = c;
+    } else if (!in_digits) {
+      *w++ = '\x01';
+    }
+    in_digits = digit;
+  }
+  out.resize(static_cast<size_t>(w - out.data()));
+  return true;
+}
+
+bool
+blind_to_digits(std::string_view entry)
+{
+  return !entry.starts_with("re:") &&
+         entry.find_first_of("0123456789?[]") == std::string_view::npos;
+}
+
 SubstringSet::SubstringSet(std::vector<Key> keys, bool case_insensitive)
   : m_case_insensitive(case_insensitive)
 {

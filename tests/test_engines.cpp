@@ -507,6 +507,90 @@ TEST(Engines, CompiledListCandidatesIncludeEveryMatch)
   EXPECT_GT(matches, 5000u);
 }
 
+// Short and long lists, with and without digits, decided with a compiled list (whose answers
+// are remembered per digit signature when no entry holds a digit) and without: the same
+// decisions, over families of names that differ only in their numbers.
+TEST(Engines, DecideRemembersAnswersOnlyWhereDigitsCannotMatter)
+{
+  NameMaker maker;
+  const auto renumber = [&](const std::string& name) {
+    std::string out;
+    for (size_t i = 0; i < name.size(); ++i) {
+      if (std::isdigit(static_cast<unsigned char>(name[i]))) {
+        while (i + 1 < name.size() && std::isdigit(static_cast<unsigned char>(name[i + 1]))) {
+          ++i;
+        }
+        out += std::to_string(maker.next(3) == 0 ? 0 : maker.next(300));
+      } else {
+        out += name[i];
+      }
+    }
+    return out;
+  };
+  std::vector<std::string> bases = maker.names(60);
+  bases.push_back("model.layers.1.mlp.down_proj");
+  bases.push_back("model.layers.1.mlp.experts.2.up_proj");
+  const ModelInfo model;
+  size_t blind_lists = 0, excluded = 0;
+  for (int round = 0; round < 40; ++round) {
+    for (QuantFormat format : k_list_formats) {
+      ConfigSource s;
+      s.format = format;
+      s.list_key = "ignore";
+      s.groups.push_back({"group_0", {"Linear"}, {}});
+      const bool strip_digits = round % 2 == 0;
+      for (size_t i = 1 + maker.next(round % 4 == 0 ? 40 : 6); i > 0; --i) {
+        std::string e = maker.entry(bases);
+        if (strip_digits) {
+          std::erase_if(e, [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+        }
+        s.excludes.push_back(e);
+      }
+      if (strip_digits && maker.next(2) == 0) {
+        s.excludes.push_back("*layers.?.mlp*"); // no digit, yet "?" tells 7 from 17
+      }
+      blind_lists += std::all_of(s.excludes.begin(), s.excludes.end(),
+                                 [](const std::string& e) { return blind_to_digits(e); });
+      for (Engine engine : k_all_engines) {
+        const CompiledList list(engine, s);
+        for (int i = 0; i < 30; ++i) {
+          const std::string& base = bases[maker.next(bases.size())];
+          const std::string& shard = bases[maker.next(bases.size())];
+          EngineLayer l = layer(renumber(base), i % 2 ? LayerKind::fused_moe : LayerKind::linear,
+                                {renumber(shard), renumber(shard), renumber(shard)});
+          const Decision plain = decide(engine, s, model, l, true);
+          const Decision fast = decide(engine, s, model, l, true, &list);
+          excluded += plain.quantized ? 0 : 1;
+          ASSERT_EQ(fast.quantized, plain.quantized) << l.prefix;
+          ASSERT_EQ(fast.matched, plain.matched) << l.prefix;
+          ASSERT_EQ(fast.reason, plain.reason) << l.prefix;
+          ASSERT_EQ(fast.shard_detail, plain.shard_detail) << l.prefix;
+        }
+      }
+    }
+  }
+  EXPECT_GT(blind_lists, 20u);
+  EXPECT_GT(excluded, 500u);
+}
+
+TEST(Patterns, DigitSignatureFoldsEachRunOfDigits)
+{
+  std::string a, b;
+  ASSERT_TRUE(digit_signature("model.layers.3.mlp.experts.17.w1", a));
+  ASSERT_TRUE(digit_signature("model.layers.45.mlp.experts.0.w9", b));
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(a, "model.layers.\x01.mlp.experts.\x01.w\x01");
+  ASSERT_TRUE(digit_signature("model.layers.3a", b));
+  EXPECT_NE(a, b);
+  EXPECT_FALSE(digit_signature("odd\x01name", a)); // would be ambiguous
+  EXPECT_TRUE(blind_to_digits("*mlp.gate"));
+  EXPECT_TRUE(blind_to_digits("lm_head"));
+  EXPECT_FALSE(blind_to_digits("model.layers.1"));
+  EXPECT_FALSE(blind_to_digits("model.layers.?.mlp"));
+  EXPECT_FALSE(blind_to_digits("model.layers.[ab].mlp"));
+  EXPECT_FALSE(blind_to_digits("re:.*gate"));
+}
+
 // An empty entry occurs in every name: where an engine matches by substring it excludes
 // everything, and a compiled list must offer it as a candidate like any other entry.
 TEST(Engines, CompiledListOffersAnEmptyEntryWhereItMatches)

@@ -24,6 +24,16 @@ std::vector<std::string_view> split_dots(std::string_view name);
 // as it can be read without interpreting the regex; empty when none is certain.
 std::string regex_literal_start(std::string_view regex);
 
+// Writes `name` with each run of ASCII digits replaced by one '\x01' into `out`: names that
+// differ only in their numbers (experts, layers) share it. False when `name` holds '\x01'
+// itself, which would make the signature ambiguous.
+bool digit_signature(std::string_view name, std::string& out);
+
+// True when no engine's matching of `entry` can tell apart two names with one digit signature:
+// the entry holds no digit and none of `?[]`, and is not a "re:" regex. Only `*` may then meet
+// a name's numbers, and it takes any run of characters.
+bool blind_to_digits(std::string_view entry);
+
 // A set of keys and the values they report: for a text, every key occurring anywhere in it, in
 // one pass over the text whatever the number of keys (an Aho-Corasick automaton). Built in time
 // linear in the keys' total length once they are sorted.
