@@ -1,6 +1,7 @@
 #include "qcheck/lint.hpp"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <thread>
 #include <fmt/format.h>
@@ -658,6 +659,51 @@ private:
     return out;
   }
 
+  // Every module name, or (`one_per_signature`) one per digit signature: what an entry blind to
+  // digits needs to be tried on. Built once per run.
+  const std::vector<std::string_view>& module_names(bool one_per_signature)
+  {
+    auto& names = m_module_names[one_per_signature ? 1 : 0];
+    if (names.empty()) {
+      std::vector<std::string_view> all;
+      all.reserve(m_inventory.modules.size());
+      for (const Module& m : m_inventory.modules) {
+        all.push_back(m.name);
+      }
+      names = one_per_signature ? one_per_digit_signature(all) : std::move(all);
+    }
+    return names;
+  }
+
+  // An engine's layer prefixes and fused shards, in layer order; likewise.
+  const std::vector<std::string_view>& layer_names(Engine engine, bool one_per_signature)
+  {
+    auto& names = m_layer_names[{engine, one_per_signature}];
+    if (names.empty()) {
+      std::vector<std::string_view> all;
+      for (const EngineLayer& layer : layers_for(engine)) {
+        all.push_back(layer.prefix);
+        all.insert(all.end(), layer.shards.begin(), layer.shards.end());
+      }
+      names = one_per_signature ? one_per_digit_signature(all) : std::move(all);
+    }
+    return names;
+  }
+
+  static std::vector<std::string_view> one_per_digit_signature(
+    const std::vector<std::string_view>& names)
+  {
+    std::vector<std::string_view> out;
+    std::unordered_set<std::string> seen;
+    std::string signature;
+    for (const std::string_view name : names) {
+      if (!digit_signature(name, signature) || seen.insert(signature).second) {
+        out.push_back(name);
+      }
+    }
+    return out;
+  }
+
   // Whether a plain entry names a module, an engine layer or fused shard, or a dotted ancestor
   // of one. Modules answer by binary search; the other names by a scan, until enough entries
   // have asked that one hash set of every name and ancestor is cheaper.
@@ -745,12 +791,10 @@ private:
           s.format != QuantFormat::awq && s.format != QuantFormat::bitsandbytes) {
         continue;
       }
-      std::vector<const std::vector<EngineLayer>*> layers;
       std::vector<Engine> engines;
       for (Engine e : m_options.engines) {
         if (engine_reads(e, s.format)) {
           engines.push_back(e);
-          layers.push_back(&layers_for(e));
         }
       }
       // A long list is checked the other way round: each name's candidates, once.
@@ -782,19 +826,23 @@ private:
           used = used || matched[index];
         }
         // Then module names (entries for routers and embeddings name real modules the engines
-        // never quantize), then each engine's layer prefixes and fused shards.
-        for (size_t m = 0; m < m_inventory.modules.size() && !used && matched.empty(); ++m) {
-          used = std::any_of(k_all_engines.begin(), k_all_engines.end(), [&](Engine e) {
-            return entry_matches(e, s.format, entry, m_inventory.modules[m].name);
-          });
+        // never quantize), then each engine's layer prefixes and fused shards; for an entry
+        // blind to digits, one name per digit signature.
+        const bool blind = blind_to_digits(entry);
+        if (!used && matched.empty()) {
+          for (const std::string_view name : module_names(blind)) {
+            used = std::any_of(k_all_engines.begin(), k_all_engines.end(), [&](Engine e) {
+              return entry_matches(e, s.format, entry, name);
+            });
+            if (used) {
+              break;
+            }
+          }
         }
         for (size_t i = 0; i < engines.size() && !used && matched.empty(); ++i) {
-          for (const EngineLayer& layer : *layers[i]) {
-            used = entry_matches(engines[i], s.format, entry, layer.prefix) ||
-                   std::any_of(layer.shards.begin(), layer.shards.end(), [&](const auto& n) {
-                     return entry_matches(engines[i], s.format, entry, n);
-                   });
-            if (used) {
+          for (const std::string_view name : layer_names(engines[i], blind)) {
+            if (entry_matches(engines[i], s.format, entry, name)) {
+              used = true;
               break;
             }
           }
@@ -1450,6 +1498,8 @@ private:
   std::map<Engine, std::vector<EngineLayer>> m_layers;
   std::map<Engine, std::vector<Decision>> m_decisions; // per layer of m_layers, selected engines
   static constexpr size_t k_compile_threshold = 16;
+  std::array<std::vector<std::string_view>, 2> m_module_names;
+  std::map<std::pair<Engine, bool>, std::vector<std::string_view>> m_layer_names;
   std::map<std::pair<Engine, const ConfigSource*>, CompiledList> m_compiled;
   bool m_inferred = false;
 };

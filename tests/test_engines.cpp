@@ -573,6 +573,49 @@ TEST(Engines, DecideRemembersAnswersOnlyWhereDigitsCannotMatter)
   EXPECT_GT(excluded, 500u);
 }
 
+// What lets the unused-entry check try an entry blind to digits on one name per signature:
+// entry_matches() gives every name of a signature the same answer, in every format and engine.
+TEST(Engines, EntryMatchesIsBlindToDigitsWhereTheEntryIs)
+{
+  NameMaker maker;
+  std::vector<std::string> names = maker.names(300);
+  names.push_back("model.layers.1.mlp.down_proj");
+  size_t blind = 0, hits = 0;
+  for (int i = 0; i < 3000; ++i) {
+    std::string entry = maker.entry(names);
+    std::erase_if(entry, [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+    if (i % 10 == 0) {
+      entry = "*layers.?.mlp*";
+    }
+    const std::string& name = names[maker.next(names.size())];
+    std::string other;
+    for (char c : name) { // the name with every digit run one digit longer
+      other += c;
+      if (std::isdigit(static_cast<unsigned char>(c))) {
+        other += '9';
+      }
+    }
+    std::string a, b;
+    if (!digit_signature(name, a) || !digit_signature(other, b) || a != b || name == other) {
+      continue;
+    }
+    for (QuantFormat format : k_list_formats) {
+      for (Engine engine : k_all_engines) {
+        const bool x = entry_matches(engine, format, entry, name);
+        const bool y = entry_matches(engine, format, entry, other);
+        hits += x ? 1 : 0;
+        if (blind_to_digits(entry)) {
+          ++blind;
+          ASSERT_EQ(x, y) << to_string(engine) << " format " << static_cast<int>(format)
+                          << " entry '" << entry << "' names '" << name << "', '" << other << "'";
+        }
+      }
+    }
+  }
+  EXPECT_GT(blind, 5000u);
+  EXPECT_GT(hits, 300u);
+}
+
 TEST(Patterns, DigitSignatureFoldsEachRunOfDigits)
 {
   std::string a, b;
