@@ -346,10 +346,31 @@ build_inventory(const Checkpoint& checkpoint)
     keyed.push_back({module, param, i});
   }
   if (!in_order) {
-    std::stable_sort(keyed.begin(), keyed.end(),
-                     [](const Keyed& a, const Keyed& b) { return a.module < b.module; });
+    // Order breaks where a module's tensors surround a submodule's ("x.A_log", "x.conv.weight",
+    // "x.dt_bias"): the tensors that sort before the last one kept are set apart, sorted, and
+    // merged back. A module's tensors kept all come before its tensors set apart, so this is
+    // the order a stable sort gives.
+    const auto by_module = [](const Keyed& a, const Keyed& b) { return a.module < b.module; };
+    std::vector<Keyed> apart;
+    size_t kept = 0;
+    for (const Keyed& k : keyed) {
+      if (kept == 0 || keyed[kept - 1].module <= k.module) {
+        keyed[kept++] = k;
+      } else {
+        apart.push_back(k);
+      }
+    }
+    std::stable_sort(apart.begin(), apart.end(), by_module);
+    std::copy(apart.begin(), apart.end(), keyed.begin() + static_cast<std::ptrdiff_t>(kept));
+    std::inplace_merge(keyed.begin(), keyed.begin() + static_cast<std::ptrdiff_t>(kept),
+                       keyed.end(), by_module);
   }
   Inventory inventory;
+  size_t modules = 0;
+  for (size_t i = 0; i < keyed.size(); ++i) {
+    modules += i == 0 || keyed[i - 1].module != keyed[i].module ? 1 : 0;
+  }
+  inventory.modules.reserve(modules);
   inventory.tensor_storage.reserve(keyed.size());
   inventory.param_storage.reserve(keyed.size());
   std::vector<size_t> starts;

@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <map>
+#include <set>
+
 #include "builder.hpp"
 #include "qcheck/modules.hpp"
 
@@ -180,4 +183,45 @@ TEST(Modules, LargeInventoryIsClassifiedModuleByModule)
     unquantized += m.storage == Storage::unquantized ? 1 : 0;
   }
   EXPECT_EQ(unquantized, count / 3);
+}
+
+// Modules whose tensors surround a submodule's, in random mixes: each module holds exactly its
+// tensors, in name order, and modules come sorted, as a grouping by brute force says.
+TEST(Modules, GroupingMatchesABruteForceGroupingWhateverTheOrder)
+{
+  uint64_t state = 4242;
+  const auto next = [&](size_t n) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<size_t>((state >> 33) % n);
+  };
+  const std::vector<std::string> parts{"a", "b", "conv", "x", "A_log", "dt_bias", "weight", "bias"};
+  for (int round = 0; round < 200; ++round) {
+    std::set<std::string> names;
+    for (size_t i = 1 + next(40); i > 0; --i) {
+      std::string name = "m";
+      for (size_t d = 1 + next(4); d > 0; --d) {
+        name += "." + parts[next(parts.size())];
+      }
+      names.insert(name);
+    }
+    std::vector<TensorSpec> tensors;
+    std::map<std::string, std::vector<std::string>> expected;
+    for (const std::string& name : names) {
+      tensors.push_back({name, "BF16", {2}});
+      const auto [module, param] = split_tensor_name(name);
+      expected[std::string(module)].push_back(name);
+    }
+    auto l = load(tensors);
+    std::map<std::string, std::vector<std::string>> got;
+    std::vector<std::string> order;
+    for (const Module& m : l->inventory.modules) {
+      order.push_back(m.name);
+      for (uint32_t t : m.tensors) {
+        got[m.name].push_back(std::string(l->checkpoint.tensors[t].info->name));
+      }
+    }
+    ASSERT_EQ(got, expected) << "round " << round;
+    ASSERT_TRUE(std::is_sorted(order.begin(), order.end())) << "round " << round;
+    ASSERT_EQ(order.size(), expected.size());
+  }
 }
