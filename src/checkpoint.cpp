@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <atomic>
+#include <deque>
 #include <fmt/format.h>
 #include <functional>
 #include <memory>
-#include <simdjson.h>
 #include <thread>
 #include <unordered_map>
+
+#include "qcheck/index_json.hpp"
 
 namespace qcheck {
 
@@ -76,7 +78,8 @@ private:
 struct IndexData
 {
   std::string file;
-  std::unique_ptr<simdjson::dom::parser> parser; // owns the strings weight_map views
+  PaddedBytes text;                // the index; weight_map views its names
+  std::deque<std::string> decoded; // names and paths that held escapes, viewed likewise
   WeightMap weight_map;
 };
 
@@ -223,44 +226,51 @@ public:
       fail("", source.error());
       return index;
     }
-    auto text = (*source)->read_all_padded(simdjson::SIMDJSON_PADDING);
+    auto text = (*source)->read_all_padded(0);
     if (!text) {
       fail("", text.error());
       return index;
     }
-    // The index can list 10^6 tensors: simdjson's DOM, one pass, its strings kept as the names.
-    index.parser = std::make_unique<simdjson::dom::parser>();
-    simdjson::dom::element root;
-    if (index.parser->parse(text->bytes.data(), text->bytes.size(), false).get(root)) {
+    index.text = std::move(*text);
+    // One pass over the text; entries view it. Problems wait until the whole text is known to
+    // be JSON. A real entry (a dotted name, a shard file name, quotes) takes 40 bytes or more:
+    // reserving for that many touches only the memory the entries fill; a denser index grows.
+    index.weight_map.reserve(index.text.bytes.size() / 40);
+    std::vector<CheckpointProblem> entry_problems;
+    std::string_view last_path;
+    const auto member = [&](std::string_view tensor, const std::string_view* path) {
+      const auto entry_problem = [&](std::string message, CheckpointIssue issue) {
+        entry_problems.push_back(
+          {issue, false, index_name, std::string(tensor), std::move(message), std::nullopt});
+      };
+      if (path == nullptr) {
+        entry_problem(fmt::format("weight_map entry '{}' is not a string", tensor),
+                      CheckpointIssue::index_unreadable);
+        return;
+      }
+      // Paths repeat: one already accepted is not checked again.
+      if (*path != last_path && !is_contained_path(*path)) {
+        entry_problem(fmt::format("weight_map sends '{}' to '{}', a path outside the model "
+                                  "folder; refused",
+                                  tensor, *path),
+                      CheckpointIssue::index_path_escapes);
+        return;
+      }
+      index.weight_map.add(tensor, *path);
+      last_path = *path;
+    };
+    WeightMapScan scan = scan_weight_map(index.text.bytes, member);
+    if (scan.status == WeightMapScan::Status::invalid_json) {
+      index.weight_map = WeightMap();
       fail("", "not valid JSON");
       return index;
     }
-    simdjson::dom::object weight_map;
-    if (root["weight_map"].get_object().get(weight_map)) {
+    if (scan.status == WeightMapScan::Status::no_weight_map) {
       fail("", "has no 'weight_map' object");
       return index;
     }
-    index.weight_map.reserve(weight_map.size());
-    std::string_view last_path;
-    for (auto field : weight_map) {
-      const std::string_view tensor = field.key;
-      std::string_view path;
-      if (field.value.get_string().get(path)) {
-        fail(std::string(tensor), fmt::format("weight_map entry '{}' is not a string", tensor));
-        continue;
-      }
-      // Paths repeat: one already accepted is not checked again.
-      if (path != last_path && !is_contained_path(path)) {
-        fail(std::string(tensor),
-             fmt::format("weight_map sends '{}' to '{}', a path outside the model folder; "
-                         "refused",
-                         tensor, path),
-             CheckpointIssue::index_path_escapes);
-        continue;
-      }
-      index.weight_map.add(tensor, path);
-      last_path = path;
-    }
+    index.decoded = std::move(scan.decoded);
+    problems.insert(problems.end(), entry_problems.begin(), entry_problems.end());
     index.weight_map.seal();
     return index;
   }

@@ -1,0 +1,34 @@
+// The weight_map of a model.safetensors.index.json, read in one pass: the index can list 10^6
+// tensors, and only this object matters. The whole text is checked as strict JSON (RFC 8259,
+// UTF-8), as Python's json would refuse it; names and paths are views into the text.
+#pragma once
+
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <string>
+#include <string_view>
+
+namespace qcheck {
+
+struct WeightMapScan
+{
+  enum class Status {
+    ok,
+    invalid_json,  // the text is not JSON: nothing may be used
+    no_weight_map, // valid JSON, but the root has no "weight_map" object
+  };
+  Status status = Status::ok;
+  size_t error_offset = 0; // for invalid_json: the byte where reading stopped
+  // Strings that held escapes, decoded: the views handed out for them point here.
+  std::deque<std::string> decoded;
+};
+
+// Calls `member(tensor, file)` for each member of the root's "weight_map" object (the first
+// "weight_map" key decides), in text order; `file` is null when the value is not a string. The views stay valid while `json` and
+// the result live. When the result is invalid_json, members already reported must be dropped.
+WeightMapScan scan_weight_map(
+  std::string_view json,
+  const std::function<void(std::string_view tensor, const std::string_view* file)>& member);
+
+} // namespace qcheck

@@ -1,0 +1,444 @@
+#include "qcheck/index_json.hpp"
+
+#include <cstdint>
+#include <cstring>
+#include <simdjson.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+namespace qcheck {
+
+namespace {
+
+constexpr int k_max_depth = 1024; // as simdjson's DOM parser allows
+
+bool
+is_space(char c)
+{
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+int
+hex_value(char c)
+{
+  if (c >= '0' && c <= '9') {
+    return c - '0';
+  }
+  if (c >= 'a' && c <= 'f') {
+    return c - 'a' + 10;
+  }
+  if (c >= 'A' && c <= 'F') {
+    return c - 'A' + 10;
+  }
+  return -1;
+}
+
+void
+append_utf8(std::string& out, uint32_t code)
+{
+  if (code < 0x80) {
+    out += static_cast<char>(code);
+  } else if (code < 0x800) {
+    out += static_cast<char>(0xC0 | (code >> 6));
+    out += static_cast<char>(0x80 | (code & 0x3F));
+  } else if (code < 0x10000) {
+    out += static_cast<char>(0xE0 | (code >> 12));
+    out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (code & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (code >> 18));
+    out += static_cast<char>(0x80 | ((code >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (code & 0x3F));
+  }
+}
+
+// A recursive-descent reader over the text; every method returns false on invalid JSON and
+// leaves m_at where reading stopped.
+class Reader
+{
+public:
+  Reader(std::string_view json, WeightMapScan& out,
+         const std::function<void(std::string_view, const std::string_view*)>& member)
+    : m_begin(json.data()), m_at(json.data()), m_end(json.data() + json.size()), m_out(out),
+      m_member(member)
+  {
+  }
+
+  bool document(bool& found)
+  {
+    skip_space();
+    if (m_at < m_end && *m_at == '{') {
+      if (!root_object(found)) {
+        return false;
+      }
+    } else if (!value(0)) {
+      return false;
+    }
+    skip_space();
+    return m_at == m_end;
+  }
+
+  size_t offset() const { return static_cast<size_t>(m_at - m_begin); }
+
+private:
+  void skip_space()
+  {
+    while (m_at < m_end && is_space(*m_at)) {
+      ++m_at;
+    }
+  }
+
+  bool expect(char c)
+  {
+    skip_space();
+    if (m_at < m_end && *m_at == c) {
+      ++m_at;
+      return true;
+    }
+    return false;
+  }
+
+  // The first '"', '\\' or control character at or after `p`, or m_end.
+  const char* find_special(const char* p) const
+  {
+#if defined(__SSE2__)
+    const __m128i quote = _mm_set1_epi8('"');
+    const __m128i backslash = _mm_set1_epi8('\\');
+    const __m128i space = _mm_set1_epi8(0x20);
+    for (; m_end - p >= 16; p += 16) {
+      const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+      const __m128i control = _mm_cmpeq_epi8(_mm_min_epu8(bytes, space), bytes); // < 0x20 or 0x20
+      const __m128i below = _mm_andnot_si128(_mm_cmpeq_epi8(bytes, space), control);
+      const int mask = _mm_movemask_epi8(_mm_or_si128(
+        _mm_or_si128(_mm_cmpeq_epi8(bytes, quote), _mm_cmpeq_epi8(bytes, backslash)), below));
+      if (mask != 0) {
+        return p + __builtin_ctz(static_cast<unsigned>(mask));
+      }
+    }
+#endif
+    for (; p < m_end; ++p) {
+      const auto c = static_cast<unsigned char>(*p);
+      if (c == '"' || c == '\\' || c < 0x20) {
+        return p;
+      }
+    }
+    return m_end;
+  }
+
+  // At '"': the string's text, a view into the document unless it holds escapes.
+  bool string(std::string_view& out)
+  {
+    const char* const start = ++m_at;
+    const char* const special = find_special(start);
+    if (special < m_end && *special == '"') {
+      out = std::string_view(start, static_cast<size_t>(special - start));
+      m_at = special + 1;
+      return true;
+    }
+    if (special < m_end && *special == '\\') {
+      return decode(start, out);
+    }
+    m_at = special; // a control character, or no closing quote
+    return false;
+  }
+
+  bool decode(const char* p, std::string_view& out)
+  {
+    std::string text;
+    while (p < m_end && *p != '"') {
+      const auto c = static_cast<unsigned char>(*p);
+      if (c < 0x20) {
+        m_at = p;
+        return false;
+      }
+      if (c != '\\') {
+        text += *p++;
+        continue;
+      }
+      if (++p == m_end) {
+        m_at = p;
+        return false;
+      }
+      switch (*p++) {
+      case '"': text += '"'; break;
+      case '\\': text += '\\'; break;
+      case '/': text += '/'; break;
+      case 'b': text += '\b'; break;
+      case 'f': text += '\f'; break;
+      case 'n': text += '\n'; break;
+      case 'r': text += '\r'; break;
+      case 't': text += '\t'; break;
+      case 'u': {
+        uint32_t code = 0;
+        if (!hex4(p, code)) {
+          m_at = p;
+          return false;
+        }
+        if (code >= 0xD800 && code <= 0xDBFF) { // a high surrogate needs its low half
+          uint32_t low = 0;
+          if (m_end - p < 2 || p[0] != '\\' || p[1] != 'u' || !(p += 2, hex4(p, low)) ||
+              low < 0xDC00 || low > 0xDFFF) {
+            m_at = p;
+            return false;
+          }
+          code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00);
+        } else if (code >= 0xDC00 && code <= 0xDFFF) {
+          m_at = p;
+          return false;
+        }
+        append_utf8(text, code);
+        break;
+      }
+      default:
+        m_at = p - 1;
+        return false;
+      }
+    }
+    if (p == m_end) {
+      m_at = p;
+      return false;
+    }
+    m_at = p + 1;
+    out = m_out.decoded.emplace_back(std::move(text));
+    return true;
+  }
+
+  bool hex4(const char*& p, uint32_t& code)
+  {
+    if (m_end - p < 4) {
+      return false;
+    }
+    code = 0;
+    for (int i = 0; i < 4; ++i) {
+      const int h = hex_value(*p++);
+      if (h < 0) {
+        return false;
+      }
+      code = code * 16 + static_cast<uint32_t>(h);
+    }
+    return true;
+  }
+
+  bool digits()
+  {
+    const char* start = m_at;
+    while (m_at < m_end && *m_at >= '0' && *m_at <= '9') {
+      ++m_at;
+    }
+    return m_at > start;
+  }
+
+  bool number()
+  {
+    if (*m_at == '-') {
+      ++m_at;
+    }
+    if (m_at < m_end && *m_at == '0') {
+      ++m_at;
+    } else if (!digits()) {
+      return false;
+    }
+    if (m_at < m_end && *m_at == '.') {
+      ++m_at;
+      if (!digits()) {
+        return false;
+      }
+    }
+    if (m_at < m_end && (*m_at == 'e' || *m_at == 'E')) {
+      ++m_at;
+      if (m_at < m_end && (*m_at == '+' || *m_at == '-')) {
+        ++m_at;
+      }
+      if (!digits()) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  bool literal(std::string_view word)
+  {
+    if (static_cast<size_t>(m_end - m_at) < word.size() ||
+        std::string_view(m_at, word.size()) != word) {
+      return false;
+    }
+    m_at += word.size();
+    return true;
+  }
+
+  // Any value, checked and skipped.
+  bool value(int depth)
+  {
+    skip_space();
+    if (m_at == m_end) {
+      return false;
+    }
+    switch (*m_at) {
+    case '"': {
+      std::string_view ignored;
+      return string(ignored);
+    }
+    case '{':
+      return container(depth, '}', true);
+    case '[':
+      return container(depth, ']', false);
+    case 't':
+      return literal("true");
+    case 'f':
+      return literal("false");
+    case 'n':
+      return literal("null");
+    default:
+      return (*m_at == '-' || (*m_at >= '0' && *m_at <= '9')) && number();
+    }
+  }
+
+  bool container(int depth, char close, bool object)
+  {
+    if (depth + 1 > k_max_depth) {
+      return false;
+    }
+    ++m_at;
+    skip_space();
+    if (m_at < m_end && *m_at == close) {
+      ++m_at;
+      return true;
+    }
+    for (;;) {
+      if (object) {
+        std::string_view key;
+        skip_space();
+        if (m_at == m_end || *m_at != '"' || !string(key) || !expect(':')) {
+          return false;
+        }
+      }
+      if (!value(depth + 1)) {
+        return false;
+      }
+      skip_space();
+      if (m_at < m_end && *m_at == ',') {
+        ++m_at;
+        continue;
+      }
+      if (m_at < m_end && *m_at == close) {
+        ++m_at;
+        return true;
+      }
+      return false;
+    }
+  }
+
+  // The root object: its first "weight_map" member, when an object, is read member by member
+  // (later ones are ignored, as simdjson's lookup did; Python's json would keep the last).
+  bool root_object(bool& found)
+  {
+    bool seen_key = false;
+    ++m_at;
+    skip_space();
+    if (m_at < m_end && *m_at == '}') {
+      ++m_at;
+      return true;
+    }
+    for (;;) {
+      std::string_view key;
+      skip_space();
+      if (m_at == m_end || *m_at != '"' || !string(key) || !expect(':')) {
+        return false;
+      }
+      skip_space();
+      const bool first_map = key == "weight_map" && !seen_key;
+      seen_key = seen_key || key == "weight_map";
+      if (first_map && m_at < m_end && *m_at == '{') {
+        found = true;
+        if (!weight_map()) {
+          return false;
+        }
+      } else if (!value(1)) {
+        return false;
+      }
+      skip_space();
+      if (m_at < m_end && *m_at == ',') {
+        ++m_at;
+        continue;
+      }
+      if (m_at < m_end && *m_at == '}') {
+        ++m_at;
+        return true;
+      }
+      return false;
+    }
+  }
+
+  bool weight_map()
+  {
+    ++m_at;
+    skip_space();
+    if (m_at < m_end && *m_at == '}') {
+      ++m_at;
+      return true;
+    }
+    for (;;) {
+      std::string_view tensor;
+      skip_space();
+      if (m_at == m_end || *m_at != '"' || !string(tensor) || !expect(':')) {
+        return false;
+      }
+      skip_space();
+      if (m_at < m_end && *m_at == '"') {
+        std::string_view file;
+        if (!string(file)) {
+          return false;
+        }
+        m_member(tensor, &file);
+      } else {
+        if (!value(2)) {
+          return false;
+        }
+        m_member(tensor, nullptr);
+      }
+      skip_space();
+      if (m_at < m_end && *m_at == ',') {
+        ++m_at;
+        continue;
+      }
+      if (m_at < m_end && *m_at == '}') {
+        ++m_at;
+        return true;
+      }
+      return false;
+    }
+  }
+
+  const char* m_begin;
+  const char* m_at;
+  const char* m_end;
+  WeightMapScan& m_out;
+  const std::function<void(std::string_view, const std::string_view*)>& m_member;
+};
+
+} // namespace
+
+WeightMapScan
+scan_weight_map(
+  std::string_view json,
+  const std::function<void(std::string_view tensor, const std::string_view* file)>& member)
+{
+  WeightMapScan out;
+  if (!simdjson::validate_utf8(json.data(), json.size())) {
+    out.status = WeightMapScan::Status::invalid_json;
+    return out;
+  }
+  Reader reader(json, out, member);
+  bool found = false;
+  if (!reader.document(found)) {
+    out.status = WeightMapScan::Status::invalid_json;
+    out.error_offset = reader.offset();
+    return out;
+  }
+  out.status = found ? WeightMapScan::Status::ok : WeightMapScan::Status::no_weight_map;
+  return out;
+}
+
+} // namespace qcheck

@@ -1,0 +1,190 @@
+// scan_weight_map: the index's weight_map read in one pass, checked as strict JSON; compared
+// with simdjson's DOM parser on random documents and random damage to them.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <optional>
+#include <simdjson.h>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "qcheck/index_json.hpp"
+
+using namespace qcheck;
+
+namespace {
+
+using Members = std::vector<std::pair<std::string, std::optional<std::string>>>;
+
+struct Scanned
+{
+  WeightMapScan::Status status;
+  Members members;
+};
+
+Scanned
+scan(const std::string& json)
+{
+  Scanned out;
+  const WeightMapScan result =
+    scan_weight_map(json, [&](std::string_view tensor, const std::string_view* file) {
+      out.members.push_back({std::string(tensor),
+                             file ? std::optional<std::string>(*file) : std::nullopt});
+    });
+  out.status = result.status;
+  return out;
+}
+
+// What the DOM says: nullopt when the text is not JSON. `number_refused`: the DOM refused a
+// number that is JSON but out of a double's or 64-bit integer's range, which Python's json
+// (and the scan) accept.
+std::optional<Scanned>
+by_dom(const std::string& json, bool& number_refused)
+{
+  simdjson::dom::parser parser;
+  simdjson::dom::element root;
+  const auto error = parser.parse(json).get(root);
+  number_refused = error == simdjson::NUMBER_ERROR;
+  if (error) {
+    return std::nullopt;
+  }
+  Scanned out{WeightMapScan::Status::ok, {}};
+  simdjson::dom::object map;
+  if (root["weight_map"].get_object().get(map)) {
+    out.status = WeightMapScan::Status::no_weight_map;
+    return out;
+  }
+  for (auto field : map) {
+    std::string_view file;
+    out.members.push_back({std::string(field.key), field.value.get_string().get(file)
+                                                     ? std::nullopt
+                                                     : std::optional<std::string>(file)});
+  }
+  return out;
+}
+
+} // namespace
+
+TEST(IndexJson, MembersInTextOrderAsViews)
+{
+  const std::string json = R"({"metadata": {"total_size": 12, "x": [1, -2.5e3, true, null]},
+    "weight_map": {"b.weight": "model-2.safetensors", "a.weight": "model-1.safetensors",
+                   "c": 7, "d\u00e9\n": "f\"g"}})";
+  std::vector<const char*> starts;
+  const WeightMapScan result =
+    scan_weight_map(json, [&](std::string_view tensor, const std::string_view*) {
+      starts.push_back(tensor.data());
+    });
+  ASSERT_EQ(result.status, WeightMapScan::Status::ok);
+  ASSERT_EQ(starts.size(), 4u);
+  EXPECT_EQ(starts[0], json.data() + json.find("b.weight")); // plain names are not copied
+  EXPECT_EQ(result.decoded.size(), 2u);                       // escaped ones are
+  const Scanned s = scan(json);
+  EXPECT_EQ(s.members, (Members{{"b.weight", "model-2.safetensors"},
+                                {"a.weight", "model-1.safetensors"},
+                                {"c", std::nullopt},
+                                {"d\xc3\xa9\n", "f\"g"}}));
+}
+
+TEST(IndexJson, NoWeightMapObject)
+{
+  for (const std::string json : {"[]", "{}", R"({"weight_map": []})", R"({"metadata": {}})", "7",
+                                 R"("weight_map")"}) {
+    EXPECT_EQ(scan(json).status, WeightMapScan::Status::no_weight_map) << json;
+  }
+  // The first weight_map key decides, as simdjson's lookup found it.
+  EXPECT_EQ(scan(R"({"weight_map": {"a": "x"}, "weight_map": {"b": "y"}})").members,
+            (Members{{"a", "x"}}));
+  EXPECT_EQ(scan(R"({"weight_map": 0, "weight_map": {"b": "y"}})").status,
+            WeightMapScan::Status::no_weight_map);
+}
+
+TEST(IndexJson, InvalidJsonIsRefused)
+{
+  for (const std::string json : std::vector<std::string>{"", " ", "{", R"({"weight_map": {"a": "x"})", R"({"weight_map": {"a": "x"}} x)",
+        R"({"weight_map": {"a": "x",}})", R"({"weight_map": {"a" "x"}})",
+        R"({"weight_map": {"a": "x\q"}})", "{\"weight_map\": {\"a\": \"x\ty\"}}",
+        R"({"weight_map": {"a": "\ud800"}})", R"({"weight_map": {"a": "\udc00x"}})",
+        R"({"weight_map": {"a": "\u12"}})", "{\"weight_map\": {\"a\xff\": \"x\"}}",
+        R"({"n": 01})", R"({"n": 1.})", R"({"n": -})", R"({"n": 1e})", R"({"n": .5})",
+        R"({"n": tru})", R"({"n": nul})", R"({"n": NaN})", R"({'a': 1})", R"({"a": 1,})",
+        R"({"weight_map": {"a": "unterminated})", "{\"a\": [" + std::string(2000, '[') + "]}"}) {
+    EXPECT_EQ(scan(json).status, WeightMapScan::Status::invalid_json) << json;
+  }
+}
+
+// Random documents around a weight_map, and the same with a byte changed, inserted or removed:
+// valid exactly when simdjson's DOM says so, with the same members.
+TEST(IndexJson, AgreesWithTheDomParserOnRandomAndDamagedDocuments)
+{
+  uint64_t state = 2024;
+  const auto next = [&](size_t n) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<size_t>((state >> 33) % n);
+  };
+  const std::vector<std::string> strings{
+    R"("model.layers.0.mlp.down_proj.weight")", R"("model-00001-of-00002.safetensors")",
+    R"("a\"b")", R"("\u00e9\ud83d\ude00")", R"("")", R"("x\\y\/z\n")", R"("weight_map")"};
+  const std::vector<std::string> scalars{"0", "-1", "2.5", "1e3", "-0.0E-2", "true", "false",
+                                         "null", "123456"};
+  std::function<std::string(int)> value = [&](int depth) -> std::string {
+    const size_t kind = next(depth > 2 ? 2 : 4);
+    if (kind == 0) {
+      return strings[next(strings.size())];
+    }
+    if (kind == 1) {
+      return scalars[next(scalars.size())];
+    }
+    std::string out = kind == 2 ? "[" : "{";
+    for (size_t i = next(4); i > 0; --i) {
+      if (kind == 3) {
+        out += strings[next(strings.size())] + ":";
+      }
+      out += value(depth + 1) + (i > 1 ? ", " : "");
+    }
+    return out + (kind == 2 ? "]" : "}");
+  };
+  const std::string damage = "{}[]\",:\\ \t\n0e.-tuxa\x01\xc3\xff";
+  size_t valid = 0, with_members = 0;
+  for (int round = 0; round < 20000; ++round) {
+    std::string map = "{";
+    for (size_t i = next(6); i > 0; --i) {
+      map += strings[next(strings.size())] + ": " +
+             (next(5) ? strings[next(strings.size())] : value(2)) + (i > 1 ? ", " : "");
+    }
+    map += "}";
+    std::string json = next(8) ? R"({"metadata": )" + value(1) + R"(, "weight_map": )" + map + "}"
+                               : value(0);
+    for (size_t d = round % 3; d > 0 && !json.empty(); --d) {
+      const size_t at = next(json.size());
+      switch (next(3)) {
+      case 0:
+        json[at] = damage[next(damage.size())];
+        break;
+      case 1:
+        json.insert(at, 1, damage[next(damage.size())]);
+        break;
+      default:
+        json.erase(at, 1);
+        break;
+      }
+    }
+    bool number_refused = false;
+    const std::optional<Scanned> expected = by_dom(json, number_refused);
+    const Scanned got = scan(json);
+    if (number_refused) {
+      continue;
+    }
+    if (!expected) {
+      ASSERT_EQ(got.status, WeightMapScan::Status::invalid_json) << json;
+      continue;
+    }
+    ++valid;
+    with_members += expected->members.empty() ? 0 : 1;
+    ASSERT_EQ(got.status, expected->status) << json;
+    ASSERT_EQ(got.members, expected->members) << json;
+  }
+  EXPECT_GT(valid, 7500u);
+  EXPECT_GT(with_members, 5000u);
+}
