@@ -1,10 +1,12 @@
 #include "qcheck/inspect.hpp"
 
+#include <algorithm>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <iterator>
 #include <map>
-#include <nlohmann/json.hpp>
 
+#include "qcheck/json_text.hpp"
 #include "qcheck/patterns.hpp"
 
 namespace qcheck {
@@ -40,13 +42,46 @@ dtype_counts(const Checkpoint& checkpoint, const Module& module)
   return counts;
 }
 
+// Buffers pieces for the sink; what is left is handed over on destruction.
+class Output
+{
+public:
+  explicit Output(const TextSink& sink) : m_sink(sink) { m_buffer.reserve(k_flush_at + 4096); }
+  ~Output() { flush(); }
+  Output(const Output&) = delete;
+  Output& operator=(const Output&) = delete;
+
+  std::string& buffer() { return m_buffer; }
+  // Hands the buffer over once it is large enough; call between records.
+  void maybe_flush()
+  {
+    if (m_buffer.size() >= k_flush_at) {
+      flush();
+    }
+  }
+
+private:
+  void flush()
+  {
+    if (!m_buffer.empty()) {
+      m_sink(m_buffer);
+      m_buffer.clear();
+    }
+  }
+
+  static constexpr size_t k_flush_at = 64 * 1024;
+  const TextSink& m_sink;
+  std::string m_buffer;
+};
+
 } // namespace
 
-std::string
-render_inspect_text(const Checkpoint& checkpoint, const Inventory& inventory,
-                    const InspectOptions& options)
+void
+write_inspect_text(const Checkpoint& checkpoint, const Inventory& inventory,
+                   const InspectOptions& options, const TextSink& sink)
 {
-  std::string out;
+  Output output(sink);
+  std::string& out = output.buffer();
   size_t tensor_count = 0, module_count = 0;
   for (const Module& module : inventory.modules) {
     if (!selected(module, options)) {
@@ -57,23 +92,182 @@ render_inspect_text(const Checkpoint& checkpoint, const Inventory& inventory,
     for (const auto& [dtype, n] : dtype_counts(checkpoint, module)) {
       counts.push_back(fmt::format("{} {}", n, dtype));
     }
-    out += fmt::format("{}  [{} {}{}{}] ({})\n", module.name.empty() ? "<root>" : module.name,
-                       to_string(module.role), to_string(module.storage),
-                       module.family == QuantFamily::none ? "" : " ",
-                       module.family == QuantFamily::none ? "" : to_string(module.family),
-                       fmt::join(counts, ", "));
+    fmt::format_to(std::back_inserter(out), "{}  [{} {}{}{}] ({})\n",
+                   module.name.empty() ? "<root>" : module.name, to_string(module.role),
+                   to_string(module.storage), module.family == QuantFamily::none ? "" : " ",
+                   module.family == QuantFamily::none ? "" : to_string(module.family),
+                   fmt::join(counts, ", "));
     for (uint32_t index : module.tensors) {
       const Tensor& tensor = checkpoint.tensors[index];
       const TensorInfo& info = *tensor.info;
       ++tensor_count;
-      out += fmt::format("  {:<24} {:<8} [{}]  {}", split_tensor_name(info.name).second,
-                         info.dtype_name, fmt::join(info.shape, ", "), checkpoint.shard_of(tensor));
+      fmt::format_to(std::back_inserter(out), "  {:<24} {:<8} [{}]  {}",
+                     split_tensor_name(info.name).second, info.dtype_name,
+                     fmt::join(info.shape, ", "), checkpoint.shard_of(tensor));
       const auto sib = siblings(checkpoint, module, info);
-      out += sib.empty() ? "\n" : fmt::format("  siblings: {}\n", fmt::join(sib, ", "));
+      if (sib.empty()) {
+        out += '\n';
+      } else {
+        fmt::format_to(std::back_inserter(out), "  siblings: {}\n", fmt::join(sib, ", "));
+      }
+    }
+    output.maybe_flush();
+  }
+  fmt::format_to(std::back_inserter(out), "{} tensors in {} modules, {} shards\n", tensor_count,
+                 module_count, checkpoint.shards.size());
+}
+
+namespace {
+
+// Pieces of the JSON layout: `"key": ` at an indent, and string arrays one item per line.
+void
+key(std::string& out, int indent, std::string_view name)
+{
+  out.append(static_cast<size_t>(indent), ' ');
+  append_json_string(out, name);
+  out += ": ";
+}
+
+template<typename Items, typename Write>
+void
+array_lines(std::string& out, int indent, const Items& items, Write write)
+{
+  if (items.empty()) {
+    out += "[]";
+    return;
+  }
+  out += "[\n";
+  bool first = true;
+  for (const auto& item : items) {
+    out += first ? "" : ",\n";
+    first = false;
+    out.append(static_cast<size_t>(indent + 2), ' ');
+    write(item);
+  }
+  out += '\n';
+  out.append(static_cast<size_t>(indent), ' ');
+  out += ']';
+}
+
+} // namespace
+
+void
+write_inspect_json(const Checkpoint& checkpoint, const Inventory& inventory,
+                   const InspectOptions& options, const TextSink& sink)
+{
+  Output output(sink);
+  std::string& out = output.buffer();
+  const auto number = [&](uint64_t n) { fmt::format_to(std::back_inserter(out), "{}", n); };
+  out += "{\n";
+  key(out, 2, "shards");
+  array_lines(out, 2, checkpoint.shards, [&](const ShardFile& shard) {
+    out += "{\n";
+    key(out, 6, "file");
+    append_json_string(out, shard.file);
+    out += ",\n";
+    key(out, 6, "in_index");
+    out += shard.in_index ? "true" : "false";
+    out += ",\n";
+    key(out, 6, "header_bytes");
+    number(shard.header.header_size);
+    out += ",\n";
+    key(out, 6, "tensors");
+    number(shard.header.tensors.size());
+    out += "\n    }";
+  });
+  out += ",\n";
+  std::vector<const Module*> modules;
+  for (const Module& module : inventory.modules) {
+    if (selected(module, options)) {
+      modules.push_back(&module);
     }
   }
-  out += fmt::format("{} tensors in {} modules, {} shards\n", tensor_count, module_count,
-                     checkpoint.shards.size());
+  key(out, 2, "modules");
+  array_lines(out, 2, modules, [&](const Module* module) {
+    out += "{\n";
+    key(out, 6, "name");
+    append_json_string(out, module->name);
+    out += ",\n";
+    key(out, 6, "role");
+    append_json_string(out, to_string(module->role));
+    out += ",\n";
+    key(out, 6, "storage");
+    append_json_string(out, to_string(module->storage));
+    out += ",\n";
+    key(out, 6, "family");
+    append_json_string(out, to_string(module->family));
+    out += ",\n";
+    key(out, 6, "tensors");
+    number(module->tensors.size());
+    out += ",\n";
+    key(out, 6, "dtypes");
+    const auto counts = dtype_counts(checkpoint, *module);
+    if (counts.empty()) {
+      out += "{}";
+    } else {
+      out += "{\n";
+      bool first = true;
+      for (const auto& [dtype, n] : counts) {
+        out += first ? "" : ",\n";
+        first = false;
+        key(out, 8, dtype);
+        number(n);
+      }
+      out += "\n      }";
+    }
+    out += ",\n";
+    key(out, 6, "evidence");
+    append_json_string(out, module_evidence(checkpoint, *module));
+    out += "\n    }";
+    output.maybe_flush();
+  });
+  out += ",\n";
+  key(out, 2, "tensors");
+  if (std::none_of(modules.begin(), modules.end(),
+                   [](const Module* m) { return !m->tensors.empty(); })) {
+    out += "[]";
+  } else {
+    out += "[\n";
+    bool first = true;
+    for (const Module* module : modules) {
+      for (uint32_t index : module->tensors) {
+        const Tensor& tensor = checkpoint.tensors[index];
+        const TensorInfo& info = *tensor.info;
+        out += first ? "    {\n" : ",\n    {\n";
+        first = false;
+        key(out, 6, "name");
+        append_json_string(out, info.name);
+        out += ",\n";
+        key(out, 6, "module");
+        append_json_string(out, module->name);
+        out += ",\n";
+        key(out, 6, "dtype");
+        append_json_string(out, info.dtype_name);
+        out += ",\n";
+        key(out, 6, "shape");
+        array_lines(out, 6, info.shape, number);
+        out += ",\n";
+        key(out, 6, "shard");
+        append_json_string(out, checkpoint.shard_of(tensor));
+        out += ",\n";
+        key(out, 6, "siblings");
+        array_lines(out, 6, siblings(checkpoint, *module, info),
+                    [&](const std::string& s) { append_json_string(out, s); });
+        out += "\n    }";
+        output.maybe_flush();
+      }
+    }
+    out += "\n  ]";
+  }
+  out += "\n}\n";
+}
+
+std::string
+render_inspect_text(const Checkpoint& checkpoint, const Inventory& inventory,
+                    const InspectOptions& options)
+{
+  std::string out;
+  write_inspect_text(checkpoint, inventory, options, [&](std::string_view piece) { out += piece; });
   return out;
 }
 
@@ -81,43 +275,9 @@ std::string
 render_inspect_json(const Checkpoint& checkpoint, const Inventory& inventory,
                     const InspectOptions& options)
 {
-  nlohmann::ordered_json tensors = nlohmann::ordered_json::array();
-  nlohmann::ordered_json modules = nlohmann::ordered_json::array();
-  for (const Module& module : inventory.modules) {
-    if (!selected(module, options)) {
-      continue;
-    }
-    nlohmann::ordered_json counts = nlohmann::ordered_json::object();
-    for (const auto& [dtype, n] : dtype_counts(checkpoint, module)) {
-      counts[dtype] = n;
-    }
-    modules.push_back({{"name", module.name},
-                       {"role", to_string(module.role)},
-                       {"storage", to_string(module.storage)},
-                       {"family", to_string(module.family)},
-                       {"tensors", module.tensors.size()},
-                       {"dtypes", counts},
-                       {"evidence", module_evidence(checkpoint, module)}});
-    for (uint32_t index : module.tensors) {
-      const Tensor& tensor = checkpoint.tensors[index];
-      const TensorInfo& info = *tensor.info;
-      tensors.push_back({{"name", info.name},
-                         {"module", module.name},
-                         {"dtype", info.dtype_name},
-                         {"shape", info.shape},
-                         {"shard", checkpoint.shard_of(tensor)},
-                         {"siblings", siblings(checkpoint, module, info)}});
-    }
-  }
-  nlohmann::ordered_json shards = nlohmann::ordered_json::array();
-  for (const ShardFile& shard : checkpoint.shards) {
-    shards.push_back({{"file", shard.file},
-                      {"in_index", shard.in_index},
-                      {"header_bytes", shard.header.header_size},
-                      {"tensors", shard.header.tensors.size()}});
-  }
-  nlohmann::ordered_json root = {{"shards", shards}, {"modules", modules}, {"tensors", tensors}};
-  return root.dump(2) + "\n";
+  std::string out;
+  write_inspect_json(checkpoint, inventory, options, [&](std::string_view piece) { out += piece; });
+  return out;
 }
 
 } // namespace qcheck

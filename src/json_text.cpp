@@ -241,39 +241,8 @@ decode_string(std::string_view token)
 std::string
 escape_json(std::string_view s)
 {
-  std::string out = "\"";
-  for (const char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\b':
-        out += "\\b";
-        break;
-      case '\f':
-        out += "\\f";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          out += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
-        } else {
-          out += c;
-        }
-    }
-  }
-  out += '"';
+  std::string out;
+  append_json_string(out, s);
   return out;
 }
 
@@ -1554,6 +1523,49 @@ remove_from_string_array(std::string_view text, std::string_view pointer,
   }
   out += text.substr(array->end - 1);
   return out;
+}
+
+void
+append_json_string(std::string& out, std::string_view s)
+{
+  out += '"';
+  size_t plain = 0; // start of the run not yet copied
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (c != '"' && c != '\\' && static_cast<unsigned char>(c) >= 0x20) {
+      continue;
+    }
+    out.append(s.substr(plain, i - plain));
+    plain = i + 1;
+    switch (c) {
+    case '"':
+      out += "\\\"";
+      break;
+    case '\\':
+      out += "\\\\";
+      break;
+    case '\b':
+      out += "\\b";
+      break;
+    case '\f':
+      out += "\\f";
+      break;
+    case '\n':
+      out += "\\n";
+      break;
+    case '\r':
+      out += "\\r";
+      break;
+    case '\t':
+      out += "\\t";
+      break;
+    default:
+      out += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
+      break;
+    }
+  }
+  out.append(s.substr(plain));
+  out += '"';
 }
 
 } // namespace qcheck

@@ -272,8 +272,14 @@ run_inspect(std::string path, const std::string& format, const std::string& modu
   }
   const auto inventory = qcheck::build_inventory(*checkpoint);
   const qcheck::InspectOptions options{module_glob};
-  write_stdout(format == "json" ? qcheck::render_inspect_json(*checkpoint, inventory, options)
-                                : qcheck::render_inspect_text(*checkpoint, inventory, options));
+  const qcheck::TextSink to_stdout = [](std::string_view piece) {
+    std::fwrite(piece.data(), 1, piece.size(), stdout);
+  };
+  if (format == "json") {
+    qcheck::write_inspect_json(*checkpoint, inventory, options, to_stdout);
+  } else {
+    qcheck::write_inspect_text(*checkpoint, inventory, options, to_stdout);
+  }
   return k_exit_clean;
 }
 

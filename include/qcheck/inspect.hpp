@@ -1,8 +1,10 @@
 // `qcheck inspect`: every tensor (name, dtype, shape, shard, scale siblings) and a per-module
-// summary. Returns text; the CLI decides where it goes.
+// summary, as text or JSON; the CLI decides where it goes.
 #pragma once
 
+#include <functional>
 #include <string>
+#include <string_view>
 
 #include "qcheck/checkpoint.hpp"
 #include "qcheck/modules.hpp"
@@ -14,6 +16,17 @@ struct InspectOptions
   std::string module_glob; // fnmatch pattern over module names; empty: all
 };
 
+// Receives the output in pieces of up to about 64 KiB, in order.
+using TextSink = std::function<void(std::string_view)>;
+
+// Write the report piece by piece, so memory stays flat whatever the number of tensors. The
+// JSON is laid out as nlohmann's dump(2) lays it out (2-space indent, one value per line).
+void write_inspect_text(const Checkpoint& checkpoint, const Inventory& inventory,
+                        const InspectOptions& options, const TextSink& sink);
+void write_inspect_json(const Checkpoint& checkpoint, const Inventory& inventory,
+                        const InspectOptions& options, const TextSink& sink);
+
+// The same, as one string.
 std::string render_inspect_text(const Checkpoint& checkpoint, const Inventory& inventory,
                                 const InspectOptions& options);
 std::string render_inspect_json(const Checkpoint& checkpoint, const Inventory& inventory,

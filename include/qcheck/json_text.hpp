@@ -32,6 +32,10 @@ struct JsonSpan
 // keys: the last one wins (as Python's json and nlohmann do).
 Expected<JsonSpan> locate(std::string_view text, std::string_view pointer);
 
+// Appends `s` as a JSON string token: quoted, with '"', '\\' and control characters escaped
+// as nlohmann's dump() does; non-ASCII UTF-8 as is.
+void append_json_string(std::string& out, std::string_view s);
+
 // Escapes one JSON pointer token (RFC 6901: '~' -> "~0", '/' -> "~1").
 std::string escape_pointer_token(std::string_view key);
 
