@@ -42,45 +42,13 @@ dtype_counts(const Checkpoint& checkpoint, const Module& module)
   return counts;
 }
 
-// Buffers pieces for the sink; what is left is handed over on destruction.
-class Output
-{
-public:
-  explicit Output(const TextSink& sink) : m_sink(sink) { m_buffer.reserve(k_flush_at + 4096); }
-  ~Output() { flush(); }
-  Output(const Output&) = delete;
-  Output& operator=(const Output&) = delete;
-
-  std::string& buffer() { return m_buffer; }
-  // Hands the buffer over once it is large enough; call between records.
-  void maybe_flush()
-  {
-    if (m_buffer.size() >= k_flush_at) {
-      flush();
-    }
-  }
-
-private:
-  void flush()
-  {
-    if (!m_buffer.empty()) {
-      m_sink(m_buffer);
-      m_buffer.clear();
-    }
-  }
-
-  static constexpr size_t k_flush_at = 64 * 1024;
-  const TextSink& m_sink;
-  std::string m_buffer;
-};
-
 } // namespace
 
 void
 write_inspect_text(const Checkpoint& checkpoint, const Inventory& inventory,
                    const InspectOptions& options, const TextSink& sink)
 {
-  Output output(sink);
+  SinkBuffer output(sink);
   std::string& out = output.buffer();
   size_t tensor_count = 0, module_count = 0;
   for (const Module& module : inventory.modules) {
@@ -117,61 +85,28 @@ write_inspect_text(const Checkpoint& checkpoint, const Inventory& inventory,
                  module_count, checkpoint.shards.size());
 }
 
-namespace {
-
-// Pieces of the JSON layout: `"key": ` at an indent, and string arrays one item per line.
-void
-key(std::string& out, int indent, std::string_view name)
-{
-  out.append(static_cast<size_t>(indent), ' ');
-  append_json_string(out, name);
-  out += ": ";
-}
-
-template<typename Items, typename Write>
-void
-array_lines(std::string& out, int indent, const Items& items, Write write)
-{
-  if (items.empty()) {
-    out += "[]";
-    return;
-  }
-  out += "[\n";
-  bool first = true;
-  for (const auto& item : items) {
-    out += first ? "" : ",\n";
-    first = false;
-    out.append(static_cast<size_t>(indent + 2), ' ');
-    write(item);
-  }
-  out += '\n';
-  out.append(static_cast<size_t>(indent), ' ');
-  out += ']';
-}
-
-} // namespace
-
 void
 write_inspect_json(const Checkpoint& checkpoint, const Inventory& inventory,
                    const InspectOptions& options, const TextSink& sink)
 {
-  Output output(sink);
+  SinkBuffer output(sink);
   std::string& out = output.buffer();
   const auto number = [&](uint64_t n) { fmt::format_to(std::back_inserter(out), "{}", n); };
   out += "{\n";
-  key(out, 2, "shards");
-  array_lines(out, 2, checkpoint.shards, [&](const ShardFile& shard) {
+  append_json_key(out, 2, "shards");
+  append_json_array(out, 2, checkpoint.shards.size(), [&](size_t i) {
+    const ShardFile& shard = checkpoint.shards[i];
     out += "{\n";
-    key(out, 6, "file");
+    append_json_key(out, 6, "file");
     append_json_string(out, shard.file);
     out += ",\n";
-    key(out, 6, "in_index");
+    append_json_key(out, 6, "in_index");
     out += shard.in_index ? "true" : "false";
     out += ",\n";
-    key(out, 6, "header_bytes");
+    append_json_key(out, 6, "header_bytes");
     number(shard.header.header_size);
     out += ",\n";
-    key(out, 6, "tensors");
+    append_json_key(out, 6, "tensors");
     number(shard.header.tensors.size());
     out += "\n    }";
   });
@@ -182,25 +117,26 @@ write_inspect_json(const Checkpoint& checkpoint, const Inventory& inventory,
       modules.push_back(&module);
     }
   }
-  key(out, 2, "modules");
-  array_lines(out, 2, modules, [&](const Module* module) {
+  append_json_key(out, 2, "modules");
+  append_json_array(out, 2, modules.size(), [&](size_t i) {
+    const Module* module = modules[i];
     out += "{\n";
-    key(out, 6, "name");
+    append_json_key(out, 6, "name");
     append_json_string(out, module->name);
     out += ",\n";
-    key(out, 6, "role");
+    append_json_key(out, 6, "role");
     append_json_string(out, to_string(module->role));
     out += ",\n";
-    key(out, 6, "storage");
+    append_json_key(out, 6, "storage");
     append_json_string(out, to_string(module->storage));
     out += ",\n";
-    key(out, 6, "family");
+    append_json_key(out, 6, "family");
     append_json_string(out, to_string(module->family));
     out += ",\n";
-    key(out, 6, "tensors");
+    append_json_key(out, 6, "tensors");
     number(module->tensors.size());
     out += ",\n";
-    key(out, 6, "dtypes");
+    append_json_key(out, 6, "dtypes");
     const auto counts = dtype_counts(checkpoint, *module);
     if (counts.empty()) {
       out += "{}";
@@ -210,19 +146,19 @@ write_inspect_json(const Checkpoint& checkpoint, const Inventory& inventory,
       for (const auto& [dtype, n] : counts) {
         out += first ? "" : ",\n";
         first = false;
-        key(out, 8, dtype);
+        append_json_key(out, 8, dtype);
         number(n);
       }
       out += "\n      }";
     }
     out += ",\n";
-    key(out, 6, "evidence");
+    append_json_key(out, 6, "evidence");
     append_json_string(out, module_evidence(checkpoint, *module));
     out += "\n    }";
     output.maybe_flush();
   });
   out += ",\n";
-  key(out, 2, "tensors");
+  append_json_key(out, 2, "tensors");
   if (std::none_of(modules.begin(), modules.end(),
                    [](const Module* m) { return !m->tensors.empty(); })) {
     out += "[]";
@@ -235,24 +171,23 @@ write_inspect_json(const Checkpoint& checkpoint, const Inventory& inventory,
         const TensorInfo& info = *tensor.info;
         out += first ? "    {\n" : ",\n    {\n";
         first = false;
-        key(out, 6, "name");
+        append_json_key(out, 6, "name");
         append_json_string(out, info.name);
         out += ",\n";
-        key(out, 6, "module");
+        append_json_key(out, 6, "module");
         append_json_string(out, module->name);
         out += ",\n";
-        key(out, 6, "dtype");
+        append_json_key(out, 6, "dtype");
         append_json_string(out, info.dtype_name);
         out += ",\n";
-        key(out, 6, "shape");
-        array_lines(out, 6, info.shape, number);
+        append_json_key(out, 6, "shape");
+        append_json_array(out, 6, info.shape.size(), [&](size_t i) { number(info.shape[i]); });
         out += ",\n";
-        key(out, 6, "shard");
+        append_json_key(out, 6, "shard");
         append_json_string(out, checkpoint.shard_of(tensor));
         out += ",\n";
-        key(out, 6, "siblings");
-        array_lines(out, 6, siblings(checkpoint, *module, info),
-                    [&](const std::string& s) { append_json_string(out, s); });
+        append_json_key(out, 6, "siblings");
+        append_json_strings(out, 6, siblings(checkpoint, *module, info));
         out += "\n    }";
         output.maybe_flush();
       }

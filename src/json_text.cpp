@@ -1568,4 +1568,37 @@ append_json_string(std::string& out, std::string_view s)
   out += '"';
 }
 
+void
+append_json_key(std::string& out, int indent, std::string_view key)
+{
+  out.append(static_cast<size_t>(indent), ' ');
+  append_json_string(out, key);
+  out += ": ";
+}
+
+void
+append_json_array(std::string& out, int indent, size_t count,
+                  const std::function<void(size_t)>& item)
+{
+  if (count == 0) {
+    out += "[]";
+    return;
+  }
+  out += "[\n";
+  for (size_t i = 0; i < count; ++i) {
+    out += i == 0 ? "" : ",\n";
+    out.append(static_cast<size_t>(indent + 2), ' ');
+    item(i);
+  }
+  out += '\n';
+  out.append(static_cast<size_t>(indent), ' ');
+  out += ']';
+}
+
+void
+append_json_strings(std::string& out, int indent, const std::vector<std::string>& items)
+{
+  append_json_array(out, indent, items.size(), [&](size_t i) { append_json_string(out, items[i]); });
+}
+
 } // namespace qcheck

@@ -1,9 +1,12 @@
 #include "qcheck/report.hpp"
 
+#include <algorithm>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <algorithm>
+#include <iterator>
 #include <nlohmann/json.hpp>
+
+#include "qcheck/json_text.hpp"
 
 namespace qcheck {
 
@@ -284,11 +287,52 @@ render_text(const Report& report, const RenderOptions& options)
   return out;
 }
 
-std::string
-render_json(const std::vector<Report>& reports)
+SinkBuffer::SinkBuffer(const TextSink& sink) : m_sink(sink)
 {
-  nlohmann::ordered_json findings = nlohmann::ordered_json::array();
+  m_buffer.reserve(k_piece + 4096);
+}
+
+SinkBuffer::~SinkBuffer()
+{
+  flush();
+}
+
+void
+SinkBuffer::maybe_flush()
+{
+  if (m_buffer.size() >= k_piece) {
+    flush();
+  }
+}
+
+void
+SinkBuffer::flush()
+{
+  if (!m_buffer.empty()) {
+    m_sink(m_buffer);
+    m_buffer.clear();
+  }
+}
+
+void
+write_json(const std::vector<Report>& reports, const TextSink& sink)
+{
+  SinkBuffer output(sink);
+  std::string& out = output.buffer();
+  const auto member = [&](std::string_view key, std::string_view value) {
+    append_json_key(out, 6, key);
+    append_json_string(out, value);
+    out += ",\n";
+  };
+  const auto strings = [&](std::string_view key, const std::vector<std::string>& values) {
+    append_json_key(out, 6, key);
+    append_json_strings(out, 6, values);
+    out += ",\n";
+  };
   Summary total;
+  size_t count = 0;
+  out += "{\n";
+  append_json_key(out, 2, "findings");
   for (const Report& report : reports) {
     const Summary s = report.summary();
     total.errors += s.errors;
@@ -300,29 +344,40 @@ render_json(const std::vector<Report>& reports)
       for (Engine e : f.engines) {
         engines.emplace_back(to_string(e));
       }
-      findings.push_back({{"rule", r.code},
-                          {"name", r.name},
-                          {"severity", to_string(f.severity)},
-                          {"folder", report.root},
-                          {"file", f.file},
-                          {"message", f.message},
-                          {"details", f.details},
-                          {"modules", f.modules},
-                          {"files", f.files},
-                          {"engines", engines},
-                          {"suggested_entries", f.suggested_entries},
-                          {"fix", f.fix},
-                          {"json_pointer", f.pointer},
-                          {"line", f.line},
-                          {"column", f.column},
-                          {"fingerprint", fingerprint(f)},
-                          {"fixable", r.fixable}});
+      out += count++ == 0 ? "[\n    {\n" : ",\n    {\n";
+      member("rule", r.code);
+      member("name", r.name);
+      member("severity", to_string(f.severity));
+      member("folder", report.root);
+      member("file", f.file);
+      member("message", f.message);
+      strings("details", f.details);
+      strings("modules", f.modules);
+      strings("files", f.files);
+      strings("engines", engines);
+      strings("suggested_entries", f.suggested_entries);
+      member("fix", f.fix);
+      member("json_pointer", f.pointer);
+      fmt::format_to(std::back_inserter(out), "      \"line\": {},\n      \"column\": {},\n", f.line,
+                     f.column);
+      member("fingerprint", fingerprint(f));
+      out += r.fixable ? "      \"fixable\": true\n    }" : "      \"fixable\": false\n    }";
+      output.maybe_flush();
     }
   }
-  nlohmann::ordered_json root = {
-    {"findings", findings},
-    {"summary", {{"errors", total.errors}, {"warnings", total.warnings}, {"infos", total.infos}}}};
-  return root.dump(2) + "\n";
+  out += count == 0 ? "[],\n" : "\n  ],\n";
+  append_json_key(out, 2, "summary");
+  fmt::format_to(std::back_inserter(out),
+                 "{{\n    \"errors\": {},\n    \"warnings\": {},\n    \"infos\": {}\n  }}\n}}\n",
+                 total.errors, total.warnings, total.infos);
+}
+
+std::string
+render_json(const std::vector<Report>& reports)
+{
+  std::string out;
+  write_json(reports, [&](std::string_view piece) { out += piece; });
+  return out;
 }
 
 } // namespace qcheck

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 
 #include "cli_runner.hpp"
+#include "qcheck/lint.hpp"
 #include "qcheck/report.hpp"
 
 namespace fs = std::filesystem;
@@ -220,4 +221,89 @@ TEST(Report, ControlCharactersCannotForgeLinesOrReachTheTerminal)
             "m/x.safetensors: error: tensor 'a\\x0am/config.json:1:1: error: fake\\x1b[2J': unknown "
             "dtype 'FP4' [QC001 invalid-shard-header]\n");
   EXPECT_EQ(github_escape_data("a\x1b[2J"), "a%1B[2J");
+}
+
+namespace {
+
+// What render_json printed when it built one nlohmann value: the reference for write_json.
+std::string
+reference_json(const std::vector<Report>& reports)
+{
+  nlohmann::ordered_json findings = nlohmann::ordered_json::array();
+  Summary total;
+  for (const Report& report : reports) {
+    const Summary s = report.summary();
+    total.errors += s.errors;
+    total.warnings += s.warnings;
+    total.infos += s.infos;
+    for (const Finding& f : report.findings) {
+      const Rule& r = rule(f.rule);
+      std::vector<std::string> engines;
+      for (Engine e : f.engines) {
+        engines.emplace_back(to_string(e));
+      }
+      findings.push_back({{"rule", r.code},
+                          {"name", r.name},
+                          {"severity", to_string(f.severity)},
+                          {"folder", report.root},
+                          {"file", f.file},
+                          {"message", f.message},
+                          {"details", f.details},
+                          {"modules", f.modules},
+                          {"files", f.files},
+                          {"engines", engines},
+                          {"suggested_entries", f.suggested_entries},
+                          {"fix", f.fix},
+                          {"json_pointer", f.pointer},
+                          {"line", f.line},
+                          {"column", f.column},
+                          {"fingerprint", fingerprint(f)},
+                          {"fixable", r.fixable}});
+    }
+  }
+  nlohmann::ordered_json root = {
+    {"findings", findings},
+    {"summary", {{"errors", total.errors}, {"warnings", total.warnings}, {"infos", total.infos}}}};
+  return root.dump(2) + "\n";
+}
+
+} // namespace
+
+// write_json streams the layout nlohmann's dump(2) printed: every fixture's report (many rules,
+// positions, engines, empty and full lists), all of them at once, none, and escapes.
+TEST(Report, JsonIsWhatTheDomDumpPrinted)
+{
+  std::vector<Report> all;
+  DiskFileSystem disk;
+  for (const auto& entry :
+       std::filesystem::recursive_directory_iterator(std::string(QCHECK_FIXTURES))) {
+    if (!entry.is_directory() || !std::filesystem::exists(entry.path() / "config.json")) {
+      continue;
+    }
+    auto run = lint_path(disk, entry.path().string(), {});
+    ASSERT_TRUE(run) << entry.path();
+    EXPECT_EQ(render_json({run->report}), reference_json({run->report})) << entry.path();
+    all.push_back(run->report);
+  }
+  ASSERT_GT(all.size(), 8u);
+  EXPECT_EQ(render_json(all), reference_json(all));
+  EXPECT_EQ(render_json({}), reference_json({}));
+  Report odd;
+  odd.root = "dir\\with \"quotes\"";
+  Finding f;
+  f.rule = RuleId::unused_entry;
+  f.severity = Severity::warning;
+  f.file = "config.json";
+  f.message = "tab\there, newline\nthere, \x01 control, caf\xc3\xa9";
+  f.details = {"one", ""};
+  f.engines = {Engine::vllm, Engine::trtllm};
+  odd.findings.push_back(f);
+  EXPECT_EQ(render_json({odd}), reference_json({odd}));
+  size_t pieces = 0;
+  std::string streamed;
+  write_json(all, [&](std::string_view piece) {
+    ++pieces;
+    streamed += piece;
+  });
+  EXPECT_EQ(streamed, reference_json(all));
 }

@@ -2,12 +2,11 @@
 // summary, as text or JSON; the CLI decides where it goes.
 #pragma once
 
-#include <functional>
 #include <string>
-#include <string_view>
 
 #include "qcheck/checkpoint.hpp"
 #include "qcheck/modules.hpp"
+#include "qcheck/report.hpp"
 
 namespace qcheck {
 
@@ -15,9 +14,6 @@ struct InspectOptions
 {
   std::string module_glob; // fnmatch pattern over module names; empty: all
 };
-
-// Receives the output in pieces of up to about 64 KiB, in order.
-using TextSink = std::function<void(std::string_view)>;
 
 // Write the report piece by piece, so memory stays flat whatever the number of tensors. The
 // JSON is laid out as nlohmann's dump(2) lays it out (2-space indent, one value per line).

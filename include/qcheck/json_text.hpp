@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,6 +36,16 @@ Expected<JsonSpan> locate(std::string_view text, std::string_view pointer);
 // Appends `s` as a JSON string token: quoted, with '"', '\\' and control characters escaped
 // as nlohmann's dump() does; non-ASCII UTF-8 as is.
 void append_json_string(std::string& out, std::string_view s);
+
+// Pieces of JSON laid out as nlohmann's dump(2) lays it out (one member or item per line, two
+// spaces per level), for output written while it is produced. `indent` spaces, then `"key": `.
+void append_json_key(std::string& out, int indent, std::string_view key);
+// An array whose `count` items (each written by `item(i)`) go one per line at indent + 2, its
+// closing bracket at `indent`; "[]" when empty.
+void append_json_array(std::string& out, int indent, size_t count,
+                       const std::function<void(size_t)>& item);
+// The same for an array of strings.
+void append_json_strings(std::string& out, int indent, const std::vector<std::string>& items);
 
 // Escapes one JSON pointer token (RFC 6901: '~' -> "~0", '/' -> "~1").
 std::string escape_pointer_token(std::string_view key);

@@ -2,7 +2,9 @@
 // stops at the first one, and the exit code is computed once from the whole report.
 #pragma once
 
+#include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "qcheck/engines.hpp"
@@ -53,7 +55,33 @@ struct RenderOptions
   bool color = false;
 };
 
+// Receives output in pieces, in order (the CLI writes each to stdout).
+using TextSink = std::function<void(std::string_view)>;
+
+// Gathers appends to buffer() and hands them to a sink in pieces of about 64 KiB: call
+// maybe_flush() between records; the rest goes on destruction.
+class SinkBuffer
+{
+public:
+  explicit SinkBuffer(const TextSink& sink);
+  ~SinkBuffer();
+  SinkBuffer(const SinkBuffer&) = delete;
+  SinkBuffer& operator=(const SinkBuffer&) = delete;
+
+  std::string& buffer() { return m_buffer; }
+  void maybe_flush();
+
+private:
+  void flush();
+
+  static constexpr size_t k_piece = 64 * 1024;
+  const TextSink& m_sink;
+  std::string m_buffer;
+};
+
 std::string render_text(const Report& report, const RenderOptions& options = {});
+// The findings and a summary, laid out as nlohmann's dump(2); written piece by piece.
+void write_json(const std::vector<Report>& reports, const TextSink& sink);
 std::string render_json(const std::vector<Report>& reports);
 // SARIF 2.1.0: one run, the rules that occurred, folder-relative URIs (the folder as given joined
 // with the file), regions when known, stable partialFingerprints. Valid with zero results.
