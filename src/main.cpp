@@ -25,7 +25,7 @@ constexpr int k_exit_findings = 1;
 constexpr int k_exit_usage = 2;
 
 void
-write_stdout(const std::string& text)
+write_stdout(std::string_view text)
 {
   std::fwrite(text.data(), 1, text.size(), stdout);
 }
@@ -138,6 +138,10 @@ run_lint(const LintArgs& args)
     return outcome.errors.empty() ? k_exit_clean : k_exit_usage;
   }
   std::string text;
+  if (args.format == "json" && args.output.empty()) {
+    qcheck::write_json(outcome.reports, write_stdout);
+    return outcome.exit_code(args.exit_zero);
+  }
   if (args.format == "json") {
     text = qcheck::render_json(outcome.reports);
   } else if (args.format == "sarif") {
@@ -272,13 +276,10 @@ run_inspect(std::string path, const std::string& format, const std::string& modu
   }
   const auto inventory = qcheck::build_inventory(*checkpoint);
   const qcheck::InspectOptions options{module_glob};
-  const qcheck::TextSink to_stdout = [](std::string_view piece) {
-    std::fwrite(piece.data(), 1, piece.size(), stdout);
-  };
   if (format == "json") {
-    qcheck::write_inspect_json(*checkpoint, inventory, options, to_stdout);
+    qcheck::write_inspect_json(*checkpoint, inventory, options, write_stdout);
   } else {
-    qcheck::write_inspect_text(*checkpoint, inventory, options, to_stdout);
+    qcheck::write_inspect_text(*checkpoint, inventory, options, write_stdout);
   }
   return k_exit_clean;
 }
