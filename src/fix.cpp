@@ -10,6 +10,7 @@
 #include <set>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <unordered_set>
 
 #include "qcheck/json_text.hpp"
 
@@ -144,9 +145,10 @@ plan_fix(const FileSystem& fs, const LintRun& run, const LintOptions& options,
       continue;
     }
     for (const ConfigSource* to : copies) {
+      const std::unordered_set<std::string_view> has(to->excludes.begin(), to->excludes.end());
       for (const ConfigSource* from : copies) {
         for (const std::string& e : from->excludes) {
-          if (std::find(to->excludes.begin(), to->excludes.end(), e) == to->excludes.end()) {
+          if (!has.contains(e)) {
             additions[{to->file, list_pointer(*to, to->list_key), false}].emplace_back(e, "");
           }
         }

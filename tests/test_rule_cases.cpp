@@ -8,11 +8,13 @@
 // ("qcheck bug: ...").
 #include <cstdlib>
 #include <gtest/gtest.h>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "builder.hpp"
+#include "qcheck/fix.hpp"
 #include "qcheck/input.hpp"
 #include "qcheck/lint.hpp"
 #include "qcheck/report.hpp"
@@ -882,6 +884,32 @@ TEST(RuleCases, QC105Negative)
     config(k_qwen3_moe, modelopt("NVFP4", {"lm_head", "*mlp.gate", "model.layers.0.mlp.experts*"})),
     moe_layer(bf16, bf16)));
   EXPECT_TRUE(r.findings.empty()) << text(r);
+}
+
+// QC106's fix: each copy of the list gets the entries only the other has (once each), however
+// long the lists.
+TEST(RuleCases, QC106FixGivesEachCopyTheOthersEntries)
+{
+  Strings shared{"lm_head"};
+  for (int i = 0; i < 3000; ++i) {
+    shared.push_back("model.layers.1.mlp.down_proj.n" + std::to_string(i));
+  }
+  Strings in_config = shared, in_hf = shared;
+  in_config.push_back("model.layers.1*");
+  in_hf.push_back("model.layers.1.mlp*");
+  in_hf.push_back("model.layers.1.mlp*"); // repeated: added once
+  MemoryFileSystem fs =
+    folder(config(k_llama, modelopt("NVFP4", in_config)), llama_nvfp4_with_bf16_layer1());
+  fs.add_file("m/hf_quant_config.json", hf_quant_config("NVFP4", in_hf));
+  auto run = lint_path(fs, "m", {});
+  ASSERT_TRUE(run);
+  const FixPlan plan = plan_fix(fs, *run, {});
+  std::map<std::string, std::vector<std::string>> added;
+  for (const FileEdit& edit : plan.edits) {
+    added[edit.file] = edit.added;
+  }
+  EXPECT_EQ(added["config.json"], (Strings{"ignore += \"model.layers.1.mlp*\""}));
+  EXPECT_EQ(added["hf_quant_config.json"], (Strings{"exclude_modules += \"model.layers.1*\""}));
 }
 
 // QC106 (R2): config.json excludes layer 1, hf_quant_config.json (read by TensorRT-LLM) not.
