@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <unordered_set>
@@ -988,14 +989,22 @@ private:
     }
   }
 
-  // A list compiled for one engine, once per run.
+  // A list compiled for one engine, once per run; a block holding the same list as another
+  // (config.json and hf_quant_config.json) shares its compiled form.
   const CompiledList* compiled(Engine engine, const ConfigSource& source)
   {
-    auto it = m_compiled.find({engine, &source});
-    if (it == m_compiled.end()) {
-      it = m_compiled.emplace(std::pair{engine, &source}, CompiledList(engine, source)).first;
+    const auto key = std::pair{engine, &source};
+    if (const auto it = m_compiled.find(key); it != m_compiled.end()) {
+      return it->second;
     }
-    return &it->second;
+    for (const auto& [other, list] : m_compiled) {
+      if (other.first == engine && other.second->format == source.format &&
+          other.second->excludes == source.excludes) {
+        return m_compiled[key] = list;
+      }
+    }
+    m_compiled_lists.push_back(std::make_unique<CompiledList>(engine, source));
+    return m_compiled[key] = m_compiled_lists.back().get();
   }
 
   // Each engine's layers, built once per run.
@@ -1500,7 +1509,8 @@ private:
   static constexpr size_t k_compile_threshold = 16;
   std::array<std::vector<std::string_view>, 2> m_module_names;
   std::map<std::pair<Engine, bool>, std::vector<std::string_view>> m_layer_names;
-  std::map<std::pair<Engine, const ConfigSource*>, CompiledList> m_compiled;
+  std::vector<std::unique_ptr<CompiledList>> m_compiled_lists;
+  std::map<std::pair<Engine, const ConfigSource*>, const CompiledList*> m_compiled;
   bool m_inferred = false;
 };
 
