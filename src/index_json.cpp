@@ -7,6 +7,8 @@
 #include <emmintrin.h>
 #endif
 
+#include "qcheck/json_text.hpp"
+
 namespace qcheck {
 
 namespace {
@@ -17,41 +19,6 @@ bool
 is_space(char c)
 {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r';
-}
-
-int
-hex_value(char c)
-{
-  if (c >= '0' && c <= '9') {
-    return c - '0';
-  }
-  if (c >= 'a' && c <= 'f') {
-    return c - 'a' + 10;
-  }
-  if (c >= 'A' && c <= 'F') {
-    return c - 'A' + 10;
-  }
-  return -1;
-}
-
-void
-append_utf8(std::string& out, uint32_t code)
-{
-  if (code < 0x80) {
-    out += static_cast<char>(code);
-  } else if (code < 0x800) {
-    out += static_cast<char>(0xC0 | (code >> 6));
-    out += static_cast<char>(0x80 | (code & 0x3F));
-  } else if (code < 0x10000) {
-    out += static_cast<char>(0xE0 | (code >> 12));
-    out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (code & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (code >> 18));
-    out += static_cast<char>(0x80 | ((code >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (code & 0x3F));
-  }
 }
 
 // A recursive-descent reader over the text; every method returns false on invalid JSON and
@@ -205,19 +172,13 @@ private:
     return true;
   }
 
+  // The 4 hex digits of a \u escape at p, which then moves past them.
   bool hex4(const char*& p, uint32_t& code)
   {
-    if (m_end - p < 4) {
+    if (!read_hex4(std::string_view(p, static_cast<size_t>(m_end - p)), 0, code)) {
       return false;
     }
-    code = 0;
-    for (int i = 0; i < 4; ++i) {
-      const int h = hex_value(*p++);
-      if (h < 0) {
-        return false;
-      }
-      code = code * 16 + static_cast<uint32_t>(h);
-    }
+    p += 4;
     return true;
   }
 
@@ -281,9 +242,11 @@ private:
       return string(ignored);
     }
     case '{':
-      return container(depth, '}', true);
+      return depth < k_max_depth &&
+             items('}', true, [&](std::string_view) { return value(depth + 1); });
     case '[':
-      return container(depth, ']', false);
+      return depth < k_max_depth &&
+             items(']', false, [&](std::string_view) { return value(depth + 1); });
     case 't':
       return literal("true");
     case 'f':
@@ -295,11 +258,11 @@ private:
     }
   }
 
-  bool container(int depth, char close, bool object)
+  // At '{' or '[': each item in turn, `item(key)` reading its value (the key is empty in an
+  // array), separated by commas up to `close`.
+  template<typename Item>
+  bool items(char close, bool object, Item item)
   {
-    if (depth + 1 > k_max_depth) {
-      return false;
-    }
     ++m_at;
     skip_space();
     if (m_at < m_end && *m_at == close) {
@@ -307,14 +270,15 @@ private:
       return true;
     }
     for (;;) {
+      std::string_view key;
       if (object) {
-        std::string_view key;
         skip_space();
         if (m_at == m_end || *m_at != '"' || !string(key) || !expect(':')) {
           return false;
         }
       }
-      if (!value(depth + 1)) {
+      skip_space();
+      if (!item(key)) {
         return false;
       }
       skip_space();
@@ -335,80 +299,34 @@ private:
   bool root_object(bool& found)
   {
     bool seen_key = false;
-    ++m_at;
-    skip_space();
-    if (m_at < m_end && *m_at == '}') {
-      ++m_at;
-      return true;
-    }
-    for (;;) {
-      std::string_view key;
-      skip_space();
-      if (m_at == m_end || *m_at != '"' || !string(key) || !expect(':')) {
-        return false;
-      }
-      skip_space();
+    return items('}', true, [&](std::string_view key) {
       const bool first_map = key == "weight_map" && !seen_key;
       seen_key = seen_key || key == "weight_map";
       if (first_map && m_at < m_end && *m_at == '{') {
         found = true;
-        if (!weight_map()) {
-          return false;
-        }
-      } else if (!value(1)) {
-        return false;
+        return weight_map();
       }
-      skip_space();
-      if (m_at < m_end && *m_at == ',') {
-        ++m_at;
-        continue;
-      }
-      if (m_at < m_end && *m_at == '}') {
-        ++m_at;
-        return true;
-      }
-      return false;
-    }
+      return value(1);
+    });
   }
 
   bool weight_map()
   {
-    ++m_at;
-    skip_space();
-    if (m_at < m_end && *m_at == '}') {
-      ++m_at;
-      return true;
-    }
-    for (;;) {
-      std::string_view tensor;
-      skip_space();
-      if (m_at == m_end || *m_at != '"' || !string(tensor) || !expect(':')) {
-        return false;
-      }
-      skip_space();
+    return items('}', true, [&](std::string_view tensor) {
       if (m_at < m_end && *m_at == '"') {
         std::string_view file;
         if (!string(file)) {
           return false;
         }
         m_member(tensor, &file);
-      } else {
-        if (!value(2)) {
-          return false;
-        }
-        m_member(tensor, nullptr);
-      }
-      skip_space();
-      if (m_at < m_end && *m_at == ',') {
-        ++m_at;
-        continue;
-      }
-      if (m_at < m_end && *m_at == '}') {
-        ++m_at;
         return true;
       }
-      return false;
-    }
+      if (!value(2)) {
+        return false;
+      }
+      m_member(tensor, nullptr);
+      return true;
+    });
   }
 
   const char* m_begin;

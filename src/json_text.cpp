@@ -78,39 +78,6 @@ has_newline(std::string_view s)
   return s.find('\n') != std::string_view::npos;
 }
 
-int
-hex_digit(char c)
-{
-  if (c >= '0' && c <= '9') {
-    return c - '0';
-  }
-  if (c >= 'a' && c <= 'f') {
-    return c - 'a' + 10;
-  }
-  if (c >= 'A' && c <= 'F') {
-    return c - 'A' + 10;
-  }
-  return -1;
-}
-
-// Reads 4 hex digits at s[i]. Returns false when they are not there.
-bool
-read_hex4(std::string_view s, size_t i, unsigned& code)
-{
-  if (i + 4 > s.size()) {
-    return false;
-  }
-  code = 0;
-  for (size_t k = 0; k < 4; ++k) {
-    const int digit = hex_digit(s[i + k]);
-    if (digit < 0) {
-      return false;
-    }
-    code = code * 16 + static_cast<unsigned>(digit);
-  }
-  return true;
-}
-
 // Length of the well-formed UTF-8 sequence starting at s[i], or 0 when it is malformed.
 size_t
 utf8_sequence(std::string_view s, size_t i)
@@ -165,26 +132,6 @@ valid_utf8(std::string_view s)
     i += length;
   }
   return true;
-}
-
-void
-append_utf8(std::string& out, unsigned code)
-{
-  if (code < 0x80) {
-    out += static_cast<char>(code);
-  } else if (code < 0x800) {
-    out += static_cast<char>(0xC0 | (code >> 6));
-    out += static_cast<char>(0x80 | (code & 0x3F));
-  } else if (code < 0x10000) {
-    out += static_cast<char>(0xE0 | (code >> 12));
-    out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (code & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (code >> 18));
-    out += static_cast<char>(0x80 | ((code >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (code & 0x3F));
-  }
 }
 
 // The text of a string token (quotes included) that the scanner accepted.
@@ -1599,6 +1546,62 @@ void
 append_json_strings(std::string& out, int indent, const std::vector<std::string>& items)
 {
   append_json_array(out, indent, items.size(), [&](size_t i) { append_json_string(out, items[i]); });
+}
+
+void
+append_utf8(std::string& out, uint32_t code)
+{
+  if (code < 0x80) {
+    out += static_cast<char>(code);
+  } else if (code < 0x800) {
+    out += static_cast<char>(0xC0 | (code >> 6));
+    out += static_cast<char>(0x80 | (code & 0x3F));
+  } else if (code < 0x10000) {
+    out += static_cast<char>(0xE0 | (code >> 12));
+    out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (code & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (code >> 18));
+    out += static_cast<char>(0x80 | ((code >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (code & 0x3F));
+  }
+}
+
+namespace {
+
+int
+hex_digit(char c)
+{
+  if (c >= '0' && c <= '9') {
+    return c - '0';
+  }
+  if (c >= 'a' && c <= 'f') {
+    return c - 'a' + 10;
+  }
+  if (c >= 'A' && c <= 'F') {
+    return c - 'A' + 10;
+  }
+  return -1;
+}
+
+} // namespace
+
+bool
+read_hex4(std::string_view s, size_t i, uint32_t& code)
+{
+  if (i + 4 > s.size()) {
+    return false;
+  }
+  code = 0;
+  for (size_t k = 0; k < 4; ++k) {
+    const int digit = hex_digit(s[i + k]);
+    if (digit < 0) {
+      return false;
+    }
+    code = code * 16 + static_cast<uint32_t>(digit);
+  }
+  return true;
 }
 
 } // namespace qcheck

@@ -5,8 +5,8 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,6 +32,11 @@ struct JsonSpan
 // a one-line message when the text is not valid JSON or the pointer names nothing. Duplicate
 // keys: the last one wins (as Python's json and nlohmann do).
 Expected<JsonSpan> locate(std::string_view text, std::string_view pointer);
+
+// Appends a Unicode code point (at most 0x10FFFF) as UTF-8.
+void append_utf8(std::string& out, uint32_t code);
+// Reads the 4 hex digits of a \u escape at s[i]; false when they are not there.
+bool read_hex4(std::string_view s, size_t i, uint32_t& code);
 
 // Appends `s` as a JSON string token: quoted, with '"', '\\' and control characters escaped
 // as nlohmann's dump() does; non-ASCII UTF-8 as is.
