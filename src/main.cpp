@@ -138,8 +138,12 @@ run_lint(const LintArgs& args)
     return outcome.errors.empty() ? k_exit_clean : k_exit_usage;
   }
   std::string text;
-  if (args.format == "json" && args.output.empty()) {
-    qcheck::write_json(outcome.reports, write_stdout);
+  if ((args.format == "json" || args.format == "sarif") && args.output.empty()) {
+    if (args.format == "json") {
+      qcheck::write_json(outcome.reports, write_stdout);
+    } else {
+      qcheck::write_sarif(outcome.reports, write_stdout);
+    }
     return outcome.exit_code(args.exit_zero);
   }
   if (args.format == "json") {

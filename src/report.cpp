@@ -158,8 +158,8 @@ github_escape_property(std::string_view text)
   return out;
 }
 
-std::string
-render_sarif(const std::vector<Report>& reports)
+void
+write_sarif(const std::vector<Report>& reports, const TextSink& sink)
 {
   using Json = nlohmann::ordered_json;
   std::vector<RuleId> used;
@@ -171,18 +171,48 @@ render_sarif(const std::vector<Report>& reports)
     }
   }
   std::sort(used.begin(), used.end());
-  Json rules = Json::array();
-  for (RuleId id : used) {
-    const Rule& r = rule(id);
-    rules.push_back({{"id", r.code},
-                     {"name", r.name},
-                     {"shortDescription", {{"text", r.summary}}},
-                     {"fullDescription", {{"text", r.explanation}}},
-                     {"help", {{"text", fmt::format("{}\n\nqcheck rules {}", r.explanation, r.code)}}},
-                     {"defaultConfiguration", {{"level", sarif_level(r.severity)}}},
-                     {"properties", {{"fixable", r.fixable}}}});
-  }
-  Json results = Json::array();
+  SinkBuffer output(sink);
+  std::string& out = output.buffer();
+  // A value laid out by dump(2) as it would be `indent` spaces deep in the whole log.
+  const auto nested = [&](const Json& value, int indent) {
+    for (const char c : value.dump(2)) {
+      out += c;
+      if (c == '\n') {
+        out.append(static_cast<size_t>(indent), ' ');
+      }
+    }
+  };
+  out += "{\n";
+  append_json_key(out, 2, "version");
+  out += "\"2.1.0\",\n";
+  append_json_key(out, 2, "$schema");
+  out += "\"https://json.schemastore.org/sarif-2.1.0.json\",\n";
+  append_json_key(out, 2, "runs");
+  out += "[\n    {\n";
+  append_json_key(out, 6, "tool");
+  out += "{\n";
+  append_json_key(out, 8, "driver");
+  out += "{\n";
+  append_json_key(out, 10, "name");
+  out += "\"qcheck\",\n";
+  append_json_key(out, 10, "version");
+  append_json_string(out, QCHECK_VERSION);
+  out += ",\n";
+  append_json_key(out, 10, "rules");
+  append_json_array(out, 10, used.size(), [&](size_t i) {
+    const Rule& r = rule(used[i]);
+    nested(Json{{"id", r.code},
+                {"name", r.name},
+                {"shortDescription", {{"text", r.summary}}},
+                {"fullDescription", {{"text", r.explanation}}},
+                {"help", {{"text", fmt::format("{}\n\nqcheck rules {}", r.explanation, r.code)}}},
+                {"defaultConfiguration", {{"level", sarif_level(r.severity)}}},
+                {"properties", {{"fixable", r.fixable}}}},
+           12);
+  });
+  out += "\n        }\n      },\n";
+  append_json_key(out, 6, "results");
+  size_t count = 0;
   for (const Report& report : reports) {
     for (const Finding& f : report.findings) {
       const auto index = std::find(used.begin(), used.end(), f.rule) - used.begin();
@@ -207,26 +237,29 @@ render_sarif(const std::vector<Report>& reports)
       if (!f.suggested_entries.empty()) {
         properties["suggested_entries"] = f.suggested_entries;
       }
-      results.push_back({{"ruleId", rule(f.rule).code},
-                         {"ruleIndex", index},
-                         {"level", sarif_level(f.severity)},
-                         {"message", {{"text", f.fix.empty() ? f.message
-                                                             : fmt::format("{} Fix: {}", f.message,
-                                                                           f.fix)}}},
-                         {"locations", Json::array({location})},
-                         {"partialFingerprints", {{"qcheck/v1", fingerprint(f)}}},
-                         {"properties", properties}});
+      out += count++ == 0 ? "[\n        " : ",\n        ";
+      nested(Json{{"ruleId", rule(f.rule).code},
+                  {"ruleIndex", index},
+                  {"level", sarif_level(f.severity)},
+                  {"message", {{"text", f.fix.empty() ? f.message
+                                                      : fmt::format("{} Fix: {}", f.message, f.fix)}}},
+                  {"locations", Json::array({location})},
+                  {"partialFingerprints", {{"qcheck/v1", fingerprint(f)}}},
+                  {"properties", properties}},
+             8);
+      output.maybe_flush();
     }
   }
-  Json log = {{"version", "2.1.0"},
-              {"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
-              {"runs", Json::array({{{"tool",
-                                      {{"driver",
-                                        {{"name", "qcheck"},
-                                         {"version", QCHECK_VERSION},
-                                         {"rules", rules}}}}},
-                                     {"results", results}}})}};
-  return log.dump(2) + "\n";
+  out += count == 0 ? "[]" : "\n      ]";
+  out += "\n    }\n  ]\n}\n";
+}
+
+std::string
+render_sarif(const std::vector<Report>& reports)
+{
+  std::string out;
+  write_sarif(reports, [&](std::string_view piece) { out += piece; });
+  return out;
 }
 
 std::string

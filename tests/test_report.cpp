@@ -307,3 +307,45 @@ TEST(Report, JsonIsWhatTheDomDumpPrinted)
   });
   EXPECT_EQ(streamed, reference_json(all));
 }
+
+// write_sarif lays the log out exactly as nlohmann's dump(2) does (parsing it and dumping it
+// again gives the same bytes; the fields themselves are checked above), for every fixture's
+// report, all of them, none, and a finding with a region and escapes; in pieces.
+TEST(Report, SarifIsLaidOutAsTheDomDumpWas)
+{
+  std::vector<Report> all;
+  DiskFileSystem disk;
+  for (const auto& entry :
+       std::filesystem::recursive_directory_iterator(std::string(QCHECK_FIXTURES))) {
+    if (entry.is_directory() && std::filesystem::exists(entry.path() / "config.json")) {
+      auto run = lint_path(disk, entry.path().string(), {});
+      ASSERT_TRUE(run) << entry.path();
+      all.push_back(run->report);
+    }
+  }
+  Report odd;
+  odd.root = "./dir/";
+  Finding f;
+  f.rule = RuleId::unused_entry;
+  f.severity = Severity::warning;
+  f.file = "config.json";
+  f.message = "quote \" tab\t caf\xc3\xa9";
+  f.fix = "drop it";
+  f.pointer = "/quantization_config/ignore/3";
+  f.line = 7;
+  f.column = 5;
+  f.end_column = 9;
+  f.suggested_entries = {"x"};
+  odd.findings.push_back(f);
+  std::vector<std::vector<Report>> cases{{}, all, {odd}};
+  for (const Report& r : all) {
+    cases.push_back({r});
+  }
+  for (const auto& reports : cases) {
+    const std::string sarif = render_sarif(reports);
+    EXPECT_EQ(nlohmann::ordered_json::parse(sarif).dump(2) + "\n", sarif);
+    std::string streamed;
+    write_sarif(reports, [&](std::string_view piece) { streamed += piece; });
+    EXPECT_EQ(streamed, sarif);
+  }
+}

@@ -85,6 +85,8 @@ void write_json(const std::vector<Report>& reports, const TextSink& sink);
 std::string render_json(const std::vector<Report>& reports);
 // SARIF 2.1.0: one run, the rules that occurred, folder-relative URIs (the folder as given joined
 // with the file), regions when known, stable partialFingerprints. Valid with zero results.
+// write_sarif streams it: each result is built and laid out on its own.
+void write_sarif(const std::vector<Report>& reports, const TextSink& sink);
 std::string render_sarif(const std::vector<Report>& reports);
 // GitHub workflow commands: ::error file=F,line=L,col=C,title=T::message
 std::string render_github(const std::vector<Report>& reports);
