@@ -244,15 +244,10 @@ plan_fix(const FileSystem& fs, const LintRun& run, const LintOptions& options,
   for (const FileEdit& edit : plan.edits) {
     overlay.set(join_path(run.checkpoint.root, edit.file), edit.patched);
   }
-  auto again = lint_path(overlay, run.checkpoint.root, options);
-  if (!again) {
-    plan.refused.push_back(fmt::format("verification failed: {}", again.error()));
-    plan.edits.clear();
-    return plan;
-  }
+  const Report again = relint(overlay, run, options);
   const std::set<std::string> before_excluded = modules_of(run.report, RuleId::excluded_but_quantized);
   std::vector<std::string> problems;
-  for (const Finding& f : again->report.findings) {
+  for (const Finding& f : again.findings) {
     if (f.rule == RuleId::undeclared_unquantized) {
       problems.push_back(fmt::format("still undeclared after the patch: {}", f.message));
     }

@@ -1647,4 +1647,13 @@ lint_path(const FileSystem& fs, const std::string& path, const LintOptions& opti
   return run;
 }
 
+Report
+relint(const FileSystem& fs, const LintRun& run, const LintOptions& options)
+{
+  const Declaration declaration = read_declaration(fs, run.checkpoint.root);
+  Report report = lint(run.checkpoint, run.inventory, declaration, options);
+  report.root = run.report.root;
+  return report;
+}
+
 } // namespace qcheck

@@ -174,6 +174,76 @@ TEST(Fix, EveryFixtureLintsWithoutFixableErrorsAfterTheFix)
   EXPECT_GE(folders, 7u);
 }
 
+// Records which files are opened, forwarding to another FileSystem.
+class RecordingFileSystem final : public FileSystem
+{
+public:
+  explicit RecordingFileSystem(const FileSystem& base) : m_base(base) {}
+  FileInfo stat(const std::string& path) const override { return m_base.stat(path); }
+  Expected<std::unique_ptr<ByteSource>> open(const std::string& path) const override
+  {
+    opened.push_back(path);
+    return m_base.open(path);
+  }
+  Expected<std::vector<std::string>> list_dir(const std::string& path) const override
+  {
+    return m_base.list_dir(path);
+  }
+  mutable std::vector<std::string> opened;
+
+private:
+  const FileSystem& m_base;
+};
+
+std::vector<std::string>
+rules_and_messages(const Report& report)
+{
+  std::vector<std::string> out;
+  for (const Finding& f : report.findings) {
+    out.push_back(std::string(rule(f.rule).code) + " " + f.file + " " + f.message);
+  }
+  return out;
+}
+
+TEST(Fix, RelintOfAPatchedConfigEqualsAFullLint)
+{
+  DiskFileSystem disk;
+  size_t patched_folders = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(QCHECK_FIXTURES)) {
+    if (entry.path().filename() != "config.json") {
+      continue;
+    }
+    const std::string folder = entry.path().parent_path().string();
+    const LintRun run = lint_or_die(disk, folder);
+    const FixPlan plan = plan_fix(disk, run, LintOptions{}, FixOptions{true});
+    OverlayFileSystem patched(disk);
+    for (const auto& e : plan.edits) {
+      patched.set(folder + "/" + e.file, e.patched);
+    }
+    patched_folders += plan.edits.empty() ? 0 : 1;
+    const LintRun full = lint_or_die(patched, folder);
+    EXPECT_EQ(rules_and_messages(relint(patched, run, LintOptions{})),
+              rules_and_messages(full.report))
+      << folder;
+  }
+  EXPECT_GE(patched_folders, 3u);
+}
+
+TEST(Fix, VerificationReadsNoShardAgain)
+{
+  DiskFileSystem disk;
+  const LintRun run = lint_or_die(disk, fixture("glm-nvfp4-nextn"));
+  RecordingFileSystem recording(disk);
+  const FixPlan plan = plan_fix(recording, run, LintOptions{});
+  ASSERT_EQ(plan.edits.size(), 2u);
+  EXPECT_TRUE(plan.refused.empty());
+  ASSERT_FALSE(recording.opened.empty());
+  for (const std::string& path : recording.opened) {
+    EXPECT_FALSE(path.ends_with(".safetensors")) << path;
+    EXPECT_FALSE(path.ends_with(".index.json")) << path;
+  }
+}
+
 TEST(Fix, RemovingAnEntryThatExcludesAQuantizedModuleNeedsTheOption)
 {
   DiskFileSystem disk;

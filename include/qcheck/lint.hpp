@@ -39,6 +39,11 @@ void resolve_positions(const FileSystem& fs, const std::string& root, Report& re
 Expected<LintRun> lint_path(const FileSystem& fs, const std::string& path,
                             const LintOptions& options);
 
+// Lints `run`'s checkpoint again with the configuration files as `fs` has them now (an overlay
+// holding patched configuration, say). The checkpoint and inventory are reused, not read again;
+// positions are not resolved.
+Report relint(const FileSystem& fs, const LintRun& run, const LintOptions& options);
+
 // Lints several folders in parallel (one worker per core, each folder's shards read by that
 // worker). `options_for` gives each folder its options; `progress(done, total)` is called from
 // the workers after each folder (may be empty). Results are in the order of `paths`.
