@@ -170,8 +170,7 @@ public:
     block_names();
     fused_draft_shards();
     attach_shards();
-    std::stable_sort(m_report.findings.begin(), m_report.findings.end(),
-                     [](const Finding& a, const Finding& b) { return a.severity > b.severity; });
+    order_by_severity(m_report.findings);
     return std::move(m_report);
   }
 

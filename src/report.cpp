@@ -1,6 +1,7 @@
 #include "qcheck/report.hpp"
 
 #include <algorithm>
+#include <array>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <iterator>
@@ -9,6 +10,28 @@
 #include "qcheck/json_text.hpp"
 
 namespace qcheck {
+
+void
+order_by_severity(std::vector<Finding>& findings)
+{
+  std::array<size_t, 3> next{};
+  for (const Finding& f : findings) {
+    ++next[static_cast<size_t>(f.severity)];
+  }
+  // Destination of each severity's first finding: errors, then warnings, then infos.
+  next = {next[2] + next[1], next[2], 0};
+  std::vector<size_t> to(findings.size());
+  for (size_t i = 0; i < findings.size(); ++i) {
+    to[i] = next[static_cast<size_t>(findings[i].severity)]++;
+  }
+  for (size_t i = 0; i < findings.size(); ++i) {
+    while (to[i] != i) {
+      const size_t j = to[i];
+      std::swap(findings[i], findings[j]);
+      std::swap(to[i], to[j]);
+    }
+  }
+}
 
 Summary
 Report::summary() const

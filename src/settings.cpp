@@ -163,8 +163,11 @@ find_settings(const FileSystem& fs, const std::string& folder)
 void
 apply_settings(const Settings& settings, Report& report)
 {
-  std::vector<Finding> kept;
-  for (Finding& f : report.findings) {
+  std::vector<Finding>& findings = report.findings;
+  size_t kept = 0;
+  bool reordered = false;
+  for (size_t i = 0; i < findings.size(); ++i) {
+    Finding& f = findings[i];
     const Rule& r = rule(f.rule);
     if (!settings.select.empty() &&
         std::none_of(settings.select.begin(), settings.select.end(),
@@ -176,13 +179,20 @@ apply_settings(const Settings& settings, Report& report)
       continue;
     }
     for (const auto& [id, severity] : settings.severity) {
-      if (id == f.rule) {
+      if (id == f.rule && f.severity != severity) {
         f.severity = severity;
+        reordered = true;
       }
     }
-    kept.push_back(std::move(f));
+    if (kept != i) {
+      findings[kept] = std::move(f);
+    }
+    ++kept;
   }
-  report.findings = std::move(kept);
+  findings.erase(findings.begin() + static_cast<std::ptrdiff_t>(kept), findings.end());
+  if (reordered) {
+    order_by_severity(findings);
+  }
 }
 
 std::string

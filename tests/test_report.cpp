@@ -5,6 +5,7 @@
 #include <fstream>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <set>
 #include <sys/wait.h>
 
@@ -352,3 +353,27 @@ TEST(Report, SarifIsLaidOutAsTheDomDumpWas)
     EXPECT_EQ(streamed, sarif);
   }
 }
+
+TEST(Report, OrderBySeverityIsAStableSort)
+{
+  std::mt19937 random(7);
+  for (int round = 0; round < 200; ++round) {
+    std::vector<Finding> findings(random() % 40);
+    for (size_t i = 0; i < findings.size(); ++i) {
+      findings[i].severity = static_cast<Severity>(random() % 3);
+      findings[i].message = std::to_string(i);
+      findings[i].modules = {std::string(i, 'm')}; // a member that must move along
+    }
+    std::vector<Finding> expected = findings;
+    std::stable_sort(expected.begin(), expected.end(),
+                     [](const Finding& a, const Finding& b) { return a.severity > b.severity; });
+    order_by_severity(findings);
+    ASSERT_EQ(findings.size(), expected.size());
+    for (size_t i = 0; i < findings.size(); ++i) {
+      EXPECT_EQ(findings[i].severity, expected[i].severity);
+      EXPECT_EQ(findings[i].message, expected[i].message);
+      EXPECT_EQ(findings[i].modules, expected[i].modules);
+    }
+  }
+}
+

@@ -63,6 +63,51 @@ TEST(Settings, ParsesEveryKey)
   EXPECT_EQ(s->severity[0].first, RuleId::unused_entry);
 }
 
+namespace {
+
+Finding
+finding_of(RuleId id, std::string message)
+{
+  Finding f;
+  f.rule = id;
+  f.severity = rule(id).severity;
+  f.message = std::move(message);
+  return f;
+}
+
+std::vector<std::string>
+messages_of(const Report& report)
+{
+  std::vector<std::string> out;
+  for (const Finding& f : report.findings) {
+    out.push_back(std::string(to_string(f.severity)) + " " + f.message);
+  }
+  return out;
+}
+
+} // namespace
+
+TEST(Settings, DropsInPlaceAndReordersAfterASeverityOverride)
+{
+  Report report;
+  // Ordered as lint leaves them: errors, warnings, infos.
+  report.findings = {finding_of(RuleId::undeclared_unquantized, "a"),
+                     finding_of(RuleId::undeclared_unquantized, "e"),
+                     finding_of(RuleId::unused_entry, "b"),
+                     finding_of(RuleId::unused_entry, "d"),
+                     finding_of(RuleId::inferred_exclusions, "c")};
+  Report dropped = report;
+  Settings drop;
+  drop.ignore = {"QC112"};
+  apply_settings(drop, dropped);
+  EXPECT_EQ(messages_of(dropped), (std::vector<std::string>{"error a", "error e", "info c"}));
+  Settings lower;
+  lower.severity = {{RuleId::undeclared_unquantized, Severity::info}};
+  apply_settings(lower, report);
+  EXPECT_EQ(messages_of(report), (std::vector<std::string>{"warning b", "warning d", "info a",
+                                                           "info e", "info c"}));
+}
+
 TEST(Settings, ErrorsNameTheProblem)
 {
   EXPECT_EQ(parse_settings("f", R"({"engine": ["vllm"]})").error(),

@@ -50,6 +50,10 @@ struct Report
   bool has_at_least(Severity severity) const;
 };
 
+// Orders findings most severe first, keeping their order within a severity (a stable sort), in
+// place: no second array of findings.
+void order_by_severity(std::vector<Finding>& findings);
+
 struct RenderOptions
 {
   bool color = false;

@@ -45,7 +45,8 @@ Expected<Settings> parse_settings(const std::string& file, std::string_view text
 // path, or a relative one whose ancestors are its string prefixes); nullopt when none.
 std::optional<std::string> find_settings(const FileSystem& fs, const std::string& folder);
 
-// Drops ignored/unselected findings and applies severity overrides.
+// Drops ignored/unselected findings and applies severity overrides; the findings stay ordered
+// most severe first (their order kept within a severity).
 void apply_settings(const Settings& settings, Report& report);
 
 struct BaselineEntry
