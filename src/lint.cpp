@@ -227,10 +227,19 @@ private:
       f.pointer = fmt::format("{}/quant_algo", hf->pointer);
       f.files.push_back("config.json");
     }
-    const std::set<std::string> a(config->excludes.begin(), config->excludes.end());
-    const std::set<std::string> b(hf->excludes.begin(), hf->excludes.end());
+    if (config->excludes == hf->excludes) {
+      return;
+    }
+    const auto distinct = [](const std::vector<std::string>& list) {
+      std::vector<std::string_view> out(list.begin(), list.end());
+      std::sort(out.begin(), out.end());
+      out.erase(std::unique(out.begin(), out.end()), out.end());
+      return out;
+    };
+    const std::vector<std::string_view> a = distinct(config->excludes);
+    const std::vector<std::string_view> b = distinct(hf->excludes);
     if (a != b) {
-      std::vector<std::string> only_config, only_hf;
+      std::vector<std::string_view> only_config, only_hf;
       std::set_difference(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(only_config));
       std::set_difference(b.begin(), b.end(), a.begin(), a.end(), std::back_inserter(only_hf));
       Finding& f = add(RuleId::config_divergence, "hf_quant_config.json",
@@ -246,7 +255,7 @@ private:
       for (const auto& e : only_hf) {
         f.details.push_back(fmt::format("only in hf_quant_config.json: '{}'", e));
       }
-      f.suggested_entries = only_config;
+      f.suggested_entries.assign(only_config.begin(), only_config.end());
       f.fix = "make both lists identical";
     }
   }
@@ -709,6 +718,9 @@ private:
   // have asked that one hash set of every name and ancestor is cheaper.
   bool is_known(std::string_view entry)
   {
+    if (!m_known.empty()) {
+      return m_known.contains(entry); // modules, layers, shards and all their ancestors
+    }
     const auto& modules = m_inventory.modules;
     if (m_inventory.find(entry) >= 0) {
       return true;
@@ -732,9 +744,7 @@ private:
       }
       return false;
     }
-    if (m_known.empty()) {
-      m_known = known_names();
-    }
+    m_known = known_names();
     return m_known.contains(entry);
   }
 
@@ -803,7 +813,10 @@ private:
         return c.source->format == s.format && c.source->excludes == s.excludes;
       });
       if (long_list && same == checked.end()) {
-        checked.push_back({&s, matched_entries(s, engines), overmatch_examples(s)});
+        const bool substring_format =
+          s.format == QuantFormat::modelopt || s.format == QuantFormat::compressed_tensors;
+        checked.push_back({&s, matched_entries(s, engines),
+                           substring_format ? overmatch_examples(s) : std::vector<std::string>{}});
         same = checked.end() - 1;
       }
       static const std::vector<bool> k_none;

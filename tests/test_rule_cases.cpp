@@ -934,6 +934,29 @@ TEST(RuleCases, QC106Negative)
   fs.add_file("m/hf_quant_config.json", hf_quant_config("NVFP4", {"model.layers.1*", "lm_head"}));
   const Report r = lint_folder(fs);
   EXPECT_TRUE(r.findings.empty()) << text(r);
+  // The lists are compared as sets: a repeated entry is no difference.
+  fs.add_file("m/hf_quant_config.json",
+              hf_quant_config("NVFP4", {"lm_head", "model.layers.1*", "lm_head"}));
+  const Report repeated = lint_folder(fs);
+  EXPECT_TRUE(findings(repeated, RuleId::config_divergence).empty()) << text(repeated);
+}
+
+// QC106: entries only in either file, each listed once, sorted.
+TEST(RuleCases, QC106ListsEachSide)
+{
+  MemoryFileSystem fs = folder(
+    config(k_llama, modelopt("NVFP4", {"lm_head", "model.layers.1*", "b", "a", "a"})),
+    llama_nvfp4_with_bf16_layer1());
+  fs.add_file("m/hf_quant_config.json",
+              hf_quant_config("NVFP4", {"lm_head", "model.layers.1*", "z", "y", "z"}));
+  const Report r = lint_folder(fs);
+  const Finding f = only(r, RuleId::config_divergence,
+                         "exclude_modules differs from config.json's ignore: 2 entries only in "
+                         "config.json, 2 only here");
+  EXPECT_EQ(f.details, (Strings{"only in config.json: 'a'", "only in config.json: 'b'",
+                                "only in hf_quant_config.json: 'y'",
+                                "only in hf_quant_config.json: 'z'"}));
+  EXPECT_EQ(f.suggested_entries, (Strings{"a", "b"}));
 }
 
 // QC106 (R2): quant_algo differs between the files.
