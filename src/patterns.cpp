@@ -596,7 +596,14 @@ EntryIndex::candidates(std::span<const std::string_view> names, std::vector<uint
 {
   const size_t first = out.size();
   const bool ci = m_options.case_insensitive;
+  // Substring keys alone need no window hashes or dot positions.
+  const bool windows = m_options.mode != Mode::substring || !m_prefixes.keys.empty() ||
+                       m_options.parents || !m_options.reverse_marker.empty();
   for (const std::string_view name : names) {
+    if (!windows) {
+      m_anywhere.find_all(name, out);
+      continue;
+    }
     const WindowHashes h(name, ci);
     const size_t n = name.size();
     thread_local std::vector<size_t> starts, ends;
