@@ -361,8 +361,9 @@ private:
         break;
       case FileKind::missing:
         problem(CheckpointIssue::index_missing_file, shard.file, "",
-                fmt::format("named by {} for {} tensors, but the file does not exist",
-                            index ? index->file : k_index_name, index_counts[s]));
+                fmt::format("named by {} for {} tensor{}, but the file does not exist",
+                            index ? index->file : k_index_name, index_counts[s],
+                            index_counts[s] == 1 ? "" : "s"));
         break;
       default:
         problem(CheckpointIssue::shard_not_regular, shard.file, "",

@@ -410,10 +410,11 @@ private:
       }
       Finding& f = add(
         RuleId::undeclared_unquantized, source.file,
-        fmt::format("{}{}: {} module{} ({} tensors, {}) stored unquantized but declared {} "
+        fmt::format("{}{}: {} module{} ({} tensor{}, {}) stored unquantized but declared {} "
                     "quantized; {} {} with {}",
                     is_draft ? "MTP/NextN draft " : "", where, modules.size(),
-                    modules.size() == 1 ? "" : "s", tensors, fmt::join(dtypes, "/"),
+                    modules.size() == 1 ? "" : "s", tensors, tensors == 1 ? "" : "s",
+                    fmt::join(dtypes, "/"),
                     format_description(source), engines_text(engines),
                     engines.size() == 1 ? "fails" : "fail", engine_error(source)));
       f.modules = modules;

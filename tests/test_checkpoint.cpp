@@ -114,7 +114,7 @@ TEST(Checkpoint, IndexNamesMissingFile)
   ASSERT_EQ(c.problems.size(), 1u);
   EXPECT_EQ(c.problems[0].issue, CheckpointIssue::index_missing_file);
   EXPECT_EQ(messages(c)[0], "model-00002-of-00002.safetensors: named by "
-                            "model.safetensors.index.json for 1 tensors, but the file does not "
+                            "model.safetensors.index.json for 1 tensor, but the file does not "
                             "exist");
 }
 
@@ -621,7 +621,7 @@ TEST(Checkpoint, IndexOnlyShardsBesideShortNamedShards)
     fs.add_file("m/model.safetensors.index.json", index_json(map));
     const Checkpoint c = load(fs);
     EXPECT_EQ(messages(c), std::vector<std::string>{"sub/missing-tensors.safetensors: named by "
-                                                    "model.safetensors.index.json for 1 tensors, "
+                                                    "model.safetensors.index.json for 1 tensor, "
                                                     "but the file does not exist"})
       << listed << " listed shards" << joined(messages(c));
     EXPECT_EQ(c.shards.size(), listed + 2);

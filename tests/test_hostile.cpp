@@ -527,7 +527,7 @@ TEST_F(Hostile, BacktrackingBombInAnIgnoreRegex)
                        R"("ignore":["re:(a+)+$"],"config_groups":{"group_0":{)"
                        R"("targets":["Linear"],"weights":{"num_bits":8,"type":"float"}}}}})");
   expect_lint(1, {{"QC101", "error", "config.json",
-                   name + "!: 1 module (1 tensors, BF16) stored unquantized but declared "
+                   name + "!: 1 module (1 tensor, BF16) stored unquantized but declared "
                           "compressed-tensors quantized; vLLM and SGLang fail with `ValueError: "
                           "There is no module or parameter named '<module>.weight'` (the layer "
                           "holds packed parameters)"}});

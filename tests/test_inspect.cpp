@@ -144,3 +144,21 @@ TEST(Inspect, JsonIsHandedOverInPieces)
   EXPECT_LT(largest, 80u * 1024);
   EXPECT_EQ(total, render_inspect_json(*checkpoint, inventory, {}).size());
 }
+
+TEST(Inspect, TextSummaryCountsInTheRightNumber)
+{
+  MemoryFileSystem one;
+  one.add_file("m/model.safetensors", test::safetensors({{"lm_head.weight", "BF16", {2, 3}}}));
+  auto checkpoint = load_checkpoint(one, "m");
+  ASSERT_TRUE(checkpoint);
+  std::string text = render_inspect_text(*checkpoint, build_inventory(*checkpoint), {});
+  EXPECT_TRUE(text.ends_with("1 tensor in 1 module, 1 shard\n")) << text;
+
+  MemoryFileSystem two;
+  two.add_file("m/model.safetensors", test::safetensors({{"lm_head.weight", "BF16", {2, 3}},
+                                                         {"embed.weight", "BF16", {2, 3}}}));
+  checkpoint = load_checkpoint(two, "m");
+  ASSERT_TRUE(checkpoint);
+  text = render_inspect_text(*checkpoint, build_inventory(*checkpoint), {});
+  EXPECT_TRUE(text.ends_with("2 tensors in 2 modules, 1 shard\n")) << text;
+}
