@@ -259,7 +259,13 @@ public:
       index.weight_map.add(tensor, *path);
       last_path = *path;
     };
-    WeightMapScan scan = scan_weight_map(index.text.bytes, member);
+    const auto restart = [&] {
+      index.weight_map = WeightMap();
+      index.weight_map.reserve(index.text.bytes.size() / 40);
+      entry_problems.clear();
+      last_path = {};
+    };
+    WeightMapScan scan = scan_weight_map(index.text.bytes, member, restart);
     if (scan.status == WeightMapScan::Status::invalid_json) {
       index.weight_map = WeightMap();
       fail("", "not valid JSON");

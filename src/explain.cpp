@@ -161,7 +161,8 @@ explain_entries(const LintRun& run, const std::vector<Engine>& engines)
     }
     for (const std::string& key : keys) {
       out += fmt::format("  '{}'\n", key);
-      for (const auto& [engine, engine_layer_list] : layers) {
+      for (const auto& [bound_engine, engine_layer_list] : layers) {
+        const Engine engine = bound_engine; // clang 14 cannot capture a structured binding
         if (!engine_reads(engine, s.format)) {
           continue;
         }

@@ -27,9 +27,10 @@ class Reader
 {
 public:
   Reader(std::string_view json, WeightMapScan& out,
-         const std::function<void(std::string_view, const std::string_view*)>& member)
+         const std::function<void(std::string_view, const std::string_view*)>& member,
+         const std::function<void()>& restart)
     : m_begin(json.data()), m_at(json.data()), m_end(json.data() + json.size()), m_out(out),
-      m_member(member)
+      m_member(member), m_restart(restart)
   {
   }
 
@@ -294,19 +295,19 @@ private:
     }
   }
 
-  // The root object: its first "weight_map" member, when an object, is read member by member
-  // (later ones are ignored, as simdjson's lookup did; Python's json would keep the last).
+  // The root object: its "weight_map" member, when an object, is read member by member. A key
+  // that occurs again replaces the earlier value, as in Python's json.
   bool root_object(bool& found)
   {
-    bool seen_key = false;
     return items('}', true, [&](std::string_view key) {
-      const bool first_map = key == "weight_map" && !seen_key;
-      seen_key = seen_key || key == "weight_map";
-      if (first_map && m_at < m_end && *m_at == '{') {
-        found = true;
-        return weight_map();
+      if (key != "weight_map") {
+        return value(1);
       }
-      return value(1);
+      if (found) {
+        m_restart();
+      }
+      found = m_at < m_end && *m_at == '{';
+      return found ? weight_map() : value(1);
     });
   }
 
@@ -334,6 +335,7 @@ private:
   const char* m_end;
   WeightMapScan& m_out;
   const std::function<void(std::string_view, const std::string_view*)>& m_member;
+  const std::function<void()>& m_restart;
 };
 
 } // namespace
@@ -341,14 +343,15 @@ private:
 WeightMapScan
 scan_weight_map(
   std::string_view json,
-  const std::function<void(std::string_view tensor, const std::string_view* file)>& member)
+  const std::function<void(std::string_view tensor, const std::string_view* file)>& member,
+  const std::function<void()>& restart)
 {
   WeightMapScan out;
   if (!simdjson::validate_utf8(json.data(), json.size())) {
     out.status = WeightMapScan::Status::invalid_json;
     return out;
   }
-  Reader reader(json, out, member);
+  Reader reader(json, out, member, restart);
   bool found = false;
   if (!reader.document(found)) {
     out.status = WeightMapScan::Status::invalid_json;

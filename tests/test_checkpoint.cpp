@@ -105,6 +105,38 @@ TEST(Checkpoint, ExtraShardsOutsideTheNamingScheme)
   EXPECT_EQ(c.tensors.size(), 4u);
 }
 
+// Python's json (every engine) keeps the last of repeated keys: a stale weight_map followed by
+// the right one is read as the right one, its problems forgotten.
+TEST(Checkpoint, LastWeightMapKeyCounts)
+{
+  auto fs = two_shards();
+  std::string right = index_json(k_full_map);
+  right = right.substr(right.find("\"weight_map\""));
+  fs.add_file("m/model.safetensors.index.json",
+              R"({"weight_map": {"a.weight": "../elsewhere.safetensors", "z": "gone.safetensors"},
+                  )" +
+                right);
+  Checkpoint c = load(fs);
+  EXPECT_TRUE(c.problems.empty()) << messages(c)[0];
+  EXPECT_EQ(c.tensors.size(), 3u);
+
+  fs.add_file("m/model.safetensors.index.json",
+              index_json(k_full_map).insert(1, R"("weight_map": {"x": "y.safetensors"}, )"));
+  c = load(fs);
+  EXPECT_TRUE(c.problems.empty()) << messages(c)[0];
+
+  std::string stale = index_json(k_full_map);
+  stale.insert(stale.size() - 1,
+               R"(, "weight_map": {"c.weight": "model-00001-of-00002.safetensors"})");
+  fs.add_file("m/model.safetensors.index.json", stale);
+  c = load(fs);
+  const auto m = messages(c);
+  EXPECT_TRUE(std::any_of(m.begin(), m.end(), [](const std::string& line) {
+    return line.starts_with("model.safetensors.index.json: maps 'c.weight' to "
+                            "model-00001-of-00002.safetensors, which does not hold it");
+  })) << m[0];
+}
+
 TEST(Checkpoint, IndexNamesMissingFile)
 {
   MemoryFileSystem fs;

@@ -28,10 +28,13 @@ scan(const std::string& json)
 {
   Scanned out;
   const WeightMapScan result =
-    scan_weight_map(json, [&](std::string_view tensor, const std::string_view* file) {
-      out.members.push_back({std::string(tensor),
-                             file ? std::optional<std::string>(*file) : std::nullopt});
-    });
+    scan_weight_map(
+      json,
+      [&](std::string_view tensor, const std::string_view* file) {
+        out.members.push_back({std::string(tensor),
+                               file ? std::optional<std::string>(*file) : std::nullopt});
+      },
+      [&] { out.members.clear(); });
   out.status = result.status;
   return out;
 }
@@ -50,8 +53,19 @@ by_dom(const std::string& json, bool& number_refused)
     return std::nullopt;
   }
   Scanned out{WeightMapScan::Status::ok, {}};
-  simdjson::dom::object map;
-  if (root["weight_map"].get_object().get(map)) {
+  // The last "weight_map" key counts, as in Python's json (simdjson's lookup finds the first).
+  simdjson::dom::object root_object, map;
+  simdjson::dom::element last;
+  bool seen = false;
+  if (!root.get_object().get(root_object)) {
+    for (auto field : root_object) {
+      if (field.key == "weight_map") {
+        last = field.value;
+        seen = true;
+      }
+    }
+  }
+  if (!seen || last.get_object().get(map)) {
     out.status = WeightMapScan::Status::no_weight_map;
     return out;
   }
@@ -72,19 +86,20 @@ TEST(IndexJson, MembersInTextOrderAsViews)
     "weight_map": {"b.weight": "model-2.safetensors", "a.weight": "model-1.safetensors",
                    "c": 7, "d\u00e9\n": "f\"g"}})";
   std::vector<const char*> starts;
-  const WeightMapScan result =
-    scan_weight_map(json, [&](std::string_view tensor, const std::string_view*) {
-      starts.push_back(tensor.data());
-    });
+  const WeightMapScan result = scan_weight_map(
+    json,
+    [&](std::string_view tensor, const std::string_view*) { starts.push_back(tensor.data()); },
+    [] { FAIL() << "one weight_map: no restart"; });
   ASSERT_EQ(result.status, WeightMapScan::Status::ok);
   ASSERT_EQ(starts.size(), 4u);
   EXPECT_EQ(starts[0], json.data() + json.find("b.weight")); // plain names are not copied
-  EXPECT_EQ(result.decoded.size(), 2u);                       // escaped ones are
+  EXPECT_EQ(result.decoded.size(), 2u);                      // escaped ones are
   const Scanned s = scan(json);
-  EXPECT_EQ(s.members, (Members{{"b.weight", "model-2.safetensors"},
-                                {"a.weight", "model-1.safetensors"},
-                                {"c", std::nullopt},
-                                {"d\xc3\xa9\n", "f\"g"}}));
+  EXPECT_EQ(s.members,
+            (Members{ { "b.weight", "model-2.safetensors" },
+                      { "a.weight", "model-1.safetensors" },
+                      { "c", std::nullopt },
+                      { "d\xc3\xa9\n", "f\"g" } }));
 }
 
 TEST(IndexJson, NoWeightMapObject)
@@ -93,11 +108,16 @@ TEST(IndexJson, NoWeightMapObject)
                                  R"("weight_map")"}) {
     EXPECT_EQ(scan(json).status, WeightMapScan::Status::no_weight_map) << json;
   }
-  // The first weight_map key decides, as simdjson's lookup found it.
+  // The last weight_map key counts, as in Python's json.
   EXPECT_EQ(scan(R"({"weight_map": {"a": "x"}, "weight_map": {"b": "y"}})").members,
-            (Members{{"a", "x"}}));
+            (Members{{"b", "y"}}));
+  const Scanned to_number = scan(R"({"weight_map": {"a": "x"}, "m": 1, "weight_map": 0})");
+  EXPECT_EQ(to_number.status, WeightMapScan::Status::no_weight_map);
+  EXPECT_TRUE(to_number.members.empty());
+  EXPECT_EQ(scan(R"({"weight_map": 0, "weight_map": {"b": "y"}})").members,
+            (Members{{"b", "y"}}));
   EXPECT_EQ(scan(R"({"weight_map": 0, "weight_map": {"b": "y"}})").status,
-            WeightMapScan::Status::no_weight_map);
+            WeightMapScan::Status::ok);
 }
 
 TEST(IndexJson, InvalidJsonIsRefused)

@@ -24,11 +24,15 @@ struct WeightMapScan
   std::deque<std::string> decoded;
 };
 
-// Calls `member(tensor, file)` for each member of the root's "weight_map" object (the first
-// "weight_map" key decides), in text order; `file` is null when the value is not a string. The views stay valid while `json` and
-// the result live. When the result is invalid_json, members already reported must be dropped.
+// Calls `member(tensor, file)` for each member of the root's "weight_map" object, in text order;
+// `file` is null when the value is not a string. When the root holds "weight_map" more than
+// once, the last one counts, as in Python's json (and so in every engine): `restart()` is called
+// before a later one is read, and the members reported until then must be dropped. The views
+// stay valid while `json` and the result live. When the result is invalid_json, members already
+// reported must be dropped.
 WeightMapScan scan_weight_map(
   std::string_view json,
-  const std::function<void(std::string_view tensor, const std::string_view* file)>& member);
+  const std::function<void(std::string_view tensor, const std::string_view* file)>& member,
+  const std::function<void()>& restart);
 
 } // namespace qcheck

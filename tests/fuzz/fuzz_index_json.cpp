@@ -21,9 +21,13 @@ LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
   using Members = std::vector<std::pair<std::string, std::optional<std::string>>>;
   Members got;
   const WeightMapScan scan =
-    scan_weight_map(json, [&](std::string_view tensor, const std::string_view* file) {
-      got.push_back({std::string(tensor), file ? std::optional<std::string>(*file) : std::nullopt});
-    });
+    scan_weight_map(
+      json,
+      [&](std::string_view tensor, const std::string_view* file) {
+        got.push_back(
+          {std::string(tensor), file ? std::optional<std::string>(*file) : std::nullopt});
+      },
+      [&] { got.clear(); });
   QCHECK_FUZZ_CHECK(scan.error_offset <= size);
 
   simdjson::dom::parser parser;
@@ -37,8 +41,19 @@ LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
   if (error) {
     return 0;
   }
-  simdjson::dom::object map;
-  if (root["weight_map"].get_object().get(map)) {
+  // The last "weight_map" key counts, as in Python's json (simdjson's lookup finds the first).
+  simdjson::dom::object root_object, map;
+  simdjson::dom::element last;
+  bool seen = false;
+  if (!root.get_object().get(root_object)) {
+    for (auto field : root_object) {
+      if (field.key == "weight_map") {
+        last = field.value;
+        seen = true;
+      }
+    }
+  }
+  if (!seen || last.get_object().get(map)) {
     QCHECK_FUZZ_CHECK(scan.status == WeightMapScan::Status::no_weight_map);
     return 0;
   }
