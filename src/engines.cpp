@@ -871,30 +871,56 @@ Drafts::root_of(std::string_view module) const
 }
 
 Drafts
-locate_drafts(const ModelInfo& model, const Inventory& inventory)
+locate_drafts(const ModelInfo& model, const Checkpoint& checkpoint, const Inventory& inventory)
 {
   Drafts drafts;
   drafts.declared = model.num_mtp_layers;
+  const auto first_under = [&](const std::string& prefix) {
+    return std::lower_bound(inventory.modules.begin(), inventory.modules.end(), prefix,
+                            [](const Module& m, const std::string& p) { return m.name < p; });
+  };
   auto any_under = [&](const std::string& root) {
     const std::string prefix = root + ".";
-    auto it = std::lower_bound(
-      inventory.modules.begin(), inventory.modules.end(), prefix,
-      [](const Module& m, const std::string& p) { return m.name < p; });
+    auto it = first_under(prefix);
     return it != inventory.modules.end() && it->name.starts_with(prefix);
+  };
+  // Whether a loader reads a tensor under `root`; if not, the files that hold them go to `files`.
+  const auto loaded_under = [&](const std::string& root, std::vector<std::string>& files) {
+    const std::string prefix = root + ".";
+    for (auto it = first_under(prefix);
+         it != inventory.modules.end() && it->name.starts_with(prefix); ++it) {
+      for (uint32_t t : it->tensors) {
+        const ShardFile& shard = checkpoint.shards[checkpoint.tensors[t].shard];
+        if (!checkpoint.has_index || shard.in_index) {
+          return true;
+        }
+        if (std::find(files.begin(), files.end(), shard.file) == files.end()) {
+          files.push_back(shard.file);
+        }
+      }
+    }
+    return false;
   };
   if (model.num_hidden_layers) {
     for (uint64_t k = 0; k < model.num_mtp_layers; ++k) {
       bool found = false;
+      std::vector<std::string> unindexed;
       for (const char* base : {"model.layers", "model.language_model.layers",
                                "language_model.model.layers"}) {
         const std::string root = fmt::format("{}.{}", base, *model.num_hidden_layers + k);
         if (any_under(root)) {
           drafts.roots.push_back(root);
-          found = true;
+          found = found || loaded_under(root, unindexed);
         }
       }
       if (!found) {
         drafts.missing.push_back(*model.num_hidden_layers + k);
+        for (std::string& file : unindexed) {
+          if (std::find(drafts.unindexed_files.begin(), drafts.unindexed_files.end(), file) ==
+              drafts.unindexed_files.end()) {
+            drafts.unindexed_files.push_back(std::move(file));
+          }
+        }
       }
     }
   }
@@ -908,6 +934,7 @@ locate_drafts(const ModelInfo& model, const Inventory& inventory)
   if (std::any_of(drafts.roots.begin(), drafts.roots.end(),
                   [](const std::string& r) { return r.find("layers.") == std::string::npos; })) {
     drafts.missing.clear();
+    drafts.unindexed_files.clear();
   }
   return drafts;
 }

@@ -147,7 +147,7 @@ public:
   Linter(const Checkpoint& checkpoint, const Inventory& inventory, const Declaration& declaration,
          const LintOptions& options)
     : m_checkpoint(checkpoint), m_inventory(inventory), m_declaration(declaration),
-      m_options(options), m_drafts(locate_drafts(declaration.model, inventory))
+      m_options(options), m_drafts(locate_drafts(declaration.model, checkpoint, inventory))
   {
   }
 
@@ -271,14 +271,24 @@ private:
     if (!m_drafts.missing.empty() && !m_checkpoint.tensors.empty()) {
       std::string key = m_declaration.model.mtp_key;
       std::replace(key.begin(), key.end(), '.', '/');
-      add(RuleId::mtp_missing, "config.json",
-          fmt::format("{} = {} declares draft layer{} {} but no tensor of {} is stored; vLLM "
-                      "stops with `MTP speculative decoding layer {} weights missing from "
-                      "checkpoint`",
-                      m_declaration.model.mtp_key, m_declaration.model.num_mtp_layers,
-                      m_drafts.missing.size() == 1 ? "" : "s", fmt::join(m_drafts.missing, ", "),
-                      m_drafts.missing.size() == 1 ? "it" : "them", m_drafts.missing.front()))
-        .pointer = "/" + key;
+      const bool one = m_drafts.missing.size() == 1;
+      const std::string where =
+        m_drafts.unindexed_files.empty()
+          ? "is stored"
+          : fmt::format("is in a file the index names ({} hold{} {}, and loaders skip files the "
+                        "index does not name)",
+                        fmt::join(m_drafts.unindexed_files, ", "),
+                        m_drafts.unindexed_files.size() == 1 ? "s" : "", one ? "it" : "them");
+      Finding& f = add(
+        RuleId::mtp_missing, "config.json",
+        fmt::format("{} = {} declares draft layer{} {} but no tensor of {} {}; vLLM stops with "
+                    "`MTP speculative decoding layer {} weights missing from checkpoint`",
+                    m_declaration.model.mtp_key, m_declaration.model.num_mtp_layers,
+                    one ? "" : "s", fmt::join(m_drafts.missing, ", "), one ? "it" : "them", where,
+                    m_drafts.missing.front()));
+      f.pointer = "/" + key;
+      f.files.insert(f.files.end(), m_drafts.unindexed_files.begin(),
+                     m_drafts.unindexed_files.end());
     }
     if (!quantized_declared()) {
       return;
@@ -1653,7 +1663,7 @@ lint_path(const FileSystem& fs, const std::string& path, const LintOptions& opti
   run.checkpoint = std::move(checkpoint).value();
   run.inventory = build_inventory(run.checkpoint);
   run.declaration = read_declaration(fs, run.checkpoint.root);
-  run.drafts = locate_drafts(run.declaration.model, run.inventory);
+  run.drafts = locate_drafts(run.declaration.model, run.checkpoint, run.inventory);
   run.report = lint(run.checkpoint, run.inventory, run.declaration, options);
   run.report.root = path;
   resolve_positions(fs, run.checkpoint.root, run.report);

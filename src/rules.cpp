@@ -91,7 +91,9 @@ constexpr std::array<Rule, 35> k_rules{{
   {RuleId::mtp_missing, "QC107", "mtp-weights-missing", Severity::error, false,
    "The config declares MTP/NextN layers but no draft tensors are stored",
    "vLLM stops with `MTP speculative decoding layer N weights missing from checkpoint`. The "
-   "quantizer dropped the draft layer: re-export it (usually BF16) or set the count to 0."},
+   "quantizer dropped the draft layer: re-export it (usually BF16) or set the count to 0. With "
+   "an index, tensors in a file the index does not name count as missing too (loaders skip "
+   "such files, QC005): add them to the index."},
   {RuleId::draft_plain_quantized, "QC108", "draft-plain-linear-quantized", Severity::error, false,
    "A draft projection that engines build as a plain nn.Linear is stored quantized",
    "DeepSeek/GLM `eh_proj` (vLLM, SGLang), MiMo `input_proj` and Qwen3.5 `mtp.fc` (SGLang) are "

@@ -40,12 +40,17 @@ struct Drafts
 {
   uint64_t declared = 0;           // num_nextn_predict_layers and friends
   std::vector<std::string> roots;  // module-name roots, e.g. "model.language_model.layers.45", "mtp"
-  std::vector<uint64_t> missing;   // declared draft indices with no tensors
+  std::vector<uint64_t> missing;   // declared draft indices with no tensor a loader reads
+  // Files the index does not name that hold tensors of a missing layer (loaders skip them).
+  std::vector<std::string> unindexed_files;
   // The root a module belongs to, or nullptr.
   const std::string* root_of(std::string_view module) const;
 };
 
-Drafts locate_drafts(const ModelInfo& model, const Inventory& inventory);
+// Finds the draft layers `model` declares among the inventory's modules. With an index, a
+// declared layer counts as stored only when one of its tensors is in a file the index names.
+Drafts locate_drafts(const ModelInfo& model, const Checkpoint& checkpoint,
+                     const Inventory& inventory);
 
 // One engine layer: the prefix that engine checks, and the checkpoint modules it loads into it.
 struct EngineLayer
