@@ -1661,7 +1661,7 @@ lint_path(const FileSystem& fs, const std::string& path, const LintOptions& opti
   }
   LintRun run;
   run.checkpoint = std::move(checkpoint).value();
-  run.inventory = build_inventory(run.checkpoint);
+  run.inventory = build_inventory(run.checkpoint, options.threads);
   run.declaration = read_declaration(fs, run.checkpoint.root);
   run.drafts = locate_drafts(run.declaration.model, run.checkpoint, run.inventory);
   run.report = lint(run.checkpoint, run.inventory, run.declaration, options);

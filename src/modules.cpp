@@ -327,7 +327,7 @@ find_param(const Checkpoint& checkpoint, const Module& module, std::string_view 
 constexpr size_t k_parallel_modules = 8192;
 
 Inventory
-build_inventory(const Checkpoint& checkpoint)
+build_inventory(const Checkpoint& checkpoint, unsigned threads)
 {
   // Tensors come sorted by name, so a module's tensors are usually adjacent and the modules
   // arrive in order; one pass checks that, and only otherwise are they sorted by module.
@@ -396,8 +396,8 @@ build_inventory(const Checkpoint& checkpoint)
     }
   };
   const size_t count = inventory.modules.size();
-  const size_t slices =
-    count < k_parallel_modules ? 1 : std::max(1u, std::thread::hardware_concurrency());
+  const unsigned cores = threads != 0 ? threads : std::max(1u, std::thread::hardware_concurrency());
+  const size_t slices = count < k_parallel_modules ? 1 : cores;
   std::vector<std::thread> pool;
   for (size_t i = 1; i < slices; ++i) {
     pool.emplace_back(classify_range, count * i / slices, count * (i + 1) / slices);

@@ -183,6 +183,19 @@ TEST(Modules, LargeInventoryIsClassifiedModuleByModule)
     unquantized += m.storage == Storage::unquantized ? 1 : 0;
   }
   EXPECT_EQ(unquantized, count / 3);
+  // Any number of slices classifies alike (one when folders are linted in parallel).
+  for (const unsigned threads : {1u, 3u, 7u}) {
+    const Inventory again = build_inventory(l->checkpoint, threads);
+    ASSERT_EQ(again.modules.size(), count);
+    for (size_t i = 0; i < count; ++i) {
+      const Module& a = again.modules[i];
+      const Module& b = l->inventory.modules[i];
+      ASSERT_EQ(a.name, b.name);
+      EXPECT_EQ(a.storage, b.storage) << threads << " " << a.name;
+      EXPECT_EQ(a.family, b.family) << threads << " " << a.name;
+      EXPECT_EQ(a.role, b.role) << threads << " " << a.name;
+    }
+  }
 }
 
 // Modules whose tensors surround a submodule's, in random mixes: each module holds exactly its

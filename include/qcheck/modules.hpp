@@ -85,7 +85,9 @@ std::pair<std::string_view, std::string_view> split_tensor_name(std::string_view
 // nothing about the weight (k_scale, v_scale, q_scale, input_scale, ...).
 bool is_activation_scale(std::string_view param);
 
-Inventory build_inventory(const Checkpoint& checkpoint);
+// Groups the checkpoint's tensors into modules and classifies them; `threads` at most (0: one
+// per core) for large checkpoints.
+Inventory build_inventory(const Checkpoint& checkpoint, unsigned threads = 0);
 
 // Why a module is classified so, e.g. "weight U8 [64, 32], weight_scale F8_E4M3 [64, 2]".
 std::string module_evidence(const Checkpoint& checkpoint, const Module& module);
