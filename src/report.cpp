@@ -235,41 +235,75 @@ write_sarif(const std::vector<Report>& reports, const TextSink& sink)
   });
   out += "\n        }\n      },\n";
   append_json_key(out, 6, "results");
+  // Each result as dump(2) lays it out 8 spaces deep, written directly: a log can hold 10^5.
+  const auto text_member = [&](int indent, std::string_view key, std::string_view value) {
+    append_json_key(out, indent, key);
+    append_json_string(out, value);
+  };
   size_t count = 0;
   for (const Report& report : reports) {
     for (const Finding& f : report.findings) {
+      const Rule& r = rule(f.rule);
       const auto index = std::find(used.begin(), used.end(), f.rule) - used.begin();
-      Json location = {{"physicalLocation",
-                        {{"artifactLocation", {{"uri", finding_path(report, f)}}}}}};
+      out += count++ == 0 ? "[\n        {\n" : ",\n        {\n";
+      text_member(10, "ruleId", r.code);
+      fmt::format_to(std::back_inserter(out), ",\n          \"ruleIndex\": {},\n", index);
+      text_member(10, "level", sarif_level(f.severity));
+      out += ",\n";
+      append_json_key(out, 10, "message");
+      out += "{\n";
+      text_member(12, "text", f.fix.empty() ? f.message : fmt::format("{} Fix: {}", f.message, f.fix));
+      out += "\n          },\n";
+      append_json_key(out, 10, "locations");
+      out += "[\n            {\n";
+      append_json_key(out, 14, "physicalLocation");
+      out += "{\n";
+      append_json_key(out, 16, "artifactLocation");
+      out += "{\n";
+      text_member(18, "uri", finding_path(report, f));
+      out += "\n                }";
       if (f.line > 0) {
-        Json region = {{"startLine", f.line}, {"startColumn", std::max<uint32_t>(1, f.column)}};
+        out += ",\n";
+        append_json_key(out, 16, "region");
+        fmt::format_to(std::back_inserter(out),
+                       "{{\n                  \"startLine\": {},\n"
+                       "                  \"startColumn\": {}",
+                       f.line, std::max<uint32_t>(1, f.column));
         if (f.end_column > f.column) {
-          region["endLine"] = f.line;
-          region["endColumn"] = f.end_column;
+          fmt::format_to(std::back_inserter(out),
+                         ",\n                  \"endLine\": {},\n"
+                         "                  \"endColumn\": {}",
+                         f.line, f.end_column);
         }
-        location["physicalLocation"]["region"] = region;
+        out += "\n                }";
       }
-      std::vector<std::string> engines;
-      for (Engine e : f.engines) {
-        engines.emplace_back(to_string(e));
-      }
-      Json properties = {{"modules", f.modules}, {"engines", engines}, {"files", f.files}};
+      out += "\n              }\n            }\n          ],\n";
+      append_json_key(out, 10, "partialFingerprints");
+      out += "{\n";
+      text_member(12, "qcheck/v1", fingerprint(f));
+      out += "\n          },\n";
+      append_json_key(out, 10, "properties");
+      out += "{\n";
+      append_json_key(out, 12, "modules");
+      append_json_strings(out, 12, f.modules);
+      out += ",\n";
+      append_json_key(out, 12, "engines");
+      append_json_array(out, 12, f.engines.size(), [&](size_t i) {
+        append_json_string(out, to_string(f.engines[i]));
+      });
+      out += ",\n";
+      append_json_key(out, 12, "files");
+      append_json_strings(out, 12, f.files);
       if (!f.pointer.empty()) {
-        properties["json_pointer"] = f.pointer;
+        out += ",\n";
+        text_member(12, "json_pointer", f.pointer);
       }
       if (!f.suggested_entries.empty()) {
-        properties["suggested_entries"] = f.suggested_entries;
+        out += ",\n";
+        append_json_key(out, 12, "suggested_entries");
+        append_json_strings(out, 12, f.suggested_entries);
       }
-      out += count++ == 0 ? "[\n        " : ",\n        ";
-      nested(Json{{"ruleId", rule(f.rule).code},
-                  {"ruleIndex", index},
-                  {"level", sarif_level(f.severity)},
-                  {"message", {{"text", f.fix.empty() ? f.message
-                                                      : fmt::format("{} Fix: {}", f.message, f.fix)}}},
-                  {"locations", Json::array({location})},
-                  {"partialFingerprints", {{"qcheck/v1", fingerprint(f)}}},
-                  {"properties", properties}},
-             8);
+      out += "\n          }\n        }";
       output.maybe_flush();
     }
   }

@@ -341,6 +341,11 @@ TEST(Report, SarifIsLaidOutAsTheDomDumpWas)
   f.end_column = 9;
   f.suggested_entries = {"x"};
   odd.findings.push_back(f);
+  f.engines = {Engine::vllm, Engine::trtllm};
+  f.modules = {"a.b", "c"};
+  f.line = 0;
+  f.pointer.clear();
+  odd.findings.push_back(f);
   std::vector<std::vector<Report>> cases{{}, all, {odd}};
   for (const Report& r : all) {
     cases.push_back({r});
