@@ -127,6 +127,7 @@ run_lint_request(const FileSystem& fs, const LintRequest& request,
     apply_settings(settings[i], runs[i]->report);
     outcome.reports.push_back(std::move(runs[i]->report));
     outcome.thresholds.push_back(settings[i].fail_on.value_or(Severity::error));
+    outcome.runs.push_back(std::move(*runs[i]));
   }
   if (!request.baseline.empty()) {
     auto text = fs.read_file(request.baseline, 256u << 20);

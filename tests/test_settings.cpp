@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 
 #include "cli_runner.hpp"
+#include "qcheck/session.hpp"
 #include "qcheck/settings.hpp"
 
 namespace fs = std::filesystem;
@@ -217,4 +218,25 @@ TEST(ManyFolders, SeveralPathsOneExitCode)
   EXPECT_EQ(qcheck_run("lint " + fixture("plain-bf16") + " " + fixture("glm-nvfp4-nextn-fixed")).exit_code, 0);
   EXPECT_EQ(qcheck_run("lint " + fixture("plain-bf16") + " " + fixture("glm-nvfp4-nextn")).exit_code, 1);
   EXPECT_EQ(qcheck_run("lint " + fixture("plain-bf16") + " /nonexistent").exit_code, 2);
+}
+
+// The library hands back what each report was made from, one run per folder, in folder order.
+TEST(ManyFolders, OutcomeKeepsEachFoldersRun)
+{
+  DiskFileSystem disk;
+  LintRequest request;
+  request.paths = {fixture("glm-nvfp4-nextn"), fixture("plain-bf16")};
+  request.no_config = true;
+  const LintOutcome outcome = run_lint_request(disk, request);
+  ASSERT_TRUE(outcome.errors.empty()) << outcome.errors[0];
+  ASSERT_EQ(outcome.runs.size(), 2u);
+  ASSERT_EQ(outcome.reports.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    const LintRun& run = outcome.runs[i];
+    EXPECT_EQ(run.checkpoint.root, request.paths[i]);
+    EXPECT_FALSE(run.checkpoint.tensors.empty());
+    EXPECT_FALSE(run.inventory.modules.empty());
+    EXPECT_TRUE(run.report.findings.empty()); // moved to outcome.reports
+  }
+  EXPECT_FALSE(outcome.reports[0].findings.empty());
 }

@@ -32,6 +32,9 @@ struct LintOutcome
   std::vector<Severity> thresholds; // per report: the lowest severity that fails
   std::vector<std::string> errors;  // folders that could not be linted (one line each)
   bool usage_error = false;         // bad settings/baseline/paths: nothing was linted
+  // What each linted folder's report was made from (checkpoint, inventory, declaration), in
+  // folder order; their `report` is empty, moved to `reports`.
+  std::vector<LintRun> runs;
 
   // 0, 1 or 2 as documented for `qcheck lint`.
   int exit_code(bool exit_zero) const;
