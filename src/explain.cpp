@@ -32,7 +32,7 @@ select_modules(const Inventory& inventory, const std::string& name)
 {
   std::vector<size_t> out;
   for (size_t i = 0; i < inventory.modules.size(); ++i) {
-    const std::string& m = inventory.modules[i].name;
+    const std::string_view m = inventory.modules[i].name;
     if (m == name || m == split_tensor_name(name).first ||
         (has_glob_chars(name) && fnmatch(name, m))) {
       out.push_back(i);

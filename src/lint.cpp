@@ -350,14 +350,14 @@ private:
       const std::string where = fmt::format("{} checks '{}'", display_name(engine), layer.prefix);
       if (layer.kind == LayerKind::plain_linear && quantized > 0) {
         for (uint32_t i : layer.modules) {
-          auto& miss = m_plain[m_inventory.modules[i].name];
+          auto& miss = m_plain[std::string(m_inventory.modules[i].name)];
           miss.engines.insert(engine);
         }
         continue;
       }
       if (none_quantized && d.quantized && !d.inferred) {
         for (uint32_t i : layer.modules) {
-          auto& miss = m_undeclared[m_inventory.modules[i].name];
+          auto& miss = m_undeclared[std::string(m_inventory.modules[i].name)];
           miss.engines.insert(engine);
           miss.details.push_back(fmt::format("{}: {}", where, d.reason));
           miss.prefixes.emplace(engine, layer.prefix);
@@ -368,7 +368,7 @@ private:
         m_source_for[engine] = source;
       } else if (all_quantized && !d.quantized && !d.inferred) {
         for (uint32_t i : layer.modules) {
-          auto& miss = m_excluded[m_inventory.modules[i].name];
+          auto& miss = m_excluded[std::string(m_inventory.modules[i].name)];
           miss.engines.insert(engine);
           if (d.override_note.empty() && !d.matched.empty() &&
               std::find(source->excludes.begin(), source->excludes.end(), d.matched) !=
@@ -641,7 +641,7 @@ private:
       std::vector<std::string> q, u;
       for (uint32_t i : layer.modules) {
         const Module& m = m_inventory.modules[i];
-        (m.storage == Storage::quantized ? q : u).push_back(m.name);
+        (m.storage == Storage::quantized ? q : u).emplace_back(m.name);
       }
       const bool moe = layer.kind == LayerKind::fused_moe;
       Finding& f = add(moe ? RuleId::experts_disagree : RuleId::fused_shards_disagree, "",
@@ -1115,7 +1115,7 @@ private:
         continue;
       }
       if (!allowed.empty() && !allowed.contains(m.family) && m.family != QuantFamily::unknown) {
-        wrong_family[m.family].push_back(m.name);
+        wrong_family[m.family].emplace_back(m.name);
       }
       const TensorInfo* weight = find_param(m_checkpoint, m, "weight");
       auto shape_text = [](const TensorInfo* t) {
@@ -1135,14 +1135,14 @@ private:
                                        "weight_scale F8_E4M3 [{}, {}], found {} {}",
                                        m.name, out, in / 2, in, out, in / nvfp4_group,
                                        scale ? scale->dtype_name : "", shape_text(scale)));
-          f.modules = {m.name};
+          f.modules = {std::string(m.name)};
         }
         const TensorInfo* scale2 = find_param(m_checkpoint, m, "weight_scale_2");
         if (!scale2 || scale2->shape.size() > 1 || (scale2->shape.size() == 1 && scale2->shape[0] != 1)) {
           Finding& f = add(RuleId::nvfp4_layout, "",
                            fmt::format("'{}': NVFP4 needs an F32 scalar weight_scale_2, found {}",
                                        m.name, shape_text(scale2)));
-          f.modules = {m.name};
+          f.modules = {std::string(m.name)};
         }
       }
       if (m.family == QuantFamily::fp8_block && weight && weight->shape.size() == 2) {
@@ -1157,7 +1157,7 @@ private:
                                        "weight_scale_inv [{}, {}], found {}",
                                        m.name, weight->shape[0], weight->shape[1], b0, b1,
                                        expected[0], expected[1], shape_text(inv)));
-          f.modules = {m.name};
+          f.modules = {std::string(m.name)};
         }
       }
       if (m.family == QuantFamily::gptq || m.family == QuantFamily::awq) {
@@ -1177,7 +1177,7 @@ private:
                            fmt::format("'{}': FP8 weight [{}, {}] needs a scalar, [{}] or a "
                                        "128-block weight_scale, found {}",
                                        m.name, out, in, out, shape_text(scale)));
-          f.modules = {m.name};
+          f.modules = {std::string(m.name)};
         }
       }
       if (m.family == QuantFamily::ct_pack && !find_param(m_checkpoint, m, "weight_shape")) {
@@ -1185,7 +1185,7 @@ private:
                          fmt::format("'{}': pack-quantized needs weight_packed, weight_scale and "
                                      "weight_shape; weight_shape is missing",
                                      m.name));
-        f.modules = {m.name};
+        f.modules = {std::string(m.name)};
       }
     }
     for (const auto& [family, modules] : wrong_family) {
@@ -1241,7 +1241,7 @@ private:
     }
     if (!problem.empty()) {
       Finding& f = add(RuleId::packed_shape, "", fmt::format("'{}': {}", m.name, problem));
-      f.modules = {m.name};
+      f.modules = {std::string(m.name)};
     }
   }
 
@@ -1276,7 +1276,7 @@ private:
                            fmt::format("quantized_layers gives '{}' quant_algo {} but '{}' is "
                                        "stored {}",
                                        key, algo, m.name, to_string(m.family)));
-          f.modules = {m.name};
+          f.modules = {std::string(m.name)};
         }
       }
     }
@@ -1289,9 +1289,10 @@ private:
     if (!s || s->excludes.empty()) {
       return;
     }
-    auto names = [&](const std::string& entry, const std::string& module) {
+    auto names = [&](const std::string& entry, std::string_view module) {
       return entry == module || (has_glob(entry) && fnmatch(entry, module)) ||
-             module.starts_with(entry + ".");
+             (module.starts_with(entry) && module.size() > entry.size() &&
+              module[entry.size()] == '.');
     };
     // Entries naming experts; a long run of them is indexed (a name or ancestor, or a glob's
     // literal start, is what `names` can accept).
@@ -1307,7 +1308,7 @@ private:
                     EntryIndex::Options{.mode = EntryIndex::Mode::ancestors, .globs = true});
     }
     std::vector<uint32_t> found;
-    const auto listed_module = [&](const std::string& name) {
+    const auto listed_module = [&](std::string_view name) {
       if (!index) {
         return std::any_of(expert_entries.begin(), expert_entries.end(),
                            [&](const auto& e) { return names(e.front(), name); });
@@ -1420,7 +1421,7 @@ private:
         f.pointer = list_pointer(s);
         f.suggested_entries = {layer.prefix};
         for (uint32_t i : layer.modules) {
-          f.modules.push_back(m_inventory.modules[i].name);
+          f.modules.emplace_back(m_inventory.modules[i].name);
         }
       }
     }
@@ -1489,10 +1490,10 @@ private:
   }
 
   // The first occurrence of `entry` in `name` does not start and end at dots.
-  static bool overmatches(const std::string& entry, const std::string& name)
+  static bool overmatches(std::string_view entry, std::string_view name)
   {
     const size_t pos = name.find(entry);
-    if (pos == std::string::npos) {
+    if (pos == std::string_view::npos) {
       return false;
     }
     const size_t end = pos + entry.size();
@@ -1503,7 +1504,7 @@ private:
   {
     for (const Module& m : m_inventory.modules) {
       if (overmatches(entry, m.name)) {
-        return m.name;
+        return std::string(m.name);
       }
     }
     return {};

@@ -376,7 +376,7 @@ build_inventory(const Checkpoint& checkpoint, unsigned threads)
   std::vector<size_t> starts;
   for (const Keyed& k : keyed) {
     if (inventory.modules.empty() || inventory.modules.back().name != k.module) {
-      inventory.modules.push_back(Module{std::string(k.module), {}, {}, {}, {}, {}});
+      inventory.modules.push_back(Module{k.module, {}, {}, {}, {}, {}});
       starts.push_back(inventory.tensor_storage.size());
     }
     inventory.tensor_storage.push_back(k.index);

@@ -175,8 +175,9 @@ TEST(Modules, LargeInventoryIsClassifiedModuleByModule)
   ASSERT_EQ(l->inventory.modules.size(), count);
   size_t unquantized = 0;
   for (const Module& m : l->inventory.modules) {
-    const size_t i = std::stoul(m.name.substr(m.name.rfind("experts.") + 8)) +
-                     100 * std::stoul(m.name.substr(13, m.name.find(".mlp") - 13));
+    const std::string name(m.name);
+    const size_t i = std::stoul(name.substr(name.rfind("experts.") + 8)) +
+                     100 * std::stoul(name.substr(13, name.find(".mlp") - 13));
     EXPECT_EQ(m.storage, i % 3 == 0 ? Storage::unquantized : Storage::quantized) << m.name;
     EXPECT_EQ(m.family, i % 3 == 0 ? QuantFamily::none : QuantFamily::modelopt_nvfp4) << m.name;
     EXPECT_EQ(m.role, ModuleRole::expert) << m.name;
@@ -228,9 +229,9 @@ TEST(Modules, GroupingMatchesABruteForceGroupingWhateverTheOrder)
     std::map<std::string, std::vector<std::string>> got;
     std::vector<std::string> order;
     for (const Module& m : l->inventory.modules) {
-      order.push_back(m.name);
+      order.emplace_back(m.name);
       for (uint32_t t : m.tensors) {
-        got[m.name].push_back(std::string(l->checkpoint.tensors[t].info->name));
+        got[std::string(m.name)].push_back(std::string(l->checkpoint.tensors[t].info->name));
       }
     }
     ASSERT_EQ(got, expected) << "round " << round;

@@ -53,7 +53,7 @@ std::string_view to_string(ModuleRole role);
 
 struct Module
 {
-  std::string name;
+  std::string_view name; // views the tensor names in Checkpoint::shards' headers
   std::span<const uint32_t> tensors; // indices into Checkpoint::tensors, in Inventory storage
   std::span<const std::string_view> params; // each tensor's parameter name ("weight_scale")
   Storage storage = Storage::no_weight;
