@@ -154,11 +154,15 @@ run_lint(const LintArgs& args)
     return outcome.errors.empty() ? k_exit_clean : k_exit_usage;
   }
   std::string text;
-  if ((args.format == "json" || args.format == "sarif") && args.output.empty()) {
+  if (args.format != "github" && args.output.empty()) {
     if (args.format == "json") {
       qcheck::write_json(outcome.reports, write_stdout);
-    } else {
+    } else if (args.format == "sarif") {
       qcheck::write_sarif(outcome.reports, write_stdout);
+    } else {
+      for (const auto& report : outcome.reports) {
+        qcheck::write_text(report, {use_color()}, write_stdout);
+      }
     }
     return outcome.exit_code(args.exit_zero);
   }
@@ -170,7 +174,7 @@ run_lint(const LintArgs& args)
     text = qcheck::render_github(outcome.reports);
   } else {
     for (const auto& report : outcome.reports) {
-      text += qcheck::render_text(report, {args.output.empty() && use_color()});
+      text += qcheck::render_text(report); // to a file: no colour
     }
   }
   if (!args.output.empty()) {

@@ -347,33 +347,55 @@ render_github(const std::vector<Report>& reports)
   return out;
 }
 
-std::string
-render_text(const Report& report, const RenderOptions& options)
+void
+write_text(const Report& report, const RenderOptions& options, const TextSink& sink)
 {
-  auto paint = [&](std::string_view code, std::string_view text) {
-    return options.color ? fmt::format("\x1b[{}m{}\x1b[0m", code, text) : std::string(text);
+  SinkBuffer output(sink);
+  std::string& out = output.buffer();
+  const auto paint = [&](std::string_view code, std::string_view text) {
+    if (options.color) {
+      fmt::format_to(std::back_inserter(out), "\x1b[{}m{}\x1b[0m", code, text);
+    } else {
+      out += text;
+    }
   };
-  std::string out;
   for (const Finding& f : report.findings) {
     const Rule& r = rule(f.rule);
     const std::string_view colour =
       f.severity == Severity::error ? "1;31" : f.severity == Severity::warning ? "1;33" : "1;36";
     std::string path = finding_path(report, f);
     if (f.line > 0) {
-      path += fmt::format(":{}:{}", f.line, std::max<uint32_t>(1, f.column));
+      fmt::format_to(std::back_inserter(path), ":{}:{}", f.line, std::max<uint32_t>(1, f.column));
     }
-    out += fmt::format("{}: {}: {} [{} {}]\n", printable(path),
-                       paint(colour, to_string(f.severity)), printable(f.message), r.code, r.name);
+    out += printable(path);
+    out += ": ";
+    paint(colour, to_string(f.severity));
+    fmt::format_to(std::back_inserter(out), ": {} [{} {}]\n", printable(f.message), r.code, r.name);
     for (const auto& d : f.details) {
-      out += fmt::format("    {}\n", printable(d));
+      out += "    ";
+      out += printable(d);
+      out += '\n';
     }
     if (!f.fix.empty()) {
-      out += fmt::format("    {} {}\n", paint("1;32", "fix:"), printable(f.fix));
+      out += "    ";
+      paint("1;32", "fix:");
+      out += ' ';
+      out += printable(f.fix);
+      out += '\n';
     }
+    output.maybe_flush();
   }
   const Summary s = report.summary();
-  out += fmt::format("{}: {} error{}, {} warning{}, {} info\n", report.root, s.errors,
-                     s.errors == 1 ? "" : "s", s.warnings, s.warnings == 1 ? "" : "s", s.infos);
+  fmt::format_to(std::back_inserter(out), "{}: {} error{}, {} warning{}, {} info\n", report.root,
+                 s.errors, s.errors == 1 ? "" : "s", s.warnings, s.warnings == 1 ? "" : "s",
+                 s.infos);
+}
+
+std::string
+render_text(const Report& report, const RenderOptions& options)
+{
+  std::string out;
+  write_text(report, options, [&](std::string_view piece) { out += piece; });
   return out;
 }
 

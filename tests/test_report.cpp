@@ -382,3 +382,40 @@ TEST(Report, OrderBySeverityIsAStableSort)
   }
 }
 
+
+// Text comes in pieces for a long report; colour wraps the severity and "fix:" only.
+TEST(Report, TextIsWrittenInPiecesAndPaintsOnlyWhenAsked)
+{
+  Report report;
+  report.root = "m";
+  for (int i = 0; i < 3000; ++i) {
+    Finding f;
+    f.rule = RuleId::unused_entry;
+    f.severity = i % 2 ? Severity::warning : Severity::error;
+    f.file = "config.json";
+    f.message = "entry " + std::to_string(i) + " matches nothing";
+    f.line = static_cast<uint32_t>(i + 1);
+    f.column = 3;
+    f.details = {"detail"};
+    f.fix = "drop it";
+    report.findings.push_back(f);
+  }
+  size_t pieces = 0;
+  std::string streamed;
+  write_text(report, {}, [&](std::string_view piece) {
+    ++pieces;
+    streamed += piece;
+  });
+  EXPECT_GT(pieces, 1u);
+  EXPECT_EQ(streamed, render_text(report));
+  EXPECT_TRUE(streamed.starts_with("m/config.json:1:3: error: entry 0 matches nothing [QC112 "
+                                   "unused-entry]\n    detail\n    fix: drop it\n"))
+    << streamed.substr(0, 200);
+  EXPECT_TRUE(streamed.ends_with("m: 1500 errors, 1500 warnings, 0 info\n"));
+  EXPECT_EQ(streamed.find('\x1b'), std::string::npos);
+  const std::string painted = render_text(report, {true});
+  EXPECT_TRUE(painted.starts_with("m/config.json:1:3: \x1b[1;31merror\x1b[0m: entry 0 matches "
+                                  "nothing [QC112 unused-entry]\n    detail\n    \x1b[1;32mfix:"
+                                  "\x1b[0m drop it\n"))
+    << painted.substr(0, 200);
+}

@@ -83,6 +83,9 @@ private:
   std::string m_buffer;
 };
 
+// One line per finding (path:line:column: severity: message [code name]), its details and fix
+// indented below, then the folder's summary line; written piece by piece.
+void write_text(const Report& report, const RenderOptions& options, const TextSink& sink);
 std::string render_text(const Report& report, const RenderOptions& options = {});
 // The findings and a summary, laid out as nlohmann's dump(2); written piece by piece.
 void write_json(const std::vector<Report>& reports, const TextSink& sink);
