@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "fuzz/weight_map_oracle.hpp"
 #include "qcheck/index_json.hpp"
 
 using namespace qcheck;
@@ -45,37 +46,13 @@ scan(const std::string& json)
 std::optional<Scanned>
 by_dom(const std::string& json, bool& number_refused)
 {
-  simdjson::dom::parser parser;
-  simdjson::dom::element root;
-  const auto error = parser.parse(json).get(root);
-  number_refused = error == simdjson::NUMBER_ERROR;
-  if (error) {
+  const test::DomWeightMap dom = test::dom_weight_map(json);
+  number_refused = dom.error == simdjson::NUMBER_ERROR;
+  if (dom.error) {
     return std::nullopt;
   }
-  Scanned out{WeightMapScan::Status::ok, {}};
-  // The last "weight_map" key counts, as in Python's json (simdjson's lookup finds the first).
-  simdjson::dom::object root_object, map;
-  simdjson::dom::element last;
-  bool seen = false;
-  if (!root.get_object().get(root_object)) {
-    for (auto field : root_object) {
-      if (field.key == "weight_map") {
-        last = field.value;
-        seen = true;
-      }
-    }
-  }
-  if (!seen || last.get_object().get(map)) {
-    out.status = WeightMapScan::Status::no_weight_map;
-    return out;
-  }
-  for (auto field : map) {
-    std::string_view file;
-    out.members.push_back({std::string(field.key), field.value.get_string().get(file)
-                                                     ? std::nullopt
-                                                     : std::optional<std::string>(file)});
-  }
-  return out;
+  return Scanned{dom.found ? WeightMapScan::Status::ok : WeightMapScan::Status::no_weight_map,
+                 dom.members};
 }
 
 } // namespace
