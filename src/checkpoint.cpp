@@ -340,9 +340,9 @@ public:
     std::vector<uint32_t> shard_of_file;
     if (index) {
       for (const auto& file : index->weight_map.files()) {
-        const auto it = std::lower_bound(
-          m_out.shards.begin(), m_out.shards.end(), file,
-          [](const ShardFile& s, const std::string& f) { return s.file < f; });
+        const auto it =
+          std::lower_bound(m_out.shards.begin(), m_out.shards.end(), file,
+                           [](const ShardFile& s, const std::string& f) { return s.file < f; });
         shard_of_file.push_back(static_cast<uint32_t>(it - m_out.shards.begin()));
       }
     }

@@ -188,7 +188,8 @@ bool
 icontains(std::string_view text, std::string_view part)
 {
   auto it = std::search(text.begin(), text.end(), part.begin(), part.end(), [](char a, char b) {
-    return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+    return std::tolower(static_cast<unsigned char>(a)) ==
+           std::tolower(static_cast<unsigned char>(b));
   });
   return it != text.end();
 }
@@ -282,10 +283,10 @@ modelopt_sglang_one(std::string_view e, std::string_view n)
 bool
 modelopt_sglang_entry(std::string_view entry, std::string_view prefix)
 {
-  const bool entry_wrapped = entry.starts_with("model.language_model.") ||
-                             entry.starts_with("language_model.");
-  const bool prefix_wrapped = prefix.starts_with("model.language_model.") ||
-                              prefix.starts_with("language_model.");
+  const bool entry_wrapped =
+    entry.starts_with("model.language_model.") || entry.starts_with("language_model.");
+  const bool prefix_wrapped =
+    prefix.starts_with("model.language_model.") || prefix.starts_with("language_model.");
   if (modelopt_sglang_one(entry, prefix)) {
     return true;
   }
@@ -506,8 +507,8 @@ decide_by_list(Decision& d, const EngineLayer& layer, const std::vector<std::str
     }
     if (!hit.empty() && !miss.empty()) {
       d.shards_disagree = true;
-      d.shard_detail = fmt::format("{} excluded, {} not", fmt::join(hit, ", "),
-                                   fmt::join(miss, ", "));
+      d.shard_detail =
+        fmt::format("{} excluded, {} not", fmt::join(hit, ", "), fmt::join(miss, ", "));
     } else if (miss.empty()) {
       d.quantized = false;
       d.matched = entry;
@@ -549,8 +550,9 @@ decide_modelopt(Decision& d, Engine engine, const ConfigSource& s, const EngineL
         d.matched = s.excludes[origin[static_cast<size_t>(it - expanded.begin())]];
       }
     }
-    if (d.quantized && (contains(layer.prefix, "vision_tower") ||
-                        contains(layer.prefix, "vision_model") || contains(layer.prefix, "visual"))) {
+    if (d.quantized &&
+        (contains(layer.prefix, "vision_tower") || contains(layer.prefix, "vision_model") ||
+         contains(layer.prefix, "visual"))) {
       d.quantized = false;
       d.override_note = "vLLM treats vision modules as unquantized for ModelOpt";
     }
@@ -568,11 +570,11 @@ decide_modelopt(Decision& d, Engine engine, const ConfigSource& s, const EngineL
   bool listed = false;
   for (const auto& name : names_to_check(layer)) {
     for (const auto& [key, algo] : s.quantized_layers) {
-      const bool hit = engine == Engine::trtllm
-                         ? fnmatch(key, name)
-                         : (key == name || vllm_namespace(key) == vllm_namespace(name) ||
-                            (layer.kind == LayerKind::fused_moe &&
-                             key.starts_with(fmt::format("{}.", name))));
+      const bool hit =
+        engine == Engine::trtllm
+          ? fnmatch(key, name)
+          : (key == name || vllm_namespace(key) == vllm_namespace(name) ||
+             (layer.kind == LayerKind::fused_moe && key.starts_with(fmt::format("{}.", name))));
       if (hit) {
         listed = true;
         d.matched = key;
@@ -616,14 +618,14 @@ decide_ct(Decision& d, Engine engine, const ConfigSource& s, const EngineLayer& 
   for (const auto& group : s.groups) {
     for (const auto& target : group.targets) {
       const bool class_target = icontains(target, "linear") || target == "FusedMoE";
-      const bool hit = (class_target && layer.kind != LayerKind::lm_head) ||
-                       (target.starts_with("re:") &&
-                        regex_entry(target, layer.prefix, false, &d.errors)) ||
-                       target == layer.prefix;
+      const bool hit =
+        (class_target && layer.kind != LayerKind::lm_head) ||
+        (target.starts_with("re:") && regex_entry(target, layer.prefix, false, &d.errors)) ||
+        target == layer.prefix;
       if (hit) {
         d.matched = target;
-        d.reason = fmt::format("target '{}' of {} matches and no ignore entry does", target,
-                               group.name);
+        d.reason =
+          fmt::format("target '{}' of {} matches and no ignore entry does", target, group.name);
         return;
       }
     }
@@ -862,8 +864,8 @@ const std::string*
 Drafts::root_of(std::string_view module) const
 {
   for (const auto& root : roots) {
-    if (module == root || (module.starts_with(root) && module.size() > root.size() &&
-                           module[root.size()] == '.')) {
+    if (module == root ||
+        (module.starts_with(root) && module.size() > root.size() && module[root.size()] == '.')) {
       return &root;
     }
   }
@@ -905,8 +907,8 @@ locate_drafts(const ModelInfo& model, const Checkpoint& checkpoint, const Invent
     for (uint64_t k = 0; k < model.num_mtp_layers; ++k) {
       bool found = false;
       std::vector<std::string> unindexed;
-      for (const char* base : {"model.layers", "model.language_model.layers",
-                               "language_model.model.layers"}) {
+      for (const char* base :
+           {"model.layers", "model.language_model.layers", "language_model.model.layers"}) {
         const std::string root = fmt::format("{}.{}", base, *model.num_hidden_layers + k);
         if (any_under(root)) {
           drafts.roots.push_back(root);
@@ -973,7 +975,8 @@ engine_layers(Engine engine, const Inventory& inventory, const Drafts& drafts,
         }
       } else if (engine == Engine::sglang) {
         if (inline_root && is_draft_family_deepseek_like(model)) {
-          renamed = fmt::format("model.decoder.{}", std::string_view(m.name).substr(root->size() + 1));
+          renamed =
+            fmt::format("model.decoder.{}", std::string_view(m.name).substr(root->size() + 1));
           if (leaf == "eh_proj") {
             kind = LayerKind::plain_linear;
           } else if (m.role == ModuleRole::lm_head) {

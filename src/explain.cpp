@@ -73,17 +73,17 @@ explain_module(const LintRun& run, const std::string& name, const std::vector<En
   std::string out;
   std::vector<std::pair<Engine, std::vector<EngineLayer>>> layers;
   for (const Engine engine : engines) {
-    layers.emplace_back(engine, engine_layers(engine, run.inventory, run.drafts,
-                                              run.declaration.model));
+    layers.emplace_back(engine,
+                        engine_layers(engine, run.inventory, run.drafts, run.declaration.model));
   }
   for (size_t index : selected) {
     const Module& m = run.inventory.modules[index];
-    out += fmt::format("{}\n  stored: {} {} ({}){}\n", m.name, to_string(m.role),
-                       to_string(m.storage),
-                       m.family == QuantFamily::none ? "float" : to_string(m.family),
-                       run.drafts.root_of(m.name)
-                         ? fmt::format(", MTP/NextN draft '{}'", *run.drafts.root_of(m.name))
-                         : "");
+    out +=
+      fmt::format("{}\n  stored: {} {} ({}){}\n", m.name, to_string(m.role), to_string(m.storage),
+                  m.family == QuantFamily::none ? "float" : to_string(m.family),
+                  run.drafts.root_of(m.name)
+                    ? fmt::format(", MTP/NextN draft '{}'", *run.drafts.root_of(m.name))
+                    : "");
     for (uint32_t t : m.tensors) {
       const Tensor& tensor = run.checkpoint.tensors[t];
       out += fmt::format("    {} {} [{}]  {}\n", tensor.info->name, tensor.info->dtype_name,
@@ -91,11 +91,10 @@ explain_module(const LintRun& run, const std::string& name, const std::vector<En
     }
     for (const auto& [engine, engine_layer_list] : layers) {
       const ConfigSource* source = source_for(run.declaration, engine);
-      auto it = std::find_if(engine_layer_list.begin(), engine_layer_list.end(),
-                             [&](const EngineLayer& l) {
-                               return std::find(l.modules.begin(), l.modules.end(), index) !=
-                                      l.modules.end();
-                             });
+      auto it =
+        std::find_if(engine_layer_list.begin(), engine_layer_list.end(), [&](const EngineLayer& l) {
+          return std::find(l.modules.begin(), l.modules.end(), index) != l.modules.end();
+        });
       if (it == engine_layer_list.end()) {
         out += fmt::format("  {}: not a quantizable layer ({})\n", display_name(engine),
                            to_string(m.role));
@@ -111,13 +110,12 @@ explain_module(const LintRun& run, const std::string& name, const std::vector<En
         quantized |= run.inventory.modules[i].storage == Storage::quantized;
       }
       const Decision d = decide(engine, *source, run.declaration.model, *it, quantized);
-      out += fmt::format("  {}: checks '{}' ({}) against {} {}: {}{}\n", display_name(engine),
-                         it->prefix, kind_text(it->kind), source->file,
-                         source->list_key.empty() ? "" : source->list_key,
-                         d.quantized ? "QUANTIZED" : "excluded",
-                         d.override_note.empty()
-                           ? (d.reason.empty() ? "" : fmt::format(" — {}", d.reason))
-                           : fmt::format(" — {}", d.override_note));
+      out += fmt::format(
+        "  {}: checks '{}' ({}) against {} {}: {}{}\n", display_name(engine), it->prefix,
+        kind_text(it->kind), source->file, source->list_key.empty() ? "" : source->list_key,
+        d.quantized ? "QUANTIZED" : "excluded",
+        d.override_note.empty() ? (d.reason.empty() ? "" : fmt::format(" — {}", d.reason))
+                                : fmt::format(" — {}", d.override_note));
       if (!it->namespace_note.empty()) {
         out += fmt::format("    {}\n", it->namespace_note);
       }
@@ -135,8 +133,8 @@ explain_entries(const LintRun& run, const std::vector<Engine>& engines)
   std::string out;
   std::vector<std::pair<Engine, std::vector<EngineLayer>>> layers;
   for (const Engine engine : engines) {
-    layers.emplace_back(engine, engine_layers(engine, run.inventory, run.drafts,
-                                              run.declaration.model));
+    layers.emplace_back(engine,
+                        engine_layers(engine, run.inventory, run.drafts, run.declaration.model));
   }
   auto show = [&](const std::vector<std::string>& covered) {
     if (covered.empty()) {

@@ -104,8 +104,8 @@ plan_fix(const FileSystem& fs, const LintRun& run, const LintOptions& options,
     }
     if (f.rule != RuleId::undeclared_unquantized || f.suggested_entries.empty()) {
       if (f.severity == Severity::error && !rule(f.rule).fixable) {
-        plan.remaining.push_back(fmt::format("{}: {} [{}]", f.file.empty() ? "." : f.file,
-                                             f.message, rule(f.rule).code));
+        plan.remaining.push_back(
+          fmt::format("{}: {} [{}]", f.file.empty() ? "." : f.file, f.message, rule(f.rule).code));
       } else if (f.severity == Severity::error && f.rule != RuleId::config_divergence) {
         plan.refused.push_back(fmt::format("no entry can be derived for: {}", f.message));
       }
@@ -245,7 +245,8 @@ plan_fix(const FileSystem& fs, const LintRun& run, const LintOptions& options,
     overlay.set(join_path(run.checkpoint.root, edit.file), edit.patched);
   }
   const Report again = relint(overlay, run, options);
-  const std::set<std::string> before_excluded = modules_of(run.report, RuleId::excluded_but_quantized);
+  const std::set<std::string> before_excluded =
+    modules_of(run.report, RuleId::excluded_but_quantized);
   std::vector<std::string> problems;
   for (const Finding& f : again.findings) {
     if (f.rule == RuleId::undeclared_unquantized) {
@@ -318,8 +319,8 @@ DiskFileWriter::write_temp(const std::string& path, std::string_view contents, u
   std::string temp = fmt::format("{}/.{}.qcheck-XXXXXX", dir, base);
   const int fd = ::mkstemp(temp.data());
   if (fd < 0) {
-    return unexpected(fmt::format("{}: cannot create a temporary file: {}", dir,
-                                  std::strerror(errno)));
+    return unexpected(
+      fmt::format("{}: cannot create a temporary file: {}", dir, std::strerror(errno)));
   }
   auto fail = [&](const char* what) {
     const int err = errno;
@@ -379,13 +380,13 @@ apply_fix(const FileSystem& fs, FileWriter& writer, const std::string& root, con
     }
     const std::string path = join_path(root, edit.file);
     if ((edit.mode & 0222) == 0) {
-      return unexpected(fmt::format("{}: is read-only (mode {:04o}); nothing was changed",
-                                    path, edit.mode));
+      return unexpected(
+        fmt::format("{}: is read-only (mode {:04o}); nothing was changed", path, edit.mode));
     }
     auto now = fs.read_file(path, k_max_config_size);
     if (!now || *now != edit.original) {
-      return unexpected(fmt::format("{}: changed on disk since it was read; nothing was changed",
-                                    path));
+      return unexpected(
+        fmt::format("{}: changed on disk since it was read; nothing was changed", path));
     }
   }
   // Write every temporary file, then rename them all.
@@ -418,11 +419,11 @@ apply_fix(const FileSystem& fs, FileWriter& writer, const std::string& root, con
       for (size_t j = i; j < temps.size(); ++j) {
         writer.remove(temps[j].first);
       }
-      return unexpected(fmt::format("{}; {}", renamed.error(),
-                                    restore_errors.empty()
-                                      ? "every file was restored"
-                                      : fmt::format("could not restore {}",
-                                                    fmt::join(restore_errors, ", "))));
+      return unexpected(
+        fmt::format("{}; {}", renamed.error(),
+                    restore_errors.empty()
+                      ? "every file was restored"
+                      : fmt::format("could not restore {}", fmt::join(restore_errors, ", "))));
     }
     result.written.push_back(temps[i].second);
     if (plan.edits[i].is_symlink && output_dir.empty()) {

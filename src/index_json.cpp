@@ -130,14 +130,30 @@ private:
         return false;
       }
       switch (*p++) {
-      case '"': text += '"'; break;
-      case '\\': text += '\\'; break;
-      case '/': text += '/'; break;
-      case 'b': text += '\b'; break;
-      case 'f': text += '\f'; break;
-      case 'n': text += '\n'; break;
-      case 'r': text += '\r'; break;
-      case 't': text += '\t'; break;
+      case '"':
+        text += '"';
+        break;
+      case '\\':
+        text += '\\';
+        break;
+      case '/':
+        text += '/';
+        break;
+      case 'b':
+        text += '\b';
+        break;
+      case 'f':
+        text += '\f';
+        break;
+      case 'n':
+        text += '\n';
+        break;
+      case 'r':
+        text += '\r';
+        break;
+      case 't':
+        text += '\t';
+        break;
       case 'u': {
         uint32_t code = 0;
         if (!hex4(p, code)) {

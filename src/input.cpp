@@ -89,7 +89,8 @@ namespace {
 class FdSource final : public ByteSource
 {
 public:
-  FdSource(int fd, uint64_t size, std::string path) : m_fd(fd), m_size(size), m_path(std::move(path))
+  FdSource(int fd, uint64_t size, std::string path)
+    : m_fd(fd), m_size(size), m_path(std::move(path))
   {
   }
   ~FdSource() override { ::close(m_fd); }
@@ -102,8 +103,8 @@ public:
   {
     size_t done = 0;
     while (done < out.size()) {
-      const ssize_t n = ::pread(m_fd, out.data() + done, out.size() - done,
-                                static_cast<off_t>(offset + done));
+      const ssize_t n =
+        ::pread(m_fd, out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
       if (n < 0) {
         if (errno == EINTR) {
           continue;
@@ -133,17 +134,18 @@ public:
     if (area == MAP_FAILED) {
       return ByteSource::read_all_padded(padding);
     }
-    std::shared_ptr<const void> owner(area, [span](const void* p) {
-      ::munmap(const_cast<void*>(p), span);
-    });
-    struct stat now{};
+    std::shared_ptr<const void> owner(
+      area, [span](const void* p) { ::munmap(const_cast<void*>(p), span); });
+    struct stat now
+    {};
     if (::mmap(area, static_cast<size_t>(m_size), PROT_READ, MAP_PRIVATE | MAP_FIXED | MAP_POPULATE,
                m_fd, 0) == MAP_FAILED ||
         ::fstat(m_fd, &now) != 0 || static_cast<uint64_t>(now.st_size) < m_size) {
       return ByteSource::read_all_padded(padding);
     }
-    return PaddedBytes{std::string_view(static_cast<const char*>(area), static_cast<size_t>(m_size)),
-                       std::move(owner)};
+    return PaddedBytes{
+      std::string_view(static_cast<const char*>(area), static_cast<size_t>(m_size)),
+      std::move(owner)};
   }
 
 private:
@@ -193,12 +195,14 @@ FileInfo
 DiskFileSystem::stat(const std::string& path) const
 {
   FileInfo info;
-  struct stat link_st {};
+  struct stat link_st
+  {};
   if (::lstat(path.c_str(), &link_st) != 0) {
     return info; // missing
   }
   info.is_symlink = S_ISLNK(link_st.st_mode);
-  struct stat st {};
+  struct stat st
+  {};
   if (::stat(path.c_str(), &st) != 0) {
     info.kind = info.is_symlink ? FileKind::broken_link : FileKind::missing;
     return info;
@@ -222,7 +226,8 @@ DiskFileSystem::open(const std::string& path) const
     }
     return unexpected(fmt::format("{}: cannot open: {}", path, std::strerror(err)));
   }
-  struct stat st {};
+  struct stat st
+  {};
   if (::fstat(fd, &st) != 0) {
     const int err = errno;
     ::close(fd);
@@ -230,8 +235,8 @@ DiskFileSystem::open(const std::string& path) const
   }
   if (!S_ISREG(st.st_mode)) {
     ::close(fd);
-    return unexpected(fmt::format("{}: is a {}, not a regular file", path,
-                                  to_string(kind_of(st.st_mode))));
+    return unexpected(
+      fmt::format("{}: is a {}, not a regular file", path, to_string(kind_of(st.st_mode))));
   }
   return std::unique_ptr<ByteSource>(
     std::make_unique<FdSource>(fd, static_cast<uint64_t>(st.st_size), path));

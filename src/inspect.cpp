@@ -83,8 +83,8 @@ write_inspect_text(const Checkpoint& checkpoint, const Inventory& inventory,
   }
   const auto plural = [](size_t n) { return n == 1 ? "" : "s"; };
   fmt::format_to(std::back_inserter(out), "{} tensor{} in {} module{}, {} shard{}\n", tensor_count,
-                 plural(tensor_count), module_count, plural(module_count),
-                 checkpoint.shards.size(), plural(checkpoint.shards.size()));
+                 plural(tensor_count), module_count, plural(module_count), checkpoint.shards.size(),
+                 plural(checkpoint.shards.size()));
 }
 
 void

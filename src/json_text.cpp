@@ -148,37 +148,37 @@ decode_string(std::string_view token)
     }
     const char e = token[++i];
     switch (e) {
-      case 'b':
-        out += '\b';
-        break;
-      case 'f':
-        out += '\f';
-        break;
-      case 'n':
-        out += '\n';
-        break;
-      case 'r':
-        out += '\r';
-        break;
-      case 't':
-        out += '\t';
-        break;
-      case 'u': {
-        unsigned code = 0;
-        read_hex4(token, i + 1, code);
-        i += 4;
-        if (code >= 0xD800 && code <= 0xDBFF) {
-          unsigned low = 0;
-          read_hex4(token, i + 3, low);
-          i += 6;
-          code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00);
-        }
-        append_utf8(out, code);
-        break;
+    case 'b':
+      out += '\b';
+      break;
+    case 'f':
+      out += '\f';
+      break;
+    case 'n':
+      out += '\n';
+      break;
+    case 'r':
+      out += '\r';
+      break;
+    case 't':
+      out += '\t';
+      break;
+    case 'u': {
+      unsigned code = 0;
+      read_hex4(token, i + 1, code);
+      i += 4;
+      if (code >= 0xD800 && code <= 0xDBFF) {
+        unsigned low = 0;
+        read_hex4(token, i + 3, low);
+        i += 6;
+        code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00);
       }
-      default: // '"', '\\', '/'
-        out += e;
-        break;
+      append_utf8(out, code);
+      break;
+    }
+    default: // '"', '\\', '/'
+      out += e;
+      break;
     }
   }
   return out;
@@ -232,80 +232,80 @@ public:
       const bool at_end = m_pos >= m_text.size();
       const char c = at_end ? '\0' : m_text[m_pos];
       switch (state) {
-        case State::value:
-        case State::value_or_close:
-          if (at_end) {
-            return error(m_pos, "unexpected end of text, expected a value");
-          }
-          if (c == ']' && state == State::value_or_close) {
-            close();
-            state = State::after_value;
-          } else if ((c == ']' || c == '}') && after_comma) {
-            return error(m_pos, fmt::format("trailing comma before '{}'", c));
-          } else if (c == '{' || c == '[') {
-            if (m_stack.size() >= k_max_depth) {
-              return error(m_pos, fmt::format("nested more than {} levels deep", k_max_depth));
-            }
-            const bool object = c == '{';
-            m_stack.push_back(add_node(object ? Kind::object : Kind::array, m_pos));
-            ++m_pos;
-            state = object ? State::key_or_close : State::value_or_close;
-          } else if (!scan_scalar()) {
-            return error(m_error_offset, m_error);
-          } else {
-            state = State::after_value;
-          }
-          after_comma = false;
-          break;
-        case State::key:
-        case State::key_or_close:
-          if (c == '}' && state == State::key_or_close) {
-            close();
-            state = State::after_value;
-          } else if (c == '}') {
-            return error(m_pos, "trailing comma before '}'");
-          } else if (c == '"') {
-            m_key_begin = m_pos;
-            if (!scan_string()) {
-              return error(m_error_offset, m_error);
-            }
-            m_key_end = m_pos;
-            state = State::colon;
-          } else {
-            return error(m_pos, fmt::format("{}expected a string key{}",
-                                            at_end ? "unexpected end of text, " : "",
-                                            state == State::key_or_close ? " or '}'" : ""));
-          }
-          break;
-        case State::colon:
-          if (c != ':' || at_end) {
-            return error(m_pos, fmt::format("{}expected ':' after the key",
-                                            at_end ? "unexpected end of text, " : ""));
-          }
-          ++m_pos;
-          state = State::value;
-          break;
-        case State::after_value: {
-          if (m_stack.empty()) {
-            if (at_end) {
-              return Document{m_text, std::move(m_nodes)};
-            }
-            return error(m_pos, "unexpected text after the end of the JSON value");
-          }
-          const bool object = m_nodes[m_stack.back()].kind == Kind::object;
-          const char closer = object ? '}' : ']';
-          if (!at_end && c == ',') {
-            ++m_pos;
-            state = object ? State::key : State::value;
-            after_comma = true;
-          } else if (!at_end && c == closer) {
-            close();
-          } else {
-            return error(m_pos, fmt::format("{}expected ',' or '{}'",
-                                            at_end ? "unexpected end of text, " : "", closer));
-          }
-          break;
+      case State::value:
+      case State::value_or_close:
+        if (at_end) {
+          return error(m_pos, "unexpected end of text, expected a value");
         }
+        if (c == ']' && state == State::value_or_close) {
+          close();
+          state = State::after_value;
+        } else if ((c == ']' || c == '}') && after_comma) {
+          return error(m_pos, fmt::format("trailing comma before '{}'", c));
+        } else if (c == '{' || c == '[') {
+          if (m_stack.size() >= k_max_depth) {
+            return error(m_pos, fmt::format("nested more than {} levels deep", k_max_depth));
+          }
+          const bool object = c == '{';
+          m_stack.push_back(add_node(object ? Kind::object : Kind::array, m_pos));
+          ++m_pos;
+          state = object ? State::key_or_close : State::value_or_close;
+        } else if (!scan_scalar()) {
+          return error(m_error_offset, m_error);
+        } else {
+          state = State::after_value;
+        }
+        after_comma = false;
+        break;
+      case State::key:
+      case State::key_or_close:
+        if (c == '}' && state == State::key_or_close) {
+          close();
+          state = State::after_value;
+        } else if (c == '}') {
+          return error(m_pos, "trailing comma before '}'");
+        } else if (c == '"') {
+          m_key_begin = m_pos;
+          if (!scan_string()) {
+            return error(m_error_offset, m_error);
+          }
+          m_key_end = m_pos;
+          state = State::colon;
+        } else {
+          return error(m_pos, fmt::format("{}expected a string key{}",
+                                          at_end ? "unexpected end of text, " : "",
+                                          state == State::key_or_close ? " or '}'" : ""));
+        }
+        break;
+      case State::colon:
+        if (c != ':' || at_end) {
+          return error(m_pos, fmt::format("{}expected ':' after the key",
+                                          at_end ? "unexpected end of text, " : ""));
+        }
+        ++m_pos;
+        state = State::value;
+        break;
+      case State::after_value: {
+        if (m_stack.empty()) {
+          if (at_end) {
+            return Document{m_text, std::move(m_nodes)};
+          }
+          return error(m_pos, "unexpected text after the end of the JSON value");
+        }
+        const bool object = m_nodes[m_stack.back()].kind == Kind::object;
+        const char closer = object ? '}' : ']';
+        if (!at_end && c == ',') {
+          ++m_pos;
+          state = object ? State::key : State::value;
+          after_comma = true;
+        } else if (!at_end && c == closer) {
+          close();
+        } else {
+          return error(m_pos, fmt::format("{}expected ',' or '{}'",
+                                          at_end ? "unexpected end of text, " : "", closer));
+        }
+        break;
+      }
       }
     }
   }
@@ -571,20 +571,20 @@ std::string_view
 kind_name(Kind kind)
 {
   switch (kind) {
-    case Kind::object:
-      return "an object";
-    case Kind::array:
-      return "an array";
-    case Kind::string:
-      return "a string";
-    case Kind::number:
-      return "a number";
-    case Kind::boolean:
-      return "a boolean";
-    case Kind::null:
-      return "null";
-    case Kind::nonfinite:
-      return "a non-finite number";
+  case Kind::object:
+    return "an object";
+  case Kind::array:
+    return "an array";
+  case Kind::string:
+    return "a string";
+  case Kind::number:
+    return "a number";
+  case Kind::boolean:
+    return "a boolean";
+  case Kind::null:
+    return "null";
+  case Kind::nonfinite:
+    return "a non-finite number";
   }
   return "a value";
 }
@@ -632,7 +632,6 @@ parse_pointer(std::string_view pointer)
     }
   }
 }
-
 
 // A pointer for messages: "" is the document itself.
 std::string
@@ -750,7 +749,8 @@ private:
 };
 
 Resolved
-resolve(const Document& doc, const std::vector<PointerToken>& tokens, ChildIndex* children = nullptr)
+resolve(const Document& doc, const std::vector<PointerToken>& tokens,
+        ChildIndex* children = nullptr)
 {
   size_t current = 0;
   for (size_t i = 0; i < tokens.size(); ++i) {
@@ -1545,7 +1545,8 @@ append_json_array(std::string& out, int indent, size_t count,
 void
 append_json_strings(std::string& out, int indent, const std::vector<std::string>& items)
 {
-  append_json_array(out, indent, items.size(), [&](size_t i) { append_json_string(out, items[i]); });
+  append_json_array(out, indent, items.size(),
+                    [&](size_t i) { append_json_string(out, items[i]); });
 }
 
 void

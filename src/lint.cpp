@@ -194,8 +194,9 @@ private:
     for (const auto& p : m_checkpoint.problems) {
       Finding& f = add(rule_for(p.issue), p.file, p.message);
       if (!p.tensor.empty()) {
-        f.pointer = p.file.ends_with(".json") ? fmt::format("/weight_map/{}", escape_pointer_token(p.tensor))
-                                             : fmt::format("/{}", escape_pointer_token(p.tensor));
+        f.pointer = p.file.ends_with(".json")
+                      ? fmt::format("/weight_map/{}", escape_pointer_token(p.tensor))
+                      : fmt::format("/{}", escape_pointer_token(p.tensor));
       }
       if (p.is_warning) {
         f.severity = Severity::warning;
@@ -279,13 +280,13 @@ private:
                         "index does not name)",
                         fmt::join(m_drafts.unindexed_files, ", "),
                         m_drafts.unindexed_files.size() == 1 ? "s" : "", one ? "it" : "them");
-      Finding& f = add(
-        RuleId::mtp_missing, "config.json",
-        fmt::format("{} = {} declares draft layer{} {} but no tensor of {} {}; vLLM stops with "
-                    "`MTP speculative decoding layer {} weights missing from checkpoint`",
-                    m_declaration.model.mtp_key, m_declaration.model.num_mtp_layers,
-                    one ? "" : "s", fmt::join(m_drafts.missing, ", "), one ? "it" : "them", where,
-                    m_drafts.missing.front()));
+      Finding& f =
+        add(RuleId::mtp_missing, "config.json",
+            fmt::format("{} = {} declares draft layer{} {} but no tensor of {} {}; vLLM stops with "
+                        "`MTP speculative decoding layer {} weights missing from checkpoint`",
+                        m_declaration.model.mtp_key, m_declaration.model.num_mtp_layers,
+                        one ? "" : "s", fmt::join(m_drafts.missing, ", "), one ? "it" : "them",
+                        where, m_drafts.missing.front()));
       f.pointer = "/" + key;
       f.files.insert(f.files.end(), m_drafts.unindexed_files.begin(),
                      m_drafts.unindexed_files.end());
@@ -338,7 +339,8 @@ private:
         std::sort(key.begin(), key.end());
         m_mixed.emplace(std::move(key), layer);
       }
-      const Decision& d = m_decisions.at(engine)[static_cast<size_t>(&layer - layers_for(engine).data())];
+      const Decision& d =
+        m_decisions.at(engine)[static_cast<size_t>(&layer - layers_for(engine).data())];
       for (const auto& e : d.errors) {
         m_unevaluable[e].insert(engine);
       }
@@ -418,15 +420,14 @@ private:
           list_files.push_back(s.file);
         }
       }
-      Finding& f = add(
-        RuleId::undeclared_unquantized, source.file,
-        fmt::format("{}{}: {} module{} ({} tensor{}, {}) stored unquantized but declared {} "
-                    "quantized; {} {} with {}",
-                    is_draft ? "MTP/NextN draft " : "", where, modules.size(),
-                    modules.size() == 1 ? "" : "s", tensors, tensors == 1 ? "" : "s",
-                    fmt::join(dtypes, "/"),
-                    format_description(source), engines_text(engines),
-                    engines.size() == 1 ? "fails" : "fail", engine_error(source)));
+      Finding& f =
+        add(RuleId::undeclared_unquantized, source.file,
+            fmt::format("{}{}: {} module{} ({} tensor{}, {}) stored unquantized but declared {} "
+                        "quantized; {} {} with {}",
+                        is_draft ? "MTP/NextN draft " : "", where, modules.size(),
+                        modules.size() == 1 ? "" : "s", tensors, tensors == 1 ? "" : "s",
+                        fmt::join(dtypes, "/"), format_description(source), engines_text(engines),
+                        engines.size() == 1 ? "fails" : "fail", engine_error(source)));
       f.modules = modules;
       f.pointer = list_pointer(source);
       f.engines.assign(engines.begin(), engines.end());
@@ -449,10 +450,10 @@ private:
       suggest(f, source, where, is_draft, modules);
     }
     for (const auto& [module, miss] : m_excluded) {
-      Finding& f = add(RuleId::excluded_but_quantized, "",
-                       fmt::format("'{}' is stored quantized but {} exclude{} it", module,
-                                   engines_text(miss.engines),
-                                   miss.engines.size() == 1 ? "s" : ""));
+      Finding& f =
+        add(RuleId::excluded_but_quantized, "",
+            fmt::format("'{}' is stored quantized but {} exclude{} it", module,
+                        engines_text(miss.engines), miss.engines.size() == 1 ? "s" : ""));
       f.modules = {module};
       f.engines.assign(miss.engines.begin(), miss.engines.end());
       f.details = miss.details;
@@ -486,16 +487,15 @@ private:
     }
     for (const auto& [prefix, miss] : m_shard_disagree) {
       const ConfigSource* s = source_for(m_declaration, *miss.engines.begin());
-      const bool ct = s && (s->format == QuantFormat::compressed_tensors ||
-                            s->format == QuantFormat::quark);
-      Finding& f = add(
-        RuleId::fused_shards_disagree, "",
-        fmt::format("the shards of fused layer '{}' are not excluded alike; {} stop{} with {}",
-                    prefix, engines_text(miss.engines), miss.engines.size() == 1 ? "s" : "",
-                    ct ? fmt::format("`Found a different quantization schemes for ... in {}`",
-                                     prefix)
-                       : fmt::format("`Detected some but not all shards of {} are quantized`",
-                                     prefix)));
+      const bool ct =
+        s && (s->format == QuantFormat::compressed_tensors || s->format == QuantFormat::quark);
+      Finding& f =
+        add(RuleId::fused_shards_disagree, "",
+            fmt::format(
+              "the shards of fused layer '{}' are not excluded alike; {} stop{} with {}", prefix,
+              engines_text(miss.engines), miss.engines.size() == 1 ? "s" : "",
+              ct ? fmt::format("`Found a different quantization schemes for ... in {}`", prefix)
+                 : fmt::format("`Detected some but not all shards of {} are quantized`", prefix)));
       f.details = miss.details;
       f.engines.assign(miss.engines.begin(), miss.engines.end());
       f.fix = "list every shard of the fused layer, or none";
@@ -561,11 +561,10 @@ private:
           for (const auto& engine_prefix : m_undeclared.at(m).prefixes) {
             const Engine engine = engine_prefix.first;
             const std::string& layer_prefix = engine_prefix.second;
-            const bool covered =
-              std::any_of(f.suggested_entries.begin(), f.suggested_entries.end(),
-                          [&](const std::string& e) {
-                            return entry_matches(engine, source.format, e, layer_prefix);
-                          });
+            const bool covered = std::any_of(
+              f.suggested_entries.begin(), f.suggested_entries.end(), [&](const std::string& e) {
+                return entry_matches(engine, source.format, e, layer_prefix);
+              });
             if (!covered) {
               f.suggested_entries.push_back(layer_prefix);
             }
@@ -737,8 +736,9 @@ private:
       return true;
     }
     const std::string dotted = fmt::format("{}.", entry);
-    const auto it = std::lower_bound(modules.begin(), modules.end(), dotted,
-                                     [](const Module& m, const std::string& n) { return m.name < n; });
+    const auto it =
+      std::lower_bound(modules.begin(), modules.end(), dotted,
+                       [](const Module& m, const std::string& n) { return m.name < n; });
     if (it != modules.end() && it->name.starts_with(dotted)) {
       return true;
     }
@@ -855,9 +855,8 @@ private:
         const bool blind = blind_to_digits(entry);
         if (!used && matched.empty()) {
           for (const std::string_view name : module_names(blind)) {
-            used = std::any_of(k_all_engines.begin(), k_all_engines.end(), [&](Engine e) {
-              return entry_matches(e, s.format, entry, name);
-            });
+            used = std::any_of(k_all_engines.begin(), k_all_engines.end(),
+                               [&](Engine e) { return entry_matches(e, s.format, entry, name); });
             if (used) {
               break;
             }
@@ -881,9 +880,9 @@ private:
             .pointer = entry_pointer(s, index);
         }
         if (!used) {
-          Finding& f = add(RuleId::unused_entry, s.file,
-                           fmt::format("{} entry '{}' matches no module of the checkpoint",
-                                       s.list_key, entry));
+          Finding& f = add(
+            RuleId::unused_entry, s.file,
+            fmt::format("{} entry '{}' matches no module of the checkpoint", s.list_key, entry));
           f.suggested_entries = {entry};
           f.pointer = entry_pointer(s, index);
         }
@@ -906,8 +905,7 @@ private:
             !(examples.empty() ? overmatch_example(entry) : examples[index]).empty()) {
           add(RuleId::broad_substring_entry, s.file,
               fmt::format("{} entry '{}' is matched as a substring by {} and also excludes {}",
-                          s.list_key, entry,
-                          s.format == QuantFormat::modelopt ? "vLLM" : "SGLang",
+                          s.list_key, entry, s.format == QuantFormat::modelopt ? "vLLM" : "SGLang",
                           examples.empty() ? overmatch_example(entry) : examples[index]))
             .pointer = entry_pointer(s, index);
         }
@@ -990,8 +988,9 @@ private:
                                      quantized_modules(layer) > 0, w.list));
       }
     };
-    const unsigned threads =
-      m_options.threads != 0 ? m_options.threads : std::max(1u, std::thread::hardware_concurrency());
+    const unsigned threads = m_options.threads != 0
+                               ? m_options.threads
+                               : std::max(1u, std::thread::hardware_concurrency());
     std::atomic<size_t> next{0};
     const auto worker = [&] {
       for (size_t i = next++; i < work.size(); i = next++) {
@@ -1035,9 +1034,9 @@ private:
   {
     auto it = m_layers.find(engine);
     if (it == m_layers.end()) {
-      it = m_layers
-             .emplace(engine, engine_layers(engine, m_inventory, m_drafts, m_declaration.model))
-             .first;
+      it =
+        m_layers.emplace(engine, engine_layers(engine, m_inventory, m_drafts, m_declaration.model))
+          .first;
     }
     return it->second;
   }
@@ -1138,7 +1137,8 @@ private:
           f.modules = {std::string(m.name)};
         }
         const TensorInfo* scale2 = find_param(m_checkpoint, m, "weight_scale_2");
-        if (!scale2 || scale2->shape.size() > 1 || (scale2->shape.size() == 1 && scale2->shape[0] != 1)) {
+        if (!scale2 || scale2->shape.size() > 1 ||
+            (scale2->shape.size() == 1 && scale2->shape[0] != 1)) {
           Finding& f = add(RuleId::nvfp4_layout, "",
                            fmt::format("'{}': NVFP4 needs an F32 scalar weight_scale_2, found {}",
                                        m.name, shape_text(scale2)));
@@ -1189,14 +1189,13 @@ private:
       }
     }
     for (const auto& [family, modules] : wrong_family) {
-      Finding& f = add(RuleId::format_mismatch, s->file,
-                       fmt::format("{} module{} stored as {} but {} declares {}: {}{}",
-                                   modules.size(), modules.size() == 1 ? "" : "s",
-                                   to_string(family), s->file, format_description(*s),
-                                   fmt::join(modules.begin(),
-                                             modules.begin() + std::min<size_t>(3, modules.size()),
-                                             ", "),
-                                   modules.size() > 3 ? ", ..." : ""));
+      Finding& f = add(
+        RuleId::format_mismatch, s->file,
+        fmt::format(
+          "{} module{} stored as {} but {} declares {}: {}{}", modules.size(),
+          modules.size() == 1 ? "" : "s", to_string(family), s->file, format_description(*s),
+          fmt::join(modules.begin(), modules.begin() + std::min<size_t>(3, modules.size()), ", "),
+          modules.size() > 3 ? ", ..." : ""));
       f.modules = modules;
     }
   }
@@ -1213,8 +1212,8 @@ private:
       return;
     }
     // Without per-module overrides the config's bits fix the factor.
-    const bool uniform = s.bits > 0 && 32 % s.bits == 0 && s.dynamic.empty() &&
-                         s.extra_config.empty();
+    const bool uniform =
+      s.bits > 0 && 32 % s.bits == 0 && s.dynamic.empty() && s.extra_config.empty();
     auto valid_pack = [&](uint64_t whole, uint64_t packed) {
       if (packed == 0 || whole % packed != 0) {
         return false;
@@ -1234,10 +1233,10 @@ private:
                               q->shape[0], q->shape[1], scales->shape[0], scales->shape[1]);
       }
     } else if (scales && scales->shape.size() == 2 && !valid_pack(scales->shape[1], q->shape[1])) {
-      problem = fmt::format("AWQ qweight [{}, {}] cannot pack the {} outputs of scales [{}, {}] "
-                            "at 2, 4 or 8 bits",
-                            q->shape[0], q->shape[1], scales->shape[1], scales->shape[0],
-                            scales->shape[1]);
+      problem =
+        fmt::format("AWQ qweight [{}, {}] cannot pack the {} outputs of scales [{}, {}] "
+                    "at 2, 4 or 8 bits",
+                    q->shape[0], q->shape[1], scales->shape[1], scales->shape[0], scales->shape[1]);
     }
     if (!problem.empty()) {
       Finding& f = add(RuleId::packed_shape, "", fmt::format("'{}': {}", m.name, problem));
@@ -1405,19 +1404,20 @@ private:
             named.push_back(shard.substr(shard.rfind('.') + 1));
           }
         }
-        const bool fused_listed = std::any_of(s.excludes.begin(), s.excludes.end(), [&](const auto& e) {
-          return entry_matches(Engine::vllm, s.format, e, layer.prefix);
-        });
+        const bool fused_listed =
+          std::any_of(s.excludes.begin(), s.excludes.end(), [&](const auto& e) {
+            return entry_matches(Engine::vllm, s.format, e, layer.prefix);
+          });
         if (named.empty() || fused_listed) {
           continue;
         }
         reported.insert(layer.prefix);
-        Finding& f = add(RuleId::fused_draft_shards, s.file,
-                         fmt::format("{} names {} of draft layer '{}' but not the fused name; a "
-                                     "drafter without packed_modules_mapping matches '{}' "
-                                     "literally",
-                                     s.list_key, fmt::join(named, ", "), layer.prefix,
-                                     layer.prefix));
+        Finding& f =
+          add(RuleId::fused_draft_shards, s.file,
+              fmt::format("{} names {} of draft layer '{}' but not the fused name; a "
+                          "drafter without packed_modules_mapping matches '{}' "
+                          "literally",
+                          s.list_key, fmt::join(named, ", "), layer.prefix, layer.prefix));
         f.pointer = list_pointer(s);
         f.suggested_entries = {layer.prefix};
         for (uint32_t i : layer.modules) {
@@ -1574,8 +1574,7 @@ resolve_positions(const FileSystem& fs, const std::string& root, Report& report)
       Finding& f = *findings[i];
       f.line = spans[i]->start.line;
       f.column = spans[i]->start.column;
-      const std::string_view value(text->data() + spans[i]->begin,
-                                   spans[i]->end - spans[i]->begin);
+      const std::string_view value(text->data() + spans[i]->begin, spans[i]->end - spans[i]->begin);
       if (value.find('\n') == std::string_view::npos) {
         f.end_column = f.column + static_cast<uint32_t>(value.size());
       }
@@ -1603,8 +1602,8 @@ lint_all(const FileSystem& fs, const std::vector<std::string>& paths,
       }
     }
   };
-  const unsigned count = std::max(
-    1u, std::min<unsigned>(std::thread::hardware_concurrency(), static_cast<unsigned>(paths.size())));
+  const unsigned count = std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(),
+                                                         static_cast<unsigned>(paths.size())));
   std::vector<std::thread> pool;
   for (unsigned i = 1; i < count; ++i) {
     pool.emplace_back(worker);

@@ -48,7 +48,7 @@ write_file(const std::string& path, const std::string& text)
 // allocations that free() takes back one by one (a tenth of a run on 10^6 tensors); the OS takes
 // the whole heap back at exit at once, as mold relies on. A static root keeps it reachable, so
 // leak checkers stay quiet.
-template <typename T>
+template<typename T>
 const T&
 keep_until_exit(T value)
 {

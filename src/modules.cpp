@@ -45,14 +45,22 @@ is_expert_projection(std::string_view module)
 bool
 is_quant_marker(std::string_view param)
 {
-  static constexpr std::array<std::string_view, 11> k_markers{
-    "weight_packed", "qweight",   "weight_scale", "weight_scale_inv", "weight_scale_2",
-    "weight_global_scale", "qzeros", "absmax", "SCB", "weight_zero_point", "weight_g_idx"};
+  static constexpr std::array<std::string_view, 11> k_markers{"weight_packed",
+                                                              "qweight",
+                                                              "weight_scale",
+                                                              "weight_scale_inv",
+                                                              "weight_scale_2",
+                                                              "weight_global_scale",
+                                                              "qzeros",
+                                                              "absmax",
+                                                              "SCB",
+                                                              "weight_zero_point",
+                                                              "weight_g_idx"};
   if (std::find(k_markers.begin(), k_markers.end(), param) != k_markers.end()) {
     return true;
   }
-  return ends_with(param, "_blocks") || param.starts_with("quant_state") ||
-         param == "quant_map" || param == "nested_absmax" || param == "nested_quant_map";
+  return ends_with(param, "_blocks") || param.starts_with("quant_state") || param == "quant_map" ||
+         param == "nested_absmax" || param == "nested_quant_map";
 }
 
 // A module's tensors by parameter name, split once. Modules rarely hold more than a handful of
@@ -163,8 +171,7 @@ classify(const Checkpoint& checkpoint, Module& module)
       module.family = QuantFamily::modelopt_nvfp4;
     } else if (is_f8 && p.get("weight_scale_inv")) {
       module.family = QuantFamily::fp8_block;
-    } else if (is_f8 && scale &&
-               (scale->dtype == Dtype::U8 || scale->dtype == Dtype::F8_E8M0)) {
+    } else if (is_f8 && scale && (scale->dtype == Dtype::U8 || scale->dtype == Dtype::F8_E8M0)) {
       module.family = QuantFamily::mxfp8;
     } else if (is_f8 && scale) {
       module.family = QuantFamily::fp8_per_tensor;
@@ -297,9 +304,9 @@ split_tensor_name(std::string_view name)
 bool
 is_activation_scale(std::string_view param)
 {
-  return param == "k_scale" || param == "v_scale" || param == "q_scale" ||
-         param == "input_scale" || param == "output_scale" || param == "input_global_scale" ||
-         param == "k_zero_point" || param == "v_zero_point" || param == "pre_quant_scale";
+  return param == "k_scale" || param == "v_scale" || param == "q_scale" || param == "input_scale" ||
+         param == "output_scale" || param == "input_global_scale" || param == "k_zero_point" ||
+         param == "v_zero_point" || param == "pre_quant_scale";
 }
 
 int64_t

@@ -199,7 +199,8 @@ private:
     prefix[0] = 0;
     power[0] = 1;
     for (size_t i = 0; i < text.size(); ++i) {
-      prefix[i + 1] = prefix[i] * k_base + static_cast<unsigned char>(fold(text[i], case_insensitive));
+      prefix[i + 1] =
+        prefix[i] * k_base + static_cast<unsigned char>(fold(text[i], case_insensitive));
       power[i + 1] = power[i] * k_base;
     }
   }
@@ -280,8 +281,7 @@ regex_literal_start(std::string_view regex)
     }
   }
   // A quantifier that allows zero repeats makes the last character optional.
-  if (i < regex.size() && (regex[i] == '*' || regex[i] == '?' || regex[i] == '{') &&
-      !out.empty()) {
+  if (i < regex.size() && (regex[i] == '*' || regex[i] == '?' || regex[i] == '{') && !out.empty()) {
     out.pop_back();
   }
   return out;
@@ -441,7 +441,8 @@ SubstringSet::child(uint32_t node, unsigned char c) const
   const auto first = m_edge_chars.begin() + begin;
   const auto last = m_edge_chars.begin() + end;
   const auto it = std::lower_bound(first, last, c);
-  return it != last && *it == c ? m_edge_targets[static_cast<size_t>(it - m_edge_chars.begin())] : 0;
+  return it != last && *it == c ? m_edge_targets[static_cast<size_t>(it - m_edge_chars.begin())]
+                                : 0;
 }
 
 void
@@ -494,9 +495,9 @@ EntryIndex::EntryIndex(const std::vector<std::vector<std::string>>& keys, const 
         continue;
       }
       const size_t wildcard =
-        options.globs ? static_cast<size_t>(std::find_if(key.begin(), key.end(), is_wildcard) -
-                                            key.begin())
-                      : key.size();
+        options.globs
+          ? static_cast<size_t>(std::find_if(key.begin(), key.end(), is_wildcard) - key.begin())
+          : key.size();
       // A glob's literal start, without trailing dots: "X.*" may also stand for "X" itself.
       size_t prefix = wildcard;
       while (prefix > 0 && key[prefix - 1] == '.') {
@@ -524,7 +525,9 @@ EntryIndex::EntryIndex(const std::vector<std::vector<std::string>>& keys, const 
       if (options.parents) {
         const size_t dot = key.rfind('.');
         m_parents.keys.push_back(
-          {hash_text(dot == std::string::npos ? std::string_view() : std::string_view(key).substr(0, dot), ci),
+          {hash_text(dot == std::string::npos ? std::string_view()
+                                              : std::string_view(key).substr(0, dot),
+                     ci),
            entry});
       }
     }

@@ -356,8 +356,7 @@ fill_source(ConfigSource& src, const Json& block)
 }
 
 std::optional<Json>
-parse_file(const FileSystem& fs, const std::string& root, const std::string& name,
-           Declaration& out)
+parse_file(const FileSystem& fs, const std::string& root, const std::string& name, Declaration& out)
 {
   const std::string path = join_path(root, name);
   const FileInfo info = fs.stat(path);
@@ -366,7 +365,8 @@ parse_file(const FileSystem& fs, const std::string& root, const std::string& nam
   }
   auto text = fs.read_file(path, k_max_config_size);
   if (!text) {
-    out.problems.push_back({name, text.error().substr(text.error().find(": ") + 2), ConfigIssue::invalid});
+    out.problems.push_back(
+      {name, text.error().substr(text.error().find(": ") + 2), ConfigIssue::invalid});
     return std::nullopt;
   }
   // The positional scanner explains syntax errors (line, column) and refuses deep nesting
@@ -382,9 +382,9 @@ parse_file(const FileSystem& fs, const std::string& root, const std::string& nam
     return std::nullopt;
   }
   if (auto why = edit_refusal(*text); why && why->starts_with("duplicate key")) {
-    out.problems.push_back(
-      {name, fmt::format("{}; engines (Python's json) keep the last value", *why),
-       ConfigIssue::duplicate_key});
+    out.problems.push_back({name,
+                            fmt::format("{}; engines (Python's json) keep the last value", *why),
+                            ConfigIssue::duplicate_key});
   }
   if (!json->is_object()) {
     out.problems.push_back({name, "is not a JSON object", ConfigIssue::invalid});
@@ -414,14 +414,13 @@ read_model_info(const Json& config, ModelInfo& info)
     const char* label;
   };
   const Json* mtp_config = config.contains("mtp_config") ? &config["mtp_config"] : nullptr;
-  const std::vector<Key> keys{{text, "mtp_num_hidden_layers", "text_config.mtp_num_hidden_layers"},
-                              {text, "num_nextn_predict_layers",
-                               "text_config.num_nextn_predict_layers"},
-                              {&config, "num_nextn_predict_layers", "num_nextn_predict_layers"},
-                              {&config, "mtp_num_hidden_layers", "mtp_num_hidden_layers"},
-                              {&config, "num_mtp_modules", "num_mtp_modules"},
-                              {mtp_config, "num_nextn_predict_layers",
-                               "mtp_config.num_nextn_predict_layers"}};
+  const std::vector<Key> keys{
+    {text, "mtp_num_hidden_layers", "text_config.mtp_num_hidden_layers"},
+    {text, "num_nextn_predict_layers", "text_config.num_nextn_predict_layers"},
+    {&config, "num_nextn_predict_layers", "num_nextn_predict_layers"},
+    {&config, "mtp_num_hidden_layers", "mtp_num_hidden_layers"},
+    {&config, "num_mtp_modules", "num_mtp_modules"},
+    {mtp_config, "num_nextn_predict_layers", "mtp_config.num_nextn_predict_layers"}};
   for (const auto& k : keys) {
     if (k.object == nullptr) {
       continue;

@@ -17,7 +17,8 @@ namespace qcheck {
 
 struct Regex::Program
 {
-  enum class Op : uint8_t {
+  enum class Op : uint8_t
+  {
     literal,      // arg: code point
     literal_fold, // arg: lower-case ASCII letter, matches either case
     any,          // any character except '\n'
@@ -69,7 +70,8 @@ using Program = Regex::Program;
 using Op = Program::Op;
 using Range = Program::Range;
 
-enum class Assertion : uint32_t {
+enum class Assertion : uint32_t
+{
   begin,            // ^ and \A
   end_or_newline,   // $: end, or before a final '\n'
   end,              // \Z
@@ -274,7 +276,8 @@ too_large_message()
     k_max_instructions);
 }
 
-enum class NodeKind : uint8_t {
+enum class NodeKind : uint8_t
+{
   empty,
   literal,
   any,
@@ -296,7 +299,12 @@ struct Node
 };
 
 // What the last item of a sequence is, for the "nothing to repeat" and "multiple repeat" rules.
-enum class ItemKind { atom, assertion, repeat };
+enum class ItemKind
+{
+  atom,
+  assertion,
+  repeat
+};
 
 constexpr uint32_t k_failed = std::numeric_limits<uint32_t>::max();
 constexpr uint32_t k_skipped = k_failed - 1; // comment or flag group: no item

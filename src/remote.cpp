@@ -27,7 +27,7 @@ using Clock = std::chrono::steady_clock;
 
 // Files the lint reads by name, fetched whole as soon as a root is touched.
 constexpr std::array<const char*, 4> k_known_files{"config.json", "hf_quant_config.json",
-                                                    "quantization_config.json", k_index_name};
+                                                   "quantization_config.json", k_index_name};
 constexpr const char* k_single_file = "model.safetensors";
 // Whole fetches stop here; the lint refuses larger JSON files without reading them.
 constexpr uint64_t k_max_whole = k_max_index_size;
@@ -286,7 +286,8 @@ curl_api()
 // ------------------------------------------------------------------------------------------------
 // Requests and the curl multi loop.
 
-enum class Want {
+enum class Want
+{
   whole,  // the whole file (at most k_max_whole bytes kept)
   header, // [0, end), extended to the safetensors header's end when the server sends more
   range,  // [begin, end)
@@ -302,7 +303,12 @@ struct Request
   bool token = false;
 };
 
-enum class Outcome { ok, missing, failed };
+enum class Outcome
+{
+  ok,
+  missing,
+  failed
+};
 
 struct Response
 {
@@ -491,9 +497,9 @@ on_body(char* data, size_t size, size_t count, void* user)
     }
   }
   if (t.position >= t.want_end) {
-    const bool more = !t.content_length || t.encoded ||
-                      (t.status == 206 ? t.range_first.value_or(0) : 0) + *t.content_length >
-                        t.position;
+    const bool more =
+      !t.content_length || t.encoded ||
+      (t.status == 206 ? t.range_first.value_or(0) : 0) + *t.content_length > t.position;
     if (more) {
       if (t.request.want == Want::whole) {
         t.response.truncated = true;
@@ -667,8 +673,7 @@ public:
           wake = std::min(wake, transfers[i].not_before);
         }
       }
-      const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(
-        wake - Clock::now());
+      const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(wake - Clock::now());
       const int timeout = static_cast<int>(std::clamp<int64_t>(wait.count(), 0, 1000));
       if (active > 0) {
         m_curl->multi_poll(m_multi, nullptr, 0, timeout, nullptr);
@@ -738,9 +743,8 @@ private:
     // The token goes to the hub only: libcurl drops a custom Authorization header when a
     // redirect leads to another host, port or scheme (no CURLOPT_UNRESTRICTED_AUTH).
     m_curl->easy_setopt(e, CURLOPT_UNRESTRICTED_AUTH, 0L);
-    m_curl->easy_setopt(
-      e, CURLOPT_CONNECTTIMEOUT_MS,
-      static_cast<long>(std::max<int64_t>(1, m_options.connect_timeout.count())));
+    m_curl->easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
+                        static_cast<long>(std::max<int64_t>(1, m_options.connect_timeout.count())));
     m_curl->easy_setopt(
       e, CURLOPT_TIMEOUT_MS,
       static_cast<long>(std::max<int64_t>(1, m_options.transfer_timeout.count())));
@@ -845,8 +849,7 @@ private:
         if (status == 429 || status == 503) {
           delay = retry_after_delay(*m_curl, t.retry_after);
           if (delay && *delay > m_options.max_retry_after) {
-            r.error += fmt::format("; the server asked to retry after {} s",
-                                   delay->count() / 1000);
+            r.error += fmt::format("; the server asked to retry after {} s", delay->count() / 1000);
             again = false;
           }
         }
@@ -889,7 +892,14 @@ private:
 
 struct Entry
 {
-  enum class Kind { unknown, file, directory, missing, failed };
+  enum class Kind
+  {
+    unknown,
+    file,
+    directory,
+    missing,
+    failed
+  };
   Kind kind = Kind::unknown;
   std::optional<uint64_t> size;
   std::string error;
@@ -1042,9 +1052,9 @@ struct HttpFileSystem::State
     }
     uint64_t guess = k_min_guess;
     if (e != nullptr && e->index_tensors > 0) {
-      const double json = static_cast<double>(e->index_name_bytes) +
-                          static_cast<double>(e->index_tensors) * overhead *
-                            (calibrated ? k_overhead_margin : 1.0);
+      const double json =
+        static_cast<double>(e->index_name_bytes) +
+        static_cast<double>(e->index_tensors) * overhead * (calibrated ? k_overhead_margin : 1.0);
       guess = 8 + static_cast<uint64_t>(std::ceil(json)) + k_metadata_allowance;
     } else if (e != nullptr && e->size) {
       guess = std::clamp<uint64_t>(*e->size / 64, k_min_guess, k_max_guess);
@@ -1077,9 +1087,8 @@ struct HttpFileSystem::State
   {
     std::string text = r.error;
     if ((r.status == 401 || r.status == 403) && root.kind == RemoteKind::hub) {
-      text += options.token.empty()
-                ? "; the repository may be gated or private: set HF_TOKEN"
-                : "; the token was refused or has no access to this repository";
+      text += options.token.empty() ? "; the repository may be gated or private: set HF_TOKEN"
+                                    : "; the token was refused or has no access to this repository";
     }
     return text;
   }
@@ -1596,8 +1605,8 @@ struct HttpFileSystem::State
       }
       apply(name, r);
     }
-    return unexpected(fmt::format("{}: the server sent fewer bytes than asked at {}",
-                                  display(name), offset));
+    return unexpected(
+      fmt::format("{}: the server sent fewer bytes than asked at {}", display(name), offset));
   }
 };
 
@@ -1691,8 +1700,7 @@ http_options(const HubEnvironment& environment)
 bool
 is_remote_path(std::string_view path)
 {
-  return path.starts_with("hf://") || path.starts_with("http://") ||
-         path.starts_with("https://");
+  return path.starts_with("hf://") || path.starts_with("http://") || path.starts_with("https://");
 }
 
 Expected<RemoteRoot>
@@ -1852,8 +1860,8 @@ HttpFileSystem::list_dir(const std::string& path) const
 {
   const auto name = m_state->relative(path);
   if (!name) {
-    return unexpected(fmt::format("{}: cannot list directory: not below {}", path,
-                                  m_state->root.root));
+    return unexpected(
+      fmt::format("{}: cannot list directory: not below {}", path, m_state->root.root));
   }
   if (!name->empty()) {
     return unexpected(fmt::format("{}: cannot list directory: only the top folder of a remote "
@@ -2022,8 +2030,8 @@ find_cached_snapshot(const FileSystem& fs, const std::string& hub_cache, std::st
   const std::string revision =
     at == std::string_view::npos ? "main" : std::string(repo_id.substr(at + 1));
   const size_t slash = id.find('/');
-  const std::string folder = join_path(
-    hub_cache, fmt::format("models--{}--{}", id.substr(0, slash), id.substr(slash + 1)));
+  const std::string folder =
+    join_path(hub_cache, fmt::format("models--{}--{}", id.substr(0, slash), id.substr(slash + 1)));
   if (fs.stat(folder).kind != FileKind::directory) {
     return unexpected(fmt::format("{}: no such folder, and not in the Hugging Face cache at {} "
                                   "(hf://{} reads it from the Hub)",
@@ -2048,8 +2056,8 @@ find_cached_snapshot(const FileSystem& fs, const std::string& hub_cache, std::st
   }
   const std::string snapshot = join_path(folder, "snapshots/" + commit);
   if (fs.stat(snapshot).kind != FileKind::directory) {
-    return unexpected(fmt::format("{}: the cache has no snapshot {} (expected {})", repo_id,
-                                  commit, snapshot));
+    return unexpected(
+      fmt::format("{}: the cache has no snapshot {} (expected {})", repo_id, commit, snapshot));
   }
   return snapshot;
 }

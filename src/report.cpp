@@ -252,7 +252,8 @@ write_sarif(const std::vector<Report>& reports, const TextSink& sink)
       out += ",\n";
       append_json_key(out, 10, "message");
       out += "{\n";
-      text_member(12, "text", f.fix.empty() ? f.message : fmt::format("{} Fix: {}", f.message, f.fix));
+      text_member(12, "text",
+                  f.fix.empty() ? f.message : fmt::format("{} Fix: {}", f.message, f.fix));
       out += "\n          },\n";
       append_json_key(out, 10, "locations");
       out += "[\n            {\n";
@@ -288,9 +289,8 @@ write_sarif(const std::vector<Report>& reports, const TextSink& sink)
       append_json_strings(out, 12, f.modules);
       out += ",\n";
       append_json_key(out, 12, "engines");
-      append_json_array(out, 12, f.engines.size(), [&](size_t i) {
-        append_json_string(out, to_string(f.engines[i]));
-      });
+      append_json_array(out, 12, f.engines.size(),
+                        [&](size_t i) { append_json_string(out, to_string(f.engines[i])); });
       out += ",\n";
       append_json_key(out, 12, "files");
       append_json_strings(out, 12, f.files);
@@ -336,7 +336,8 @@ render_github(const std::vector<Report>& reports)
         }
       }
       const Rule& r = rule(f.rule);
-      props += fmt::format(",title={}", github_escape_property(fmt::format("{} {}", r.code, r.name)));
+      props +=
+        fmt::format(",title={}", github_escape_property(fmt::format("{} {}", r.code, r.name)));
       std::string message = f.message;
       if (!f.fix.empty()) {
         message += fmt::format("\nfix: {}", f.fix);
@@ -361,8 +362,9 @@ write_text(const Report& report, const RenderOptions& options, const TextSink& s
   };
   for (const Finding& f : report.findings) {
     const Rule& r = rule(f.rule);
-    const std::string_view colour =
-      f.severity == Severity::error ? "1;31" : f.severity == Severity::warning ? "1;33" : "1;36";
+    const std::string_view colour = f.severity == Severity::error     ? "1;31"
+                                    : f.severity == Severity::warning ? "1;33"
+                                                                      : "1;36";
     std::string path = finding_path(report, f);
     if (f.line > 0) {
       fmt::format_to(std::back_inserter(path), ":{}:{}", f.line, std::max<uint32_t>(1, f.column));
@@ -470,8 +472,8 @@ write_json(const std::vector<Report>& reports, const TextSink& sink)
       strings("suggested_entries", f.suggested_entries);
       member("fix", f.fix);
       member("json_pointer", f.pointer);
-      fmt::format_to(std::back_inserter(out), "      \"line\": {},\n      \"column\": {},\n", f.line,
-                     f.column);
+      fmt::format_to(std::back_inserter(out), "      \"line\": {},\n      \"column\": {},\n",
+                     f.line, f.column);
       member("fingerprint", fingerprint(f));
       out += r.fixable ? "      \"fixable\": true\n    }" : "      \"fixable\": false\n    }";
       output.maybe_flush();

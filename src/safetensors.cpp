@@ -178,7 +178,8 @@ private:
       const char c = *p++;
       if (c == '"') {
         for (;;) {
-          const auto* quote = static_cast<const char*>(std::memchr(p, '"', static_cast<size_t>(end - p)));
+          const auto* quote =
+            static_cast<const char*>(std::memchr(p, '"', static_cast<size_t>(end - p)));
           if (quote == nullptr) {
             return false; // unterminated: the parser says so
           }
@@ -343,9 +344,9 @@ private:
     }
     if (end < begin) {
       m_out.dim_storage.resize(dims_start);
-      problem(HeaderIssue::bad_offsets, std::string(key),
-              fmt::format("tensor '{}': data_offsets [{}, {}] end before they begin", key, begin,
-                          end));
+      problem(
+        HeaderIssue::bad_offsets, std::string(key),
+        fmt::format("tensor '{}': data_offsets [{}, {}] end before they begin", key, begin, end));
       return;
     }
     tensor.name = keep(key);
@@ -469,7 +470,7 @@ over_limit_message(const ByteSource& source, const std::array<char, 8>& prefix, 
   }
   std::string shown;
   for (const char c : prefix) {
-    shown += c == '\t'  ? "\\t"
+    shown += c == '\t'   ? "\\t"
              : c == '\n' ? "\\n"
              : c == '\r' ? "\\r"
              : c == '"'  ? "\\\""
@@ -593,8 +594,7 @@ read_header(const ByteSource& source, bool sort_by_name)
   }
   Header parsed;
   parsed.header_size = length;
-  HeaderParser(parsed, header.file_size - 8 - length)
-    .parse(std::string_view(json, length), true);
+  HeaderParser(parsed, header.file_size - 8 - length).parse(std::string_view(json, length), true);
   parsed.file_size = header.file_size;
   if (sort_by_name && !parsed.sorted) {
     std::sort(parsed.tensors.begin(), parsed.tensors.end(),

@@ -112,8 +112,8 @@ run_lint_request(const FileSystem& fs, const LintRequest& request,
   auto runs = lint_all(
     fs, paths,
     [&](const std::string& path) {
-      const auto i = static_cast<size_t>(std::find(paths.begin(), paths.end(), path) -
-                                         paths.begin());
+      const auto i =
+        static_cast<size_t>(std::find(paths.begin(), paths.end(), path) - paths.begin());
       LintOptions options;
       options.engines = settings[i].engines;
       return options;

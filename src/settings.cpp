@@ -29,7 +29,8 @@ rule_matches_prefix(const Rule& r, const std::string& prefix)
   std::string upper = prefix;
   std::transform(upper.begin(), upper.end(), upper.begin(),
                  [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
-  return std::string_view(r.code).starts_with(upper) || std::string_view(r.name).starts_with(prefix);
+  return std::string_view(r.code).starts_with(upper) ||
+         std::string_view(r.name).starts_with(prefix);
 }
 
 Expected<std::vector<std::string>>
@@ -83,18 +84,18 @@ parse_settings(const std::string& file, std::string_view text)
       auto it = std::find_if(k_all_engines.begin(), k_all_engines.end(),
                              [&](Engine e) { return to_string(e) == name; });
       if (it == k_all_engines.end()) {
-        return unexpected(fmt::format("{}: unknown engine '{}' (vllm, sglang, trtllm)", file, name));
+        return unexpected(
+          fmt::format("{}: unknown engine '{}' (vllm, sglang, trtllm)", file, name));
       }
       s.engines.push_back(*it);
     }
   }
   if (j.contains("fail_on")) {
-    const auto severity = j["fail_on"].is_string()
-                            ? parse_severity(j["fail_on"].get<std::string>())
-                            : std::nullopt;
+    const auto severity =
+      j["fail_on"].is_string() ? parse_severity(j["fail_on"].get<std::string>()) : std::nullopt;
     if (!severity) {
-      return unexpected(fmt::format("{}: 'fail_on' must be \"error\", \"warning\" or \"info\"",
-                                    file));
+      return unexpected(
+        fmt::format("{}: 'fail_on' must be \"error\", \"warning\" or \"info\"", file));
     }
     s.fail_on = severity;
   }
@@ -146,8 +147,8 @@ find_settings(const FileSystem& fs, const std::string& folder)
 {
   std::string dir = folder;
   while (!dir.empty()) {
-    const std::string candidate = dir == "/" ? std::string("/") + k_settings_name
-                                             : join_path(dir, k_settings_name);
+    const std::string candidate =
+      dir == "/" ? std::string("/") + k_settings_name : join_path(dir, k_settings_name);
     if (fs.stat(candidate).kind == FileKind::regular) {
       return candidate;
     }
@@ -218,8 +219,8 @@ parse_baseline(const std::string& file, std::string_view text)
     return unexpected(fmt::format("{}: {}", file, span.error()));
   }
   const Json j = Json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.is_object() || j.value("version", 0) != 1 ||
-      !j.contains("findings") || !j["findings"].is_array()) {
+  if (j.is_discarded() || !j.is_object() || j.value("version", 0) != 1 || !j.contains("findings") ||
+      !j["findings"].is_array()) {
     return unexpected(fmt::format("{}: not a qcheck baseline (version 1)", file));
   }
   std::vector<BaselineEntry> out;
@@ -266,10 +267,10 @@ apply_baseline(const std::vector<BaselineEntry>& baseline, const std::string& ba
     Finding f;
     f.rule = RuleId::stale_baseline_entry;
     f.severity = rule(f.rule).severity;
-    f.message = fmt::format("baseline entry {} for {}{} matches no finding any more: \"{}\"",
-                            baseline[i].rule, baseline[i].folder,
-                            baseline[i].file.empty() ? "" : "/" + baseline[i].file,
-                            baseline[i].message);
+    f.message =
+      fmt::format("baseline entry {} for {}{} matches no finding any more: \"{}\"",
+                  baseline[i].rule, baseline[i].folder,
+                  baseline[i].file.empty() ? "" : "/" + baseline[i].file, baseline[i].message);
     f.pointer = fmt::format("/findings/{}", i);
     stale.findings.push_back(std::move(f));
   }

@@ -60,8 +60,8 @@ header_json(const std::vector<TensorSpec>& tensors, uint64_t* data_size = nullpt
     for (size_t i = 0; i < t.shape.size(); ++i) {
       json += (i ? "," : "") + std::to_string(t.shape[i]);
     }
-    json += "],\"data_offsets\":[" + std::to_string(offset) + "," + std::to_string(offset + size) +
-            "]}";
+    json +=
+      "],\"data_offsets\":[" + std::to_string(offset) + "," + std::to_string(offset + size) + "]}";
     offset += size;
   }
   json += "}";

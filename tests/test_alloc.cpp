@@ -59,26 +59,51 @@ constexpr size_t k_constant = 64 * 1024;
 
 } // namespace
 
-void* operator new(size_t size) { return counted_alloc(size); }
-void* operator new[](size_t size) { return counted_alloc(size); }
-void operator delete(void* p) noexcept { counted_free(p); }
-void operator delete[](void* p) noexcept { counted_free(p); }
-void operator delete(void* p, size_t) noexcept { counted_free(p); }
-void operator delete[](void* p, size_t) noexcept { counted_free(p); }
+void*
+operator new(size_t size)
+{
+  return counted_alloc(size);
+}
+void*
+operator new[](size_t size)
+{
+  return counted_alloc(size);
+}
+void
+operator delete(void* p) noexcept
+{
+  counted_free(p);
+}
+void
+operator delete[](void* p) noexcept
+{
+  counted_free(p);
+}
+void
+operator delete(void* p, size_t) noexcept
+{
+  counted_free(p);
+}
+void
+operator delete[](void* p, size_t) noexcept
+{
+  counted_free(p);
+}
 
 TEST(Allocation, HostileHeadersStayWithinTheFileSize)
 {
   using qcheck::test::raw_safetensors;
-  const std::string nested =
-    "{\"a\":" + std::string(100000, '[') + std::string(100000, ']') + "}";
+  const std::string nested = "{\"a\":" + std::string(100000, '[') + std::string(100000, ']') + "}";
   const std::vector<std::pair<std::string, std::string>> files{
     {"length 2^64-1", std::string(8, '\xff') + "{}      "},
     {"length beyond file", raw_safetensors("{}", 0, 4096)},
     {"100000 nested brackets", raw_safetensors(nested, 0)},
     {"overflowing offsets",
-     raw_safetensors(R"({"t":{"dtype":"U8","shape":[1],"data_offsets":[0,18446744073709551615]}})", 1)},
+     raw_safetensors(R"({"t":{"dtype":"U8","shape":[1],"data_offsets":[0,18446744073709551615]}})",
+                     1)},
     {"shape product overflow",
-     raw_safetensors(R"({"t":{"dtype":"U8","shape":[4294967296,4294967296,2],"data_offsets":[0,1]}})", 1)},
+     raw_safetensors(
+       R"({"t":{"dtype":"U8","shape":[4294967296,4294967296,2],"data_offsets":[0,1]}})", 1)},
   };
   for (const auto& [label, bytes] : files) {
     const size_t peak = peak_while_reading(bytes);

@@ -96,7 +96,8 @@ TEST(Checkpoint, LoadsOneShardFile)
 TEST(Checkpoint, ExtraShardsOutsideTheNamingScheme)
 {
   auto fs = two_shards();
-  fs.add_file("m/model_extra_tensors.safetensors", safetensors({{"mtp.fc.weight", "BF16", {2, 4}}}));
+  fs.add_file("m/model_extra_tensors.safetensors",
+              safetensors({{"mtp.fc.weight", "BF16", {2, 4}}}));
   auto map = k_full_map;
   map.emplace_back("mtp.fc.weight", "model_extra_tensors.safetensors");
   fs.add_file("m/model.safetensors.index.json", index_json(map));
@@ -131,10 +132,13 @@ TEST(Checkpoint, LastWeightMapKeyCounts)
   fs.add_file("m/model.safetensors.index.json", stale);
   c = load(fs);
   const auto m = messages(c);
-  EXPECT_TRUE(std::any_of(m.begin(), m.end(), [](const std::string& line) {
-    return line.starts_with("model.safetensors.index.json: maps 'c.weight' to "
-                            "model-00001-of-00002.safetensors, which does not hold it");
-  })) << m[0];
+  EXPECT_TRUE(std::any_of(m.begin(), m.end(),
+                          [](const std::string& line) {
+                            return line.starts_with(
+                              "model.safetensors.index.json: maps 'c.weight' to "
+                              "model-00001-of-00002.safetensors, which does not hold it");
+                          }))
+    << m[0];
 }
 
 TEST(Checkpoint, IndexNamesMissingFile)
@@ -179,7 +183,8 @@ TEST(Checkpoint, ShardHoldsTensorsTheIndexDoesNotName)
 TEST(Checkpoint, ShardTheIndexDoesNotName)
 {
   auto fs = two_shards();
-  fs.add_file("m/mtp.safetensors", safetensors({{"model.layers.92.eh_proj.weight", "BF16", {2, 4}}}));
+  fs.add_file("m/mtp.safetensors",
+              safetensors({{"model.layers.92.eh_proj.weight", "BF16", {2, 4}}}));
   fs.add_file("m/model.safetensors.index.json", index_json(k_full_map));
   const Checkpoint c = load(fs);
   ASSERT_EQ(c.problems.size(), 1u);
@@ -200,16 +205,17 @@ TEST(Checkpoint, SameTensorInTwoShards)
   const Checkpoint c = load(fs);
   ASSERT_EQ(c.problems.size(), 1u);
   EXPECT_EQ(c.problems[0].issue, CheckpointIssue::duplicate_tensor);
-  EXPECT_EQ(messages(c)[0], "model-00002-of-00002.safetensors: tensor 'a.weight' is stored in both "
-                            "model-00001-of-00002.safetensors and model-00002-of-00002.safetensors; "
-                            "the loader uses model-00002-of-00002.safetensors");
+  EXPECT_EQ(messages(c)[0],
+            "model-00002-of-00002.safetensors: tensor 'a.weight' is stored in both "
+            "model-00001-of-00002.safetensors and model-00002-of-00002.safetensors; "
+            "the loader uses model-00002-of-00002.safetensors");
   EXPECT_EQ(c.shard_of(c.tensors[0]), "model-00002-of-00002.safetensors");
 }
 
 TEST(Checkpoint, IndexPathLeavingTheFolderIsRefused)
 {
-  for (const std::string path : {"../../etc/passwd", "/etc/passwd", "a/../../x.safetensors",
-                                 "a//b.safetensors"}) {
+  for (const std::string path :
+       {"../../etc/passwd", "/etc/passwd", "a/../../x.safetensors", "a//b.safetensors"}) {
     auto fs = two_shards();
     auto map = k_full_map;
     map.emplace_back("evil.weight", path);
@@ -364,9 +370,9 @@ TEST(Checkpoint, InterleavedShardsMergeIntoOneSortedList)
       EXPECT_TRUE(c.problems.empty()) << joined(messages(c));
       EXPECT_EQ(placement(c), k_interleaved) << "threads " << threads << " index " << with_index;
       for (size_t i = 0; i < c.tensors.size(); ++i) {
-        EXPECT_EQ(std::vector<uint64_t>(c.tensors[i].info->shape.begin(),
-                                        c.tensors[i].info->shape.end()),
-                  std::vector<uint64_t>{i + 1})
+        EXPECT_EQ(
+          std::vector<uint64_t>(c.tensors[i].info->shape.begin(), c.tensors[i].info->shape.end()),
+          std::vector<uint64_t>{i + 1})
           << c.tensors[i].info->name;
       }
       expect_info_in_its_shard(c);
@@ -510,7 +516,7 @@ TEST(Checkpoint, IndexOutOfOrderWithRepeatedKeysActsAsSorted)
   struct Case
   {
     std::string name;
-    std::string weight_map; // raw JSON members
+    std::string weight_map;                                  // raw JSON members
     std::vector<std::pair<std::string, std::string>> sorted; // the same map, as Python reads it
   };
   const auto entry = [](const std::string& tensor, const std::string& file) {
@@ -560,9 +566,9 @@ TEST(Checkpoint, IndexOutOfOrderWithRepeatedKeysActsAsSorted)
                               ", which does not hold it (it is in " + s1 + ")");
 
   auto missing_b = two_shards();
-  missing_b.add_file("m/model.safetensors.index.json",
-                     "{\"weight_map\":{" + entry("c.weight", s2) + "," + entry("a.weight", s1) +
-                       "," + entry("c.weight", s2) + "}}");
+  missing_b.add_file("m/model.safetensors.index.json", "{\"weight_map\":{" + entry("c.weight", s2) +
+                                                         "," + entry("a.weight", s1) + "," +
+                                                         entry("c.weight", s2) + "}}");
   const Checkpoint m = load(missing_b);
   ASSERT_EQ(m.problems.size(), 1u) << joined(messages(m));
   EXPECT_EQ(m.problems[0].issue, CheckpointIssue::unindexed_tensors);
@@ -570,14 +576,14 @@ TEST(Checkpoint, IndexOutOfOrderWithRepeatedKeysActsAsSorted)
 
   auto extra_d = two_shards();
   extra_d.add_file("m/model.safetensors.index.json",
-                   "{\"weight_map\":{" + entry("d.weight", s1) + "," + entry("c.weight", s2) +
-                     "," + entry("b.weight", s1) + "," + entry("a.weight", s1) + "," +
+                   "{\"weight_map\":{" + entry("d.weight", s1) + "," + entry("c.weight", s2) + "," +
+                     entry("b.weight", s1) + "," + entry("a.weight", s1) + "," +
                      entry("d.weight", s2) + "}}");
   const Checkpoint d = load(extra_d);
   ASSERT_EQ(d.problems.size(), 1u) << joined(messages(d));
   EXPECT_EQ(d.problems[0].issue, CheckpointIssue::index_missing_tensor);
-  EXPECT_EQ(messages(d)[0], "model.safetensors.index.json: maps 'd.weight' to " + s2 +
-                              ", which does not hold it");
+  EXPECT_EQ(messages(d)[0],
+            "model.safetensors.index.json: maps 'd.weight' to " + s2 + ", which does not hold it");
 }
 
 TEST(Checkpoint, OverriddenIndexEntryNamesNoFile)

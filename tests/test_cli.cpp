@@ -86,15 +86,14 @@ TEST(Cli, QwenW4a16MtpMissingFromIgnore)
   const auto j = lint_json("qwen-w4a16-mtp", 1);
   ASSERT_EQ(j["findings"].size(), 1u) << j.dump(2);
   const auto f = findings_of(j, "QC101").at(0);
-  const std::set<std::string> expected{
-    "mtp.fc",
-    "mtp.layers.0.self_attn.q_proj",
-    "mtp.layers.0.self_attn.k_proj",
-    "mtp.layers.0.self_attn.v_proj",
-    "mtp.layers.0.self_attn.o_proj",
-    "mtp.layers.0.mlp.gate_proj",
-    "mtp.layers.0.mlp.up_proj",
-    "mtp.layers.0.mlp.down_proj"};
+  const std::set<std::string> expected{"mtp.fc",
+                                       "mtp.layers.0.self_attn.q_proj",
+                                       "mtp.layers.0.self_attn.k_proj",
+                                       "mtp.layers.0.self_attn.v_proj",
+                                       "mtp.layers.0.self_attn.o_proj",
+                                       "mtp.layers.0.mlp.gate_proj",
+                                       "mtp.layers.0.mlp.up_proj",
+                                       "mtp.layers.0.mlp.down_proj"};
   EXPECT_EQ(strings(f["modules"]), expected);
   // The report's eight names plus the fused draft layers (R37).
   auto suggested = expected;
@@ -116,7 +115,8 @@ TEST(Cli, QwenW4a16FixedTwinHasNoErrorButWarnsAboutShardNames)
   const auto warnings = findings_of(j, "QC124");
   ASSERT_EQ(warnings.size(), 4u) << j.dump(2);
   EXPECT_EQ(j["findings"].size(), 4u);
-  EXPECT_EQ(warnings[0]["suggested_entries"], nlohmann::json::array({"mtp.layers.0.mlp.gate_up_proj"}));
+  EXPECT_EQ(warnings[0]["suggested_entries"],
+            nlohmann::json::array({"mtp.layers.0.mlp.gate_up_proj"}));
 }
 
 TEST(Cli, QwenGptqQuantizedMtpFc)
@@ -151,9 +151,10 @@ TEST(Cli, TextOutputIsGccShaped)
   const CliRun r = run("lint " + fixture("glm-nvfp4-nextn"));
   EXPECT_EQ(r.exit_code, 1);
   const std::string first = r.out.substr(0, r.out.find('\n'));
-  EXPECT_TRUE(first.starts_with(fixture("glm-nvfp4-nextn") + "/config.json:34:15: error: MTP/NextN "
-                                                             "draft model.language_model.layers.45: "
-                                                             "21 modules"))
+  EXPECT_TRUE(first.starts_with(fixture("glm-nvfp4-nextn") +
+                                "/config.json:34:15: error: MTP/NextN "
+                                "draft model.language_model.layers.45: "
+                                "21 modules"))
     << first;
   EXPECT_TRUE(first.ends_with("[QC101 undeclared-unquantized-module]")) << first;
   EXPECT_NE(r.out.find("fix: add \"model.language_model.layers.45*\", \"model.layers.45*\" to "
@@ -223,7 +224,8 @@ TEST(Cli, InspectGlmShowsLayer45Bf16AndExpertsNvfp4)
       EXPECT_EQ(m["storage"], "unquantized") << name;
       EXPECT_EQ(m["dtypes"], nlohmann::json({{"BF16", 1}})) << name;
     }
-    if (name.find(".mlp.experts.") != std::string::npos && !name.starts_with("model.language_model.layers.45.")) {
+    if (name.find(".mlp.experts.") != std::string::npos &&
+        !name.starts_with("model.language_model.layers.45.")) {
       ++nvfp4_experts;
       EXPECT_EQ(m["family"], "nvfp4") << name;
     }
@@ -244,10 +246,13 @@ TEST(Cli, InspectGlmShowsLayer45Bf16AndExpertsNvfp4)
 
 TEST(Cli, InspectModuleFilter)
 {
-  const CliRun r = run("inspect " + fixture("glm-nvfp4-nextn") + " --module 'model.language_model.layers.45.mlp.experts.0.*'");
+  const CliRun r = run("inspect " + fixture("glm-nvfp4-nextn") +
+                       " --module 'model.language_model.layers.45.mlp.experts.0.*'");
   ASSERT_EQ(r.exit_code, 0);
-  EXPECT_NE(r.out.find("model.language_model.layers.45.mlp.experts.0.down_proj  [expert unquantized] (1 BF16)"),
-            std::string::npos)
+  EXPECT_NE(
+    r.out.find(
+      "model.language_model.layers.45.mlp.experts.0.down_proj  [expert unquantized] (1 BF16)"),
+    std::string::npos)
     << r.out;
   EXPECT_NE(r.out.find("3 tensors in 3 modules, 3 shards"), std::string::npos) << r.out;
 }
@@ -267,8 +272,8 @@ TEST(Cli, RulesListAndExplain)
 
 TEST(Cli, ExplainModuleShowsEachEnginesPrefixAndDecision)
 {
-  const CliRun r =
-    run("explain " + fixture("glm-nvfp4-nextn") + " model.language_model.layers.45.mlp.experts.0.down_proj");
+  const CliRun r = run("explain " + fixture("glm-nvfp4-nextn") +
+                       " model.language_model.layers.45.mlp.experts.0.down_proj");
   ASSERT_EQ(r.exit_code, 0);
   EXPECT_NE(r.out.find("vLLM: checks 'model.layers.45.mlp.experts' (FusedMoE) against config.json "
                        "ignore: QUANTIZED"),
@@ -278,8 +283,8 @@ TEST(Cli, ExplainModuleShowsEachEnginesPrefixAndDecision)
                        "(FusedMoE) against hf_quant_config.json exclude_modules: QUANTIZED"),
             std::string::npos)
     << r.out;
-  const CliRun fixed =
-    run("explain " + fixture("glm-nvfp4-nextn-fixed") + " model.language_model.layers.45.mlp.experts.0.down_proj.weight");
+  const CliRun fixed = run("explain " + fixture("glm-nvfp4-nextn-fixed") +
+                           " model.language_model.layers.45.mlp.experts.0.down_proj.weight");
   ASSERT_EQ(fixed.exit_code, 0);
   EXPECT_NE(fixed.out.find("vLLM: checks 'model.layers.45.mlp.experts' (FusedMoE) against "
                            "config.json ignore: excluded — 'model.layers.45' in ignore matches"),
@@ -291,10 +296,11 @@ TEST(Cli, ExplainEntriesShowsWhichSpellingEachEngineUses)
 {
   const CliRun r = run("explain --engine vllm " + fixture("glm-nvfp4-nextn-fixed") + " --entries");
   ASSERT_EQ(r.exit_code, 0);
-  EXPECT_NE(r.out.find("  'model.language_model.layers.45*'\n    vLLM: nothing (it names checkpoint "
-                       "module model.language_model.layers.45.eh_proj, which this engine checks "
-                       "under another name)\n"),
-            std::string::npos)
+  EXPECT_NE(
+    r.out.find("  'model.language_model.layers.45*'\n    vLLM: nothing (it names checkpoint "
+               "module model.language_model.layers.45.eh_proj, which this engine checks "
+               "under another name)\n"),
+    std::string::npos)
     << r.out;
   EXPECT_NE(r.out.find("  'model.layers.45*'\n    vLLM: 7 layers: model.layers.45.eh_proj"),
             std::string::npos)
@@ -303,7 +309,8 @@ TEST(Cli, ExplainEntriesShowsWhichSpellingEachEngineUses)
 
 TEST(Cli, ExplainUnknownModuleSuggests)
 {
-  const CliRun r = run("explain " + fixture("glm-nvfp4-nextn") + " model.language_model.layers.45.mlp.expert", true);
+  const CliRun r = run(
+    "explain " + fixture("glm-nvfp4-nextn") + " model.language_model.layers.45.mlp.expert", true);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.out, "qcheck: error: no module 'model.language_model.layers.45.mlp.expert' in " +
                      fixture("glm-nvfp4-nextn") +

@@ -18,9 +18,9 @@ class DiskFolder : public ::testing::Test
 protected:
   void SetUp() override
   {
-    m_root = fs::temp_directory_path() /
-             ("qcheck-disk-" + std::to_string(::getpid()) + "-" +
-              ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    m_root =
+      fs::temp_directory_path() / ("qcheck-disk-" + std::to_string(::getpid()) + "-" +
+                                   ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(m_root);
     fs::create_directories(m_root / "model");
     fs::create_directories(m_root / "blobs");
@@ -103,8 +103,8 @@ TEST_F(DiskFolder, ReadAllPaddedGivesTheBytesAndZeroPadding)
     const fs::path path = m_root / ("blob" + std::to_string(size));
     write(path, bytes);
     memory.add_file(path.string(), bytes);
-    for (const FileSystem* files : {static_cast<const FileSystem*>(&disk),
-                                    static_cast<const FileSystem*>(&memory)}) {
+    for (const FileSystem* files :
+         {static_cast<const FileSystem*>(&disk), static_cast<const FileSystem*>(&memory)}) {
       auto source = files->open(path.string());
       ASSERT_TRUE(source);
       auto all = (*source)->read_all_padded(64);

@@ -55,7 +55,7 @@ TEST(Patterns, FnmatchIsPythonFnmatchcase)
   EXPECT_TRUE(fnmatch("model.layers.?.mlp", "model.layers.7.mlp"));
   EXPECT_TRUE(fnmatch("model.layers.[0-4].x", "model.layers.3.x"));
   EXPECT_FALSE(fnmatch("model.layers.[!0-4].x", "model.layers.3.x"));
-  EXPECT_TRUE(fnmatch("a[b", "a[b")); // unclosed bracket is a literal
+  EXPECT_TRUE(fnmatch("a[b", "a[b"));          // unclosed bracket is a literal
   EXPECT_FALSE(fnmatch("Lm_head", "lm_head")); // case-sensitive
   EXPECT_TRUE(fnmatch("*", ""));
   EXPECT_FALSE(fnmatch("a*b*c", std::string(10000, 'a') + "b")); // no blow-up
@@ -134,7 +134,8 @@ TEST(Patterns, FnmatchAgreesWithTheDefinitionOnRandomPatterns)
     }
     const bool expected = reference_fnmatch(pattern, text);
     matches += expected ? 1 : 0;
-    ASSERT_EQ(fnmatch(pattern, text), expected) << "pattern '" << pattern << "' text '" << text << "'";
+    ASSERT_EQ(fnmatch(pattern, text), expected)
+      << "pattern '" << pattern << "' text '" << text << "'";
   }
   EXPECT_GT(matches, 500u); // the random cases include plenty of matches
 }
@@ -223,13 +224,13 @@ TEST(Patterns, RegexLiteralStartStopsWhereTheRegexMayDiffer)
 {
   EXPECT_EQ(regex_literal_start(R"(model\.layers\.3\.mlp\.experts\..*)"),
             "model.layers.3.mlp.experts.");
-  EXPECT_EQ(regex_literal_start("mtp.*"), "mtp");       // '.' is any character
-  EXPECT_EQ(regex_literal_start("model_?x"), "model");  // '?' makes '_' optional
+  EXPECT_EQ(regex_literal_start("mtp.*"), "mtp");      // '.' is any character
+  EXPECT_EQ(regex_literal_start("model_?x"), "model"); // '?' makes '_' optional
   EXPECT_EQ(regex_literal_start(R"(a\.{2}b)"), "a");   // so does {2} (it may be {0})
-  EXPECT_EQ(regex_literal_start("ab+c"), "ab");         // one 'b' at least
-  EXPECT_EQ(regex_literal_start("lm_head|mtp"), "");    // an alternative starts otherwise
+  EXPECT_EQ(regex_literal_start("ab+c"), "ab");        // one 'b' at least
+  EXPECT_EQ(regex_literal_start("lm_head|mtp"), "");   // an alternative starts otherwise
   EXPECT_EQ(regex_literal_start("(?i)model"), "");
-  EXPECT_EQ(regex_literal_start(R"(\dlayer)"), "");      // a class, not a literal
+  EXPECT_EQ(regex_literal_start(R"(\dlayer)"), ""); // a class, not a literal
   EXPECT_EQ(regex_literal_start("[ab]c"), "");
 }
 
@@ -250,7 +251,7 @@ TEST(Engines, VllmModelOptSplitsStarIntoPrefixAndSubstring)
 
 TEST(Engines, SglangModelOptUsesDottedBoundariesAndComponentGlobs)
 {
-  EXPECT_TRUE(sglang_mo("mtp*", "mtp.fc"));                       // component glob
+  EXPECT_TRUE(sglang_mo("mtp*", "mtp.fc")); // component glob
   EXPECT_TRUE(sglang_mo("model.layers.3", "model.layers.3.mlp.experts"));
   EXPECT_FALSE(sglang_mo("model.layers.1", "model.layers.10.mlp.experts"));
   EXPECT_FALSE(sglang_mo("mlp.gate", "model.layers.1.mlp.gate_up_proj")); // PR 23467
@@ -304,12 +305,15 @@ TEST(Engines, GptqDynamicFirstMatchWins)
   const Decision fc = decide(Engine::vllm, s, {}, layer("mtp.fc"), true);
   EXPECT_TRUE(fc.quantized);
   EXPECT_EQ(fc.matched, "+:.*mtp\\.fc");
-  const Decision moe = decide(Engine::vllm, s, {}, layer("mtp.layers.0.mlp.experts", LayerKind::fused_moe), false);
+  const Decision moe =
+    decide(Engine::vllm, s, {}, layer("mtp.layers.0.mlp.experts", LayerKind::fused_moe), false);
   EXPECT_FALSE(moe.quantized);
   EXPECT_EQ(moe.matched, "-:.*mtp.*");
   // Fused MoE without a negative key is quantized whatever is stored (no dtype inference).
   const ConfigSource plain = source(R"({"quant_method":"gptq","bits":4})");
-  EXPECT_TRUE(decide(Engine::vllm, plain, {}, layer("mtp.layers.0.mlp.experts", LayerKind::fused_moe), false).quantized);
+  EXPECT_TRUE(
+    decide(Engine::vllm, plain, {}, layer("mtp.layers.0.mlp.experts", LayerKind::fused_moe), false)
+      .quantized);
   // Linear layers are inferred from dtypes when modules_in_block_to_quantize is absent.
   const Decision linear = decide(Engine::vllm, plain, {}, layer("mtp.fc"), false);
   EXPECT_TRUE(linear.inferred);
@@ -321,16 +325,20 @@ TEST(Engines, AutoRoundBlockNamesUseStartswithAndExtraConfigBits)
   const ConfigSource s = source(R"({"quant_method":"auto-round","bits":4,
     "block_name_to_quantize":["model.language_model.layers"],
     "extra_config":{"model.language_model.layers.0.linear_attn.in_proj_a":{"bits":16}}})");
-  EXPECT_TRUE(decide(Engine::vllm, s, {}, layer("model.language_model.layers.3.mlp.down_proj"), true).quantized);
+  EXPECT_TRUE(
+    decide(Engine::vllm, s, {}, layer("model.language_model.layers.3.mlp.down_proj"), true)
+      .quantized);
   EXPECT_FALSE(decide(Engine::vllm, s, {}, layer("mtp.fc"), false).quantized);
-  const Decision a = decide(Engine::vllm, s, {}, layer("model.language_model.layers.0.linear_attn.in_proj_a"), false);
+  const Decision a = decide(Engine::vllm, s, {},
+                            layer("model.language_model.layers.0.linear_attn.in_proj_a"), false);
   EXPECT_FALSE(a.quantized);
   EXPECT_EQ(a.matched, "model.language_model.layers.0.linear_attn.in_proj_a");
 }
 
 TEST(Engines, AwqSubstringAndFp8Exact)
 {
-  EXPECT_TRUE(entry_matches(Engine::vllm, QuantFormat::awq, "visual", "model.visual.blocks.0.attn.qkv"));
+  EXPECT_TRUE(
+    entry_matches(Engine::vllm, QuantFormat::awq, "visual", "model.visual.blocks.0.attn.qkv"));
   EXPECT_FALSE(entry_matches(Engine::vllm, QuantFormat::fp8, "linear_attn.in_proj_qkv",
                              "model.layers.0.linear_attn.in_proj_qkv"));
   EXPECT_TRUE(entry_matches(Engine::sglang, QuantFormat::fp8, "linear_attn.in_proj_qkv",
@@ -339,7 +347,9 @@ TEST(Engines, AwqSubstringAndFp8Exact)
 
 TEST(Engines, BitsandbytesComponentOrDottedPrefix)
 {
-  auto bnb = [](auto e, auto p) { return entry_matches(Engine::vllm, QuantFormat::bitsandbytes, e, p); };
+  auto bnb = [](auto e, auto p) {
+    return entry_matches(Engine::vllm, QuantFormat::bitsandbytes, e, p);
+  };
   EXPECT_TRUE(bnb("lm_head", "lm_head"));
   EXPECT_TRUE(bnb("visual", "model.visual.blocks.0.attn.qkv"));
   EXPECT_TRUE(bnb("model.visual", "model.visual.blocks.0.attn.qkv"));
@@ -358,7 +368,8 @@ TEST(Engines, SourcePrecedence)
 {
   Declaration d;
   d.sources.push_back(source(R"({"quant_method":"modelopt","quant_algo":"NVFP4","ignore":[]})"));
-  ConfigSource hf = parse_quant_block("hf_quant_config.json", "/quantization",
+  ConfigSource hf = parse_quant_block(
+    "hf_quant_config.json", "/quantization",
     R"({"producer":{"name":"modelopt"},"quantization":{"quant_algo":"NVFP4","exclude_modules":["x"]}})");
   d.sources.push_back(hf);
   EXPECT_EQ(source_for(d, Engine::vllm)->file, "config.json");
@@ -370,10 +381,12 @@ TEST(Engines, SourcePrecedence)
 
 TEST(Engines, NamespaceHelpers)
 {
-  EXPECT_EQ(strip_language_model("model.language_model.layers.45.eh_proj"), "model.layers.45.eh_proj");
+  EXPECT_EQ(strip_language_model("model.language_model.layers.45.eh_proj"),
+            "model.layers.45.eh_proj");
   EXPECT_EQ(strip_language_model("language_model.model.layers.1"), "model.layers.1");
   EXPECT_EQ(strip_language_model("mtp.fc"), "mtp.fc");
-  EXPECT_EQ(vllm_namespace("model.language_model.layers.0.mlp"), "language_model.model.layers.0.mlp");
+  EXPECT_EQ(vllm_namespace("model.language_model.layers.0.mlp"),
+            "language_model.model.layers.0.mlp");
   EXPECT_EQ(vllm_namespace("model.visual.blocks.0"), "visual.blocks.0");
 }
 
@@ -384,7 +397,8 @@ TEST(Engines, DraftOverridesAreNamed)
   EngineLayer fc = layer("mtp.fc");
   fc.draft = true;
   fc.draft_root = "mtp";
-  const ConfigSource nvfp4 = source(R"({"quant_method":"modelopt","quant_algo":"NVFP4","ignore":[]})");
+  const ConfigSource nvfp4 =
+    source(R"({"quant_method":"modelopt","quant_algo":"NVFP4","ignore":[]})");
   const Decision d = decide(Engine::vllm, nvfp4, qwen, fc, false);
   EXPECT_FALSE(d.quantized);
   EXPECT_EQ(d.override_note, "vLLM forces mtp.fc unquantized for modelopt_fp4 (Qwen3-Next/3.5)");
@@ -405,13 +419,31 @@ struct NameMaker
   }
   std::string name()
   {
-    static const std::vector<std::string> k_roots{
-      "model", "model.language_model", "language_model.model", "language_model", "mtp",
-      "model.visual", "Model"};
-    static const std::vector<std::string> k_parts{
-      "layers", "0", "1", "45", "mlp", "experts", "7", "down_proj", "gate", "q_a_proj",
-      "fused_qkv_a_proj_with_mqa", "kv_b_proj", "self_attn", "shared_experts", "Down_Proj",
-      "lm_head", "fc", "experts.0"};
+    static const std::vector<std::string> k_roots{"model",
+                                                  "model.language_model",
+                                                  "language_model.model",
+                                                  "language_model",
+                                                  "mtp",
+                                                  "model.visual",
+                                                  "Model"};
+    static const std::vector<std::string> k_parts{"layers",
+                                                  "0",
+                                                  "1",
+                                                  "45",
+                                                  "mlp",
+                                                  "experts",
+                                                  "7",
+                                                  "down_proj",
+                                                  "gate",
+                                                  "q_a_proj",
+                                                  "fused_qkv_a_proj_with_mqa",
+                                                  "kv_b_proj",
+                                                  "self_attn",
+                                                  "shared_experts",
+                                                  "Down_Proj",
+                                                  "lm_head",
+                                                  "fc",
+                                                  "experts.0"};
     std::string out = k_roots[next(k_roots.size())];
     for (size_t i = next(5); i > 0; --i) {
       out += "." + k_parts[next(k_parts.size())];
@@ -467,9 +499,9 @@ struct NameMaker
 };
 
 // The formats whose exclusion lists engines match entry by entry.
-constexpr std::array k_list_formats{QuantFormat::modelopt,     QuantFormat::compressed_tensors,
-                                    QuantFormat::quark,        QuantFormat::bitsandbytes,
-                                    QuantFormat::fp8,          QuantFormat::awq};
+constexpr std::array k_list_formats{QuantFormat::modelopt, QuantFormat::compressed_tensors,
+                                    QuantFormat::quark,    QuantFormat::bitsandbytes,
+                                    QuantFormat::fp8,      QuantFormat::awq};
 
 } // namespace
 
@@ -482,7 +514,7 @@ TEST(Engines, CompiledListCandidatesIncludeEveryMatch)
   size_t matches = 0;
   for (QuantFormat format : k_list_formats) {
     // Mixed lists, and lists of plain names only (substring engines then index no glob at all).
-    for (const bool literal_only : { false, true }) {
+    for (const bool literal_only : {false, true}) {
       ConfigSource s;
       s.format = format;
       while (s.excludes.size() < 400) {

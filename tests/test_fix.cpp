@@ -54,9 +54,9 @@ class FixFolder : public ::testing::Test
 protected:
   void copy_fixture(const std::string& name)
   {
-    m_dir = fs::temp_directory_path() /
-            ("qcheck-fix-" + std::to_string(::getpid()) + "-" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    m_dir =
+      fs::temp_directory_path() / ("qcheck-fix-" + std::to_string(::getpid()) + "-" +
+                                   ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(m_dir);
     fs::create_directories(m_dir);
     fs::copy(fixture(name), m_dir / "model", fs::copy_options::recursive);
@@ -328,11 +328,10 @@ TEST_F(FixFolder, InplaceWritesBothFilesAndLintIsCleanAfterwards)
   EXPECT_EQ(applied->written.size(), 2u);
   EXPECT_TRUE(lint_or_die(disk, model()).report.findings.empty());
   // No temporary or backup file left in the model folder.
-  EXPECT_EQ(listing(), (std::vector<std::string>{"config.json", "hf_quant_config.json",
-                                                 "model-00001-of-00003.safetensors",
-                                                 "model-00002-of-00003.safetensors",
-                                                 "model-00003-of-00003.safetensors",
-                                                 "model.safetensors.index.json"}));
+  EXPECT_EQ(listing(), (std::vector<std::string>{
+                         "config.json", "hf_quant_config.json", "model-00001-of-00003.safetensors",
+                         "model-00002-of-00003.safetensors", "model-00003-of-00003.safetensors",
+                         "model.safetensors.index.json"}));
 }
 
 TEST_F(FixFolder, FailedRenameRestoresEveryFile)
@@ -437,8 +436,12 @@ TEST(Fix, NeverWritesSafetensors)
 
 TEST(Fix, UnifiedDiff)
 {
-  FileEdit edit{"config.json", "{\n  \"a\": [\n    \"x\"\n  ]\n}\n",
-                "{\n  \"a\": [\n    \"x\",\n    \"y\"\n  ]\n}\n", {}, false, 0644};
+  FileEdit edit{"config.json",
+                "{\n  \"a\": [\n    \"x\"\n  ]\n}\n",
+                "{\n  \"a\": [\n    \"x\",\n    \"y\"\n  ]\n}\n",
+                {},
+                false,
+                0644};
   EXPECT_EQ(unified_diff(edit), "--- a/config.json\n+++ b/config.json\n@@ -1,5 +1,6 @@\n {\n"
                                 "   \"a\": [\n-    \"x\"\n+    \"x\",\n+    \"y\"\n   ]\n }\n");
 }

@@ -318,9 +318,9 @@ TEST(Formats, CompressedTensorsFp8VlmCheckpointNamespaceRegex)
   EXPECT_EQ(codes_at(r.j, "error"), Names{"QC101"}) << r.j.dump(2);
   expect_engines(union_of(r.j, "QC101", "engines"), {"vllm"}, all_engines);
   EXPECT_EQ(union_of(r.j, "QC101", "modules"),
-            with_prefix("model.visual.", {"blocks.0.attn.qkv", "blocks.0.attn.proj",
-                                          "blocks.0.mlp.linear_fc1", "blocks.0.mlp.linear_fc2",
-                                          "merger.linear_fc1", "merger.linear_fc2"}));
+            with_prefix("model.visual.",
+                        {"blocks.0.attn.qkv", "blocks.0.attn.proj", "blocks.0.mlp.linear_fc1",
+                         "blocks.0.mlp.linear_fc2", "merger.linear_fc1", "merger.linear_fc2"}));
   EXPECT_GE(warnings_naming(r.j, "re:model\\.visual\\..*", ""), 1u) << "R22";
 }
 

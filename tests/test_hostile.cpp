@@ -89,9 +89,9 @@ class Hostile : public ::testing::Test
 protected:
   void SetUp() override
   {
-    m_root = fs::temp_directory_path() /
-             ("qcheck-hostile-" + std::to_string(::getpid()) + "-" +
-              ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    m_root =
+      fs::temp_directory_path() / ("qcheck-hostile-" + std::to_string(::getpid()) + "-" +
+                                   ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(m_root);
     fs::create_directories(m_root / "model");
     m_model = m_root / "model";
@@ -286,8 +286,9 @@ TEST_F(Hostile, DenseHeaderWithoutTheMemoryToParseIt)
     shape += ",1";
   }
   shard("model.safetensors", R"({"a":)" + tensor("U8", shape + "]", "[0,1]") + "}", 1);
-  expect_lint(1, {{"QC001", "error", "model.safetensors",
-                   "not enough memory to parse the 20000051-byte header"}},
+  expect_lint(1,
+              {{"QC001", "error", "model.safetensors",
+                "not enough memory to parse the 20000051-byte header"}},
               100 * k_mib);
 }
 
@@ -320,8 +321,8 @@ TEST_F(Hostile, TensorNamesWithSlashesDotsAndNulAreOnlyNames)
 {
   shard("model.safetensors",
         R"({"../../etc/passwd.weight":)" + tensor("BF16", "[1]", "[0,2]") +
-          R"(,"/abs/path.weight":)" + tensor("BF16", "[1]", "[2,4]") +
-          R"(,"x\u0000y.weight":)" + tensor("BF16", "[1]", "[4,6]") + "}",
+          R"(,"/abs/path.weight":)" + tensor("BF16", "[1]", "[2,4]") + R"(,"x\u0000y.weight":)" +
+          tensor("BF16", "[1]", "[4,6]") + "}",
         6);
   expect_lint(0, {});
 }
@@ -345,8 +346,8 @@ TEST_F(Hostile, OffsetBeyondSixtyFourBits)
 TEST_F(Hostile, OffsetsAtTheTopOfTheRange)
 {
   shard("model.safetensors",
-        R"({"a.weight":)" +
-          tensor("BF16", "[1]", "[18446744073709551614,18446744073709551615]") + "}",
+        R"({"a.weight":)" + tensor("BF16", "[1]", "[18446744073709551614,18446744073709551615]") +
+          "}",
         2);
   expect_lint(1, {header_error("tensor 'a.weight': data_offsets [18446744073709551614, "
                                "18446744073709551615] hold 1 bytes but BF16 [1] needs 2"),
@@ -408,12 +409,12 @@ TEST_F(Hostile, FifoDirectoryAndDanglingLinkNamedSafetensors)
   ASSERT_EQ(::mkfifo((m_model / "fifo.safetensors").c_str(), 0600), 0);
   fs::create_directory(m_model / "dir.safetensors");
   fs::create_symlink(m_root / "missing", m_model / "dangling.safetensors");
-  expect_lint(1, {{"QC008", "error", "dangling.safetensors",
-                   "is a dangling symbolic link, not a regular file; not read"},
-                  {"QC008", "error", "dir.safetensors",
-                   "is a directory, not a regular file; not read"},
-                  {"QC008", "error", "fifo.safetensors",
-                   "is a special file (FIFO, socket or device), not a regular file; not read"}});
+  expect_lint(
+    1, {{"QC008", "error", "dangling.safetensors",
+         "is a dangling symbolic link, not a regular file; not read"},
+        {"QC008", "error", "dir.safetensors", "is a directory, not a regular file; not read"},
+        {"QC008", "error", "fifo.safetensors",
+         "is a special file (FIFO, socket or device), not a regular file; not read"}});
 }
 
 TEST_F(Hostile, ShardThatLinksToATextFile)
@@ -656,8 +657,7 @@ TEST(HostileLibrary, DeepNestingIsRefusedAfterALargeHeaderToo)
       const Header h = read_header(**fs.open(file));
       EXPECT_FALSE(h.readable);
       ASSERT_EQ(h.problems.size(), 1u);
-      EXPECT_EQ(h.problems[0].message,
-                "header is not valid JSON: nested more than 64 levels deep");
+      EXPECT_EQ(h.problems[0].message, "header is not valid JSON: nested more than 64 levels deep");
     }
   }
 }

@@ -28,14 +28,13 @@ Scanned
 scan(const std::string& json)
 {
   Scanned out;
-  const WeightMapScan result =
-    scan_weight_map(
-      json,
-      [&](std::string_view tensor, const std::string_view* file) {
-        out.members.push_back({std::string(tensor),
-                               file ? std::optional<std::string>(*file) : std::nullopt});
-      },
-      [&] { out.members.clear(); });
+  const WeightMapScan result = scan_weight_map(
+    json,
+    [&](std::string_view tensor, const std::string_view* file) {
+      out.members.push_back(
+        {std::string(tensor), file ? std::optional<std::string>(*file) : std::nullopt});
+    },
+    [&] { out.members.clear(); });
   out.status = result.status;
   return out;
 }
@@ -72,17 +71,16 @@ TEST(IndexJson, MembersInTextOrderAsViews)
   EXPECT_EQ(starts[0], json.data() + json.find("b.weight")); // plain names are not copied
   EXPECT_EQ(result.decoded.size(), 2u);                      // escaped ones are
   const Scanned s = scan(json);
-  EXPECT_EQ(s.members,
-            (Members{ { "b.weight", "model-2.safetensors" },
-                      { "a.weight", "model-1.safetensors" },
-                      { "c", std::nullopt },
-                      { "d\xc3\xa9\n", "f\"g" } }));
+  EXPECT_EQ(s.members, (Members{{"b.weight", "model-2.safetensors"},
+                                {"a.weight", "model-1.safetensors"},
+                                {"c", std::nullopt},
+                                {"d\xc3\xa9\n", "f\"g"}}));
 }
 
 TEST(IndexJson, NoWeightMapObject)
 {
-  for (const std::string json : {"[]", "{}", R"({"weight_map": []})", R"({"metadata": {}})", "7",
-                                 R"("weight_map")"}) {
+  for (const std::string json :
+       {"[]", "{}", R"({"weight_map": []})", R"({"metadata": {}})", "7", R"("weight_map")"}) {
     EXPECT_EQ(scan(json).status, WeightMapScan::Status::no_weight_map) << json;
   }
   // The last weight_map key counts, as in Python's json.
@@ -91,22 +89,39 @@ TEST(IndexJson, NoWeightMapObject)
   const Scanned to_number = scan(R"({"weight_map": {"a": "x"}, "m": 1, "weight_map": 0})");
   EXPECT_EQ(to_number.status, WeightMapScan::Status::no_weight_map);
   EXPECT_TRUE(to_number.members.empty());
-  EXPECT_EQ(scan(R"({"weight_map": 0, "weight_map": {"b": "y"}})").members,
-            (Members{{"b", "y"}}));
+  EXPECT_EQ(scan(R"({"weight_map": 0, "weight_map": {"b": "y"}})").members, (Members{{"b", "y"}}));
   EXPECT_EQ(scan(R"({"weight_map": 0, "weight_map": {"b": "y"}})").status,
             WeightMapScan::Status::ok);
 }
 
 TEST(IndexJson, InvalidJsonIsRefused)
 {
-  for (const std::string json : std::vector<std::string>{"", " ", "{", R"({"weight_map": {"a": "x"})", R"({"weight_map": {"a": "x"}} x)",
-        R"({"weight_map": {"a": "x",}})", R"({"weight_map": {"a" "x"}})",
-        R"({"weight_map": {"a": "x\q"}})", "{\"weight_map\": {\"a\": \"x\ty\"}}",
-        R"({"weight_map": {"a": "\ud800"}})", R"({"weight_map": {"a": "\udc00x"}})",
-        R"({"weight_map": {"a": "\u12"}})", "{\"weight_map\": {\"a\xff\": \"x\"}}",
-        R"({"n": 01})", R"({"n": 1.})", R"({"n": -})", R"({"n": 1e})", R"({"n": .5})",
-        R"({"n": tru})", R"({"n": nul})", R"({"n": NaN})", R"({'a': 1})", R"({"a": 1,})",
-        R"({"weight_map": {"a": "unterminated})", "{\"a\": [" + std::string(2000, '[') + "]}"}) {
+  for (const std::string json :
+       std::vector<std::string>{"",
+                                " ",
+                                "{",
+                                R"({"weight_map": {"a": "x"})",
+                                R"({"weight_map": {"a": "x"}} x)",
+                                R"({"weight_map": {"a": "x",}})",
+                                R"({"weight_map": {"a" "x"}})",
+                                R"({"weight_map": {"a": "x\q"}})",
+                                "{\"weight_map\": {\"a\": \"x\ty\"}}",
+                                R"({"weight_map": {"a": "\ud800"}})",
+                                R"({"weight_map": {"a": "\udc00x"}})",
+                                R"({"weight_map": {"a": "\u12"}})",
+                                "{\"weight_map\": {\"a\xff\": \"x\"}}",
+                                R"({"n": 01})",
+                                R"({"n": 1.})",
+                                R"({"n": -})",
+                                R"({"n": 1e})",
+                                R"({"n": .5})",
+                                R"({"n": tru})",
+                                R"({"n": nul})",
+                                R"({"n": NaN})",
+                                R"({'a': 1})",
+                                R"({"a": 1,})",
+                                R"({"weight_map": {"a": "unterminated})",
+                                "{\"a\": [" + std::string(2000, '[') + "]}"}) {
     EXPECT_EQ(scan(json).status, WeightMapScan::Status::invalid_json) << json;
   }
 }
@@ -120,11 +135,15 @@ TEST(IndexJson, AgreesWithTheDomParserOnRandomAndDamagedDocuments)
     state = state * 6364136223846793005ull + 1442695040888963407ull;
     return static_cast<size_t>((state >> 33) % n);
   };
-  const std::vector<std::string> strings{
-    R"("model.layers.0.mlp.down_proj.weight")", R"("model-00001-of-00002.safetensors")",
-    R"("a\"b")", R"("\u00e9\ud83d\ude00")", R"("")", R"("x\\y\/z\n")", R"("weight_map")"};
-  const std::vector<std::string> scalars{"0", "-1", "2.5", "1e3", "-0.0E-2", "true", "false",
-                                         "null", "123456"};
+  const std::vector<std::string> strings{R"("model.layers.0.mlp.down_proj.weight")",
+                                         R"("model-00001-of-00002.safetensors")",
+                                         R"("a\"b")",
+                                         R"("\u00e9\ud83d\ude00")",
+                                         R"("")",
+                                         R"("x\\y\/z\n")",
+                                         R"("weight_map")"};
+  const std::vector<std::string> scalars{"0",    "-1",    "2.5",  "1e3",   "-0.0E-2",
+                                         "true", "false", "null", "123456"};
   std::function<std::string(int)> value = [&](int depth) -> std::string {
     const size_t kind = next(depth > 2 ? 2 : 4);
     if (kind == 0) {
@@ -151,8 +170,8 @@ TEST(IndexJson, AgreesWithTheDomParserOnRandomAndDamagedDocuments)
              (next(5) ? strings[next(strings.size())] : value(2)) + (i > 1 ? ", " : "");
     }
     map += "}";
-    std::string json = next(8) ? R"({"metadata": )" + value(1) + R"(, "weight_map": )" + map + "}"
-                               : value(0);
+    std::string json =
+      next(8) ? R"({"metadata": )" + value(1) + R"(, "weight_map": )" + map + "}" : value(0);
     for (size_t d = round % 3; d > 0 && !json.empty(); --d) {
       const size_t at = next(json.size());
       switch (next(3)) {

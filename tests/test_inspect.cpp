@@ -108,10 +108,9 @@ TEST(Inspect, JsonEscapesNamesAsTheDomDumpDid)
 {
   // The builder pastes names into the header as they are: these are JSON-escaped spellings.
   MemoryFileSystem fs;
-  fs.add_file("m/model.safetensors",
-              test::safetensors({{R"(a.\"q\\uote\".weight)", "BF16", {2, 3}},
-                                 {R"(b.tab\t\u0001.weight)", "F32", {}},
-                                 {R"(c.\u00e9t\u00e9.weight)", "U8", {4}}}));
+  fs.add_file("m/model.safetensors", test::safetensors({{R"(a.\"q\\uote\".weight)", "BF16", {2, 3}},
+                                                        {R"(b.tab\t\u0001.weight)", "F32", {}},
+                                                        {R"(c.\u00e9t\u00e9.weight)", "U8", {4}}}));
   auto checkpoint = load_checkpoint(fs, "m");
   ASSERT_TRUE(checkpoint);
   ASSERT_EQ(checkpoint->tensors.size(), 3u);
@@ -127,7 +126,8 @@ TEST(Inspect, JsonIsHandedOverInPieces)
 {
   std::vector<test::TensorSpec> tensors;
   for (int i = 0; i < 3000; ++i) {
-    tensors.push_back({"model.layers." + std::to_string(i) + ".mlp.down_proj.weight", "BF16", {8, 8}});
+    tensors.push_back(
+      {"model.layers." + std::to_string(i) + ".mlp.down_proj.weight", "BF16", {8, 8}});
   }
   MemoryFileSystem fs;
   fs.add_file("m/model.safetensors", test::safetensors(tensors));

@@ -878,7 +878,8 @@ TEST(JsonTextRefusal, FineDocumentsAndInvalidOnes)
 
 TEST(JsonTextRemove, RemovesElementsKeepingTheLayout)
 {
-  const std::string multi = "{\n  \"ignore\": [\n    \"a\",\n    \"b\",\n    \"c\"\n  ],\n  \"x\": 1e-06\n}\n";
+  const std::string multi =
+    "{\n  \"ignore\": [\n    \"a\",\n    \"b\",\n    \"c\"\n  ],\n  \"x\": 1e-06\n}\n";
   EXPECT_EQ(*qcheck::remove_from_string_array(multi, "/ignore", {"b"}),
             "{\n  \"ignore\": [\n    \"a\",\n    \"c\"\n  ],\n  \"x\": 1e-06\n}\n");
   EXPECT_EQ(*qcheck::remove_from_string_array(multi, "/ignore", {"a"}),

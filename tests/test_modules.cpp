@@ -50,7 +50,8 @@ struct FamilyCase
 
 TEST(Modules, SplitTensorName)
 {
-  EXPECT_EQ(split_tensor_name("a.b.weight"), (std::pair<std::string_view, std::string_view>{"a.b", "weight"}));
+  EXPECT_EQ(split_tensor_name("a.b.weight"),
+            (std::pair<std::string_view, std::string_view>{"a.b", "weight"}));
   EXPECT_EQ(split_tensor_name("a.weight.absmax").first, "a");
   EXPECT_EQ(split_tensor_name("a.weight.quant_state.bitsandbytes__nf4").first, "a");
   EXPECT_EQ(split_tensor_name("bias").first, "");
@@ -70,29 +71,40 @@ TEST(Modules, EveryStorageFamily)
 {
   const std::vector<FamilyCase> cases{
     {"modelopt nvfp4",
-     {{"p.weight", "U8", {8, 16}}, {"p.weight_scale", "F8_E4M3", {8, 2}},
-      {"p.weight_scale_2", "F32", {}}, {"p.input_scale", "F32", {}}},
+     {{"p.weight", "U8", {8, 16}},
+      {"p.weight_scale", "F8_E4M3", {8, 2}},
+      {"p.weight_scale_2", "F32", {}},
+      {"p.input_scale", "F32", {}}},
      QuantFamily::modelopt_nvfp4},
-    {"fp8 per tensor", {{"p.weight", "F8_E4M3", {8, 8}}, {"p.weight_scale", "F32", {}}},
+    {"fp8 per tensor",
+     {{"p.weight", "F8_E4M3", {8, 8}}, {"p.weight_scale", "F32", {}}},
      QuantFamily::fp8_per_tensor},
-    {"fp8 block", {{"p.weight", "F8_E4M3", {256, 256}}, {"p.weight_scale_inv", "F32", {2, 2}}},
+    {"fp8 block",
+     {{"p.weight", "F8_E4M3", {256, 256}}, {"p.weight_scale_inv", "F32", {2, 2}}},
      QuantFamily::fp8_block},
-    {"mxfp8", {{"p.weight", "F8_E4M3", {8, 64}}, {"p.weight_scale", "U8", {8, 2}}},
+    {"mxfp8",
+     {{"p.weight", "F8_E4M3", {8, 64}}, {"p.weight_scale", "U8", {8, 2}}},
      QuantFamily::mxfp8},
-    {"int8", {{"p.weight", "I8", {8, 8}}, {"p.weight_scale", "F32", {8, 1}}},
+    {"int8",
+     {{"p.weight", "I8", {8, 8}}, {"p.weight_scale", "F32", {8, 1}}},
      QuantFamily::int8_scaled},
     {"ct pack",
-     {{"p.weight_packed", "I32", {8, 4}}, {"p.weight_scale", "BF16", {8, 1}},
+     {{"p.weight_packed", "I32", {8, 4}},
+      {"p.weight_scale", "BF16", {8, 1}},
       {"p.weight_shape", "I64", {2}}},
      QuantFamily::ct_pack},
     {"ct nvfp4 pack",
-     {{"p.weight_packed", "U8", {8, 16}}, {"p.weight_scale", "F8_E4M3", {8, 2}},
+     {{"p.weight_packed", "U8", {8, 16}},
+      {"p.weight_scale", "F8_E4M3", {8, 2}},
       {"p.weight_global_scale", "F32", {1}}},
      QuantFamily::ct_nvfp4_pack},
-    {"ct mxfp4 pack", {{"p.weight_packed", "U8", {8, 16}}, {"p.weight_scale", "U8", {8, 1}}},
+    {"ct mxfp4 pack",
+     {{"p.weight_packed", "U8", {8, 16}}, {"p.weight_scale", "U8", {8, 1}}},
      QuantFamily::ct_mxfp4_pack},
     {"gptq",
-     {{"p.qweight", "I32", {8, 64}}, {"p.qzeros", "I32", {1, 8}}, {"p.scales", "F16", {1, 64}},
+     {{"p.qweight", "I32", {8, 64}},
+      {"p.qzeros", "I32", {1, 8}},
+      {"p.scales", "F16", {1, 64}},
       {"p.g_idx", "I32", {64}}},
      QuantFamily::gptq},
     {"awq",
@@ -103,10 +115,12 @@ TEST(Modules, EveryStorageFamily)
       {"p.experts.gate_up_proj_scales", "U8", {4, 16, 2}}},
      QuantFamily::mxfp4},
     {"bitsandbytes 4-bit",
-     {{"p.weight", "U8", {32, 1}}, {"p.weight.absmax", "F32", {4}},
+     {{"p.weight", "U8", {32, 1}},
+      {"p.weight.absmax", "F32", {4}},
       {"p.weight.quant_map", "F32", {16}}},
      QuantFamily::bitsandbytes},
-    {"bitsandbytes 8-bit", {{"p.weight", "I8", {8, 8}}, {"p.SCB", "F32", {8}}},
+    {"bitsandbytes 8-bit",
+     {{"p.weight", "I8", {8, 8}}, {"p.SCB", "F32", {8}}},
      QuantFamily::bitsandbytes},
     {"unknown", {{"p.weight", "I8", {8, 8}}}, QuantFamily::unknown},
   };
@@ -121,9 +135,12 @@ TEST(Modules, EveryStorageFamily)
 
 TEST(Modules, KvCacheScalesDoNotMakeAProjectionQuantized)
 {
-  auto l = load({{"a.k_proj.weight", "BF16", {8, 8}}, {"a.k_proj.k_scale", "F32", {}},
-                 {"a.v_proj.weight", "BF16", {8, 8}}, {"a.v_proj.v_scale", "F32", {}},
-                 {"a.o_proj.weight", "BF16", {8, 8}}, {"a.o_proj.input_scale", "F32", {}}});
+  auto l = load({{"a.k_proj.weight", "BF16", {8, 8}},
+                 {"a.k_proj.k_scale", "F32", {}},
+                 {"a.v_proj.weight", "BF16", {8, 8}},
+                 {"a.v_proj.v_scale", "F32", {}},
+                 {"a.o_proj.weight", "BF16", {8, 8}},
+                 {"a.o_proj.input_scale", "F32", {}}});
   for (auto name : {"a.k_proj", "a.v_proj", "a.o_proj"}) {
     EXPECT_EQ(module(*l, name).storage, Storage::unquantized) << name;
   }

@@ -199,26 +199,16 @@ TEST(RegexGroups, CapturingNamedNonCapturingAndComments)
 TEST(RegexRepetition, QuantifiersAndCountedBounds)
 {
   check({
-    {"a{3}", "aa", false, false, false},
-    {"a{3}", "aaa", true, true, true},
-    {"a{3}", "aaaa", true, false, true},
-    {"a{2,3}", "aaaa", true, false, true},
-    {"a{,2}", "", true, true, true},
-    {"a{2,}", "aaaaa", true, true, true},
-    {"a{,}", "aaa", true, true, true},
-    {"a{0}", "", true, true, true},
-    {"a{2,3}?", "aaa", true, true, true},
-    {"a*?", "aaa", true, true, true},
-    {"a+?", "aa", true, true, true},
-    {"a??", "a", true, true, true},
-    {"a{", "a{", true, true, true},
-    {"a{1,x}", "a{1,x}", true, true, true},
-    {"a{}", "a{}", true, true, true},
-    {"{", "{", true, true, true},
-    {"x{2}y", "xxy", true, true, true},
-    {"(?:ab){2}", "abab", true, true, true},
-    {"a{1,3}b", "aaaab", false, false, true},
-    {"a+", "", false, false, false},
+    {"a{3}", "aa", false, false, false},      {"a{3}", "aaa", true, true, true},
+    {"a{3}", "aaaa", true, false, true},      {"a{2,3}", "aaaa", true, false, true},
+    {"a{,2}", "", true, true, true},          {"a{2,}", "aaaaa", true, true, true},
+    {"a{,}", "aaa", true, true, true},        {"a{0}", "", true, true, true},
+    {"a{2,3}?", "aaa", true, true, true},     {"a*?", "aaa", true, true, true},
+    {"a+?", "aa", true, true, true},          {"a??", "a", true, true, true},
+    {"a{", "a{", true, true, true},           {"a{1,x}", "a{1,x}", true, true, true},
+    {"a{}", "a{}", true, true, true},         {"{", "{", true, true, true},
+    {"x{2}y", "xxy", true, true, true},       {"(?:ab){2}", "abab", true, true, true},
+    {"a{1,3}b", "aaaab", false, false, true}, {"a+", "", false, false, false},
   });
 }
 
@@ -239,8 +229,8 @@ TEST(RegexRealConfigs, IgnoreEntriesAndDynamicKeys)
     {R"(.*\.1[0-5]\..*)", "model.layers.112.mlp", false, false, false},
     {R"(.*\.(gate|up|down)_proj)", "model.layers.0.mlp.experts.7.down_proj", true, true, true},
     {R"(.*self_attn\.(q|k|v|o)_proj$)", "model.layers.0.self_attn.o_proj", true, true, true},
-    {R"(model\.layers\.\d+\.mlp\.experts\.\d+\..*)", "model.layers.3.mlp.experts.127.up_proj",
-     true, true, true},
+    {R"(model\.layers\.\d+\.mlp\.experts\.\d+\..*)", "model.layers.3.mlp.experts.127.up_proj", true,
+     true, true},
     {R"(.*\.mlp\.gate$)", "model.layers.3.mlp.shared_expert_gate", false, false, false},
     {"(?i).*LM_HEAD", "lm_head", true, true, true},
   });

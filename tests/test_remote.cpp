@@ -119,8 +119,8 @@ public:
     m_pid = -1;
   }
 
-  int port() const {return m_port;}
-  std::string base() const {return "http://127.0.0.1:" + std::to_string(m_port);}
+  int port() const { return m_port; }
+  std::string base() const { return "http://127.0.0.1:" + std::to_string(m_port); }
 
 private:
   pid_t m_pid = -1;
@@ -219,10 +219,9 @@ public:
     write_text(s_tmp / "repos/big/model.safetensors", safetensors_file(24 * 8192));
     const std::string fixtures = QCHECK_FIXTURES;
     s_server = new TestServer;
-    s_started = s_server->start({"--mount", "fixtures=" + fixtures, "--mount",
-                                 "formats=" + fixtures + "/formats", "--mount",
-                                 "tmp=" + (s_tmp / "repos").string(), "--token", k_token,
-                                 "--page-size", "4"});
+    s_started = s_server->start(
+      {"--mount", "fixtures=" + fixtures, "--mount", "formats=" + fixtures + "/formats", "--mount",
+       "tmp=" + (s_tmp / "repos").string(), "--token", k_token, "--page-size", "4"});
   }
 
   static void TearDownTestSuite()
@@ -233,7 +232,7 @@ public:
     fs::remove_all(s_tmp);
   }
 
-  void SetUp() override {ASSERT_TRUE(s_started) << "the loopback HTTP server did not start";}
+  void SetUp() override { ASSERT_TRUE(s_started) << "the loopback HTTP server did not start"; }
 
   static std::string endpoint(const std::string& mode = "hub")
   {
@@ -256,7 +255,7 @@ public:
   {
     return nlohmann::json::parse(body_of(raw_get(s_server->port(), "/_stats")));
   }
-  static void reset_stats() {raw_get(s_server->port(), "/_reset");}
+  static void reset_stats() { raw_get(s_server->port(), "/_reset"); }
 
   // Lint JSON of one report with the folder blanked, for comparisons.
   static nlohmann::json lint_json(const qcheck::FileSystem& files, const std::string& path)
@@ -802,8 +801,8 @@ TEST_F(RemoteTest, PagedTreeAndUnindexedShardsAreListed)
   const fs::path repo = s_tmp / "repos/extra";
   fs::create_directories(repo);
   for (const auto& entry : fs::directory_iterator(fixture_dir("qwen-w4a16-mtp"))) {
-    fs::copy_file(
-      entry.path(), repo / entry.path().filename(), fs::copy_options::overwrite_existing);
+    fs::copy_file(entry.path(), repo / entry.path().filename(),
+                  fs::copy_options::overwrite_existing);
   }
   write_text(repo / "stray.safetensors", safetensors_file(2));
   qcheck::HttpFileSystem remote(*qcheck::parse_remote_path("hf://tmp/extra"), options());

@@ -32,7 +32,8 @@ fixture(const std::string& name)
 }
 
 void
-expect_keys_within(const Json& object, const std::set<std::string>& allowed, const std::string& what)
+expect_keys_within(const Json& object, const std::set<std::string>& allowed,
+                   const std::string& what)
 {
   ASSERT_TRUE(object.is_object()) << what;
   for (const auto& [key, _] : object.items()) {
@@ -118,8 +119,9 @@ TEST(Report, SarifStructureFieldByField)
   expect_keys_within(driver, {"name", "version", "rules"}, "driver");
   std::set<std::string> ids;
   for (const Json& r : driver["rules"]) {
-    expect_keys_within(r, {"id", "name", "shortDescription", "fullDescription", "help",
-                           "defaultConfiguration", "properties"},
+    expect_keys_within(r,
+                       {"id", "name", "shortDescription", "fullDescription", "help",
+                        "defaultConfiguration", "properties"},
                        "rule");
     EXPECT_TRUE(r["shortDescription"]["text"].is_string());
     EXPECT_TRUE(r["fullDescription"]["text"].is_string());
@@ -131,9 +133,10 @@ TEST(Report, SarifStructureFieldByField)
   EXPECT_EQ(ids, (std::set<std::string>{"QC108", "QC112", "QC116"}));
   ASSERT_EQ(run["results"].size(), 3u);
   for (const Json& result : run["results"]) {
-    expect_keys_within(result, {"ruleId", "ruleIndex", "level", "message", "locations",
-                                "partialFingerprints", "properties"},
-                       "result");
+    expect_keys_within(
+      result,
+      {"ruleId", "ruleIndex", "level", "message", "locations", "partialFingerprints", "properties"},
+      "result");
     EXPECT_EQ(driver["rules"][result["ruleIndex"].get<size_t>()]["id"], result["ruleId"]);
     EXPECT_TRUE(result["message"]["text"].is_string());
     const Json& location = result["locations"][0]["physicalLocation"];
@@ -200,7 +203,8 @@ TEST(Report, PositionsPointAtTheListInTwoAndFourSpaceConfigs)
 
 TEST(Report, OutputFileOption)
 {
-  const fs::path out = fs::temp_directory_path() / ("qcheck-out-" + std::to_string(::getpid()) + ".sarif");
+  const fs::path out =
+    fs::temp_directory_path() / ("qcheck-out-" + std::to_string(::getpid()) + ".sarif");
   EXPECT_EQ(run_stdout("lint --format sarif -o " + out.string() + " " + fixture("plain-bf16")), "");
   std::ifstream in(out);
   EXPECT_EQ(Json::parse(in)["version"], "2.1.0");
@@ -218,9 +222,10 @@ TEST(Report, ControlCharactersCannotForgeLinesOrReachTheTerminal)
   f.message = "tensor 'a\nm/config.json:1:1: error: fake\x1b[2J': unknown dtype 'FP4'";
   report.findings.push_back(f);
   const std::string text = render_text(report);
-  EXPECT_EQ(text.substr(0, text.find('\n') + 1),
-            "m/x.safetensors: error: tensor 'a\\x0am/config.json:1:1: error: fake\\x1b[2J': unknown "
-            "dtype 'FP4' [QC001 invalid-shard-header]\n");
+  EXPECT_EQ(
+    text.substr(0, text.find('\n') + 1),
+    "m/x.safetensors: error: tensor 'a\\x0am/config.json:1:1: error: fake\\x1b[2J': unknown "
+    "dtype 'FP4' [QC001 invalid-shard-header]\n");
   EXPECT_EQ(github_escape_data("a\x1b[2J"), "a%1B[2J");
 }
 
@@ -381,7 +386,6 @@ TEST(Report, OrderBySeverityIsAStableSort)
     }
   }
 }
-
 
 // Text comes in pieces for a long report; colour wraps the severity and "fix:" only.
 TEST(Report, TextIsWrittenInPiecesAndPaintsOnlyWhenAsked)

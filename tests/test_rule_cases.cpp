@@ -340,9 +340,8 @@ TEST(RuleCases, QC001Positive)
   fs.add_file("m/model.safetensors", test::raw_safetensors(header, 0, header.size() + 100));
   const Report r = lint_folder(fs);
   const Finding f = only(r, RuleId::shard_header,
-                         "header length " + std::to_string(header.size() + 100) +
-                           " exceeds the " + std::to_string(header.size()) +
-                           " bytes that follow it in the file");
+                         "header length " + std::to_string(header.size() + 100) + " exceeds the " +
+                           std::to_string(header.size()) + " bytes that follow it in the file");
   EXPECT_EQ(f.file, "model.safetensors");
 }
 
@@ -520,8 +519,8 @@ TEST(RuleCases, QC008Negative)
 // QC009: a trailing comma in config.json (a common hand-edit mistake).
 TEST(RuleCases, QC009Positive)
 {
-  const Report r = lint_folder(folder("{\n  \"model_type\": \"llama\",\n}\n",
-                                      bf16("model.layers.0.mlp.down_proj")));
+  const Report r = lint_folder(
+    folder("{\n  \"model_type\": \"llama\",\n}\n", bf16("model.layers.0.mlp.down_proj")));
   const Finding f =
     only(r, RuleId::config_invalid, "invalid JSON at line 3, column 1: trailing comma before '}'");
   EXPECT_EQ(f.file, "config.json");
@@ -546,10 +545,10 @@ TEST(RuleCases, QC010Positive)
 
 TEST(RuleCases, QC010Negative)
 {
-  const Report r = lint_folder(
-    folder(config(k_llama, R"({"quant_method": "fp8", "activation_scheme": "dynamic", )"
-                           R"("weight_block_size": [128, 128]})"),
-           fp8_block("model.layers.0.mlp.down_proj") + bf16("lm_head")));
+  const Report r =
+    lint_folder(folder(config(k_llama, R"({"quant_method": "fp8", "activation_scheme": "dynamic", )"
+                                       R"("weight_block_size": [128, 128]})"),
+                       fp8_block("model.layers.0.mlp.down_proj") + bf16("lm_head")));
   EXPECT_TRUE(r.findings.empty()) << text(r);
 }
 
@@ -559,8 +558,8 @@ TEST(RuleCases, QC011Positive)
   MemoryFileSystem fs;
   fs.add_file("m/config.json", config(k_llama));
   const Report r = lint_folder(fs);
-  const Finding f = only(r, RuleId::no_weights,
-                         "no *.safetensors files and no model.safetensors.index.json");
+  const Finding f =
+    only(r, RuleId::no_weights, "no *.safetensors files and no model.safetensors.index.json");
   EXPECT_EQ(f.file, "");
 }
 
@@ -624,9 +623,9 @@ glm_vlm_nvfp4()
 // drafter strips 'model.language_model.' and its substring rule misses model.layers.1.
 TEST(RuleCases, QC101PositiveVlmDraft)
 {
-  const Report r = lint_folder(folder(
-    config(k_glm_vlm, modelopt("NVFP4", {"lm_head", "model.language_model.layers.1*"})),
-    glm_vlm_nvfp4()));
+  const Report r = lint_folder(
+    folder(config(k_glm_vlm, modelopt("NVFP4", {"lm_head", "model.language_model.layers.1*"})),
+           glm_vlm_nvfp4()));
   const Finding f =
     only(r, RuleId::undeclared_unquantized,
          "MTP/NextN draft model.language_model.layers.1: 2 modules (2 tensors, BF16) stored "
@@ -638,10 +637,10 @@ TEST(RuleCases, QC101PositiveVlmDraft)
 
 TEST(RuleCases, QC101NegativeVlmDraft)
 {
-  const Report r = lint_folder(
-    folder(config(k_glm_vlm, modelopt("NVFP4", {"lm_head", "model.language_model.layers.1*",
-                                                "model.layers.1*"})),
-           glm_vlm_nvfp4()));
+  const Report r = lint_folder(folder(
+    config(k_glm_vlm,
+           modelopt("NVFP4", {"lm_head", "model.language_model.layers.1*", "model.layers.1*"})),
+    glm_vlm_nvfp4()));
   EXPECT_TRUE(r.findings.empty()) << text(r);
 }
 
@@ -649,24 +648,24 @@ TEST(RuleCases, QC101NegativeVlmDraft)
 // quantized_layers still lists but `ignore` excludes is built unquantized by every engine.
 TEST(RuleCases, QC101NegativeMixedPrecisionExcluded)
 {
-  const Report r = lint_folder(folder(
-    config(k_llama, R"({"quant_method": "modelopt", "quant_algo": "MIXED_PRECISION", )"
-                    R"("ignore": ["lm_head", "model.layers.1*"], "quantized_layers": {)"
-                    R"("model.layers.0.self_attn.o_proj": {"quant_algo": "NVFP4"}, )"
-                    R"("model.layers.0.mlp.down_proj": {"quant_algo": "NVFP4"}, )"
-                    R"("model.layers.1.mlp.down_proj": {"quant_algo": "NVFP4"}}})"),
-    llama_nvfp4_with_bf16_layer1()));
+  const Report r = lint_folder(
+    folder(config(k_llama, R"({"quant_method": "modelopt", "quant_algo": "MIXED_PRECISION", )"
+                           R"("ignore": ["lm_head", "model.layers.1*"], "quantized_layers": {)"
+                           R"("model.layers.0.self_attn.o_proj": {"quant_algo": "NVFP4"}, )"
+                           R"("model.layers.0.mlp.down_proj": {"quant_algo": "NVFP4"}, )"
+                           R"("model.layers.1.mlp.down_proj": {"quant_algo": "NVFP4"}}})"),
+           llama_nvfp4_with_bf16_layer1()));
   EXPECT_TRUE(findings(r, RuleId::undeclared_unquantized).empty()) << text(r);
 }
 
 // QC102 (R8): the list excludes a module that is stored NVFP4.
 TEST(RuleCases, QC102Positive)
 {
-  const Report r = lint_folder(folder(
-    config(k_llama,
-           modelopt("NVFP4", {"lm_head", "model.layers.0.mlp.down_proj",
-                              "model.layers.1.mlp.down_proj", "model.layers.1.self_attn.o_proj"})),
-    llama_nvfp4_with_bf16_layer1()));
+  const Report r =
+    lint_folder(folder(config(k_llama, modelopt("NVFP4", {"lm_head", "model.layers.0.mlp.down_proj",
+                                                          "model.layers.1.mlp.down_proj",
+                                                          "model.layers.1.self_attn.o_proj"})),
+                       llama_nvfp4_with_bf16_layer1()));
   const Finding f = only(r, RuleId::excluded_but_quantized,
                          "'model.layers.0.mlp.down_proj' is stored quantized but vLLM, SGLang "
                          "and TensorRT-LLM exclude it");
@@ -676,10 +675,10 @@ TEST(RuleCases, QC102Positive)
 
 TEST(RuleCases, QC102Negative)
 {
-  const Report r = lint_folder(
-    folder(config(k_llama, modelopt("NVFP4", {"lm_head", "model.layers.1.mlp.down_proj",
-                                              "model.layers.1.self_attn.o_proj"})),
-           llama_nvfp4_with_bf16_layer1()));
+  const Report r =
+    lint_folder(folder(config(k_llama, modelopt("NVFP4", {"lm_head", "model.layers.1.mlp.down_proj",
+                                                          "model.layers.1.self_attn.o_proj"})),
+                       llama_nvfp4_with_bf16_layer1()));
   EXPECT_TRUE(r.findings.empty()) << text(r);
 }
 
@@ -707,10 +706,10 @@ TEST(RuleCases, QC102PositiveQwen35QuarkDraftMix)
 TEST(RuleCases, QC103Positive)
 {
   const std::string a = "model.layers.0.self_attn.";
-  const Report r = lint_folder(
-    folder(config(k_llama, modelopt("NVFP4", {"lm_head"})),
-           nvfp4(a + "q_proj") + bf16(a + "k_proj") + bf16(a + "v_proj") + nvfp4(a + "o_proj") +
-             bf16("lm_head")));
+  const Report r =
+    lint_folder(folder(config(k_llama, modelopt("NVFP4", {"lm_head"})),
+                       nvfp4(a + "q_proj") + bf16(a + "k_proj") + bf16(a + "v_proj") +
+                         nvfp4(a + "o_proj") + bf16("lm_head")));
   const Finding f = only(r, RuleId::fused_shards_disagree,
                          "fused layer 'model.layers.0.self_attn.qkv_proj' mixes stored quantized "
                          "(1) and unquantized (2) members; engines decide once for the fused "
@@ -721,10 +720,10 @@ TEST(RuleCases, QC103Positive)
 TEST(RuleCases, QC103Negative)
 {
   const std::string a = "model.layers.0.self_attn.";
-  const Report r = lint_folder(
-    folder(config(k_llama, modelopt("NVFP4", {"lm_head"})),
-           nvfp4(a + "q_proj") + nvfp4(a + "k_proj") + nvfp4(a + "v_proj") + nvfp4(a + "o_proj") +
-             bf16("lm_head")));
+  const Report r =
+    lint_folder(folder(config(k_llama, modelopt("NVFP4", {"lm_head"})),
+                       nvfp4(a + "q_proj") + nvfp4(a + "k_proj") + nvfp4(a + "v_proj") +
+                         nvfp4(a + "o_proj") + bf16("lm_head")));
   EXPECT_TRUE(r.findings.empty()) << text(r);
 }
 
@@ -732,10 +731,10 @@ TEST(RuleCases, QC103Negative)
 TEST(RuleCases, QC103PositiveDeclared)
 {
   const std::string a = "model.layers.0.self_attn.";
-  const Report r = lint_folder(
-    folder(config(k_llama, modelopt("NVFP4", {"lm_head", a + "q_proj", a + "k_proj"})),
-           bf16(a + "q_proj") + bf16(a + "k_proj") + bf16(a + "v_proj") + nvfp4(a + "o_proj") +
-             bf16("lm_head")));
+  const Report r =
+    lint_folder(folder(config(k_llama, modelopt("NVFP4", {"lm_head", a + "q_proj", a + "k_proj"})),
+                       bf16(a + "q_proj") + bf16(a + "k_proj") + bf16(a + "v_proj") +
+                         nvfp4(a + "o_proj") + bf16("lm_head")));
   const Finding f =
     only(r, RuleId::fused_shards_disagree,
          "the shards of fused layer 'model.layers.0.self_attn.qkv_proj' are not excluded alike; "
@@ -763,10 +762,10 @@ TEST(RuleCases, QC103StoredMixtureReportedOncePerLayer)
   const std::string deepseek = R"("architectures": ["DeepseekV3ForCausalLM"], )"
                                R"("model_type": "deepseek_v3", "num_hidden_layers": 1, )"
                                R"("q_lora_rank": 64)";
-  const Report r = lint_folder(
-    folder(config(deepseek, modelopt("FP8", {"lm_head"})),
-           fp8(a + "q_a_proj") + bf16(a + "kv_a_proj_with_mqa") + fp8(a + "q_b_proj") +
-             fp8(a + "kv_b_proj") + fp8(a + "o_proj") + bf16("lm_head")));
+  const Report r =
+    lint_folder(folder(config(deepseek, modelopt("FP8", {"lm_head"})),
+                       fp8(a + "q_a_proj") + bf16(a + "kv_a_proj_with_mqa") + fp8(a + "q_b_proj") +
+                         fp8(a + "kv_b_proj") + fp8(a + "o_proj") + bf16("lm_head")));
   EXPECT_EQ(findings(r, RuleId::fused_shards_disagree).size(), 1u) << text(r);
 }
 
@@ -831,12 +830,12 @@ TEST(RuleCases, QC104Negative)
 TEST(RuleCases, QC104StoredMixtureReportedOncePerMoe)
 {
   const std::string d = "model.layers.1.";
-  const Report r = lint_folder(folder(
-    config(k_deepseek, modelopt("FP8", {"lm_head", d + "eh_proj", d + "shared_head.head",
-                                        "model.shared_head.head"})),
-    fp8("model.layers.0.mlp.down_proj") + bf16(d + "eh_proj", 64, 128) + norm(d + "enorm") +
-      bf16(d + "shared_head.head") + experts(d + "mlp.experts", 0, 0, fp8) +
-      experts(d + "mlp.experts", 1, 1, bf16) + bf16("lm_head")));
+  const Report r = lint_folder(
+    folder(config(k_deepseek, modelopt("FP8", {"lm_head", d + "eh_proj", d + "shared_head.head",
+                                               "model.shared_head.head"})),
+           fp8("model.layers.0.mlp.down_proj") + bf16(d + "eh_proj", 64, 128) + norm(d + "enorm") +
+             bf16(d + "shared_head.head") + experts(d + "mlp.experts", 0, 0, fp8) +
+             experts(d + "mlp.experts", 1, 1, bf16) + bf16("lm_head")));
   EXPECT_EQ(findings(r, RuleId::experts_disagree).size(), 1u) << text(r);
 }
 
@@ -863,8 +862,8 @@ TEST(RuleCases, QC105PositiveInALongList)
   for (int i = 0; i < 16; ++i) {
     list.push_back("model.layers.9.mlp.experts." + std::to_string(i) + ".down_proj");
   }
-  const Report r = lint_folder(folder(config(k_qwen3_moe, modelopt("NVFP4", list)),
-                                      moe_layer(bf16, bf16)));
+  const Report r =
+    lint_folder(folder(config(k_qwen3_moe, modelopt("NVFP4", list)), moe_layer(bf16, bf16)));
   only(r, RuleId::partial_expert_exclusion,
        "ignore names 3 of the 6 expert projections of 'model.layers.0.mlp.experts'; vLLM "
        "ModelOpt then excludes the whole MoE, SGLang compressed-tensors decides from expert 0");
@@ -936,18 +935,18 @@ TEST(RuleCases, QC106Negative)
 // QC106: entries only in either file, each listed once, sorted.
 TEST(RuleCases, QC106ListsEachSide)
 {
-  MemoryFileSystem fs = folder(
-    config(k_llama, modelopt("NVFP4", {"lm_head", "model.layers.1*", "b", "a", "a"})),
-    llama_nvfp4_with_bf16_layer1());
+  MemoryFileSystem fs =
+    folder(config(k_llama, modelopt("NVFP4", {"lm_head", "model.layers.1*", "b", "a", "a"})),
+           llama_nvfp4_with_bf16_layer1());
   fs.add_file("m/hf_quant_config.json",
               hf_quant_config("NVFP4", {"lm_head", "model.layers.1*", "z", "y", "z"}));
   const Report r = lint_folder(fs);
   const Finding f = only(r, RuleId::config_divergence,
                          "exclude_modules differs from config.json's ignore: 2 entries only in "
                          "config.json, 2 only here");
-  EXPECT_EQ(f.details, (Strings{"only in config.json: 'a'", "only in config.json: 'b'",
-                                "only in hf_quant_config.json: 'y'",
-                                "only in hf_quant_config.json: 'z'"}));
+  EXPECT_EQ(f.details,
+            (Strings{"only in config.json: 'a'", "only in config.json: 'b'",
+                     "only in hf_quant_config.json: 'y'", "only in hf_quant_config.json: 'z'"}));
   EXPECT_EQ(f.suggested_entries, (Strings{"a", "b"}));
 }
 
@@ -967,8 +966,8 @@ TEST(RuleCases, QC106PositiveAlgo)
 // QC107 (R31): DeepSeek declares NextN layer 1 but the quantizer dropped it.
 TEST(RuleCases, QC107Positive)
 {
-  const Report r = lint_folder(folder(
-    config(k_deepseek), bf16("model.layers.0.self_attn.o_proj") + bf16("lm_head")));
+  const Report r = lint_folder(
+    folder(config(k_deepseek), bf16("model.layers.0.self_attn.o_proj") + bf16("lm_head")));
   const Finding f = only(r, RuleId::mtp_missing,
                          "num_nextn_predict_layers = 1 declares draft layer 1 but no tensor of it "
                          "is stored; vLLM stops with `MTP speculative decoding layer 1 weights "
@@ -979,10 +978,10 @@ TEST(RuleCases, QC107Positive)
 
 TEST(RuleCases, QC107Negative)
 {
-  const Report r = lint_folder(folder(
-    config(k_deepseek), bf16("model.layers.0.self_attn.o_proj") +
-                          bf16("model.layers.1.eh_proj", 64, 128) + norm("model.layers.1.enorm") +
-                          bf16("lm_head")));
+  const Report r =
+    lint_folder(folder(config(k_deepseek), bf16("model.layers.0.self_attn.o_proj") +
+                                             bf16("model.layers.1.eh_proj", 64, 128) +
+                                             norm("model.layers.1.enorm") + bf16("lm_head")));
   EXPECT_TRUE(r.findings.empty()) << text(r);
 }
 
@@ -1038,11 +1037,10 @@ TEST(RuleCases, QC108Positive)
 
 TEST(RuleCases, QC108Negative)
 {
-  const Report r = lint_folder(
-    folder(config(k_deepseek,
-                  modelopt("FP8", {"lm_head", "model.layers.1.shared_head.head",
-                                   "model.shared_head.head", "model.layers.1.eh_proj"})),
-           deepseek_fp8(false)));
+  const Report r = lint_folder(folder(
+    config(k_deepseek, modelopt("FP8", {"lm_head", "model.layers.1.shared_head.head",
+                                        "model.shared_head.head", "model.layers.1.eh_proj"})),
+    deepseek_fp8(false)));
   EXPECT_TRUE(r.findings.empty()) << text(r);
 }
 
@@ -1179,7 +1177,8 @@ TEST(RuleCases, QC111PositiveInALongList)
   for (int i = 0; i < 20; ++i) {
     list.push_back("model.layers." + std::to_string(20 + i) + ".mlp.down_proj");
   }
-  const Report r = lint_folder(folder(config(k_llama_11, modelopt("NVFP4", list)), layers_1_and_10()));
+  const Report r =
+    lint_folder(folder(config(k_llama_11, modelopt("NVFP4", list)), layers_1_and_10()));
   const Finding f = only(r, RuleId::broad_substring_entry,
                          "ignore entry 'model.layers.1' is matched as a substring by vLLM and "
                          "also excludes model.layers.10.mlp.down_proj");
@@ -1213,10 +1212,10 @@ TEST(RuleCases, QC111PositiveCompressedTensorsSglang)
 // QC112: an entry for a layer the checkpoint does not have (typo: 7 for 1).
 TEST(RuleCases, QC112Positive)
 {
-  const Report r = lint_folder(
-    folder(config(k_llama, modelopt("NVFP4", {"lm_head", "model.layers.1*",
-                                              "model.layers.7.mlp.down_proj"})),
-           llama_nvfp4_with_bf16_layer1()));
+  const Report r =
+    lint_folder(folder(config(k_llama, modelopt("NVFP4", {"lm_head", "model.layers.1*",
+                                                          "model.layers.7.mlp.down_proj"})),
+                       llama_nvfp4_with_bf16_layer1()));
   const Finding f = only(r, RuleId::unused_entry,
                          "ignore entry 'model.layers.7.mlp.down_proj' matches no module of the "
                          "checkpoint");
@@ -1228,16 +1227,15 @@ TEST(RuleCases, QC112Positive)
 // unused-entry check answers from one set of every name and ancestor: same answers.
 TEST(RuleCases, QC112PositiveAmongManyAncestorEntries)
 {
-  const Report r = lint_folder(
-    folder(config(k_llama, modelopt("NVFP4", {"lm_head", "model.layers.1*", "model.layers.1.m",
-                                              "model.layers.1.ml", "model.layers.1.s",
-                                              "model.layers.1.se", "model.layers.1.sel",
-                                              "model.layers.1.self", "model.layers.1.mlp.d",
-                                              "model.layers.1.mlp.do", "model.layers.1.mlp.dow",
-                                              "model.layers.1", "model.layers.1.self_attn",
-                                              "model.norm", "model.layers.1.mlp.down_proj",
-                                              "model.layers.7.mlp.down_proj"})),
-           llama_nvfp4_with_bf16_layer1()));
+  const Report r = lint_folder(folder(
+    config(k_llama,
+           modelopt("NVFP4", {"lm_head", "model.layers.1*", "model.layers.1.m", "model.layers.1.ml",
+                              "model.layers.1.s", "model.layers.1.se", "model.layers.1.sel",
+                              "model.layers.1.self", "model.layers.1.mlp.d",
+                              "model.layers.1.mlp.do", "model.layers.1.mlp.dow", "model.layers.1",
+                              "model.layers.1.self_attn", "model.norm",
+                              "model.layers.1.mlp.down_proj", "model.layers.7.mlp.down_proj"})),
+    llama_nvfp4_with_bf16_layer1()));
   const auto unused = messages(r, RuleId::unused_entry);
   EXPECT_EQ(unused, (Strings{"ignore entry 'model.layers.7.mlp.down_proj' matches no module of "
                              "the checkpoint"}))
@@ -1269,7 +1267,8 @@ TEST(RuleCases, QC112LongListsInBothFilesAreEachReported)
   dead.push_back("model.layers.7.mlp.*");
   live.push_back("ayers.0.mlp"); // a substring only vLLM's matching finds
   const std::string config_dead = "config.json /quantization_config/ignore/18 model.layers.7.mlp.*";
-  const std::string hf_dead = "hf_quant_config.json /quantization/exclude_modules/18 model.layers.7.mlp.*";
+  const std::string hf_dead =
+    "hf_quant_config.json /quantization/exclude_modules/18 model.layers.7.mlp.*";
   const std::vector<std::pair<Strings, Strings>> cases{
     {dead, {config_dead, hf_dead}}, // the same list: both files report the dead entry
     {live, {config_dead}},          // hf_quant_config.json's entry 18 matches under vLLM
@@ -1289,10 +1288,10 @@ TEST(RuleCases, QC112LongListsInBothFilesAreEachReported)
 
 TEST(RuleCases, QC112Negative)
 {
-  const Report r = lint_folder(
-    folder(config(k_llama, modelopt("NVFP4", {"lm_head", "model.layers.1*",
-                                              "model.layers.1.mlp.down_proj"})),
-           llama_nvfp4_with_bf16_layer1()));
+  const Report r =
+    lint_folder(folder(config(k_llama, modelopt("NVFP4", {"lm_head", "model.layers.1*",
+                                                          "model.layers.1.mlp.down_proj"})),
+                       llama_nvfp4_with_bf16_layer1()));
   EXPECT_TRUE(r.findings.empty()) << text(r);
 }
 
@@ -1315,10 +1314,10 @@ const std::string k_qwen35_text =
 // QC112 (R23): a GPTQ dynamic key written for the wrong root never re.match-es.
 TEST(RuleCases, QC112PositiveDynamicKey)
 {
-  const Report r = lint_folder(folder(
-    config(k_qwen35_text,
-           gptq_config(k_gptq_listed + R"(, "dynamic": {"-:model\\.mtp\\..*": {}})")),
-    qwen35_gptq()));
+  const Report r = lint_folder(
+    folder(config(k_qwen35_text,
+                  gptq_config(k_gptq_listed + R"(, "dynamic": {"-:model\\.mtp\\..*": {}})")),
+           qwen35_gptq()));
   const Finding f = only(r, RuleId::unused_entry,
                          "dynamic key '-:model\\.mtp\\..*' matches no layer: vLLM applies it with "
                          "re.match (anchored at the start) to prefixes such as "
@@ -1328,9 +1327,9 @@ TEST(RuleCases, QC112PositiveDynamicKey)
 
 TEST(RuleCases, QC112NegativeDynamicKey)
 {
-  const Report r = lint_folder(folder(
-    config(k_qwen35_text, gptq_config(k_gptq_listed + R"(, "dynamic": {"-:mtp\\..*": {}})")),
-    qwen35_gptq()));
+  const Report r = lint_folder(
+    folder(config(k_qwen35_text, gptq_config(k_gptq_listed + R"(, "dynamic": {"-:mtp\\..*": {}})")),
+           qwen35_gptq()));
   EXPECT_TRUE(r.findings.empty()) << text(r);
 }
 
@@ -1358,10 +1357,9 @@ TEST(RuleCases, QC113Positive)
 
 TEST(RuleCases, QC113Negative)
 {
-  const Report r = lint_folder(
-    folder(config(k_llama, modelopt("NVFP4", {"lm_head"})),
-           nvfp4("model.layers.0.self_attn.o_proj") + nvfp4("model.layers.0.mlp.down_proj") +
-             bf16("lm_head")));
+  const Report r = lint_folder(folder(config(k_llama, modelopt("NVFP4", {"lm_head"})),
+                                      nvfp4("model.layers.0.self_attn.o_proj") +
+                                        nvfp4("model.layers.0.mlp.down_proj") + bf16("lm_head")));
   EXPECT_TRUE(r.findings.empty()) << text(r);
 }
 
@@ -1376,9 +1374,9 @@ const std::string k_fp8_block =
 TEST(RuleCases, QC114Positive)
 {
   const std::string m = "model.layers.0.mlp.down_proj";
-  const Tensors t = fp8_block("model.layers.0.self_attn.o_proj") + bf16("lm_head") +
-                    Tensors{{m + ".weight", "F8_E4M3", {256, 384}},
-                            {m + ".weight_scale_inv", "F32", {3, 2}}};
+  const Tensors t =
+    fp8_block("model.layers.0.self_attn.o_proj") + bf16("lm_head") +
+    Tensors{{m + ".weight", "F8_E4M3", {256, 384}}, {m + ".weight_scale_inv", "F32", {3, 2}}};
   const Report r = lint_folder(folder(config(k_llama, k_fp8_block), t));
   const Finding f = only(r, RuleId::fp8_layout,
                          "'model.layers.0.mlp.down_proj': FP8 block weight [256, 384] with blocks "
@@ -1398,12 +1396,11 @@ TEST(RuleCases, QC114Negative)
 TEST(RuleCases, QC114PositivePerTensor)
 {
   const std::string m = "model.layers.0.mlp.down_proj";
-  const Report r = lint_folder(
-    folder(config(k_llama, modelopt("FP8", {"lm_head"})),
-           fp8("model.layers.0.self_attn.o_proj") + bf16("lm_head") +
-             Tensors{{m + ".weight", "F8_E4M3", {64, 64}},
-                     {m + ".weight_scale", "F32", {32}},
-                     {m + ".input_scale", "F32", {}}}));
+  const Report r = lint_folder(folder(config(k_llama, modelopt("FP8", {"lm_head"})),
+                                      fp8("model.layers.0.self_attn.o_proj") + bf16("lm_head") +
+                                        Tensors{{m + ".weight", "F8_E4M3", {64, 64}},
+                                                {m + ".weight_scale", "F32", {32}},
+                                                {m + ".input_scale", "F32", {}}}));
   only(r, RuleId::fp8_layout,
        "'model.layers.0.mlp.down_proj': FP8 weight [64, 64] needs a scalar, [64] or a 128-block "
        "weight_scale, found [32]");
@@ -1412,10 +1409,10 @@ TEST(RuleCases, QC114PositivePerTensor)
 TEST(RuleCases, QC114NegativePerTensor)
 {
   const std::string m = "model.layers.0.mlp.down_proj";
-  const Report r = lint_folder(
-    folder(config(k_llama, modelopt("FP8_PER_CHANNEL_PER_TOKEN", {"lm_head"})),
-           bf16("lm_head") + Tensors{{m + ".weight", "F8_E4M3", {64, 64}},
-                                     {m + ".weight_scale", "F32", {64}}}));
+  const Report r =
+    lint_folder(folder(config(k_llama, modelopt("FP8_PER_CHANNEL_PER_TOKEN", {"lm_head"})),
+                       bf16("lm_head") + Tensors{{m + ".weight", "F8_E4M3", {64, 64}},
+                                                 {m + ".weight_scale", "F32", {64}}}));
   EXPECT_TRUE(r.findings.empty()) << text(r);
 }
 
@@ -1499,11 +1496,11 @@ TEST(RuleCases, QC116PositiveAwq)
   const Tensors awq{{m + ".qweight", "I32", {64, 8}},
                     {m + ".qzeros", "I32", {1, 8}},
                     {m + ".scales", "F16", {1, 64}}};
-  const Report r = lint_folder(
-    folder(config(k_llama, R"({"quant_method": "awq", "bits": 4, "group_size": 64, )"
-                           R"("zero_point": true, "version": "gemm", )"
-                           R"("modules_to_not_convert": []})"),
-           awq + bf16("lm_head")));
+  const Report r =
+    lint_folder(folder(config(k_llama, R"({"quant_method": "awq", "bits": 4, "group_size": 64, )"
+                                       R"("zero_point": true, "version": "gemm", )"
+                                       R"("modules_to_not_convert": []})"),
+                       awq + bf16("lm_head")));
   only(r, RuleId::inferred_exclusions,
        "no explicit module list: vLLM infers which Linear layers are quantized from the stored "
        "dtypes");
@@ -1526,10 +1523,9 @@ mixed_precision(const std::string& down_proj_algo)
 // QC117 (R14): quantized_layers says FP8 for a module stored NVFP4.
 TEST(RuleCases, QC117Positive)
 {
-  const Report r = lint_folder(
-    folder(config(k_llama, mixed_precision("FP8")),
-           nvfp4("model.layers.0.self_attn.o_proj") + nvfp4("model.layers.0.mlp.down_proj") +
-             bf16("lm_head")));
+  const Report r = lint_folder(folder(config(k_llama, mixed_precision("FP8")),
+                                      nvfp4("model.layers.0.self_attn.o_proj") +
+                                        nvfp4("model.layers.0.mlp.down_proj") + bf16("lm_head")));
   const Finding f = only(r, RuleId::mixed_precision_algo,
                          "quantized_layers gives 'model.layers.0.mlp.down_proj' quant_algo FP8 but "
                          "'model.layers.0.mlp.down_proj' is stored nvfp4");
@@ -1538,20 +1534,19 @@ TEST(RuleCases, QC117Positive)
 
 TEST(RuleCases, QC117Negative)
 {
-  const Report r = lint_folder(
-    folder(config(k_llama, mixed_precision("NVFP4")),
-           nvfp4("model.layers.0.self_attn.o_proj") + nvfp4("model.layers.0.mlp.down_proj") +
-             bf16("lm_head")));
+  const Report r = lint_folder(folder(config(k_llama, mixed_precision("NVFP4")),
+                                      nvfp4("model.layers.0.self_attn.o_proj") +
+                                        nvfp4("model.layers.0.mlp.down_proj") + bf16("lm_head")));
   EXPECT_TRUE(r.findings.empty()) << text(r);
 }
 
 // QC117 (spec 2.2.2): an empty quantized_layers is refused by vLLM.
 TEST(RuleCases, QC117PositiveEmpty)
 {
-  const Report r = lint_folder(folder(
-    config(k_llama, R"({"quant_method": "modelopt", "quant_algo": "MIXED_PRECISION", )"
-                    R"("ignore": ["lm_head"], "quantized_layers": {}})"),
-    nvfp4("model.layers.0.mlp.down_proj") + bf16("lm_head")));
+  const Report r = lint_folder(
+    folder(config(k_llama, R"({"quant_method": "modelopt", "quant_algo": "MIXED_PRECISION", )"
+                           R"("ignore": ["lm_head"], "quantized_layers": {}})"),
+           nvfp4("model.layers.0.mlp.down_proj") + bf16("lm_head")));
   EXPECT_EQ(messages(r, RuleId::mixed_precision_algo),
             Strings{"MIXED_PRECISION needs a non-empty quantized_layers; vLLM refuses the "
                     "checkpoint"})
@@ -1561,10 +1556,9 @@ TEST(RuleCases, QC117PositiveEmpty)
 // QC118 (R21): one projection stored FP8 in an NVFP4 checkpoint.
 TEST(RuleCases, QC118Positive)
 {
-  const Report r = lint_folder(
-    folder(config(k_llama, modelopt("NVFP4", {"lm_head"})),
-           fp8("model.layers.0.self_attn.o_proj") + nvfp4("model.layers.0.mlp.down_proj") +
-             bf16("lm_head")));
+  const Report r = lint_folder(folder(config(k_llama, modelopt("NVFP4", {"lm_head"})),
+                                      fp8("model.layers.0.self_attn.o_proj") +
+                                        nvfp4("model.layers.0.mlp.down_proj") + bf16("lm_head")));
   const Finding f = only(r, RuleId::format_mismatch,
                          "1 module stored as fp8 but config.json declares modelopt NVFP4: "
                          "model.layers.0.self_attn.o_proj");
@@ -1574,20 +1568,19 @@ TEST(RuleCases, QC118Positive)
 
 TEST(RuleCases, QC118Negative)
 {
-  const Report r = lint_folder(
-    folder(config(k_llama, modelopt("NVFP4", {"lm_head"})),
-           nvfp4("model.layers.0.self_attn.o_proj") + nvfp4("model.layers.0.mlp.down_proj") +
-             bf16("lm_head")));
+  const Report r = lint_folder(folder(config(k_llama, modelopt("NVFP4", {"lm_head"})),
+                                      nvfp4("model.layers.0.self_attn.o_proj") +
+                                        nvfp4("model.layers.0.mlp.down_proj") + bf16("lm_head")));
   EXPECT_TRUE(r.findings.empty()) << text(r);
 }
 
 // QC118 (R21): pack-quantized without weight_shape.
 TEST(RuleCases, QC118PositivePackWithoutShape)
 {
-  const Report r = lint_folder(folder(
-    config(k_llama, ct_w4a16({"lm_head"})),
-    ct_pack("model.layers.0.self_attn.o_proj") +
-      ct_pack("model.layers.0.mlp.down_proj", 64, 64, false) + bf16("lm_head")));
+  const Report r =
+    lint_folder(folder(config(k_llama, ct_w4a16({"lm_head"})),
+                       ct_pack("model.layers.0.self_attn.o_proj") +
+                         ct_pack("model.layers.0.mlp.down_proj", 64, 64, false) + bf16("lm_head")));
   only(r, RuleId::format_mismatch,
        "'model.layers.0.mlp.down_proj': pack-quantized needs weight_packed, weight_scale and "
        "weight_shape; weight_shape is missing");
@@ -1595,20 +1588,19 @@ TEST(RuleCases, QC118PositivePackWithoutShape)
 
 TEST(RuleCases, QC118NegativePackWithShape)
 {
-  const Report r = lint_folder(
-    folder(config(k_llama, ct_w4a16({"lm_head"})),
-           ct_pack("model.layers.0.self_attn.o_proj") + ct_pack("model.layers.0.mlp.down_proj") +
-             bf16("lm_head")));
+  const Report r = lint_folder(folder(config(k_llama, ct_w4a16({"lm_head"})),
+                                      ct_pack("model.layers.0.self_attn.o_proj") +
+                                        ct_pack("model.layers.0.mlp.down_proj") + bf16("lm_head")));
   EXPECT_TRUE(r.findings.empty()) << text(r);
 }
 
 // QC119 (R36): GPTQ g_idx with 48 entries for a qweight that packs 64 input rows at 4 bits.
 TEST(RuleCases, QC119Positive)
 {
-  const Report r = lint_folder(folder(
-    config(k_llama, gptq_config(k_gptq_listed)),
-    gptq("model.layers.0.self_attn.o_proj") + gptq("model.layers.0.mlp.down_proj", 64, 64, 48) +
-      bf16("lm_head")));
+  const Report r =
+    lint_folder(folder(config(k_llama, gptq_config(k_gptq_listed)),
+                       gptq("model.layers.0.self_attn.o_proj") +
+                         gptq("model.layers.0.mlp.down_proj", 64, 64, 48) + bf16("lm_head")));
   const Finding f = only(r, RuleId::packed_shape,
                          "'model.layers.0.mlp.down_proj': qweight [8, 64] cannot pack the 48 input "
                          "rows g_idx lists at 2, 4 or 8 bits");
@@ -1628,10 +1620,10 @@ TEST(RuleCases, QC119Negative)
 // packing, which the config does not declare.
 TEST(RuleCases, QC119PositiveDeclaredBits)
 {
-  const Report r = lint_folder(folder(
-    config(k_llama, gptq_config(k_gptq_listed)),
-    gptq("model.layers.0.self_attn.o_proj") + gptq("model.layers.0.mlp.down_proj", 64, 64, 128) +
-      bf16("lm_head")));
+  const Report r =
+    lint_folder(folder(config(k_llama, gptq_config(k_gptq_listed)),
+                       gptq("model.layers.0.self_attn.o_proj") +
+                         gptq("model.layers.0.mlp.down_proj", 64, 64, 128) + bf16("lm_head")));
   EXPECT_EQ(findings(r, RuleId::packed_shape).size(), 1u) << text(r);
 }
 
@@ -1708,10 +1700,10 @@ const std::string k_qwen3_next_fp8 =
 // QC121 (R27): leaf names in modules_to_not_convert; vLLM compares exactly.
 TEST(RuleCases, QC121Positive)
 {
-  const Report r = lint_folder(folder(
-    config(k_qwen3_next_fp8,
-           fp8_not_convert({"lm_head", "linear_attn.in_proj_qkv", "linear_attn.in_proj_z"})),
-    qwen3_next_fp8()));
+  const Report r = lint_folder(
+    folder(config(k_qwen3_next_fp8,
+                  fp8_not_convert({"lm_head", "linear_attn.in_proj_qkv", "linear_attn.in_proj_z"})),
+           qwen3_next_fp8()));
   EXPECT_EQ(messages(r, RuleId::short_fp8_entry),
             (Strings{"modules_to_not_convert entry 'linear_attn.in_proj_qkv' is not a full module "
                      "name: vLLM compares exactly and quantizes the layer anyway (BF16 cast to "
@@ -1788,9 +1780,9 @@ TEST(RuleCases, QC122Negative)
 // meets both spellings (vLLM's re.match on visual.blocks.0.attn.qkv succeeds).
 TEST(RuleCases, QC122NegativeRegexCoversBothNamespaces)
 {
-  const Report r = lint_folder(folder(
-    config(k_qwen_vl, ct_fp8_config({"lm_head", "re:(model\\\\.visual|visual)\\\\..*"})),
-    qwen_vl_fp8()));
+  const Report r = lint_folder(
+    folder(config(k_qwen_vl, ct_fp8_config({"lm_head", "re:(model\\\\.visual|visual)\\\\..*"})),
+           qwen_vl_fp8()));
   EXPECT_TRUE(r.findings.empty()) << text(r);
 }
 
@@ -1848,8 +1840,11 @@ qwen35_ct_draft_attention()
          bf16(a + "v_proj") + bf16(a + "o_proj");
 }
 
-const Strings k_draft_ignore{"lm_head", "mtp.fc", "mtp.layers.0.self_attn.q_proj",
-                             "mtp.layers.0.self_attn.k_proj", "mtp.layers.0.self_attn.v_proj",
+const Strings k_draft_ignore{"lm_head",
+                             "mtp.fc",
+                             "mtp.layers.0.self_attn.q_proj",
+                             "mtp.layers.0.self_attn.k_proj",
+                             "mtp.layers.0.self_attn.v_proj",
                              "mtp.layers.0.self_attn.o_proj"};
 
 } // namespace

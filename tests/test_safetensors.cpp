@@ -42,7 +42,8 @@ parse(const std::string& json, uint64_t data_size)
 
 TEST(Safetensors, ValidHeader)
 {
-  const Header h = read_bytes(safetensors({{"a.weight", "BF16", {4, 8}}, {"a.weight_scale", "F32", {}}}));
+  const Header h =
+    read_bytes(safetensors({{"a.weight", "BF16", {4, 8}}, {"a.weight_scale", "F32", {}}}));
   EXPECT_TRUE(h.readable);
   EXPECT_TRUE(h.problems.empty());
   ASSERT_EQ(h.tensors.size(), 2u);
@@ -58,11 +59,11 @@ TEST(Safetensors, ValidHeader)
 TEST(Safetensors, EveryUpstreamDtypeWithItsBits)
 {
   const std::vector<std::pair<std::string, unsigned>> dtypes{
-    {"BOOL", 8},     {"U8", 8},        {"I8", 8},         {"U16", 16},         {"I16", 16},
-    {"F16", 16},     {"BF16", 16},     {"U32", 32},       {"I32", 32},         {"F32", 32},
-    {"U64", 64},     {"I64", 64},      {"F64", 64},       {"C64", 64},         {"F8_E4M3", 8},
-    {"F8_E5M2", 8},  {"F8_E8M0", 8},   {"F8_E4M3FNUZ", 8}, {"F8_E5M2FNUZ", 8}, {"F6_E2M3", 6},
-    {"F6_E3M2", 6},  {"F4", 4}};
+    {"BOOL", 8},    {"U8", 8},      {"I8", 8},          {"U16", 16},        {"I16", 16},
+    {"F16", 16},    {"BF16", 16},   {"U32", 32},        {"I32", 32},        {"F32", 32},
+    {"U64", 64},    {"I64", 64},    {"F64", 64},        {"C64", 64},        {"F8_E4M3", 8},
+    {"F8_E5M2", 8}, {"F8_E8M0", 8}, {"F8_E4M3FNUZ", 8}, {"F8_E5M2FNUZ", 8}, {"F6_E2M3", 6},
+    {"F6_E3M2", 6}, {"F4", 4}};
   for (const auto& [name, bits] : dtypes) {
     auto dtype = parse_dtype(name);
     ASSERT_TRUE(dtype) << name;
@@ -157,7 +158,8 @@ TEST(Safetensors, PaddedWithSpacesIsValid)
 TEST(Safetensors, NotAnObject)
 {
   // Starts with '{' is required first; an object is required by the parser too.
-  expect_single(parse("{\"t\":1}", 0), HeaderIssue::bad_entry, "tensor 't': entry is not an object");
+  expect_single(parse("{\"t\":1}", 0), HeaderIssue::bad_entry,
+                "tensor 't': entry is not an object");
 }
 
 TEST(Safetensors, DuplicateTensorName)
@@ -194,21 +196,24 @@ TEST(Safetensors, UnknownDtypeNamedAndLayoutStillChecked)
 TEST(Safetensors, NegativeShape)
 {
   expect_single(parse(R"({"t":{"dtype":"U8","shape":[-1],"data_offsets":[0,1]}})", 1),
-                HeaderIssue::bad_shape, "tensor 't': shape is not an array of non-negative integers");
+                HeaderIssue::bad_shape,
+                "tensor 't': shape is not an array of non-negative integers");
 }
 
 TEST(Safetensors, ShapeProductOverflow)
 {
-  const Header h = parse(
-    R"({"t":{"dtype":"U8","shape":[4294967296,4294967296,2],"data_offsets":[0,1]}})", 1);
-  expect_single(h, HeaderIssue::shape_overflow,
-                "tensor 't': shape [4294967296, 4294967296, 2] has more elements than fit in 64 bits");
+  const Header h =
+    parse(R"({"t":{"dtype":"U8","shape":[4294967296,4294967296,2],"data_offsets":[0,1]}})", 1);
+  expect_single(
+    h, HeaderIssue::shape_overflow,
+    "tensor 't': shape [4294967296, 4294967296, 2] has more elements than fit in 64 bits");
 }
 
 TEST(Safetensors, SubBytePartial)
 {
   expect_single(parse(R"({"t":{"dtype":"F4","shape":[3],"data_offsets":[0,1]}})", 1),
-                HeaderIssue::partial_byte, "tensor 't': F4 [3] does not fill a whole number of bytes");
+                HeaderIssue::partial_byte,
+                "tensor 't': F4 [3] does not fill a whole number of bytes");
 }
 
 TEST(Safetensors, OffsetsNotPair)
@@ -262,9 +267,10 @@ TEST(Safetensors, Overlap)
 
 TEST(Safetensors, TruncatedData)
 {
-  expect_single(parse(R"({"a":{"dtype":"BF16","shape":[4],"data_offsets":[0,8]}})", 4),
-                HeaderIssue::data_size_mismatch,
-                "tensor data needs 8 bytes but the file holds only 4 after the header (truncated?)");
+  expect_single(
+    parse(R"({"a":{"dtype":"BF16","shape":[4],"data_offsets":[0,8]}})", 4),
+    HeaderIssue::data_size_mismatch,
+    "tensor data needs 8 bytes but the file holds only 4 after the header (truncated?)");
 }
 
 TEST(Safetensors, TrailingData)
@@ -310,7 +316,8 @@ TEST(Safetensors, ReadsOnlyTheHeader)
   private:
     std::string m_bytes;
   };
-  const std::string json = R"({"a":{"dtype":"U8","shape":[1099511627776],"data_offsets":[0,1099511627776]}})";
+  const std::string json =
+    R"({"a":{"dtype":"U8","shape":[1099511627776],"data_offsets":[0,1099511627776]}})";
   const Header h = read_header(HeaderOnly(raw_safetensors(json, 0)));
   EXPECT_TRUE(h.readable);
   EXPECT_TRUE(h.problems.empty()) << h.problems[0].message;
@@ -409,8 +416,8 @@ TEST(Safetensors, OutOfOrderKeysComeOutSortedOnRequest)
 
 TEST(Safetensors, OutOfOrderKeysKeepFileOrderByDefault)
 {
-  for (const Header& h : {read_bytes(safetensors(k_unordered)),
-                          read_bytes_sorted(safetensors(k_unordered), false)}) {
+  for (const Header& h :
+       {read_bytes(safetensors(k_unordered)), read_bytes_sorted(safetensors(k_unordered), false)}) {
     EXPECT_TRUE(h.problems.empty());
     EXPECT_FALSE(h.sorted);
     EXPECT_EQ(names(h), (std::vector<std::string>{"b.weight", "a.weight", "c.weight"}));
@@ -481,8 +488,8 @@ TEST(Safetensors, DuplicateKeysInEitherRegimeReportedOnceFirstKept)
     uint64_t size = 0;
     const std::string json = keyed_json(keys, size);
     for (bool via_file : {false, true}) {
-      const Header h = via_file ? read_bytes_sorted(raw_safetensors(json, size), false)
-                                : parse(json, size);
+      const Header h =
+        via_file ? read_bytes_sorted(raw_safetensors(json, size), false) : parse(json, size);
       ASSERT_EQ(h.problems.size(), 1u) << where << all_messages(h);
       EXPECT_EQ(h.problems[0].issue, HeaderIssue::duplicate_tensor) << where;
       EXPECT_EQ(h.problems[0].tensor, repeated) << where;
@@ -559,11 +566,11 @@ TEST(Safetensors, HeaderViewsSurviveMovesAndLaterReads)
   // Names longer than any small-string buffer, an unknown dtype spelling and assorted shapes.
   const auto specs = [](int i) {
     const std::string p = fmt::format("model.layers.{}.", i);
-    return std::vector<TensorSpec>{{p + "self_attn.q_proj.weight", "BF16", {8, uint64_t(i + 1)}},
-                                   {p + "mlp.up_proj.weight_packed", "I32",
-                                    {uint64_t(i + 2), 3, 1}},
-                                   {p + "mlp.up_proj.weight_scale", "F8_E4M3", {}},
-                                   {p + "a", "F32", {uint64_t(i)}}};
+    return std::vector<TensorSpec>{
+      {p + "self_attn.q_proj.weight", "BF16", {8, uint64_t(i + 1)}},
+      {p + "mlp.up_proj.weight_packed", "I32", {uint64_t(i + 2), 3, 1}},
+      {p + "mlp.up_proj.weight_scale", "F8_E4M3", {}},
+      {p + "a", "F32", {uint64_t(i)}}};
   };
   const auto with_fp4 = [](int i) {
     // One tensor of unknown dtype "FP4": kept, spelling and all.

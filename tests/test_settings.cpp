@@ -37,9 +37,9 @@ class Workspace : public ::testing::Test
 protected:
   void SetUp() override
   {
-    m_dir = fs::temp_directory_path() /
-            ("qcheck-settings-" + std::to_string(::getpid()) + "-" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    m_dir =
+      fs::temp_directory_path() / ("qcheck-settings-" + std::to_string(::getpid()) + "-" +
+                                   ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(m_dir);
     fs::create_directories(m_dir);
   }
@@ -94,8 +94,7 @@ TEST(Settings, DropsInPlaceAndReordersAfterASeverityOverride)
   // Ordered as lint leaves them: errors, warnings, infos.
   report.findings = {finding_of(RuleId::undeclared_unquantized, "a"),
                      finding_of(RuleId::undeclared_unquantized, "e"),
-                     finding_of(RuleId::unused_entry, "b"),
-                     finding_of(RuleId::unused_entry, "d"),
+                     finding_of(RuleId::unused_entry, "b"), finding_of(RuleId::unused_entry, "d"),
                      finding_of(RuleId::inferred_exclusions, "c")};
   Report dropped = report;
   Settings drop;
@@ -105,8 +104,8 @@ TEST(Settings, DropsInPlaceAndReordersAfterASeverityOverride)
   Settings lower;
   lower.severity = {{RuleId::undeclared_unquantized, Severity::info}};
   apply_settings(lower, report);
-  EXPECT_EQ(messages_of(report), (std::vector<std::string>{"warning b", "warning d", "info a",
-                                                           "info e", "info c"}));
+  EXPECT_EQ(messages_of(report),
+            (std::vector<std::string>{"warning b", "warning d", "info a", "info e", "info c"}));
 }
 
 TEST(Settings, ErrorsNameTheProblem)
@@ -146,13 +145,16 @@ TEST_F(Workspace, SettingsFileChangesRulesSeverityAndEngines)
   EXPECT_EQ(Json::parse(ignored.out.substr(ignored.out.find('{')))["findings"].size(), 0u);
   // --no-config and explicit --ignore on the command line.
   EXPECT_EQ(qcheck_run("lint --no-config --fail-on info " + path("model")).exit_code, 1);
-  EXPECT_EQ(qcheck_run("lint --no-config --fail-on info --ignore QC116 " + path("model")).exit_code, 0);
-  EXPECT_EQ(qcheck_run("lint --no-config --fail-on info --ignore QC112,QC116 " + path("model")).exit_code, 0);
+  EXPECT_EQ(qcheck_run("lint --no-config --fail-on info --ignore QC116 " + path("model")).exit_code,
+            0);
+  EXPECT_EQ(
+    qcheck_run("lint --no-config --fail-on info --ignore QC112,QC116 " + path("model")).exit_code,
+    0);
   write(m_dir / ".qcheck.json", R"({"ignore": ["QC999"]})");
   const Out bad = qcheck_run("lint " + path("model"));
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_EQ(bad.out, "qcheck: error: " + path(".qcheck.json") +
-                        ": unknown rule 'QC999'; did you mean 'QC009'?\n");
+                       ": unknown rule 'QC999'; did you mean 'QC009'?\n");
 }
 
 TEST_F(Workspace, BaselineRoundTrip)
@@ -215,8 +217,11 @@ TEST(ManyFolders, RecursiveReportsEachFolderUnderItsOwnPath)
 
 TEST(ManyFolders, SeveralPathsOneExitCode)
 {
-  EXPECT_EQ(qcheck_run("lint " + fixture("plain-bf16") + " " + fixture("glm-nvfp4-nextn-fixed")).exit_code, 0);
-  EXPECT_EQ(qcheck_run("lint " + fixture("plain-bf16") + " " + fixture("glm-nvfp4-nextn")).exit_code, 1);
+  EXPECT_EQ(
+    qcheck_run("lint " + fixture("plain-bf16") + " " + fixture("glm-nvfp4-nextn-fixed")).exit_code,
+    0);
+  EXPECT_EQ(
+    qcheck_run("lint " + fixture("plain-bf16") + " " + fixture("glm-nvfp4-nextn")).exit_code, 1);
   EXPECT_EQ(qcheck_run("lint " + fixture("plain-bf16") + " /nonexistent").exit_code, 2);
 }
 

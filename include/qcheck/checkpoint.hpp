@@ -19,14 +19,15 @@ inline constexpr uint64_t k_max_index_size = 256ull << 20;
 
 struct ShardFile
 {
-  std::string file;       // path relative to the model folder
+  std::string file; // path relative to the model folder
   FileInfo info;
-  bool in_index = false;  // the index names this file (a loader with an index skips others)
+  bool in_index = false; // the index names this file (a loader with an index skips others)
   bool header_read = false;
   Header header;
 };
 
-enum class CheckpointIssue {
+enum class CheckpointIssue
+{
   no_weights,           // no *.safetensors and no index
   index_unreadable,     // index file not JSON / no weight_map
   index_path_escapes,   // a weight_map path is absolute or leaves the folder
@@ -44,8 +45,8 @@ struct CheckpointProblem
 {
   CheckpointIssue issue;
   bool is_warning = false;
-  std::string file;   // relative path of the file concerned
-  std::string tensor; // tensor concerned, if any
+  std::string file;    // relative path of the file concerned
+  std::string tensor;  // tensor concerned, if any
   std::string message; // one line, without the file name
   std::optional<HeaderIssue> header_issue;
 };

@@ -15,7 +15,12 @@
 
 namespace qcheck {
 
-enum class Engine : uint8_t { vllm, sglang, trtllm };
+enum class Engine : uint8_t
+{
+  vllm,
+  sglang,
+  trtllm
+};
 inline constexpr std::array<Engine, 3> k_all_engines{Engine::vllm, Engine::sglang, Engine::trtllm};
 std::string_view to_string(Engine engine);
 std::string_view display_name(Engine engine); // "vLLM", "SGLang", "TensorRT-LLM"
@@ -28,7 +33,8 @@ const ConfigSource* source_for(const Declaration& declaration, Engine engine);
 bool engine_reads(Engine engine, QuantFormat format);
 
 // How the engine builds the layer that holds a module.
-enum class LayerKind {
+enum class LayerKind
+{
   linear,       // (possibly fused) Linear: subject to the declared lists
   fused_moe,    // FusedMoE over ...experts
   lm_head,      // ParallelLMHead
@@ -38,9 +44,9 @@ enum class LayerKind {
 // The located MTP/NextN draft layers.
 struct Drafts
 {
-  uint64_t declared = 0;           // num_nextn_predict_layers and friends
-  std::vector<std::string> roots;  // module-name roots, e.g. "model.language_model.layers.45", "mtp"
-  std::vector<uint64_t> missing;   // declared draft indices with no tensor a loader reads
+  uint64_t declared = 0;          // num_nextn_predict_layers and friends
+  std::vector<std::string> roots; // module-name roots, e.g. "model.language_model.layers.45", "mtp"
+  std::vector<uint64_t> missing;  // declared draft indices with no tensor a loader reads
   // Files the index does not name that hold tensors of a missing layer (loaders skip them).
   std::vector<std::string> unindexed_files;
   // The root a module belongs to, or nullptr.
@@ -55,13 +61,13 @@ Drafts locate_drafts(const ModelInfo& model, const Checkpoint& checkpoint,
 // One engine layer: the prefix that engine checks, and the checkpoint modules it loads into it.
 struct EngineLayer
 {
-  std::string prefix;               // e.g. "model.layers.45.mlp.experts"
+  std::string prefix; // e.g. "model.layers.45.mlp.experts"
   LayerKind kind = LayerKind::linear;
-  std::vector<std::string> shards;  // fused Linear: shard prefixes ("...q_proj", ...), each checked
-  std::vector<uint32_t> modules;    // indices into Inventory::modules
+  std::vector<std::string> shards; // fused Linear: shard prefixes ("...q_proj", ...), each checked
+  std::vector<uint32_t> modules;   // indices into Inventory::modules
   bool draft = false;
   std::string draft_root;
-  std::string namespace_note;       // e.g. "the text-only drafter strips 'model.language_model.'"
+  std::string namespace_note; // e.g. "the text-only drafter strips 'model.language_model.'"
 };
 
 // Groups every quantizable module into the layers one engine builds. Modules the engine never
@@ -71,13 +77,13 @@ std::vector<EngineLayer> engine_layers(Engine engine, const Inventory& inventory
 
 struct Decision
 {
-  bool quantized = false;     // the engine allocates quantized parameters
-  bool inferred = false;      // the engine asks the checkpoint's dtypes (GPTQ/AWQ inference)
-  std::string matched;        // the entry (or rule) that excluded / selected it
-  std::string reason;         // one phrase: why quantized / why excluded
-  std::string override_note;  // a hard-coded engine override decided it
+  bool quantized = false;    // the engine allocates quantized parameters
+  bool inferred = false;     // the engine asks the checkpoint's dtypes (GPTQ/AWQ inference)
+  std::string matched;       // the entry (or rule) that excluded / selected it
+  std::string reason;        // one phrase: why quantized / why excluded
+  std::string override_note; // a hard-coded engine override decided it
   bool shards_disagree = false;
-  std::string shard_detail;   // which shards were excluded
+  std::string shard_detail;        // which shards were excluded
   std::vector<std::string> errors; // entries the engine cannot evaluate (bad regex, ...)
 };
 

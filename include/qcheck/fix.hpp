@@ -14,9 +14,9 @@ namespace qcheck {
 
 struct FileEdit
 {
-  std::string file;     // relative to the model folder
-  std::string original; // bytes as read
-  std::string patched;  // bytes to write
+  std::string file;               // relative to the model folder
+  std::string original;           // bytes as read
+  std::string patched;            // bytes to write
   std::vector<std::string> added; // human-readable: "ignore += \"x\""
   bool is_symlink = false;
   uint32_t mode = 0;
@@ -24,9 +24,9 @@ struct FileEdit
 
 struct FixPlan
 {
-  std::vector<FileEdit> edits;          // files that change
-  std::vector<std::string> remaining;   // errors metadata cannot repair (one line each)
-  std::vector<std::string> refused;     // why a fixable finding was not patched
+  std::vector<FileEdit> edits;        // files that change
+  std::vector<std::string> remaining; // errors metadata cannot repair (one line each)
+  std::vector<std::string> refused;   // why a fixable finding was not patched
 };
 
 struct FixOptions
@@ -70,8 +70,8 @@ public:
 
 struct ApplyResult
 {
-  std::vector<std::string> written;  // paths written
-  std::vector<std::string> notes;    // e.g. "config.json was a symlink; replaced by a file"
+  std::vector<std::string> written; // paths written
+  std::vector<std::string> notes;   // e.g. "config.json was a symlink; replaced by a file"
 };
 
 // Writes every edit into `root` (in place) or into `output_dir` (patched copies). All files or

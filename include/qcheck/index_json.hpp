@@ -13,7 +13,8 @@ namespace qcheck {
 
 struct WeightMapScan
 {
-  enum class Status {
+  enum class Status
+  {
     ok,
     invalid_json,  // the text is not JSON: nothing may be used
     no_weight_map, // valid JSON, but the root has no "weight_map" object

@@ -36,7 +36,8 @@ public:
   virtual Expected<PaddedBytes> read_all_padded(size_t padding) const;
 };
 
-enum class FileKind {
+enum class FileKind
+{
   missing,     // nothing at this path
   regular,     // a regular file (after following links)
   directory,   // a directory (after following links)

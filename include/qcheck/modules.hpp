@@ -13,30 +13,33 @@
 
 namespace qcheck {
 
-enum class Storage {
+enum class Storage
+{
   unquantized, // float weight (F16/BF16/F32/F64), no quantization evidence
   quantized,   // at least one piece of quantization evidence
   no_weight,   // nothing that is a weight (buffers, scales alone, ...)
 };
 
-enum class QuantFamily {
+enum class QuantFamily
+{
   none,
-  modelopt_nvfp4,     // U8 weight + F8_E4M3 weight_scale + F32 weight_scale_2
-  fp8_per_tensor,     // F8_E4M3 weight + weight_scale (ModelOpt FP8, compressed-tensors float)
-  fp8_block,          // F8_E4M3 weight + weight_scale_inv (HF fine-grained FP8, DeepSeek)
-  mxfp8,              // F8_E4M3 weight + E8M0 (U8/F8_E8M0) weight_scale
-  int8_scaled,        // I8 weight + weight_scale (compressed-tensors int-quantized)
-  ct_pack,            // I32 weight_packed (compressed-tensors pack-quantized)
-  ct_nvfp4_pack,      // U8 weight_packed + weight_global_scale
-  ct_mxfp4_pack,      // U8 weight_packed + U8 weight_scale, no global scale
-  gptq,               // I32 qweight packed along the input dimension
-  awq,                // I32 qweight packed along the output dimension
-  mxfp4,              // *_blocks + *_scales (gpt-oss experts)
-  bitsandbytes,       // absmax / quant_state / SCB
-  unknown,            // quantized, but no known layout
+  modelopt_nvfp4, // U8 weight + F8_E4M3 weight_scale + F32 weight_scale_2
+  fp8_per_tensor, // F8_E4M3 weight + weight_scale (ModelOpt FP8, compressed-tensors float)
+  fp8_block,      // F8_E4M3 weight + weight_scale_inv (HF fine-grained FP8, DeepSeek)
+  mxfp8,          // F8_E4M3 weight + E8M0 (U8/F8_E8M0) weight_scale
+  int8_scaled,    // I8 weight + weight_scale (compressed-tensors int-quantized)
+  ct_pack,        // I32 weight_packed (compressed-tensors pack-quantized)
+  ct_nvfp4_pack,  // U8 weight_packed + weight_global_scale
+  ct_mxfp4_pack,  // U8 weight_packed + U8 weight_scale, no global scale
+  gptq,           // I32 qweight packed along the input dimension
+  awq,            // I32 qweight packed along the output dimension
+  mxfp4,          // *_blocks + *_scales (gpt-oss experts)
+  bitsandbytes,   // absmax / quant_state / SCB
+  unknown,        // quantized, but no known layout
 };
 
-enum class ModuleRole {
+enum class ModuleRole
+{
   linear,        // a projection an engine builds as a (possibly quantized) Linear
   expert,        // one expert's projection inside a fused MoE (...experts.{e}.{proj})
   fused_experts, // all experts in one module (...mlp.experts with 3-D or *_blocks tensors)
@@ -53,7 +56,7 @@ std::string_view to_string(ModuleRole role);
 
 struct Module
 {
-  std::string_view name; // views the tensor names in Checkpoint::shards' headers
+  std::string_view name;             // views the tensor names in Checkpoint::shards' headers
   std::span<const uint32_t> tensors; // indices into Checkpoint::tensors, in Inventory storage
   std::span<const std::string_view> params; // each tensor's parameter name ("weight_scale")
   Storage storage = Storage::no_weight;

@@ -79,7 +79,8 @@ private:
 class EntryIndex
 {
 public:
-  enum class Mode {
+  enum class Mode
+  {
     exact,     // a key equals the name
     ancestors, // a key equals the name or a dotted ancestor of it
     dotted,    // a key is a run of whole dotted components of the name
@@ -132,15 +133,15 @@ private:
 
   Options m_options;
   size_t m_size = 0;
-  Table m_literal;                 // whole keys, unless anywhere in the name
-  Table m_prefixes;                // literal start of a glob or of a re: entry, same
+  Table m_literal;  // whole keys, unless anywhere in the name
+  Table m_prefixes; // literal start of a glob or of a re: entry, same
   // Texts that can occur anywhere in a name: whole keys and literal starts in substring mode,
   // and the longest literal run of a glob starting with a wildcard in every mode.
   SubstringSet m_anywhere;
   Table m_parents;
-  Table m_reverse;                 // the text that ends with each marker in a key (a window)
-  std::vector<uint32_t> m_always;  // no indexable literal part
-  std::vector<uint32_t> m_reverse_all;   // every entry holding the marker
+  Table m_reverse;                     // the text that ends with each marker in a key (a window)
+  std::vector<uint32_t> m_always;      // no indexable literal part
+  std::vector<uint32_t> m_reverse_all; // every entry holding the marker
   std::vector<bool> m_literal_lengths;
   std::vector<bool> m_prefix_lengths;
   std::vector<size_t> m_prefix_length_list; // the lengths m_prefix_lengths marks, increasing

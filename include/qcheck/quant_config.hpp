@@ -13,7 +13,8 @@ namespace qcheck {
 
 inline constexpr uint64_t k_max_config_size = 64ull << 20;
 
-enum class QuantFormat {
+enum class QuantFormat
+{
   modelopt,
   compressed_tensors,
   gptq,
@@ -39,7 +40,7 @@ struct CtGroup
 
 struct DynamicRule
 {
-  std::string key;   // as written, e.g. "-:.*mtp.*"
+  std::string key; // as written, e.g. "-:.*mtp.*"
   bool negative = false;
   std::string regex; // key without its "+:" / "-:" prefix
 };
@@ -56,10 +57,10 @@ struct ConfigSource
   std::string file;    // "config.json", "hf_quant_config.json" or "quantization_config.json"
   std::string pointer; // JSON pointer of the block, e.g. "/quantization_config"
   QuantFormat format = QuantFormat::unknown;
-  std::string method;  // quant_method as written ("modelopt" when implied)
-  std::string algo;    // ModelOpt quant_algo, upper-cased
-  std::string list_key;             // key of the exclusion list in this block ("ignore", ...)
-  bool has_list = false;            // the key is present
+  std::string method;                // quant_method as written ("modelopt" when implied)
+  std::string algo;                  // ModelOpt quant_algo, upper-cased
+  std::string list_key;              // key of the exclusion list in this block ("ignore", ...)
+  bool has_list = false;             // the key is present
   std::vector<std::string> excludes; // its entries
   // compressed-tensors
   std::string ct_format;
@@ -86,13 +87,14 @@ struct ModelInfo
   std::string model_type;      // top level
   std::string text_model_type; // text_config.model_type
   std::vector<std::string> architectures;
-  std::optional<uint64_t> num_hidden_layers; // text_config first
-  uint64_t num_mtp_layers = 0;               // num_nextn_predict_layers and friends
-  std::string mtp_key;                       // which key gave num_mtp_layers
+  std::optional<uint64_t> num_hidden_layers;     // text_config first
+  uint64_t num_mtp_layers = 0;                   // num_nextn_predict_layers and friends
+  std::string mtp_key;                           // which key gave num_mtp_layers
   std::vector<std::string> disable_quant_module; // LongCat
 };
 
-enum class ConfigIssue {
+enum class ConfigIssue
+{
   invalid,        // not JSON, not an object, unreadable
   duplicate_key,  // valid, but a key repeats (engines keep the last value)
   unknown_method, // a quantization block qcheck cannot evaluate

@@ -39,7 +39,12 @@ public:
   struct Program; // compiled NFA, defined in regex.cpp
 
 private:
-  enum class Mode { match, fullmatch, search };
+  enum class Mode
+  {
+    match,
+    fullmatch,
+    search
+  };
   bool run(std::string_view text, Mode mode) const;
 
   std::string m_pattern;

@@ -61,13 +61,13 @@ struct HttpOptions
   std::string token;         // sent as "Authorization: Bearer" to URLs below `endpoint` only
   unsigned max_parallel = 8; // requests in flight at once
   unsigned max_tries = 4;    // per request, the first included
-  std::chrono::milliseconds connect_timeout{ 10'000 };
-  std::chrono::milliseconds read_timeout{ 30'000 };      // no byte received for this long: fail
-  std::chrono::milliseconds transfer_timeout{ 600'000 }; // one request, redirects included
-  std::chrono::milliseconds first_backoff{ 500 };        // doubled at each retry
-  std::chrono::milliseconds max_backoff{ 8'000 };
-  std::chrono::milliseconds max_retry_after{ 60'000 }; // a longer Retry-After fails at once
-  unsigned max_tree_pages = 100;                       // pages of the hub's tree API followed
+  std::chrono::milliseconds connect_timeout{10'000};
+  std::chrono::milliseconds read_timeout{30'000};      // no byte received for this long: fail
+  std::chrono::milliseconds transfer_timeout{600'000}; // one request, redirects included
+  std::chrono::milliseconds first_backoff{500};        // doubled at each retry
+  std::chrono::milliseconds max_backoff{8'000};
+  std::chrono::milliseconds max_retry_after{60'000}; // a longer Retry-After fails at once
+  unsigned max_tree_pages = 100;                     // pages of the hub's tree API followed
   // Called after each finished request, on the thread that fetches (may be empty).
   std::function<void(const FetchProgress&)> progress;
 };
@@ -171,15 +171,13 @@ bool looks_like_repo_id(std::string_view text);
 // The snapshot folder of OWNER/NAME[@REVISION] in a local hub cache:
 // {hub_cache}/models--OWNER--NAME/snapshots/{commit}, the commit read from refs/{REVISION}
 // (default main), or REVISION itself when it is a commit with a snapshot.
-Expected<std::string> find_cached_snapshot(const FileSystem& fs,
-                                           const std::string& hub_cache,
+Expected<std::string> find_cached_snapshot(const FileSystem& fs, const std::string& hub_cache,
                                            std::string_view repo_id);
 
 // What to lint for a command-line argument: remote paths and existing local paths as given;
 // OWNER/NAME[@REVISION] with no such local path: its snapshot in the hub cache. Never goes to
 // the network (hf:// does, later, when read).
-Expected<std::string> resolve_model_argument(const FileSystem& disk,
-                                             const std::string& argument,
+Expected<std::string> resolve_model_argument(const FileSystem& disk, const std::string& argument,
                                              const HubEnvironment& environment);
 
 } // namespace qcheck

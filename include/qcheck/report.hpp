@@ -16,18 +16,18 @@ struct Finding
 {
   RuleId rule;
   Severity severity;
-  std::string file;                  // primary file, relative to the model folder ("" = folder)
-  std::string message;               // one line
-  std::vector<std::string> details;  // extra lines for humans (per engine, evidence)
-  std::vector<std::string> modules;  // every checkpoint module the finding covers
-  std::vector<std::string> files;    // every file involved
-  std::vector<Engine> engines;       // engines that fail (empty: engine-independent)
+  std::string file;                 // primary file, relative to the model folder ("" = folder)
+  std::string message;              // one line
+  std::vector<std::string> details; // extra lines for humans (per engine, evidence)
+  std::vector<std::string> modules; // every checkpoint module the finding covers
+  std::vector<std::string> files;   // every file involved
+  std::vector<Engine> engines;      // engines that fail (empty: engine-independent)
   std::vector<std::string> suggested_entries; // what `fix` would add, in the list's syntax
-  std::string fix;                   // one line for humans
-  std::string pointer;               // JSON pointer into `file` (config or shard header), or ""
-  uint32_t line = 0;                 // 1-based position of `pointer` in `file`; 0 = unknown
+  std::string fix;                            // one line for humans
+  std::string pointer; // JSON pointer into `file` (config or shard header), or ""
+  uint32_t line = 0;   // 1-based position of `pointer` in `file`; 0 = unknown
   uint32_t column = 0;
-  uint32_t end_column = 0;           // exclusive, on `line`
+  uint32_t end_column = 0; // exclusive, on `line`
 };
 
 // A stable identity for baselines and SARIF partialFingerprints: rule, file, pointer and the

@@ -17,7 +17,8 @@
 namespace qcheck {
 
 // Every dtype of the upstream format. `unknown` keeps its spelling in TensorInfo::dtype_name.
-enum class Dtype : uint8_t {
+enum class Dtype : uint8_t
+{
   BOOL,
   U8,
   I8,
@@ -62,7 +63,8 @@ struct TensorInfo
   Dtype dtype = Dtype::unknown;
 };
 
-enum class HeaderIssue {
+enum class HeaderIssue
+{
   file_too_short,
   length_too_small,
   length_over_limit,
@@ -106,10 +108,10 @@ struct Header
   Header(const Header&) = delete;
   Header& operator=(const Header&) = delete;
 
-  bool readable = false;    // false: the tensor list could not be read at all
-  bool sorted = false;      // `tensors` are in strictly increasing name order
+  bool readable = false; // false: the tensor list could not be read at all
+  bool sorted = false;   // `tensors` are in strictly increasing name order
   uint64_t file_size = 0;
-  uint64_t header_size = 0; // N, the JSON length
+  uint64_t header_size = 0;        // N, the JSON length
   std::vector<TensorInfo> tensors; // in file order unless `sorted` was requested
   std::vector<std::pair<std::string, std::string>> metadata;
   std::vector<HeaderProblem> problems;

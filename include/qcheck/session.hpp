@@ -16,14 +16,14 @@ namespace qcheck {
 struct LintRequest
 {
   std::vector<std::string> paths;
-  std::string recursive;            // root to search for model folders, or ""
+  std::string recursive;             // root to search for model folders, or ""
   std::optional<std::string> engine; // "all", "vllm", ...
   std::optional<Severity> fail_on;
-  std::string config;               // explicit settings file, or ""
+  std::string config; // explicit settings file, or ""
   bool no_config = false;
   std::vector<std::string> select;
   std::vector<std::string> ignore;
-  std::string baseline;             // accept the findings recorded here
+  std::string baseline; // accept the findings recorded here
 };
 
 struct LintOutcome

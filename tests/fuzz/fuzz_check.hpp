@@ -4,10 +4,10 @@
 
 #include <cstdio>
 
-#define QCHECK_FUZZ_CHECK(condition)                                                             \
-  do {                                                                                           \
-    if (!(condition)) {                                                                          \
-      std::fprintf(stderr, "property violated: %s (%s:%d)\n", #condition, __FILE__, __LINE__); \
-      __builtin_trap();                                                                          \
-    }                                                                                            \
+#define QCHECK_FUZZ_CHECK(condition)                                                               \
+  do {                                                                                             \
+    if (!(condition)) {                                                                            \
+      std::fprintf(stderr, "property violated: %s (%s:%d)\n", #condition, __FILE__, __LINE__);     \
+      __builtin_trap();                                                                            \
+    }                                                                                              \
   } while (false)

@@ -108,8 +108,8 @@ LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
     QCHECK_FUZZ_CHECK(summary(block) == summary(ConfigSource{}));
     return 0;
   }
-  const std::string canonical = reference.dump(-1, ' ', false,
-                                               nlohmann::ordered_json::error_handler_t::replace);
+  const std::string canonical =
+    reference.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
   const ConfigSource again = parse_quant_block("config.json", "/quantization_config", canonical);
   QCHECK_FUZZ_CHECK(summary(block) == summary(again));
   return 0;

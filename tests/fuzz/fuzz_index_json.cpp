@@ -15,7 +15,8 @@
 
 using namespace qcheck;
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
+extern "C" int
+LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
 {
   const std::string json(reinterpret_cast<const char*>(data), size);
   using Members = std::vector<std::pair<std::string, std::optional<std::string>>>;
@@ -23,8 +24,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
   const WeightMapScan scan = scan_weight_map(
     json,
     [&](std::string_view tensor, const std::string_view* file) {
-      got.push_back(
-        { std::string(tensor), file ? std::optional<std::string>(*file) : std::nullopt });
+      got.push_back({std::string(tensor), file ? std::optional<std::string>(*file) : std::nullopt});
     },
     [&] { got.clear(); });
   QCHECK_FUZZ_CHECK(scan.error_offset <= size);

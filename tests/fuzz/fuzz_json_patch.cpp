@@ -116,11 +116,11 @@ valid_utf8(std::string_view s)
   size_t i = 0;
   while (i < s.size()) {
     const auto c = static_cast<unsigned char>(s[i]);
-    const size_t length = c < 0x80            ? 1
-                          : (c >> 5) == 0x6   ? 2
-                          : (c >> 4) == 0xE   ? 3
-                          : (c >> 3) == 0x1E  ? 4
-                                              : 0;
+    const size_t length = c < 0x80           ? 1
+                          : (c >> 5) == 0x6  ? 2
+                          : (c >> 4) == 0xE  ? 3
+                          : (c >> 3) == 0x1E ? 4
+                                             : 0;
     if (length == 0 || i + length > s.size()) {
       return false;
     }
@@ -302,8 +302,8 @@ LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
   for (const Target& target : targets.arrays) {
     const auto span = locate(text, target.pointer);
     QCHECK_FUZZ_CHECK(span.has_value());
-    const Json located = Json::parse(text.substr(span->begin, span->end - span->begin), nullptr,
-                                     false);
+    const Json located =
+      Json::parse(text.substr(span->begin, span->end - span->begin), nullptr, false);
     QCHECK_FUZZ_CHECK(located == *target.value);
     check_append(text, doc, target, entries, entries_valid);
   }

@@ -21,7 +21,8 @@ struct DomWeightMap
   std::vector<std::pair<std::string, std::optional<std::string>>> members;
 };
 
-inline DomWeightMap dom_weight_map(const std::string& json)
+inline DomWeightMap
+dom_weight_map(const std::string& json)
 {
   DomWeightMap out;
   simdjson::dom::parser parser;
@@ -47,9 +48,9 @@ inline DomWeightMap dom_weight_map(const std::string& json)
   out.found = true;
   for (auto field : map) {
     std::string_view file;
-    out.members.push_back(
-      { std::string(field.key),
-        field.value.get_string().get(file) ? std::nullopt : std::optional<std::string>(file) });
+    out.members.push_back({std::string(field.key), field.value.get_string().get(file)
+                                                     ? std::nullopt
+                                                     : std::optional<std::string>(file)});
   }
   return out;
 }
