@@ -99,8 +99,7 @@ write_inspect_json(const Checkpoint& checkpoint, const Inventory& inventory,
   append_json_array(out, 2, checkpoint.shards.size(), [&](size_t i) {
     const ShardFile& shard = checkpoint.shards[i];
     out += "{\n";
-    append_json_key(out, 6, "file");
-    append_json_string(out, shard.file);
+    append_json_member(out, 6, "file", shard.file);
     out += ",\n";
     append_json_key(out, 6, "in_index");
     out += shard.in_index ? "true" : "false";
@@ -123,17 +122,13 @@ write_inspect_json(const Checkpoint& checkpoint, const Inventory& inventory,
   append_json_array(out, 2, modules.size(), [&](size_t i) {
     const Module* module = modules[i];
     out += "{\n";
-    append_json_key(out, 6, "name");
-    append_json_string(out, module->name);
+    append_json_member(out, 6, "name", module->name);
     out += ",\n";
-    append_json_key(out, 6, "role");
-    append_json_string(out, to_string(module->role));
+    append_json_member(out, 6, "role", to_string(module->role));
     out += ",\n";
-    append_json_key(out, 6, "storage");
-    append_json_string(out, to_string(module->storage));
+    append_json_member(out, 6, "storage", to_string(module->storage));
     out += ",\n";
-    append_json_key(out, 6, "family");
-    append_json_string(out, to_string(module->family));
+    append_json_member(out, 6, "family", to_string(module->family));
     out += ",\n";
     append_json_key(out, 6, "tensors");
     number(module->tensors.size());
@@ -154,8 +149,7 @@ write_inspect_json(const Checkpoint& checkpoint, const Inventory& inventory,
       out += "\n      }";
     }
     out += ",\n";
-    append_json_key(out, 6, "evidence");
-    append_json_string(out, module_evidence(checkpoint, *module));
+    append_json_member(out, 6, "evidence", module_evidence(checkpoint, *module));
     out += "\n    }";
     output.maybe_flush();
   });
@@ -173,20 +167,16 @@ write_inspect_json(const Checkpoint& checkpoint, const Inventory& inventory,
         const TensorInfo& info = *tensor.info;
         out += first ? "    {\n" : ",\n    {\n";
         first = false;
-        append_json_key(out, 6, "name");
-        append_json_string(out, info.name);
+        append_json_member(out, 6, "name", info.name);
         out += ",\n";
-        append_json_key(out, 6, "module");
-        append_json_string(out, module->name);
+        append_json_member(out, 6, "module", module->name);
         out += ",\n";
-        append_json_key(out, 6, "dtype");
-        append_json_string(out, info.dtype_name);
+        append_json_member(out, 6, "dtype", info.dtype_name);
         out += ",\n";
         append_json_key(out, 6, "shape");
         append_json_array(out, 6, info.shape.size(), [&](size_t i) { number(info.shape[i]); });
         out += ",\n";
-        append_json_key(out, 6, "shard");
-        append_json_string(out, checkpoint.shard_of(tensor));
+        append_json_member(out, 6, "shard", checkpoint.shard_of(tensor));
         out += ",\n";
         append_json_key(out, 6, "siblings");
         append_json_strings(out, 6, siblings(checkpoint, *module, info));

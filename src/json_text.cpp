@@ -1524,6 +1524,13 @@ append_json_key(std::string& out, int indent, std::string_view key)
 }
 
 void
+append_json_member(std::string& out, int indent, std::string_view key, std::string_view value)
+{
+  append_json_key(out, indent, key);
+  append_json_string(out, value);
+}
+
+void
 append_json_array(std::string& out, int indent, size_t count,
                   const std::function<void(size_t)>& item)
 {

@@ -206,20 +206,19 @@ write_sarif(const std::vector<Report>& reports, const TextSink& sink)
     }
   };
   out += "{\n";
-  append_json_key(out, 2, "version");
-  out += "\"2.1.0\",\n";
-  append_json_key(out, 2, "$schema");
-  out += "\"https://json.schemastore.org/sarif-2.1.0.json\",\n";
+  append_json_member(out, 2, "version", "2.1.0");
+  out += ",\n";
+  append_json_member(out, 2, "$schema", "https://json.schemastore.org/sarif-2.1.0.json");
+  out += ",\n";
   append_json_key(out, 2, "runs");
   out += "[\n    {\n";
   append_json_key(out, 6, "tool");
   out += "{\n";
   append_json_key(out, 8, "driver");
   out += "{\n";
-  append_json_key(out, 10, "name");
-  out += "\"qcheck\",\n";
-  append_json_key(out, 10, "version");
-  append_json_string(out, QCHECK_VERSION);
+  append_json_member(out, 10, "name", "qcheck");
+  out += ",\n";
+  append_json_member(out, 10, "version", QCHECK_VERSION);
   out += ",\n";
   append_json_key(out, 10, "rules");
   append_json_array(out, 10, used.size(), [&](size_t i) {
@@ -236,24 +235,20 @@ write_sarif(const std::vector<Report>& reports, const TextSink& sink)
   out += "\n        }\n      },\n";
   append_json_key(out, 6, "results");
   // Each result as dump(2) lays it out 8 spaces deep, written directly: a log can hold 10^5.
-  const auto text_member = [&](int indent, std::string_view key, std::string_view value) {
-    append_json_key(out, indent, key);
-    append_json_string(out, value);
-  };
   size_t count = 0;
   for (const Report& report : reports) {
     for (const Finding& f : report.findings) {
       const Rule& r = rule(f.rule);
       const auto index = std::find(used.begin(), used.end(), f.rule) - used.begin();
       out += count++ == 0 ? "[\n        {\n" : ",\n        {\n";
-      text_member(10, "ruleId", r.code);
+      append_json_member(out, 10, "ruleId", r.code);
       fmt::format_to(std::back_inserter(out), ",\n          \"ruleIndex\": {},\n", index);
-      text_member(10, "level", sarif_level(f.severity));
+      append_json_member(out, 10, "level", sarif_level(f.severity));
       out += ",\n";
       append_json_key(out, 10, "message");
       out += "{\n";
-      text_member(12, "text",
-                  f.fix.empty() ? f.message : fmt::format("{} Fix: {}", f.message, f.fix));
+      append_json_member(out, 12, "text",
+                         f.fix.empty() ? f.message : fmt::format("{} Fix: {}", f.message, f.fix));
       out += "\n          },\n";
       append_json_key(out, 10, "locations");
       out += "[\n            {\n";
@@ -261,7 +256,7 @@ write_sarif(const std::vector<Report>& reports, const TextSink& sink)
       out += "{\n";
       append_json_key(out, 16, "artifactLocation");
       out += "{\n";
-      text_member(18, "uri", finding_path(report, f));
+      append_json_member(out, 18, "uri", finding_path(report, f));
       out += "\n                }";
       if (f.line > 0) {
         out += ",\n";
@@ -281,7 +276,7 @@ write_sarif(const std::vector<Report>& reports, const TextSink& sink)
       out += "\n              }\n            }\n          ],\n";
       append_json_key(out, 10, "partialFingerprints");
       out += "{\n";
-      text_member(12, "qcheck/v1", fingerprint(f));
+      append_json_member(out, 12, "qcheck/v1", fingerprint(f));
       out += "\n          },\n";
       append_json_key(out, 10, "properties");
       out += "{\n";
@@ -296,7 +291,7 @@ write_sarif(const std::vector<Report>& reports, const TextSink& sink)
       append_json_strings(out, 12, f.files);
       if (!f.pointer.empty()) {
         out += ",\n";
-        text_member(12, "json_pointer", f.pointer);
+        append_json_member(out, 12, "json_pointer", f.pointer);
       }
       if (!f.suggested_entries.empty()) {
         out += ",\n";
@@ -434,8 +429,7 @@ write_json(const std::vector<Report>& reports, const TextSink& sink)
   SinkBuffer output(sink);
   std::string& out = output.buffer();
   const auto member = [&](std::string_view key, std::string_view value) {
-    append_json_key(out, 6, key);
-    append_json_string(out, value);
+    append_json_member(out, 6, key, value);
     out += ",\n";
   };
   const auto strings = [&](std::string_view key, const std::vector<std::string>& values) {
