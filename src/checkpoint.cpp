@@ -503,13 +503,18 @@ is_contained_path(std::string_view path)
   return true;
 }
 
+unsigned
+thread_count(unsigned threads)
+{
+  return threads != 0 ? threads : std::max(1u, std::thread::hardware_concurrency());
+}
+
 Expected<Checkpoint>
 load_checkpoint(const FileSystem& fs, const std::string& path, const LoadOptions& options)
 {
   Checkpoint checkpoint;
   const FileInfo info = fs.stat(path);
-  const unsigned threads =
-    options.threads != 0 ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+  const unsigned threads = thread_count(options.threads);
   if (info.kind == FileKind::regular && ends_with(path, ".safetensors")) {
     // A single shard: read it alone, with no index and no sibling files.
     const size_t slash = path.rfind('/');

@@ -988,9 +988,7 @@ private:
                                      quantized_modules(layer) > 0, w.list));
       }
     };
-    const unsigned threads = m_options.threads != 0
-                               ? m_options.threads
-                               : std::max(1u, std::thread::hardware_concurrency());
+    const unsigned threads = thread_count(m_options.threads);
     std::atomic<size_t> next{0};
     const auto worker = [&] {
       for (size_t i = next++; i < work.size(); i = next++) {

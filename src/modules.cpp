@@ -403,8 +403,7 @@ build_inventory(const Checkpoint& checkpoint, unsigned threads)
     }
   };
   const size_t count = inventory.modules.size();
-  const unsigned cores = threads != 0 ? threads : std::max(1u, std::thread::hardware_concurrency());
-  const size_t slices = count < k_parallel_modules ? 1 : cores;
+  const size_t slices = count < k_parallel_modules ? 1 : thread_count(threads);
   std::vector<std::thread> pool;
   for (size_t i = 1; i < slices; ++i) {
     pool.emplace_back(classify_range, count * i / slices, count * (i + 1) / slices);

@@ -74,6 +74,9 @@ struct LoadOptions
   unsigned threads = 0; // 0: one per core
 };
 
+// `threads`, or one per core when it is 0: how many threads a `threads` option means.
+unsigned thread_count(unsigned threads);
+
 // Loads a model folder, or a single *.safetensors file. Fails only when `path` is neither.
 Expected<Checkpoint> load_checkpoint(const FileSystem& fs, const std::string& path,
                                      const LoadOptions& options = {});
