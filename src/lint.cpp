@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <span>
 #include <unordered_set>
 
 #include "qcheck/json_text.hpp"
@@ -796,6 +797,69 @@ private:
     return matched;
   }
 
+  // QC112 for one list: each run of consecutive dead entries is one finding, added where the
+  // run starts and widened while it grows (a list copied from a larger model can hold tens of
+  // thousands in a row; one line each would bury every other finding).
+  class DeadRuns
+  {
+  public:
+    DeadRuns(Linter& linter, const ConfigSource& source) : m_linter(linter), m_source(source) {}
+    DeadRuns(const DeadRuns&) = delete;
+    DeadRuns& operator=(const DeadRuns&) = delete;
+    ~DeadRuns() { close(); }
+
+    void add(size_t index)
+    {
+      if (m_count > 0 && m_first + m_count == index) {
+        ++m_count;
+        return;
+      }
+      close();
+      const std::string& entry = m_source.excludes[index];
+      Finding& f = m_linter.add(
+        RuleId::unused_entry, m_source.file,
+        fmt::format("{} entry '{}' matches no module of the checkpoint", m_source.list_key, entry));
+      f.pointer = entry_pointer(m_source, index);
+      m_finding = m_linter.m_report.findings.size() - 1;
+      m_first = index;
+      m_count = 1;
+    }
+
+  private:
+    void close()
+    {
+      if (m_count == 0) {
+        return;
+      }
+      Finding& f = m_linter.m_report.findings[m_finding];
+      const auto run = std::span(m_source.excludes).subspan(m_first, m_count);
+      f.suggested_entries.assign(run.begin(), run.end());
+      if (m_count > 1) {
+        f.message =
+          fmt::format("{} {} entries in a row match no module of the checkpoint, from '{}' to '{}'",
+                      m_count, m_source.list_key, run.front(), run.back());
+        f.end_pointer = entry_pointer(m_source, m_first + m_count - 1);
+        const size_t shown = m_count <= k_shown + 1 ? m_count : k_shown;
+        for (size_t i = 0; i < shown; ++i) {
+          f.details.push_back(fmt::format("'{}'", run[i]));
+        }
+        if (shown < m_count) {
+          f.details.push_back(
+            fmt::format("... and {} more (--format json lists them all)", m_count - shown));
+        }
+      }
+      m_count = 0;
+    }
+
+    static constexpr size_t k_shown = 5; // entries spelled out in a run's details
+
+    Linter& m_linter;
+    const ConfigSource& m_source;
+    size_t m_finding = 0;
+    size_t m_first = 0;
+    size_t m_count = 0;
+  };
+
   void entries()
   {
     // config.json and hf_quant_config.json often carry the same long list: checked once.
@@ -834,6 +898,7 @@ private:
       static const std::vector<std::string> k_no_examples;
       const std::vector<bool>& matched = long_list ? same->matched : k_none;
       const std::vector<std::string>& examples = long_list ? same->examples : k_no_examples;
+      DeadRuns dead(*this, s);
       for (size_t index = 0; index < s.excludes.size(); ++index) {
         const std::string& entry = s.excludes[index];
         if (!entry.starts_with("re:") && entry.find('.') == std::string::npos &&
@@ -880,11 +945,7 @@ private:
             .pointer = entry_pointer(s, index);
         }
         if (!used) {
-          Finding& f = add(
-            RuleId::unused_entry, s.file,
-            fmt::format("{} entry '{}' matches no module of the checkpoint", s.list_key, entry));
-          f.suggested_entries = {entry};
-          f.pointer = entry_pointer(s, index);
+          dead.add(index);
         }
         if (s.format == QuantFormat::fp8 && used) {
           const bool exact = std::any_of(
@@ -1560,9 +1621,17 @@ resolve_positions(const FileSystem& fs, const std::string& root, Report& report)
     if (!text) {
       continue;
     }
+    // Each finding's pointer, then the end pointers of those that span several values.
     std::vector<std::string> pointers;
+    std::vector<size_t> spanning;
     for (const Finding* f : findings) {
       pointers.push_back(f->pointer);
+    }
+    for (size_t i = 0; i < findings.size(); ++i) {
+      if (!findings[i]->end_pointer.empty()) {
+        pointers.push_back(findings[i]->end_pointer);
+        spanning.push_back(i);
+      }
     }
     const auto spans = locate_all(*text, pointers);
     for (size_t i = 0; i < findings.size(); ++i) {
@@ -1574,8 +1643,22 @@ resolve_positions(const FileSystem& fs, const std::string& root, Report& report)
       f.column = spans[i]->start.column;
       const std::string_view value(text->data() + spans[i]->begin, spans[i]->end - spans[i]->begin);
       if (value.find('\n') == std::string_view::npos) {
+        f.end_line = f.line;
         f.end_column = f.column + static_cast<uint32_t>(value.size());
       }
+    }
+    // A span ends where its last value ends (the column only when that value is on one line).
+    for (size_t k = 0; k < spanning.size(); ++k) {
+      Finding& f = *findings[spanning[k]];
+      const auto& end = spans[findings.size() + k];
+      if (f.line == 0 || !end) {
+        f.end_line = f.end_column = 0;
+        continue;
+      }
+      const std::string_view value(text->data() + end->begin, end->end - end->begin);
+      const auto newlines = static_cast<uint32_t>(std::count(value.begin(), value.end(), '\n'));
+      f.end_line = end->start.line + newlines;
+      f.end_column = newlines == 0 ? end->start.column + static_cast<uint32_t>(value.size()) : 0;
     }
   }
 }

@@ -265,11 +265,16 @@ write_sarif(const std::vector<Report>& reports, const TextSink& sink)
                        "{{\n                  \"startLine\": {},\n"
                        "                  \"startColumn\": {}",
                        f.line, std::max<uint32_t>(1, f.column));
-        if (f.end_column > f.column) {
-          fmt::format_to(std::back_inserter(out),
-                         ",\n                  \"endLine\": {},\n"
-                         "                  \"endColumn\": {}",
-                         f.line, f.end_column);
+        // A span over lines ends at its last line (and column, when known); a span on one line
+        // at its column.
+        const bool lines = f.end_line > f.line;
+        if (lines || f.end_column > f.column) {
+          fmt::format_to(std::back_inserter(out), ",\n                  \"endLine\": {}",
+                         lines ? f.end_line : f.line);
+        }
+        if ((lines && f.end_column > 0) || (!lines && f.end_column > f.column)) {
+          fmt::format_to(std::back_inserter(out), ",\n                  \"endColumn\": {}",
+                         f.end_column);
         }
         out += "\n                }";
       }
@@ -326,7 +331,9 @@ render_github(const std::vector<Report>& reports)
       std::string props = fmt::format("file={}", github_escape_property(finding_path(report, f)));
       if (f.line > 0) {
         props += fmt::format(",line={},col={}", f.line, std::max<uint32_t>(1, f.column));
-        if (f.end_column > f.column) {
+        if (f.end_line > f.line) {
+          props += fmt::format(",endLine={}", f.end_line);
+        } else if (f.end_column > f.column) {
           props += fmt::format(",endColumn={}", f.end_column);
         }
       }
@@ -466,8 +473,10 @@ write_json(const std::vector<Report>& reports, const TextSink& sink)
       strings("suggested_entries", f.suggested_entries);
       member("fix", f.fix);
       member("json_pointer", f.pointer);
-      fmt::format_to(std::back_inserter(out), "      \"line\": {},\n      \"column\": {},\n",
-                     f.line, f.column);
+      fmt::format_to(std::back_inserter(out),
+                     "      \"line\": {},\n      \"column\": {},\n      \"end_line\": {},\n"
+                     "      \"end_column\": {},\n",
+                     f.line, f.column, f.end_line, f.end_column);
       member("fingerprint", fingerprint(f));
       out += r.fixable ? "      \"fixable\": true\n    }" : "      \"fixable\": false\n    }";
       output.maybe_flush();

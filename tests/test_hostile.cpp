@@ -534,14 +534,14 @@ TEST_F(Hostile, BacktrackingBombInAnIgnoreRegex)
                           "holds packed parameters)"}});
 }
 
-// 20,000 unused ignore entries (one QC112 warning each): positions are resolved with one scan
-// of the config, not one per finding.
+// 20,000 unused ignore entries, each between two used ones (one QC112 warning each): positions
+// are resolved with one scan of the config, not one per finding.
 TEST_F(Hostile, ConfigWithTwentyThousandUnusedIgnoreEntries)
 {
   valid_shard();
-  std::string entries;
+  std::string entries = "\"w\"";
   for (int i = 0; i < 20'000; ++i) {
-    entries += (i == 0 ? "\"model.layers." : ",\"model.layers.") + std::to_string(i) + ".mlp\"";
+    entries += ",\"model.layers." + std::to_string(i) + ".mlp\",\"w\"";
   }
   write("config.json", R"({"model_type":"llama","quantization_config":{)"
                        R"("quant_method":"compressed-tensors","ignore":[)" +
@@ -549,6 +549,22 @@ TEST_F(Hostile, ConfigWithTwentyThousandUnusedIgnoreEntries)
   const LintRun r = lint();
   EXPECT_EQ(r.exit_code, 0) << "signal " << r.signal << "\n" << r.stderr_text;
   EXPECT_EQ(r.findings.size(), 20'000u);
+}
+
+// The same 20,000 in a row: one finding for the run.
+TEST_F(Hostile, ConfigWithTwentyThousandUnusedIgnoreEntriesInARow)
+{
+  valid_shard();
+  std::string entries = "\"w\"";
+  for (int i = 0; i < 20'000; ++i) {
+    entries += ",\"model.layers." + std::to_string(i) + ".mlp\"";
+  }
+  write("config.json", R"({"model_type":"llama","quantization_config":{)"
+                       R"("quant_method":"compressed-tensors","ignore":[)" +
+                         entries + R"(],"config_groups":{"group_0":{"targets":["Linear"]}}}})");
+  expect_lint(0, {{"QC112", "warning", "config.json",
+                   "20000 ignore entries in a row match no module of the checkpoint, from "
+                   "'model.layers.0.mlp' to 'model.layers.19999.mlp'"}});
 }
 
 // ---- The parser fixes, at the library level ----

@@ -83,6 +83,47 @@ TEST(Report, GithubCommandEscapesNamesWithCommasColonsPercentAndNewlines)
             "unused-entry::entry 'a,b:c%25' matches nothing%0Asecond line\n");
 }
 
+// A span on one line ends at its column; over several lines, at its last line (and column when
+// known), in SARIF and in GitHub annotations alike.
+TEST(Report, SpansEndWhereTheirLastValueEnds)
+{
+  struct Case
+  {
+    uint32_t end_line, end_column;
+    std::string region_end, github_end;
+  };
+  const std::vector<Case> cases{
+    {0, 0, "", ""},
+    {7, 9, R"(,"endLine":7,"endColumn":9)", ",endColumn=9"},
+    {9, 40, R"(,"endLine":9,"endColumn":40)", ",endLine=9"},
+    {9, 0, R"(,"endLine":9)", ",endLine=9"},
+  };
+  for (const Case& c : cases) {
+    Report report;
+    report.root = "m";
+    Finding f;
+    f.rule = RuleId::unused_entry;
+    f.severity = Severity::warning;
+    f.file = "config.json";
+    f.message = "dead";
+    f.line = 7;
+    f.column = 5;
+    f.end_line = c.end_line;
+    f.end_column = c.end_column;
+    report.findings.push_back(f);
+    const auto sarif = nlohmann::ordered_json::parse(render_sarif({report}));
+    EXPECT_EQ(sarif["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"].dump(),
+              R"({"startLine":7,"startColumn":5)" + c.region_end + "}")
+      << c.end_line;
+    EXPECT_EQ(render_github({report}), "::warning file=m/config.json,line=7,col=5" + c.github_end +
+                                         ",title=QC112 unused-entry::dead\n")
+      << c.end_line;
+    const auto json = nlohmann::json::parse(render_json({report}));
+    EXPECT_EQ(json["findings"][0]["end_line"], c.end_line);
+    EXPECT_EQ(json["findings"][0]["end_column"], c.end_column);
+  }
+}
+
 TEST(Report, FingerprintIgnoresPositionAndCountsButNotModules)
 {
   Finding a;
@@ -148,7 +189,10 @@ TEST(Report, SarifStructureFieldByField)
       expect_keys_within(region, {"startLine", "startColumn", "endLine", "endColumn"}, "region");
       EXPECT_GE(region["startLine"].get<int>(), 1);
       EXPECT_GE(region["startColumn"].get<int>(), 1);
-      if (region.contains("endColumn")) {
+      if (region.contains("endLine")) {
+        EXPECT_GE(region["endLine"].get<int>(), region["startLine"].get<int>());
+      }
+      if (region.contains("endColumn") && region["endLine"] == region["startLine"]) {
         EXPECT_GT(region["endColumn"].get<int>(), region["startColumn"].get<int>());
       }
     }
@@ -263,6 +307,8 @@ reference_json(const std::vector<Report>& reports)
                           {"json_pointer", f.pointer},
                           {"line", f.line},
                           {"column", f.column},
+                          {"end_line", f.end_line},
+                          {"end_column", f.end_column},
                           {"fingerprint", fingerprint(f)},
                           {"fixable", r.fixable}});
     }

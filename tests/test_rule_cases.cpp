@@ -1183,7 +1183,18 @@ TEST(RuleCases, QC111PositiveInALongList)
                          "ignore entry 'model.layers.1' is matched as a substring by vLLM and "
                          "also excludes model.layers.10.mlp.down_proj");
   EXPECT_EQ(f.pointer, "/quantization_config/ignore/1");
-  EXPECT_EQ(findings(r, RuleId::unused_entry).size(), 20u) << text(r);
+  // The 20 dead entries are in a row: one finding, five spelled out for humans, all for tools.
+  const Finding dead = only(r, RuleId::unused_entry,
+                            "20 ignore entries in a row match no module of the checkpoint, from "
+                            "'model.layers.20.mlp.down_proj' to 'model.layers.39.mlp.down_proj'");
+  EXPECT_EQ(dead.pointer, "/quantization_config/ignore/2");
+  EXPECT_EQ(dead.end_pointer, "/quantization_config/ignore/21");
+  EXPECT_EQ(dead.suggested_entries, Strings(list.begin() + 2, list.end()));
+  EXPECT_EQ(
+    dead.details,
+    (Strings{"'model.layers.20.mlp.down_proj'", "'model.layers.21.mlp.down_proj'",
+             "'model.layers.22.mlp.down_proj'", "'model.layers.23.mlp.down_proj'",
+             "'model.layers.24.mlp.down_proj'", "... and 15 more (--format json lists them all)"}));
   EXPECT_EQ(findings(r, RuleId::excluded_but_quantized).size(), 1u) << text(r);
 }
 
@@ -1221,6 +1232,52 @@ TEST(RuleCases, QC112Positive)
                          "checkpoint");
   EXPECT_EQ(f.suggested_entries, Strings{"model.layers.7.mlp.down_proj"});
   EXPECT_EQ(f.pointer, "/quantization_config/ignore/2");
+  EXPECT_EQ(f.end_pointer, "");
+  EXPECT_TRUE(f.details.empty());
+  EXPECT_EQ(f.end_line, f.line);
+  EXPECT_EQ(f.end_column, f.column + 30); // the quoted entry
+}
+
+// Consecutive dead entries are one finding that spans them, from the first entry's line and
+// column to the end of the last; every entry is kept for tools, and one or two more than the
+// five spelled out are spelled out too.
+TEST(RuleCases, QC112ConsecutiveDeadEntriesAreOneFinding)
+{
+  const std::string quantization =
+    "{\"quant_method\": \"modelopt\", \"quant_algo\": \"NVFP4\", \"group_size\": 16,\n"
+    "    \"ignore\": [\n      \"lm_head\",\n      \"model.layers.1*\",\n"
+    "      \"model.layers.7.mlp.down_proj\",\n      \"model.layers.8.mlp.down_proj\",\n"
+    "      \"model.layers.9.self_attn.o_proj\"\n    ]}";
+  const Report r =
+    lint_folder(folder(config(k_llama, quantization), llama_nvfp4_with_bf16_layer1()));
+  const Finding f = only(r, RuleId::unused_entry,
+                         "3 ignore entries in a row match no module of the checkpoint, from "
+                         "'model.layers.7.mlp.down_proj' to 'model.layers.9.self_attn.o_proj'");
+  EXPECT_EQ(f.pointer, "/quantization_config/ignore/2");
+  EXPECT_EQ(f.end_pointer, "/quantization_config/ignore/4");
+  EXPECT_EQ(f.suggested_entries,
+            (Strings{"model.layers.7.mlp.down_proj", "model.layers.8.mlp.down_proj",
+                     "model.layers.9.self_attn.o_proj"}));
+  EXPECT_EQ(f.details, (Strings{"'model.layers.7.mlp.down_proj'", "'model.layers.8.mlp.down_proj'",
+                                "'model.layers.9.self_attn.o_proj'"}));
+  EXPECT_EQ(f.line, 7u);
+  EXPECT_EQ(f.column, 7u);
+  EXPECT_EQ(f.end_line, 9u);
+  EXPECT_EQ(f.end_column, 40u); // after the closing quote of the last entry
+}
+
+// A used entry ends a run: dead, used, dead, dead is two findings.
+TEST(RuleCases, QC112UsedEntryEndsARun)
+{
+  const Report r = lint_folder(
+    folder(config(k_llama, modelopt("NVFP4", {"model.layers.7.a", "lm_head", "model.layers.7.b",
+                                              "model.layers.7.c", "model.layers.1*"})),
+           llama_nvfp4_with_bf16_layer1()));
+  EXPECT_EQ(messages(r, RuleId::unused_entry),
+            (Strings{"ignore entry 'model.layers.7.a' matches no module of the checkpoint",
+                     "2 ignore entries in a row match no module of the checkpoint, from "
+                     "'model.layers.7.b' to 'model.layers.7.c'"}))
+    << text(r);
 }
 
 // Past eight entries that are not modules or their ancestors (here vLLM substrings), the

@@ -25,9 +25,13 @@ struct Finding
   std::vector<std::string> suggested_entries; // what `fix` would add, in the list's syntax
   std::string fix;                            // one line for humans
   std::string pointer; // JSON pointer into `file` (config or shard header), or ""
-  uint32_t line = 0;   // 1-based position of `pointer` in `file`; 0 = unknown
+  // For a finding about several consecutive values (a run of list entries): the pointer of the
+  // last one; "" when the finding is about `pointer`'s value alone.
+  std::string end_pointer;
+  uint32_t line = 0; // 1-based position of `pointer` in `file`; 0 = unknown
   uint32_t column = 0;
-  uint32_t end_column = 0; // exclusive, on `line`
+  uint32_t end_line = 0;   // where the span ends: `line`, or the line of `end_pointer`'s value
+  uint32_t end_column = 0; // exclusive, on `end_line`; 0 = unknown
 };
 
 // A stable identity for baselines and SARIF partialFingerprints: rule, file, pointer and the
