@@ -1361,9 +1361,16 @@ add_object_member(std::string_view text, std::string_view pointer, const std::st
 std::optional<std::string>
 edit_refusal(std::string_view text)
 {
+  auto checked = check_json(text);
+  return checked ? std::move(checked).value() : checked.error();
+}
+
+Expected<std::optional<std::string>>
+check_json(std::string_view text)
+{
   const auto doc = scan(text);
   if (!doc) {
-    return doc.error();
+    return unexpected(doc.error());
   }
   size_t first = k_none;
   std::string reason;
@@ -1399,9 +1406,9 @@ edit_refusal(std::string_view text)
     }
   }
   if (first == k_none) {
-    return std::nullopt;
+    return std::optional<std::string>{};
   }
-  return reason;
+  return std::optional<std::string>{std::move(reason)};
 }
 
 Expected<std::string>

@@ -370,18 +370,19 @@ parse_file(const FileSystem& fs, const std::string& root, const std::string& nam
     return std::nullopt;
   }
   // The positional scanner explains syntax errors (line, column) and refuses deep nesting
-  // before the tree parser runs.
-  if (auto span = locate(*text, ""); !span) {
-    out.problems.push_back({name, span.error(), ConfigIssue::invalid});
+  // before the tree parser runs; the same scan finds NaN and duplicate keys.
+  const auto checked = check_json(*text);
+  if (!checked) {
+    out.problems.push_back({name, checked.error(), ConfigIssue::invalid});
     return std::nullopt;
   }
+  const std::optional<std::string>& why = *checked;
   std::optional<Json> json = parse_ordered(*text);
   if (!json) {
-    const auto why = edit_refusal(*text);
     out.problems.push_back({name, why ? *why : "not valid JSON", ConfigIssue::invalid});
     return std::nullopt;
   }
-  if (auto why = edit_refusal(*text); why && why->starts_with("duplicate key")) {
+  if (why && why->starts_with("duplicate key")) {
     out.problems.push_back({name,
                             fmt::format("{}; engines (Python's json) keep the last value", *why),
                             ConfigIssue::duplicate_key});

@@ -861,6 +861,25 @@ TEST(JsonTextRefusal, DuplicateKeys)
             "duplicate key \"k\" in /a~1b (line 1, column 18)");
 }
 
+// check_json: a syntax error fails as locate() fails; valid JSON gives edit_refusal's answer.
+TEST(JsonTextRefusal, CheckJsonSeparatesSyntaxFromRefusal)
+{
+  for (const std::string text : {R"({"a": [1, 2)", "{\n  \"a\": tru\n}", "[1,]", ""}) {
+    const auto checked = check_json(text);
+    ASSERT_FALSE(checked) << text;
+    EXPECT_EQ(checked.error(), locate(text, "").error()) << text;
+  }
+  for (const std::string text :
+       {R"({"a": NaN})", R"({"a": 1, "a": 2})", R"({"a": [1e400]})", R"({"a": [1, 2]})", "[]"}) {
+    const auto checked = check_json(text);
+    ASSERT_TRUE(checked) << text;
+    EXPECT_EQ(*checked, edit_refusal(text)) << text;
+  }
+  EXPECT_EQ(check_json(R"({"a": 1, "a": 2})").value(),
+            "duplicate key \"a\" in the root (line 1, column 10)");
+  EXPECT_EQ(check_json(R"({"a": [1, 2]})").value(), std::nullopt);
+}
+
 TEST(JsonTextRefusal, FirstProblemInTheDocumentIsReported)
 {
   EXPECT_EQ(edit_refusal(R"({"x": NaN, "y": {"a": 1, "a": 2}})"),

@@ -90,4 +90,8 @@ Expected<std::string> remove_from_string_array(std::string_view text, std::strin
 // reason, or nullopt when the document is fine to edit.
 std::optional<std::string> edit_refusal(std::string_view text);
 
+// One scan for a reader: fails with the syntax error (line, column; deep nesting refused) when
+// the text is not JSON, else returns what edit_refusal() would.
+Expected<std::optional<std::string>> check_json(std::string_view text);
+
 } // namespace qcheck
