@@ -760,12 +760,31 @@ private:
     return m_known.contains(entry);
   }
 
+  struct EntryUse
+  {
+    std::vector<bool> matched;         // the entry matches some name
+    std::vector<std::string> examples; // substring formats: a module it overmatches, or ""
+  };
+
   // Which entries of a long list match a module (under any engine) or a layer prefix or fused
   // shard of an engine that reads the list: what the per-entry scan in entries() answers, from
-  // one pass over the names and their candidates.
-  std::vector<bool> matched_entries(const ConfigSource& s, const std::vector<Engine>& engines)
+  // one pass over the names and their candidates. For the formats some engine matches as
+  // substrings, the same pass finds overmatch_example() of each entry: that engine's
+  // candidates for a module hold every entry occurring in its name.
+  EntryUse entry_use(const ConfigSource& s, const std::vector<Engine>& engines)
   {
-    std::vector<bool> matched(s.excludes.size(), false);
+    EntryUse use;
+    std::vector<bool>& matched = use.matched;
+    matched.assign(s.excludes.size(), false);
+    std::optional<Engine> substring_engine;
+    if (s.format == QuantFormat::modelopt) {
+      substring_engine = Engine::vllm;
+    } else if (s.format == QuantFormat::compressed_tensors) {
+      substring_engine = Engine::sglang;
+    }
+    if (substring_engine) {
+      use.examples.resize(s.excludes.size());
+    }
     std::vector<uint32_t> found;
     const auto visit = [&](Engine e, std::string_view name) {
       found.clear();
@@ -779,6 +798,14 @@ private:
     for (Engine e : k_all_engines) {
       for (const Module& m : m_inventory.modules) {
         visit(e, m.name);
+        if (e != substring_engine) {
+          continue;
+        }
+        for (uint32_t i : found) {
+          if (use.examples[i].empty() && overmatches(s.excludes[i], m.name)) {
+            use.examples[i] = m.name;
+          }
+        }
       }
     }
     // Layer prefixes and shards are mostly module names, already visited.
@@ -794,7 +821,7 @@ private:
         }
       }
     }
-    return matched;
+    return use;
   }
 
   // QC112 for one list: each run of consecutive dead entries is one finding, added where the
@@ -866,8 +893,7 @@ private:
     struct Checked
     {
       const ConfigSource* source;
-      std::vector<bool> matched;
-      std::vector<std::string> examples;
+      EntryUse use;
     };
     std::vector<Checked> checked;
     for (const ConfigSource& s : m_declaration.sources) {
@@ -888,16 +914,12 @@ private:
         return c.source->format == s.format && c.source->excludes == s.excludes;
       });
       if (long_list && same == checked.end()) {
-        const bool substring_format =
-          s.format == QuantFormat::modelopt || s.format == QuantFormat::compressed_tensors;
-        checked.push_back({&s, matched_entries(s, engines),
-                           substring_format ? overmatch_examples(s) : std::vector<std::string>{}});
+        checked.push_back({&s, entry_use(s, engines)});
         same = checked.end() - 1;
       }
-      static const std::vector<bool> k_none;
-      static const std::vector<std::string> k_no_examples;
-      const std::vector<bool>& matched = long_list ? same->matched : k_none;
-      const std::vector<std::string>& examples = long_list ? same->examples : k_no_examples;
+      static const EntryUse k_unused;
+      const std::vector<bool>& matched = long_list ? same->use.matched : k_unused.matched;
+      const std::vector<std::string>& examples = long_list ? same->use.examples : k_unused.examples;
       DeadRuns dead(*this, s);
       for (size_t index = 0; index < s.excludes.size(); ++index) {
         const std::string& entry = s.excludes[index];
@@ -1525,29 +1547,6 @@ private:
   static bool has_glob(std::string_view e) { return e.find_first_of("*?[") != std::string::npos; }
 
   // "model.layers.1" is a substring of "model.layers.10...": report when a module shows it.
-  // overmatch_example() of every entry of a long list, from one pass over the modules.
-  std::vector<std::string> overmatch_examples(const ConfigSource& s) const
-  {
-    std::vector<std::vector<std::string>> keys;
-    for (const std::string& e : s.excludes) {
-      keys.push_back({e});
-    }
-    const EntryIndex index(keys, {.mode = EntryIndex::Mode::substring});
-    std::vector<std::string> out(s.excludes.size());
-    std::vector<uint32_t> found;
-    for (const Module& m : m_inventory.modules) {
-      found.clear();
-      const std::string_view name = m.name;
-      index.candidates(std::span(&name, 1), found);
-      for (uint32_t i : found) {
-        if (out[i].empty() && overmatches(s.excludes[i], m.name)) {
-          out[i] = m.name;
-        }
-      }
-    }
-    return out;
-  }
-
   // The first occurrence of `entry` in `name` does not start and end at dots.
   static bool overmatches(std::string_view entry, std::string_view name)
   {

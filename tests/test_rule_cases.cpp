@@ -8,6 +8,7 @@
 // ("qcheck bug: ...").
 #include <cstdlib>
 #include <gtest/gtest.h>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -1196,6 +1197,40 @@ TEST(RuleCases, QC111PositiveInALongList)
              "'model.layers.22.mlp.down_proj'", "'model.layers.23.mlp.down_proj'",
              "'model.layers.24.mlp.down_proj'", "... and 15 more (--format json lists them all)"}));
   EXPECT_EQ(findings(r, RuleId::excluded_but_quantized).size(), 1u) << text(r);
+}
+
+// A long list finds each entry's overmatch example in the same pass as its matches: the
+// examples (and pointers) are those the per-entry scan of a short list gives, for both
+// substring-matching formats, whatever entries follow.
+TEST(RuleCases, QC111LongListGivesTheShortListsExamples)
+{
+  const Strings entries{"lm_head",     "model.layers.1", "layers.1",     "mlp.down",
+                        "ayers.0.mlp", "self_attn",      "LAYERS.1.MLP", "down_proj"};
+  Strings padded = entries;
+  for (int i = 0; i < 16; ++i) {
+    padded.push_back("model.layers." + std::to_string(90 + i) + ".mlp.down_proj");
+  }
+  const auto ct = [](const Strings& list) {
+    return R"({"quant_method": "compressed-tensors", "format": "nvfp4-pack-quantized", )"
+           R"("config_groups": {"group_0": {"targets": ["Linear"], "weights": {"num_bits": 4, )"
+           R"("type": "float", "group_size": 16}}}, "ignore": )" +
+           json_list(list) + "}";
+  };
+  const auto modelopt_nvfp4 = [](const Strings& list) { return modelopt("NVFP4", list); };
+  for (const auto& block : {std::function<std::string(const Strings&)>(modelopt_nvfp4),
+                            std::function<std::string(const Strings&)>(ct)}) {
+    const auto overmatches = [&](const Strings& list) {
+      Strings out;
+      const Report r = lint_folder(folder(config(k_llama_11, block(list)), layers_1_and_10()));
+      for (const Finding& f : findings(r, RuleId::broad_substring_entry)) {
+        out.push_back(f.pointer + " " + f.message);
+      }
+      return out;
+    };
+    const Strings short_list = overmatches(entries);
+    EXPECT_GE(short_list.size(), 4u);
+    EXPECT_EQ(overmatches(padded), short_list);
+  }
 }
 
 TEST(RuleCases, QC111Negative)
