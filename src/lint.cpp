@@ -932,7 +932,7 @@ private:
           continue; // QC115 already says qcheck cannot evaluate it
         }
         // Fast path: a plain entry that names a module, a layer or an ancestor of either.
-        bool used = !has_glob(entry) && !entry.starts_with("re:") && is_known(entry);
+        bool used = !has_glob_chars(entry) && !entry.starts_with("re:") && is_known(entry);
         if (!matched.empty()) {
           used = used || matched[index];
         }
@@ -984,7 +984,7 @@ private:
         const bool substring_engine =
           s.format == QuantFormat::modelopt ||
           (s.format == QuantFormat::compressed_tensors && !entry.starts_with("re:"));
-        if (substring_engine && !has_glob(entry) &&
+        if (substring_engine && !has_glob_chars(entry) &&
             !(examples.empty() ? overmatch_example(entry) : examples[index]).empty()) {
           add(RuleId::broad_substring_entry, s.file,
               fmt::format("{} entry '{}' is matched as a substring by {} and also excludes {}",
@@ -1370,7 +1370,7 @@ private:
       return;
     }
     auto names = [&](const std::string& entry, std::string_view module) {
-      return entry == module || (has_glob(entry) && fnmatch(entry, module)) ||
+      return entry == module || (has_glob_chars(entry) && fnmatch(entry, module)) ||
              (module.starts_with(entry) && module.size() > entry.size() &&
               module[entry.size()] == '.');
     };
@@ -1543,8 +1543,6 @@ private:
     }
     return false;
   }
-
-  static bool has_glob(std::string_view e) { return e.find_first_of("*?[") != std::string::npos; }
 
   // "model.layers.1" is a substring of "model.layers.10...": report when a module shows it.
   // The first occurrence of `entry` in `name` does not start and end at dots.

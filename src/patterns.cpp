@@ -116,7 +116,9 @@ fnmatch(std::string_view pattern, std::string_view text)
 bool
 has_glob_chars(std::string_view text)
 {
-  return text.find_first_of("*?[") != std::string_view::npos;
+  // A plain loop: find_first_of looks each character up in the set with memchr.
+  return std::any_of(text.begin(), text.end(),
+                     [](char c) { return c == '*' || c == '?' || c == '['; });
 }
 
 std::vector<std::string_view>
@@ -312,8 +314,9 @@ digit_signature(std::string_view name, std::string& out)
 bool
 blind_to_digits(std::string_view entry)
 {
-  return !entry.starts_with("re:") &&
-         entry.find_first_of("0123456789?[]") == std::string_view::npos;
+  return !entry.starts_with("re:") && std::none_of(entry.begin(), entry.end(), [](char c) {
+    return (c >= '0' && c <= '9') || c == '?' || c == '[' || c == ']';
+  });
 }
 
 SubstringSet::SubstringSet(std::vector<Key> keys, bool case_insensitive)

@@ -671,6 +671,19 @@ TEST(Patterns, DigitSignatureFoldsEachRunOfDigits)
   EXPECT_FALSE(blind_to_digits("model.layers.?.mlp"));
   EXPECT_FALSE(blind_to_digits("model.layers.[ab].mlp"));
   EXPECT_FALSE(blind_to_digits("re:.*gate"));
+  EXPECT_FALSE(blind_to_digits("lm_head]"));
+  EXPECT_FALSE(blind_to_digits("9"));
+  EXPECT_TRUE(blind_to_digits(""));
+}
+
+TEST(Engines, GlobCharactersAreStarQuestionMarkAndBracket)
+{
+  for (const char* glob : {"*", "a?", "x[0]", "model.layers.1*", "[", "re:x*"}) {
+    EXPECT_TRUE(has_glob_chars(glob)) << glob;
+  }
+  for (const char* plain : {"", "lm_head", "a]b", "model.layers.0.mlp", "re:a.+b"}) {
+    EXPECT_FALSE(has_glob_chars(plain)) << plain;
+  }
 }
 
 // An empty entry occurs in every name: where an engine matches by substring it excludes
