@@ -860,8 +860,9 @@ private:
       }
       Finding& f = m_linter.m_report.findings[m_finding];
       const auto run = std::span(m_source.excludes).subspan(m_first, m_count);
-      f.suggested_entries.assign(run.begin(), run.end());
-      if (m_count > 1) {
+      if (m_count == 1) {
+        f.suggested_entries = {run.front()};
+      } else { // the span is pointer..end_pointer: no second copy of a long list
         f.message =
           fmt::format("{} {} entries in a row match no module of the checkpoint, from '{}' to '{}'",
                       m_count, m_source.list_key, run.front(), run.back());
@@ -871,8 +872,7 @@ private:
           f.details.push_back(fmt::format("'{}'", run[i]));
         }
         if (shown < m_count) {
-          f.details.push_back(
-            fmt::format("... and {} more (--format json lists them all)", m_count - shown));
+          f.details.push_back(fmt::format("... and {} more", m_count - shown));
         }
       }
       m_count = 0;

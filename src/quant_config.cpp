@@ -187,6 +187,7 @@ get_strings(const Json& j, const char* key, bool* present = nullptr)
     return out;
   }
   if (it->is_array()) {
+    out.reserve(it->size()); // exact unless it is a list of lists
     for (const auto& e : *it) {
       if (e.is_string()) {
         out.push_back(e.get<std::string>());

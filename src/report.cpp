@@ -298,6 +298,10 @@ write_sarif(const std::vector<Report>& reports, const TextSink& sink)
         out += ",\n";
         append_json_member(out, 12, "json_pointer", f.pointer);
       }
+      if (!f.end_pointer.empty()) {
+        out += ",\n";
+        append_json_member(out, 12, "end_json_pointer", f.end_pointer);
+      }
       if (!f.suggested_entries.empty()) {
         out += ",\n";
         append_json_key(out, 12, "suggested_entries");
@@ -473,6 +477,7 @@ write_json(const std::vector<Report>& reports, const TextSink& sink)
       strings("suggested_entries", f.suggested_entries);
       member("fix", f.fix);
       member("json_pointer", f.pointer);
+      member("end_json_pointer", f.end_pointer);
       fmt::format_to(std::back_inserter(out),
                      "      \"line\": {},\n      \"column\": {},\n      \"end_line\": {},\n"
                      "      \"end_column\": {},\n",

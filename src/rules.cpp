@@ -114,8 +114,8 @@ constexpr std::array<Rule, 35> k_rules{{
    "An exclusion entry matches no module under any engine",
    "Usually spelling drift (checkpoint vs engine namespace, fused vs shard names): the entry "
    "protects nothing. Correct or remove it. Consecutive dead entries (a list copied from a "
-   "larger model) are one finding spanning them; `--format json` lists every entry in "
-   "suggested_entries."},
+   "larger model) are one finding spanning them, from json_pointer to end_json_pointer in "
+   "`--format json`."},
   {RuleId::nvfp4_layout, "QC113", "nvfp4-layout", Severity::error, false,
    "An NVFP4 module's tensors do not have the NVFP4 layout",
    "ModelOpt NVFP4 needs U8 weight [out, in/2], F8_E4M3 weight_scale [out, in/16] and F32 "

@@ -84,7 +84,7 @@ TEST(Report, GithubCommandEscapesNamesWithCommasColonsPercentAndNewlines)
 }
 
 // A span on one line ends at its column; over several lines, at its last line (and column when
-// known), in SARIF and in GitHub annotations alike.
+// known), in SARIF and in GitHub annotations alike; a span's last value's pointer goes with it.
 TEST(Report, SpansEndWhereTheirLastValueEnds)
 {
   struct Case
@@ -110,6 +110,8 @@ TEST(Report, SpansEndWhereTheirLastValueEnds)
     f.column = 5;
     f.end_line = c.end_line;
     f.end_column = c.end_column;
+    f.pointer = "/ignore/2";
+    f.end_pointer = c.end_line > f.line ? "/ignore/4" : "";
     report.findings.push_back(f);
     const auto sarif = nlohmann::ordered_json::parse(render_sarif({report}));
     EXPECT_EQ(sarif["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"].dump(),
@@ -121,6 +123,10 @@ TEST(Report, SpansEndWhereTheirLastValueEnds)
     const auto json = nlohmann::json::parse(render_json({report}));
     EXPECT_EQ(json["findings"][0]["end_line"], c.end_line);
     EXPECT_EQ(json["findings"][0]["end_column"], c.end_column);
+    EXPECT_EQ(json["findings"][0]["end_json_pointer"], f.end_pointer);
+    const auto& properties = sarif["runs"][0]["results"][0]["properties"];
+    EXPECT_EQ(properties.value("end_json_pointer", ""), f.end_pointer);
+    EXPECT_EQ(properties.contains("end_json_pointer"), !f.end_pointer.empty());
   }
 }
 
@@ -305,6 +311,7 @@ reference_json(const std::vector<Report>& reports)
                           {"suggested_entries", f.suggested_entries},
                           {"fix", f.fix},
                           {"json_pointer", f.pointer},
+                          {"end_json_pointer", f.end_pointer},
                           {"line", f.line},
                           {"column", f.column},
                           {"end_line", f.end_line},
