@@ -164,6 +164,7 @@ public:
     emit_undeclared();
     emit_stored_mixtures();
     entries();
+    release_list_indexes();
     layouts();
     mixed_precision();
     partial_experts();
@@ -1090,6 +1091,15 @@ private:
       m_layers[w.engine] = std::move(w.layers);
       m_decisions[w.engine] = std::move(w.decisions);
     }
+  }
+
+  // The compiled lists and the known-name set serve the list checks only; a long list's
+  // indexes are the largest thing a run builds, so they go before the checks that follow.
+  void release_list_indexes()
+  {
+    m_compiled.clear();
+    m_compiled_lists.clear();
+    m_known = {};
   }
 
   // A list compiled for one engine, once per run; a block holding the same list as another
