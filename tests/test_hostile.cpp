@@ -235,6 +235,15 @@ tensor(const std::string& dtype, const std::string& shape, const std::string& of
   return R"({"dtype":")" + dtype + R"(","shape":)" + shape + R"(,"data_offsets":)" + offsets + "}";
 }
 
+// A compressed-tensors config.json whose ignore list is `entries` (JSON strings, comma-separated).
+std::string
+config_ignoring(const std::string& entries)
+{
+  return R"({"model_type":"llama","quantization_config":{)"
+         R"("quant_method":"compressed-tensors","ignore":[)" +
+         entries + R"(],"config_groups":{"group_0":{"targets":["Linear"]}}}})";
+}
+
 } // namespace
 
 // ---- Header lengths ----
@@ -543,9 +552,7 @@ TEST_F(Hostile, ConfigWithTwentyThousandUnusedIgnoreEntries)
   for (int i = 0; i < 20'000; ++i) {
     entries += ",\"model.layers." + std::to_string(i) + ".mlp\",\"w\"";
   }
-  write("config.json", R"({"model_type":"llama","quantization_config":{)"
-                       R"("quant_method":"compressed-tensors","ignore":[)" +
-                         entries + R"(],"config_groups":{"group_0":{"targets":["Linear"]}}}})");
+  write("config.json", config_ignoring(entries));
   const LintRun r = lint();
   EXPECT_EQ(r.exit_code, 0) << "signal " << r.signal << "\n" << r.stderr_text;
   EXPECT_EQ(r.findings.size(), 20'000u);
@@ -559,9 +566,7 @@ TEST_F(Hostile, ConfigWithTwentyThousandUnusedIgnoreEntriesInARow)
   for (int i = 0; i < 20'000; ++i) {
     entries += ",\"model.layers." + std::to_string(i) + ".mlp\"";
   }
-  write("config.json", R"({"model_type":"llama","quantization_config":{)"
-                       R"("quant_method":"compressed-tensors","ignore":[)" +
-                         entries + R"(],"config_groups":{"group_0":{"targets":["Linear"]}}}})");
+  write("config.json", config_ignoring(entries));
   expect_lint(0, {{"QC112", "warning", "config.json",
                    "20000 ignore entries in a row match no module of the checkpoint, from "
                    "'model.layers.0.mlp' to 'model.layers.19999.mlp'"}});

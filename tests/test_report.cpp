@@ -19,6 +19,20 @@ using Json = nlohmann::json;
 
 namespace {
 
+// A QC112 warning in config.json at line:column (the shape the renderers are tested on).
+Finding
+warning_at(std::string message, uint32_t line, uint32_t column)
+{
+  Finding f;
+  f.rule = RuleId::unused_entry;
+  f.severity = Severity::warning;
+  f.file = "config.json";
+  f.message = std::move(message);
+  f.line = line;
+  f.column = column;
+  return f;
+}
+
 std::string
 run_stdout(const std::string& args, const std::string& cwd = "")
 {
@@ -70,14 +84,7 @@ TEST(Report, GithubCommandEscapesNamesWithCommasColonsPercentAndNewlines)
 {
   Report report;
   report.root = "models/x,y:z%";
-  Finding f;
-  f.rule = RuleId::unused_entry;
-  f.severity = Severity::warning;
-  f.file = "config.json";
-  f.message = "entry 'a,b:c%' matches nothing\nsecond line";
-  f.line = 3;
-  f.column = 5;
-  report.findings.push_back(f);
+  report.findings.push_back(warning_at("entry 'a,b:c%' matches nothing\nsecond line", 3, 5));
   EXPECT_EQ(render_github({report}),
             "::warning file=models/x%2Cy%3Az%25/config.json,line=3,col=5,title=QC112 "
             "unused-entry::entry 'a,b:c%25' matches nothing%0Asecond line\n");
@@ -101,13 +108,7 @@ TEST(Report, SpansEndWhereTheirLastValueEnds)
   for (const Case& c : cases) {
     Report report;
     report.root = "m";
-    Finding f;
-    f.rule = RuleId::unused_entry;
-    f.severity = Severity::warning;
-    f.file = "config.json";
-    f.message = "dead";
-    f.line = 7;
-    f.column = 5;
+    Finding f = warning_at("dead", 7, 5);
     f.end_line = c.end_line;
     f.end_column = c.end_column;
     f.pointer = "/ignore/2";
