@@ -864,8 +864,7 @@ const std::string*
 Drafts::root_of(std::string_view module) const
 {
   for (const auto& root : roots) {
-    if (module == root ||
-        (module.starts_with(root) && module.size() > root.size() && module[root.size()] == '.')) {
+    if (module == root || is_below(module, root)) {
       return &root;
     }
   }
@@ -877,21 +876,10 @@ locate_drafts(const ModelInfo& model, const Checkpoint& checkpoint, const Invent
 {
   Drafts drafts;
   drafts.declared = model.num_mtp_layers;
-  const auto first_under = [&](const std::string& prefix) {
-    return std::lower_bound(inventory.modules.begin(), inventory.modules.end(), prefix,
-                            [](const Module& m, const std::string& p) { return m.name < p; });
-  };
-  auto any_under = [&](const std::string& root) {
-    const std::string prefix = root + ".";
-    auto it = first_under(prefix);
-    return it != inventory.modules.end() && it->name.starts_with(prefix);
-  };
   // Whether a loader reads a tensor under `root`; if not, the files that hold them go to `files`.
   const auto loaded_under = [&](const std::string& root, std::vector<std::string>& files) {
-    const std::string prefix = root + ".";
-    for (auto it = first_under(prefix);
-         it != inventory.modules.end() && it->name.starts_with(prefix); ++it) {
-      for (uint32_t t : it->tensors) {
+    for (const Module& m : inventory.under(root)) {
+      for (uint32_t t : m.tensors) {
         const ShardFile& shard = checkpoint.shards[checkpoint.tensors[t].shard];
         if (!checkpoint.has_index || shard.in_index) {
           return true;
@@ -910,7 +898,7 @@ locate_drafts(const ModelInfo& model, const Checkpoint& checkpoint, const Invent
       for (const char* base :
            {"model.layers", "model.language_model.layers", "language_model.model.layers"}) {
         const std::string root = fmt::format("{}.{}", base, *model.num_hidden_layers + k);
-        if (any_under(root)) {
+        if (!inventory.under(root).empty()) {
           drafts.roots.push_back(root);
           found = found || loaded_under(root, unindexed);
         }
@@ -928,7 +916,7 @@ locate_drafts(const ModelInfo& model, const Checkpoint& checkpoint, const Invent
   }
   for (const char* root : {"mtp", "model.mtp", "model.mtp_layers", "model.mtp_block",
                            "language_model.mtp", "model.language_model.mtp"}) {
-    if (any_under(root)) {
+    if (!inventory.under(root).empty()) {
       drafts.roots.emplace_back(root);
     }
   }

@@ -733,20 +733,12 @@ private:
     if (!m_known.empty()) {
       return m_known.contains(entry); // modules, layers, shards and all their ancestors
     }
-    const auto& modules = m_inventory.modules;
-    if (m_inventory.find(entry) >= 0) {
-      return true;
-    }
-    const std::string dotted = fmt::format("{}.", entry);
-    const auto it =
-      std::lower_bound(modules.begin(), modules.end(), dotted,
-                       [](const Module& m, const std::string& n) { return m.name < n; });
-    if (it != modules.end() && it->name.starts_with(dotted)) {
+    if (m_inventory.find(entry) >= 0 || !m_inventory.under(entry).empty()) {
       return true;
     }
     if (m_known.empty() && ++m_known_scans <= k_known_scan_limit) {
       const auto names = [&](std::string_view name) {
-        return name == entry || name.starts_with(dotted);
+        return name == entry || is_below(name, entry);
       };
       for (Engine e : m_options.engines) {
         for (const EngineLayer& layer : layers_for(e)) {
@@ -1381,8 +1373,7 @@ private:
     }
     auto names = [&](const std::string& entry, std::string_view module) {
       return entry == module || (has_glob_chars(entry) && fnmatch(entry, module)) ||
-             (module.starts_with(entry) && module.size() > entry.size() &&
-              module[entry.size()] == '.');
+             is_below(module, entry);
     };
     // Entries naming experts; a long run of them is indexed (a name or ancestor, or a glob's
     // literal start, is what `names` can accept).

@@ -320,6 +320,19 @@ Inventory::find(std::string_view name) const
   return it - modules.begin();
 }
 
+std::span<const Module>
+Inventory::under(std::string_view ancestor) const
+{
+  // Names starting with "a." sort from "a." up to "a/" ('/' follows '.').
+  const auto first_not_before = [&](const std::string& name) {
+    return std::lower_bound(modules.begin(), modules.end(), name,
+                            [](const Module& m, const std::string& n) { return m.name < n; });
+  };
+  const auto begin = first_not_before(std::string(ancestor) + '.');
+  const auto end = first_not_before(std::string(ancestor) + '/');
+  return {begin, end};
+}
+
 const TensorInfo*
 find_param(const Checkpoint& checkpoint, const Module& module, std::string_view param)
 {

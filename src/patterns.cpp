@@ -121,6 +121,13 @@ has_glob_chars(std::string_view text)
                      [](char c) { return c == '*' || c == '?' || c == '['; });
 }
 
+bool
+is_below(std::string_view name, std::string_view ancestor)
+{
+  return name.size() > ancestor.size() && name.starts_with(ancestor) &&
+         name[ancestor.size()] == '.';
+}
+
 std::vector<std::string_view>
 split_dots(std::string_view name)
 {

@@ -676,6 +676,16 @@ TEST(Patterns, DigitSignatureFoldsEachRunOfDigits)
   EXPECT_TRUE(blind_to_digits(""));
 }
 
+TEST(Engines, BelowMeansAWholeComponentFurtherDown)
+{
+  EXPECT_TRUE(is_below("model.layers.1.mlp", "model.layers.1"));
+  EXPECT_TRUE(is_below("model.layers.1.mlp", "model"));
+  EXPECT_FALSE(is_below("model.layers.10.mlp", "model.layers.1"));
+  EXPECT_FALSE(is_below("model.layers.1", "model.layers.1"));
+  EXPECT_FALSE(is_below("model", "model.layers"));
+  EXPECT_FALSE(is_below("", ""));
+}
+
 TEST(Engines, GlobCharactersAreStarQuestionMarkAndBracket)
 {
   for (const char* glob : {"*", "a?", "x[0]", "model.layers.1*", "[", "re:x*"}) {

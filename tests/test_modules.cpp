@@ -57,6 +57,31 @@ TEST(Modules, SplitTensorName)
   EXPECT_EQ(split_tensor_name("bias").first, "");
 }
 
+// The modules below an ancestor: whole components only ("a.b" is not below "a.b" or "a.bc"),
+// in name order, empty when none.
+TEST(Modules, ModulesUnderAnAncestor)
+{
+  auto l = load({{"a.b.weight", "BF16", {8}},
+                 {"a.b.c.weight", "BF16", {8}},
+                 {"a.b.d.e.weight", "BF16", {8}},
+                 {"a.bc.weight", "BF16", {8}},
+                 {"a.b-x.weight", "BF16", {8}},
+                 {"z.weight", "BF16", {8}}});
+  const auto names = [&](std::string_view ancestor) {
+    std::vector<std::string_view> out;
+    for (const Module& m : l->inventory.under(ancestor)) {
+      out.push_back(m.name);
+    }
+    return out;
+  };
+  EXPECT_EQ(names("a.b"), (std::vector<std::string_view>{"a.b.c", "a.b.d.e"}));
+  EXPECT_EQ(names("a").size(), 5u);
+  EXPECT_TRUE(names("a.b.c").empty());
+  EXPECT_TRUE(names("a.b.d.e.f").empty());
+  EXPECT_TRUE(names("y").empty());
+  EXPECT_EQ(names("z"), std::vector<std::string_view>{});
+}
+
 TEST(Modules, UnquantizedFloatWeight)
 {
   auto l = load({{"m.q_proj.weight", "BF16", {8, 8}}, {"m.q_proj.bias", "BF16", {8}}});

@@ -17,6 +17,9 @@ bool fnmatch(std::string_view pattern, std::string_view text);
 // True when the text contains any of `*?[` (so fnmatch may differ from equality).
 bool has_glob_chars(std::string_view text);
 
+// True when `name` lies below `ancestor` in the dotted tree: it starts with `ancestor` and a dot.
+bool is_below(std::string_view name, std::string_view ancestor);
+
 // Splits a dotted name into its components.
 std::vector<std::string_view> split_dots(std::string_view name);
 
