@@ -1531,6 +1531,13 @@ append_json_key(std::string& out, int indent, std::string_view key)
 }
 
 void
+append_json_object_start(std::string& out, int indent, std::string_view key)
+{
+  append_json_key(out, indent, key);
+  out += "{\n";
+}
+
+void
 append_json_member(std::string& out, int indent, std::string_view key, std::string_view value)
 {
   append_json_key(out, indent, key);

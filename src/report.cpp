@@ -212,10 +212,8 @@ write_sarif(const std::vector<Report>& reports, const TextSink& sink)
   out += ",\n";
   append_json_key(out, 2, "runs");
   out += "[\n    {\n";
-  append_json_key(out, 6, "tool");
-  out += "{\n";
-  append_json_key(out, 8, "driver");
-  out += "{\n";
+  append_json_object_start(out, 6, "tool");
+  append_json_object_start(out, 8, "driver");
   append_json_member(out, 10, "name", "qcheck");
   out += ",\n";
   append_json_member(out, 10, "version", QCHECK_VERSION);
@@ -245,17 +243,14 @@ write_sarif(const std::vector<Report>& reports, const TextSink& sink)
       fmt::format_to(std::back_inserter(out), ",\n          \"ruleIndex\": {},\n", index);
       append_json_member(out, 10, "level", sarif_level(f.severity));
       out += ",\n";
-      append_json_key(out, 10, "message");
-      out += "{\n";
+      append_json_object_start(out, 10, "message");
       append_json_member(out, 12, "text",
                          f.fix.empty() ? f.message : fmt::format("{} Fix: {}", f.message, f.fix));
       out += "\n          },\n";
       append_json_key(out, 10, "locations");
       out += "[\n            {\n";
-      append_json_key(out, 14, "physicalLocation");
-      out += "{\n";
-      append_json_key(out, 16, "artifactLocation");
-      out += "{\n";
+      append_json_object_start(out, 14, "physicalLocation");
+      append_json_object_start(out, 16, "artifactLocation");
       append_json_member(out, 18, "uri", finding_path(report, f));
       out += "\n                }";
       if (f.line > 0) {
@@ -279,12 +274,10 @@ write_sarif(const std::vector<Report>& reports, const TextSink& sink)
         out += "\n                }";
       }
       out += "\n              }\n            }\n          ],\n";
-      append_json_key(out, 10, "partialFingerprints");
-      out += "{\n";
+      append_json_object_start(out, 10, "partialFingerprints");
       append_json_member(out, 12, "qcheck/v1", fingerprint(f));
       out += "\n          },\n";
-      append_json_key(out, 10, "properties");
-      out += "{\n";
+      append_json_object_start(out, 10, "properties");
       append_json_key(out, 12, "modules");
       append_json_strings(out, 12, f.modules);
       out += ",\n";

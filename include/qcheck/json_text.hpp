@@ -45,6 +45,8 @@ void append_json_string(std::string& out, std::string_view s);
 // Pieces of JSON laid out as nlohmann's dump(2) lays it out (one member or item per line, two
 // spaces per level), for output written while it is produced. `indent` spaces, then `"key": `.
 void append_json_key(std::string& out, int indent, std::string_view key);
+// The same key opening an object: `"key": {` and a line break, for members at indent + 2.
+void append_json_object_start(std::string& out, int indent, std::string_view key);
 // The same key followed by `value` as a JSON string (no separator after it).
 void append_json_member(std::string& out, int indent, std::string_view key, std::string_view value);
 // An array whose `count` items (each written by `item(i)`) go one per line at indent + 2, its
