@@ -157,23 +157,25 @@ private:
 class StringSource final : public ByteSource
 {
 public:
-  StringSource(std::shared_ptr<const std::string> data, std::string path)
-    : m_data(std::move(data)), m_path(std::move(path))
+  // Views `data`, kept alive by `owner` (or by the caller when `owner` is null).
+  StringSource(std::string_view data, std::shared_ptr<const void> owner, std::string path)
+    : m_data(data), m_owner(std::move(owner)), m_path(std::move(path))
   {
   }
-  uint64_t size() const override { return m_data->size(); }
+  uint64_t size() const override { return m_data.size(); }
   Expected<void> read_at(uint64_t offset, std::span<char> out) const override
   {
-    if (offset > m_data->size() || out.size() > m_data->size() - offset) {
+    if (offset > m_data.size() || out.size() > m_data.size() - offset) {
       return unexpected(fmt::format("{}: file ended at byte {} while reading {} bytes at {}",
-                                    m_path, m_data->size(), out.size(), offset));
+                                    m_path, m_data.size(), out.size(), offset));
     }
-    std::memcpy(out.data(), m_data->data() + offset, out.size());
+    std::memcpy(out.data(), m_data.data() + offset, out.size());
     return {};
   }
 
 private:
-  std::shared_ptr<const std::string> m_data;
+  std::string_view m_data;
+  std::shared_ptr<const void> m_owner;
   std::string m_path;
 };
 
@@ -306,7 +308,8 @@ Expected<std::unique_ptr<ByteSource>>
 MemoryFileSystem::open(const std::string& path) const
 {
   if (auto it = m_files.find(path); it != m_files.end()) {
-    return std::unique_ptr<ByteSource>(std::make_unique<StringSource>(it->second, path));
+    return std::unique_ptr<ByteSource>(
+      std::make_unique<StringSource>(*it->second, it->second, path));
   }
   const FileInfo info = stat(path);
   switch (info.kind) {
@@ -346,19 +349,18 @@ MemoryFileSystem::list_dir(const std::string& path) const
 }
 
 void
-OverlayFileSystem::set(const std::string& path, std::string contents)
+OverlayFileSystem::set(const std::string& path, std::string_view contents)
 {
-  m_sizes[path] = contents.size();
-  m_overrides.add_file(path, std::move(contents));
+  m_overrides[path] = contents;
 }
 
 FileInfo
 OverlayFileSystem::stat(const std::string& path) const
 {
   FileInfo info = m_base.stat(path);
-  if (auto it = m_sizes.find(path); it != m_sizes.end()) {
+  if (auto it = m_overrides.find(path); it != m_overrides.end()) {
     info.kind = FileKind::regular;
-    info.size = it->second;
+    info.size = it->second.size();
   }
   return info;
 }
@@ -366,8 +368,8 @@ OverlayFileSystem::stat(const std::string& path) const
 Expected<std::unique_ptr<ByteSource>>
 OverlayFileSystem::open(const std::string& path) const
 {
-  if (m_sizes.contains(path)) {
-    return m_overrides.open(path);
+  if (auto it = m_overrides.find(path); it != m_overrides.end()) {
+    return std::unique_ptr<ByteSource>(std::make_unique<StringSource>(it->second, nullptr, path));
   }
   return m_base.open(path);
 }

@@ -22,3 +22,23 @@ TEST(MemoryFileSystem, StatListAndRead)
   ASSERT_FALSE(too_big);
   EXPECT_EQ(too_big.error(), "m/a.safetensors: file is 3 bytes, more than the 2 bytes allowed");
 }
+
+TEST(OverlayFileSystem, ShowsTheViewedContentsOverTheBase)
+{
+  MemoryFileSystem base;
+  base.add_file("m/config.json", "{}");
+  base.add_file("m/a.safetensors", "abc");
+  std::string patched = R"({"ignore": []})";
+  OverlayFileSystem overlay(base);
+  overlay.set("m/config.json", patched);
+  EXPECT_EQ(overlay.stat("m/config.json").size, patched.size());
+  EXPECT_EQ(overlay.read_file("m/config.json", 100).value(), patched);
+  EXPECT_EQ(overlay.read_file("m/a.safetensors", 100).value(), "abc");
+  EXPECT_EQ(base.read_file("m/config.json", 100).value(), "{}");
+  // A view, not a copy: what the overlay shows is the caller's string as it is now.
+  patched[2] = 'I';
+  EXPECT_EQ(overlay.read_file("m/config.json", 100).value(), R"({"Ignore": []})");
+  auto short_read = overlay.read_file("m/config.json", 3);
+  ASSERT_FALSE(short_read);
+  EXPECT_EQ(short_read.error(), "m/config.json: file is 14 bytes, more than the 3 bytes allowed");
+}

@@ -111,7 +111,10 @@ class OverlayFileSystem final : public FileSystem
 {
 public:
   explicit OverlayFileSystem(const FileSystem& base) : m_base(base) {}
-  void set(const std::string& path, std::string contents);
+  // Shows `contents` at `path`. The overlay views `contents`, which must outlive it: a patched
+  // configuration is not copied (a long list makes it megabytes).
+  void set(const std::string& path, std::string_view contents);
+  void set(const std::string& path, std::string&& contents) = delete;
 
   FileInfo stat(const std::string& path) const override;
   Expected<std::unique_ptr<ByteSource>> open(const std::string& path) const override;
@@ -119,8 +122,7 @@ public:
 
 private:
   const FileSystem& m_base;
-  MemoryFileSystem m_overrides;
-  std::map<std::string, uint64_t> m_sizes;
+  std::map<std::string, std::string_view> m_overrides;
 };
 
 // Joins two path pieces with exactly one '/'. An empty base yields the name.
