@@ -76,7 +76,7 @@ modules_of(const Report& report, RuleId id)
 } // namespace
 
 FixPlan
-plan_fix(const FileSystem& fs, const LintRun& run, const LintOptions& options,
+plan_fix(const FileSystem& fs, LintRun& run, const LintOptions& options,
          const FixOptions& fix_options)
 {
   FixPlan plan;
@@ -179,8 +179,8 @@ plan_fix(const FileSystem& fs, const LintRun& run, const LintOptions& options,
       }
       const FileInfo info = fs.stat(path);
       edit.file = target.file;
-      edit.original = *text;
-      edit.patched = *text;
+      edit.original = std::move(*text);
+      edit.patched = edit.original;
       edit.is_symlink = info.is_symlink;
       edit.mode = info.mode;
     }
@@ -235,16 +235,19 @@ plan_fix(const FileSystem& fs, const LintRun& run, const LintOptions& options,
       plan.edits.push_back(std::move(edit));
     }
   }
+  run.declaration = Declaration{};
   if (plan.edits.empty()) {
     return plan;
   }
 
-  // Verify: re-lint the patched configuration in memory.
+  // Verify: re-lint the patched configuration in memory; the decisions are all it needs.
   OverlayFileSystem overlay(fs);
   for (const FileEdit& edit : plan.edits) {
     overlay.set(join_path(run.checkpoint.root, edit.file), edit.patched);
   }
-  const Report again = relint(overlay, run, options);
+  LintOptions verify = options;
+  verify.entry_checks = false;
+  const Report again = relint(overlay, run, verify);
   const std::set<std::string> before_excluded =
     modules_of(run.report, RuleId::excluded_but_quantized);
   std::vector<std::string> problems;

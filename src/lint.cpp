@@ -163,12 +163,16 @@ public:
     }
     emit_undeclared();
     emit_stored_mixtures();
-    entries();
+    if (m_options.entry_checks) {
+      entries();
+    }
     release_list_indexes();
     layouts();
     mixed_precision();
     partial_experts();
-    dynamic_keys();
+    if (m_options.entry_checks) {
+      dynamic_keys();
+    }
     block_names();
     fused_draft_shards();
     attach_shards();

@@ -49,11 +49,11 @@ write_file(const std::string& path, const std::string& text)
 // the whole heap back at exit at once, as mold relies on. A static root keeps it reachable, so
 // leak checkers stay quiet.
 template<typename T>
-const T&
+T&
 keep_until_exit(T value)
 {
   static auto* kept = new std::vector<std::shared_ptr<const void>>();
-  auto owned = std::make_shared<const T>(std::move(value));
+  auto owned = std::make_shared<T>(std::move(value));
   kept->push_back(owned);
   return *owned;
 }
@@ -231,7 +231,7 @@ run_fix(const FixArgs& args)
   qcheck::DiskFileSystem fs;
   qcheck::LintOptions options;
   options.engines = qcheck::engines_for(args.engine);
-  const auto& run = keep_until_exit(qcheck::lint_path(fs, args.path, options));
+  auto& run = keep_until_exit(qcheck::lint_path(fs, args.path, options));
   if (!run) {
     spdlog::error("{}", run.error());
     return k_exit_usage;

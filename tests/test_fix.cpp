@@ -37,6 +37,14 @@ lint_or_die(const FileSystem& files, const std::string& path)
   return std::move(run).value();
 }
 
+// Lints `path` and plans its fix with the default options.
+FixPlan
+plan_for(const FileSystem& files, const std::string& path)
+{
+  LintRun run = lint_or_die(files, path);
+  return plan_fix(files, run, LintOptions{});
+}
+
 const FileEdit*
 edit_for(const FixPlan& plan, const std::string& file)
 {
@@ -110,7 +118,7 @@ public:
 TEST(Fix, GlmPatchEqualsTheCorrectedTwinByteForByte)
 {
   DiskFileSystem disk;
-  const LintRun run = lint_or_die(disk, fixture("glm-nvfp4-nextn"));
+  LintRun run = lint_or_die(disk, fixture("glm-nvfp4-nextn"));
   const FixPlan plan = plan_fix(disk, run, LintOptions{});
   ASSERT_EQ(plan.edits.size(), 2u);
   EXPECT_TRUE(plan.refused.empty());
@@ -128,7 +136,7 @@ TEST(Fix, GlmPatchEqualsTheCorrectedTwinByteForByte)
 TEST(Fix, QwenPatchAddsTheEightMtpLinearsToBothFiles)
 {
   DiskFileSystem disk;
-  const LintRun run = lint_or_die(disk, fixture("qwen-w4a16-mtp"));
+  LintRun run = lint_or_die(disk, fixture("qwen-w4a16-mtp"));
   const FixPlan plan = plan_fix(disk, run, LintOptions{});
   ASSERT_EQ(plan.edits.size(), 2u);
   for (const std::string file : {"config.json", "quantization_config.json"}) {
@@ -158,7 +166,7 @@ TEST(Fix, EveryFixtureLintsWithoutFixableErrorsAfterTheFix)
     }
     const std::string folder = entry.path().parent_path().string();
     ++folders;
-    const LintRun run = lint_or_die(disk, folder);
+    LintRun run = lint_or_die(disk, folder);
     const FixPlan plan = plan_fix(disk, run, LintOptions{}, FixOptions{true});
     OverlayFileSystem patched(disk);
     for (const auto& e : plan.edits) {
@@ -214,7 +222,7 @@ TEST(Fix, RelintOfAPatchedConfigEqualsAFullLint)
       continue;
     }
     const std::string folder = entry.path().parent_path().string();
-    const LintRun run = lint_or_die(disk, folder);
+    LintRun run = lint_or_die(disk, folder);
     const FixPlan plan = plan_fix(disk, run, LintOptions{}, FixOptions{true});
     OverlayFileSystem patched(disk);
     for (const auto& e : plan.edits) {
@@ -229,10 +237,42 @@ TEST(Fix, RelintOfAPatchedConfigEqualsAFullLint)
   EXPECT_GE(patched_folders, 3u);
 }
 
+// The verification lints without the entry checks: that drops those rules' findings and
+// changes no other finding.
+TEST(Fix, LintWithoutEntryChecksDropsOnlyTheEntryRules)
+{
+  DiskFileSystem disk;
+  const std::set<std::string> entry_rules{"QC111", "QC112", "QC121", "QC122"};
+  std::set<std::string> dropped;
+  for (const auto& entry : fs::recursive_directory_iterator(QCHECK_FIXTURES)) {
+    if (entry.path().filename() != "config.json") {
+      continue;
+    }
+    const std::string folder = entry.path().parent_path().string();
+    const LintRun full = lint_or_die(disk, folder);
+    LintOptions options;
+    options.entry_checks = false;
+    auto without = lint_path(disk, folder, options);
+    ASSERT_TRUE(without) << folder;
+    std::vector<std::string> expected;
+    for (const std::string& line : rules_and_messages(full.report)) {
+      const std::string code = line.substr(0, line.find(' '));
+      if (entry_rules.contains(code)) {
+        dropped.insert(code);
+      } else {
+        expected.push_back(line);
+      }
+    }
+    EXPECT_EQ(rules_and_messages(without->report), expected) << folder;
+  }
+  // The fixtures exercise the skipped rules, so skipping nothing would fail above.
+  EXPECT_EQ(dropped, (std::set<std::string>{"QC112", "QC121", "QC122"}));
+}
+
 TEST(Fix, VerificationReadsNoShardAgain)
 {
   DiskFileSystem disk;
-  const LintRun run = lint_or_die(disk, fixture("glm-nvfp4-nextn"));
+  LintRun run = lint_or_die(disk, fixture("glm-nvfp4-nextn"));
   RecordingFileSystem recording(disk);
   const FixPlan plan = plan_fix(recording, run, LintOptions{});
   ASSERT_EQ(plan.edits.size(), 2u);
@@ -247,12 +287,15 @@ TEST(Fix, VerificationReadsNoShardAgain)
 TEST(Fix, RemovingAnEntryThatExcludesAQuantizedModuleNeedsTheOption)
 {
   DiskFileSystem disk;
-  const LintRun run = lint_or_die(disk, fixture("formats/awq-qwen2-substring"));
+  LintRun run = lint_or_die(disk, fixture("formats/awq-qwen2-substring"));
   const FixPlan cautious = plan_fix(disk, run, LintOptions{});
   EXPECT_TRUE(cautious.edits.empty());
   ASSERT_EQ(cautious.remaining.size(), 1u);
   EXPECT_NE(cautious.remaining[0].find("--remove-excluding would remove"), std::string::npos)
     << cautious.remaining[0];
+  // The first plan released the run's declaration: planning again needs a new lint.
+  EXPECT_TRUE(run.declaration.sources.empty());
+  run = lint_or_die(disk, fixture("formats/awq-qwen2-substring"));
   const FixPlan plan = plan_fix(disk, run, LintOptions{}, FixOptions{true});
   ASSERT_EQ(plan.edits.size(), 1u) << (plan.refused.empty() ? "" : plan.refused[0]);
   OverlayFileSystem patched(disk);
@@ -268,7 +311,7 @@ TEST(Fix, IdempotentOnTheFixedTwins)
 {
   DiskFileSystem disk;
   for (const std::string name : {"glm-nvfp4-nextn-fixed", "qwen-w4a16-mtp-fixed", "plain-bf16"}) {
-    const LintRun run = lint_or_die(disk, fixture(name));
+    LintRun run = lint_or_die(disk, fixture(name));
     EXPECT_TRUE(plan_fix(disk, run, LintOptions{}).edits.empty()) << name;
   }
 }
@@ -289,7 +332,7 @@ TEST(Fix, KeepsEveryByteOutsideTheList)
                                   {"model.layers.0.mlp.down_proj.input_scale", "F32", {}},
                                   {"model.layers.1.eh_proj.weight", "BF16", {4, 8}},
                                   {"model.layers.1.mlp.down_proj.weight", "BF16", {4, 4}}}));
-  const LintRun run = lint_or_die(mem, "m");
+  LintRun run = lint_or_die(mem, "m");
   const FixPlan plan = plan_fix(mem, run, LintOptions{});
   ASSERT_EQ(plan.edits.size(), 1u) << (plan.refused.empty() ? "" : plan.refused[0]);
   const std::string& patched = plan.edits[0].patched;
@@ -320,7 +363,7 @@ TEST_F(FixFolder, InplaceWritesBothFilesAndLintIsCleanAfterwards)
 {
   copy_fixture("glm-nvfp4-nextn");
   DiskFileSystem disk;
-  const LintRun run = lint_or_die(disk, model());
+  LintRun run = lint_or_die(disk, model());
   const FixPlan plan = plan_fix(disk, run, LintOptions{});
   DiskFileWriter writer;
   auto applied = apply_fix(disk, writer, model(), plan);
@@ -340,7 +383,7 @@ TEST_F(FixFolder, FailedRenameRestoresEveryFile)
   const std::string before_config = read(m_dir / "model/config.json");
   const std::string before_hf = read(m_dir / "model/hf_quant_config.json");
   DiskFileSystem disk;
-  const FixPlan plan = plan_fix(disk, lint_or_die(disk, model()), LintOptions{});
+  const FixPlan plan = plan_for(disk, model());
   FaultyWriter writer;
   writer.fail_rename_at = 1; // the second file
   auto applied = apply_fix(disk, writer, model(), plan);
@@ -357,7 +400,7 @@ TEST_F(FixFolder, DiskFullChangesNothing)
   copy_fixture("glm-nvfp4-nextn");
   const std::string before = read(m_dir / "model/config.json");
   DiskFileSystem disk;
-  const FixPlan plan = plan_fix(disk, lint_or_die(disk, model()), LintOptions{});
+  const FixPlan plan = plan_for(disk, model());
   FaultyWriter writer;
   writer.fail_writes = true;
   auto applied = apply_fix(disk, writer, model(), plan);
@@ -374,7 +417,7 @@ TEST_F(FixFolder, ReadOnlyConfigIsRefused)
   fs::permissions(m_dir / "model/config.json", fs::perms(0444));
   const std::string before = read(m_dir / "model/config.json");
   DiskFileSystem disk;
-  const FixPlan plan = plan_fix(disk, lint_or_die(disk, model()), LintOptions{});
+  const FixPlan plan = plan_for(disk, model());
   DiskFileWriter writer;
   auto applied = apply_fix(disk, writer, model(), plan);
   ASSERT_FALSE(applied);
@@ -389,7 +432,7 @@ TEST_F(FixFolder, FileChangedOnDiskIsNotOverwritten)
 {
   copy_fixture("glm-nvfp4-nextn");
   DiskFileSystem disk;
-  const FixPlan plan = plan_fix(disk, lint_or_die(disk, model()), LintOptions{});
+  const FixPlan plan = plan_for(disk, model());
   std::ofstream(m_dir / "model/hf_quant_config.json", std::ios::app) << " ";
   const std::string changed = read(m_dir / "model/hf_quant_config.json");
   DiskFileWriter writer;
@@ -409,7 +452,7 @@ TEST_F(FixFolder, SymlinkedConfigIsReplacedAndItsTargetUntouched)
   fs::create_symlink(m_dir / "blobs/3f2a", m_dir / "model/config.json");
   const std::string blob = read(m_dir / "blobs/3f2a");
   DiskFileSystem disk;
-  const FixPlan plan = plan_fix(disk, lint_or_die(disk, model()), LintOptions{});
+  const FixPlan plan = plan_for(disk, model());
   DiskFileWriter writer;
   auto applied = apply_fix(disk, writer, model(), plan);
   ASSERT_TRUE(applied) << applied.error();

@@ -39,7 +39,10 @@ struct FixOptions
 // Plans the edits for a linted folder. `fs` reads the config files (and re-lints the patched
 // ones through an overlay). The plan is verified: no fixable error remains and no module stored
 // quantized becomes excluded; otherwise the unverifiable part is listed in `refused`.
-FixPlan plan_fix(const FileSystem& fs, const LintRun& run, const LintOptions& options,
+// Once the edits are planned, `run.declaration` is released (left empty): the verification reads
+// the patched files into a declaration of its own, and a long list is not held twice. The rest
+// of `run` is unchanged.
+FixPlan plan_fix(const FileSystem& fs, LintRun& run, const LintOptions& options,
                  const FixOptions& fix_options = {});
 
 // A unified diff (a/FILE b/FILE) of one edit, 3 lines of context.

@@ -17,6 +17,9 @@ struct LintOptions
 {
   std::vector<Engine> engines{k_all_engines.begin(), k_all_engines.end()};
   unsigned threads = 0;
+  // false skips the checks of each list entry and dynamic key on its own (QC111, QC112, QC121,
+  // QC122): what `fix` does when it verifies a patch, which needs only the engines' decisions.
+  bool entry_checks = true;
 };
 
 // Everything one lint run read and found; `fix` and `explain` reuse it.
