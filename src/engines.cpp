@@ -382,8 +382,8 @@ struct IndexedList
     std::unordered_map<std::string, int32_t> first;
   };
 
-  EntryIndex index;
-  bool strip = false;           // also the name without its VLM wrapper
+  std::shared_ptr<const EntryIndex> index; // shared by copies: it never changes once built
+  bool strip = false;                      // also the name without its VLM wrapper
   bool mapped = false;          // also the name as vLLM's mapper renames it (for its regexes)
   bool use_index = false;       // long enough for candidates to beat trying every entry
   bool blind_to_digits = false; // every entry is (see blind_to_digits()): answers are memoized
@@ -391,7 +391,8 @@ struct IndexedList
 
   IndexedList() = default;
   IndexedList(EntryIndex i, const std::vector<std::string>& list, bool s, bool m)
-    : index(std::move(i)), strip(s), mapped(m), use_index(list.size() >= k_index_threshold),
+    : index(std::make_shared<const EntryIndex>(std::move(i))), strip(s), mapped(m),
+      use_index(list.size() >= k_index_threshold),
       blind_to_digits(std::all_of(list.begin(), list.end(),
                                   [](const std::string& e) { return qcheck::blind_to_digits(e); }))
   {
@@ -424,7 +425,7 @@ struct IndexedList
     if (mapped && vllm_renames(name) && (renamed = vllm_namespace(name)) != name) {
       names[count++] = renamed;
     }
-    index.candidates(std::span(names.data(), count), out);
+    index->candidates(std::span(names.data(), count), out);
   }
 
   static constexpr size_t k_index_threshold = 16;
