@@ -338,50 +338,51 @@ SubstringSet::SubstringSet(std::vector<Key> keys, bool case_insensitive)
     return a.text != b.text ? a.text < b.text : a.value < b.value;
   });
   // The trie, from sorted keys: each key shares the path of its common prefix with the one
-  // before and adds a node per further character. Edges come out grouped by nothing in
-  // particular; a counting sort by parent gives each node its edges in character order.
-  struct Edge
-  {
-    uint32_t parent;
-    uint32_t target;
-    unsigned char c;
+  // before and adds a node per further character, so nodes are numbered in depth-first order
+  // and a node's children are made in character order. `walk` replays that construction,
+  // calling add_edge(parent, node, character) per node made; three replays (count the nodes,
+  // count each node's children, place the edges) build the edge arrays without a list of edges.
+  const auto walk = [&](auto&& add_edge, auto&& at_key) {
+    std::vector<uint32_t> path{0}; // path[i]: the node for the previous key's first i characters
+    uint32_t nodes = 1;
+    std::string_view previous;
+    for (const Key& k : keys) {
+      const std::string_view text = k.text;
+      size_t common = 0;
+      while (common < text.size() && common < previous.size() && text[common] == previous[common]) {
+        ++common;
+      }
+      path.resize(common + 1);
+      for (size_t i = common; i < text.size(); ++i) {
+        add_edge(path.back(), nodes, static_cast<unsigned char>(text[i]));
+        path.push_back(nodes++);
+      }
+      at_key(path.back());
+      previous = text;
+    }
+    return nodes;
   };
-  std::vector<Edge> edges;
-  std::vector<uint32_t> path{0}; // path[i]: the node for the previous key's first i characters
+  const auto no_key = [](uint32_t) {};
+  const uint32_t nodes = walk([](uint32_t, uint32_t, unsigned char) {}, no_key);
+  m_first_edge.assign(nodes + 1, 0);
   std::vector<uint32_t> value_node;
   value_node.reserve(keys.size());
-  uint32_t nodes = 1;
-  std::string_view previous;
-  for (const Key& k : keys) {
-    const std::string_view text = k.text;
-    size_t common = 0;
-    while (common < text.size() && common < previous.size() && text[common] == previous[common]) {
-      ++common;
-    }
-    path.resize(common + 1);
-    for (size_t i = common; i < text.size(); ++i) {
-      edges.push_back({path.back(), nodes, static_cast<unsigned char>(text[i])});
-      path.push_back(nodes++);
-    }
-    value_node.push_back(path.back());
-    previous = text;
-  }
-  m_first_edge.assign(nodes + 1, 0);
-  for (const Edge& e : edges) {
-    ++m_first_edge[e.parent + 1];
-  }
+  walk([&](uint32_t parent, uint32_t, unsigned char) { ++m_first_edge[parent + 1]; },
+       [&](uint32_t node) { value_node.push_back(node); });
   for (uint32_t n = 0; n < nodes; ++n) {
     m_first_edge[n + 1] += m_first_edge[n];
   }
-  m_edge_chars.resize(edges.size());
-  m_edge_targets.resize(edges.size());
+  m_edge_chars.resize(nodes - 1);
+  m_edge_targets.resize(nodes - 1);
   {
     std::vector<uint32_t> fill(m_first_edge.begin(), m_first_edge.end() - 1);
-    for (const Edge& e : edges) { // a parent's edges are created in character order
-      const uint32_t at = fill[e.parent]++;
-      m_edge_chars[at] = e.c;
-      m_edge_targets[at] = e.target;
-    }
+    walk(
+      [&](uint32_t parent, uint32_t node, unsigned char c) {
+        const uint32_t at = fill[parent]++;
+        m_edge_chars[at] = c;
+        m_edge_targets[at] = node;
+      },
+      no_key);
   }
   // Values: keys are sorted, so each node's values are already together.
   m_first_value.assign(nodes + 1, 0);
