@@ -489,6 +489,19 @@ EntryIndex::EntryIndex(const std::vector<std::vector<std::string>>& keys, const 
   const bool ci = options.case_insensitive;
   const bool anywhere_mode = options.mode == Mode::substring;
   std::vector<SubstringSet::Key> anywhere; // texts that may occur at any place in a name
+  // Each spelling adds at most one key to the table its kind goes to: no growth for long lists.
+  size_t spellings = 0;
+  for (const auto& k : keys) {
+    spellings += k.size();
+  }
+  if (anywhere_mode) {
+    anywhere.reserve(spellings);
+  } else {
+    m_literal.keys.reserve(spellings);
+  }
+  if (options.parents) {
+    m_parents.keys.reserve(spellings);
+  }
   for (uint32_t entry = 0; entry < keys.size(); ++entry) {
     bool always = false;
     for (const std::string& key : keys[entry]) {
