@@ -170,6 +170,7 @@ public:
     layouts();
     mixed_precision();
     partial_experts();
+    m_known = {};
     if (m_options.entry_checks) {
       dynamic_keys();
     }
@@ -1089,13 +1090,13 @@ private:
     }
   }
 
-  // The compiled lists and the known-name set serve the list checks only; a long list's
-  // indexes are the largest thing a run builds, so they go before the checks that follow.
+  // The compiled lists serve the list checks only; a long list's indexes are the largest thing
+  // a run builds, so they go before the checks that follow. (The known-name set, smaller, goes
+  // after partial_experts(), its last user.)
   void release_list_indexes()
   {
     m_compiled.clear();
     m_compiled_lists.clear();
-    m_known = {};
   }
 
   // A list compiled for one engine, once per run; a block holding the same list as another
@@ -1380,10 +1381,11 @@ private:
              is_below(module, entry);
     };
     // Entries naming experts; a long run of them is indexed (a name or ancestor, or a glob's
-    // literal start, is what `names` can accept).
+    // literal start, is what `names` can accept). An entry without wildcards names only the
+    // module it spells and those below it, so one that is no known name names none.
     std::vector<std::vector<std::string>> expert_entries;
     for (const std::string& e : s->excludes) {
-      if (e.find("experts.") != std::string::npos) {
+      if (e.find("experts.") != std::string::npos && (has_glob_chars(e) || is_known(e))) {
         expert_entries.push_back({e});
       }
     }
