@@ -1,10 +1,11 @@
 #include "qcheck/json_text.hpp"
 
 #include <algorithm>
-#include <unordered_map>
 #include <charconv>
+#include <cstring>
 #include <fmt/format.h>
 #include <limits>
+#include <unordered_map>
 #include <unordered_set>
 
 namespace qcheck {
@@ -330,15 +331,37 @@ private:
     for (size_t i = m_pos; i < m_text.size(); ++i) {
       const char c = m_text[i];
       if (c == '"') {
-        for (++i; i < m_text.size() && m_text[i] != '"'; ++i) {
-          i += m_text[i] == '\\' ? 1 : 0;
-        }
+        i = string_end(i);
       } else if ((c == ',' || c == '[' || c == '{') && ++bound > k_max_values) {
         over = i;
         return bound;
       }
     }
     return bound;
+  }
+
+  // The offset of the quote closing the string token that opens at `open`, or the text's size.
+  // A quote is escaped when an odd number of backslashes precede it inside the token.
+  size_t string_end(size_t open) const
+  {
+    const char* const begin = m_text.data() + open + 1;
+    const char* const end = m_text.data() + m_text.size();
+    for (const char* p = begin; p < end;) {
+      const auto* quote =
+        static_cast<const char*>(std::memchr(p, '"', static_cast<size_t>(end - p)));
+      if (quote == nullptr) {
+        break;
+      }
+      size_t backslashes = 0;
+      for (const char* b = quote; b > begin && b[-1] == '\\'; --b) {
+        ++backslashes;
+      }
+      if (backslashes % 2 == 0) {
+        return static_cast<size_t>(quote - m_text.data());
+      }
+      p = quote + 1;
+    }
+    return m_text.size();
   }
 
   Unexpected error(size_t offset, std::string_view message) const
@@ -487,12 +510,26 @@ private:
     return true;
   }
 
+  // Printable ASCII other than the quote and the backslash: needs no check inside a string.
+  static bool is_plain_ascii(char ch)
+  {
+    const auto c = static_cast<unsigned char>(ch);
+    return c >= 0x20 && c < 0x80 && c != '"' && c != '\\';
+  }
+
   // Scans the string token at m_pos and leaves m_pos after its closing quote.
   bool scan_string()
   {
     const size_t begin = m_pos;
     size_t i = m_pos + 1;
     while (true) {
+      if (i >= m_text.size()) {
+        return fail(begin, "unterminated string");
+      }
+      // Most of a configuration's bytes are plain ASCII inside strings.
+      while (i < m_text.size() && is_plain_ascii(m_text[i])) {
+        ++i;
+      }
       if (i >= m_text.size()) {
         return fail(begin, "unterminated string");
       }
@@ -1186,10 +1223,14 @@ locate_all(std::string_view text, const std::vector<std::string>& pointers)
   out.reserve(pointers.size());
   const auto doc = scan(text);
   std::vector<size_t> line_starts{0};
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '\n') {
-      line_starts.push_back(i + 1);
+  for (size_t at = 0; at < text.size();) {
+    const auto* newline =
+      static_cast<const char*>(std::memchr(text.data() + at, '\n', text.size() - at));
+    if (newline == nullptr) {
+      break;
     }
+    at = static_cast<size_t>(newline - text.data()) + 1;
+    line_starts.push_back(at);
   }
   std::optional<ChildIndex> children;
   if (doc) {

@@ -880,6 +880,25 @@ TEST(JsonTextRefusal, CheckJsonSeparatesSyntaxFromRefusal)
   EXPECT_EQ(check_json(R"({"a": [1, 2]})").value(), std::nullopt);
 }
 
+// The value count is bounded before the scan (2^22 values), skipping strings: commas inside a
+// string count for nothing, however the strings before it end (an escaped quote, an escaped
+// backslash before the closing quote). Counting them would refuse these texts.
+TEST(JsonTextValidate, ValueBoundSkipsStringsWhateverTheirEscapes)
+{
+  const std::string commas((size_t{1} << 22) + 1, ',');
+  for (const std::string before : {R"("a\\")", R"("a\"")", R"("\\\"\\")", R"("")"}) {
+    const std::string text = "[" + before + ", \"" + commas + "\"]";
+    const auto checked = check_json(text);
+    ASSERT_TRUE(checked) << before << ": " << checked.error();
+    EXPECT_EQ(*checked, std::nullopt) << before;
+  }
+  // Outside a string the same commas are refused.
+  const auto refused = check_json("[1" + commas + "1]");
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().find("more than 4194304 JSON values"), std::string::npos)
+    << refused.error();
+}
+
 TEST(JsonTextRefusal, FirstProblemInTheDocumentIsReported)
 {
   EXPECT_EQ(edit_refusal(R"({"x": NaN, "y": {"a": 1, "a": 2}})"),
