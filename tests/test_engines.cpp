@@ -379,6 +379,30 @@ TEST(Engines, SourcePrecedence)
   EXPECT_EQ(source_for(d, Engine::trtllm)->list_key, "exclude_modules");
 }
 
+// A block reads the same whichever parser reads it: simdjson, or nlohmann for what simdjson
+// reads differently (a byte order mark, an integer past 64 bits, "-0"). Repeated keys keep the
+// last value; escapes are decoded.
+TEST(Engines, BlockReadsTheSameWhicheverParserReadsIt)
+{
+  const std::string body =
+    R"("quant_method": "modelopt", "quant_algo": "nvfp4", "group_size": 16,
+       "ignore": ["stale"], "ignore": ["lm_head", "model.layers.0.\u00e9*", "a\\b\"c"])";
+  for (const std::string text :
+       {"{" + body + "}", "\xEF\xBB\xBF{" + body + "}", "{" + body + R"(, "x": -0})",
+        "{" + body + R"(, "x": 18446744073709551616})",
+        "{" + body + R"(, "x": [[{"y": -1.5e-3}]]})"}) {
+    const ConfigSource s = source(text);
+    EXPECT_EQ(s.format, QuantFormat::modelopt) << text;
+    EXPECT_EQ(s.algo, "NVFP4") << text;
+    EXPECT_EQ(s.group_size, 16) << text;
+    EXPECT_EQ(s.excludes,
+              (std::vector<std::string>{"lm_head", "model.layers.0.\xC3\xA9*", "a\\b\"c"}))
+      << text;
+  }
+  EXPECT_EQ(source(R"({"quant_method": "modelopt", "quant_algo": NaN})").format,
+            QuantFormat::unknown);
+}
+
 TEST(Engines, NamespaceHelpers)
 {
   EXPECT_EQ(strip_language_model("model.language_model.layers.45.eh_proj"),
