@@ -806,15 +806,21 @@ private:
         }
       }
     }
-    // Layer prefixes and shards are mostly module names, already visited.
+    // Layer prefixes and shards are mostly module names, already visited: most often the name
+    // of the layer's own module (a shard per module when every module is a shard).
+    const auto is_module = [&](std::string_view name, const EngineLayer& layer, size_t at) {
+      return (at < layer.modules.size() && m_inventory.modules[layer.modules[at]].name == name) ||
+             m_inventory.find(name) >= 0;
+    };
     for (Engine e : engines) {
       for (const EngineLayer& layer : layers_for(e)) {
-        if (m_inventory.find(layer.prefix) < 0) {
+        if (!is_module(layer.prefix, layer, 0)) {
           visit(e, layer.prefix);
         }
-        for (const auto& shard : layer.shards) {
-          if (m_inventory.find(shard) < 0) {
-            visit(e, shard);
+        const bool aligned = layer.shards.size() == layer.modules.size();
+        for (size_t j = 0; j < layer.shards.size(); ++j) {
+          if (!is_module(layer.shards[j], layer, aligned ? j : layer.modules.size())) {
+            visit(e, layer.shards[j]);
           }
         }
       }
