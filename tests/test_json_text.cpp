@@ -899,6 +899,45 @@ TEST(JsonTextValidate, ValueBoundSkipsStringsWhateverTheirEscapes)
     << refused.error();
 }
 
+// Strings are checked eight bytes at a time while every byte is plain ASCII: a byte that needs a
+// look is found wherever it sits in those eight, and beside every other kind of byte.
+TEST(JsonTextValidate, EveryStringByteIsCheckedWhereverItSits)
+{
+  const std::vector<std::pair<std::string, std::string>> bytes{
+    {"\x01", "control character in a string (it must be escaped)"},
+    {"\x1F", "control character in a string (it must be escaped)"},
+    {"\xFF", "invalid UTF-8 in a string"},
+    {"\x80", "invalid UTF-8 in a string"},
+    {"\xC3\xA9", ""}, // valid UTF-8
+    {"\x7F", ""},     // DEL needs no escape
+    {"\\\"", ""},     // an escaped quote
+    {"\\\\", ""},     // an escaped backslash
+    {" ", ""},
+  };
+  for (size_t at = 0; at < 20; ++at) {
+    for (const auto& [byte, message] : bytes) {
+      const std::string text =
+        "[\"" + std::string(at, 'a') + byte + std::string(20 - at, 'b') + "\", 1]";
+      const auto checked = check_json(text);
+      if (message.empty()) {
+        EXPECT_TRUE(checked) << at << " " << checked.error();
+      } else {
+        ASSERT_FALSE(checked) << at << " " << byte;
+        EXPECT_EQ(checked.error(),
+                  "invalid JSON at line 1, column " + std::to_string(at + 3) + ": " + message)
+          << at;
+      }
+    }
+  }
+  // The closing quote ends the string wherever it sits: "x" then a second element.
+  for (size_t at = 0; at < 20; ++at) {
+    const std::string text = "[\"" + std::string(at, 'a') + "\"" + std::string(20, 'b') + "]";
+    ASSERT_FALSE(check_json(text)) << at;
+    EXPECT_EQ(check_json(text).error(),
+              "invalid JSON at line 1, column " + std::to_string(at + 4) + ": expected ',' or ']'");
+  }
+}
+
 TEST(JsonTextRefusal, FirstProblemInTheDocumentIsReported)
 {
   EXPECT_EQ(edit_refusal(R"({"x": NaN, "y": {"a": 1, "a": 2}})"),
