@@ -219,18 +219,18 @@ private:
 };
 
 void
-mark_length(std::vector<bool>& lengths, size_t length)
+mark_length(std::vector<uint8_t>& lengths, size_t length)
 {
   if (lengths.size() <= length) {
-    lengths.resize(length + 1, false);
+    lengths.resize(length + 1, 0);
   }
-  lengths[length] = true;
+  lengths[length] = 1;
 }
 
 bool
-has_length(const std::vector<bool>& lengths, size_t length)
+has_length(const std::vector<uint8_t>& lengths, size_t length)
 {
-  return length < lengths.size() && lengths[length];
+  return length < lengths.size() && lengths[length] != 0;
 }
 
 // The longest run of literal characters of a glob, outside bracket expressions.
@@ -519,9 +519,10 @@ EntryIndex::EntryIndex(const std::vector<std::vector<std::string>>& keys, const 
         continue;
       }
       const size_t wildcard =
-        options.globs
-          ? static_cast<size_t>(std::find_if(key.begin(), key.end(), is_wildcard) - key.begin())
-          : key.size();
+        options.globs ? static_cast<size_t>(std::find_if(key.begin(), key.end(),
+                                                         [](char c) { return is_wildcard(c); }) -
+                                            key.begin())
+                      : key.size();
       // A glob's literal start, without trailing dots: "X.*" may also stand for "X" itself.
       size_t prefix = wildcard;
       while (prefix > 0 && key[prefix - 1] == '.') {

@@ -142,11 +142,11 @@ private:
   // and the longest literal run of a glob starting with a wildcard in every mode.
   SubstringSet m_anywhere;
   Table m_parents;
-  Table m_reverse;                     // the text that ends with each marker in a key (a window)
-  std::vector<uint32_t> m_always;      // no indexable literal part
-  std::vector<uint32_t> m_reverse_all; // every entry holding the marker
-  std::vector<bool> m_literal_lengths;
-  std::vector<bool> m_prefix_lengths;
+  Table m_reverse;                        // the text that ends with each marker in a key (a window)
+  std::vector<uint32_t> m_always;         // no indexable literal part
+  std::vector<uint32_t> m_reverse_all;    // every entry holding the marker
+  std::vector<uint8_t> m_literal_lengths; // [n]: some key is n bytes long (a byte, not a bit:
+  std::vector<uint8_t> m_prefix_lengths;  // asked for every window of every name)
   std::vector<size_t> m_prefix_length_list; // the lengths m_prefix_lengths marks, increasing
 };
 
