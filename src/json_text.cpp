@@ -543,9 +543,6 @@ private:
     const size_t begin = m_pos;
     size_t i = m_pos + 1;
     while (true) {
-      if (i >= m_text.size()) {
-        return fail(begin, "unterminated string");
-      }
       // Most of a configuration's bytes are plain ASCII inside strings: eight at a time.
       while (i + 8 <= m_text.size() && !needs_check(load8(m_text.data() + i))) {
         i += 8;
