@@ -1186,7 +1186,7 @@ CompiledList::CompiledList(Engine engine, const ConfigSource& source)
   keys.reserve(ix.list->size());
   for (const std::string& e : *ix.list) {
     std::vector<std::string> spellings{e};
-    if (strip && !e.starts_with("re:")) {
+    if (strip && !e.starts_with("re:") && has_language_model_wrapper(e)) {
       std::string unwrapped = strip_language_model(e);
       if (unwrapped != e) {
         spellings.push_back(std::move(unwrapped));

@@ -335,7 +335,8 @@ SubstringSet::SubstringSet(std::vector<Key> keys, bool case_insensitive)
     }
   }
   std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
-    return a.text != b.text ? a.text < b.text : a.value < b.value;
+    const int order = a.text.compare(b.text); // one pass over the shared prefix, not two
+    return order != 0 ? order < 0 : a.value < b.value;
   });
   // The trie, from sorted keys: each key shares the path of its common prefix with the one
   // before and adds a node per further character, so nodes are numbered in depth-first order
