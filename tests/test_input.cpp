@@ -42,3 +42,13 @@ TEST(OverlayFileSystem, ShowsTheViewedContentsOverTheBase)
   ASSERT_FALSE(short_read);
   EXPECT_EQ(short_read.error(), "m/config.json: file is 14 bytes, more than the 3 bytes allowed");
 }
+
+// The overlay keeps a view: a temporary string would dangle, so it does not compile.
+template<typename Text>
+constexpr bool k_can_set = requires(OverlayFileSystem& overlay, Text&& text)
+{
+  overlay.set("m/config.json", std::forward<Text>(text));
+};
+static_assert(k_can_set<const std::string&>);
+static_assert(k_can_set<std::string_view>);
+static_assert(!k_can_set<std::string>);
