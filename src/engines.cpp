@@ -496,12 +496,39 @@ decide_by_list(Decision& d, const EngineLayer& layer, const std::vector<std::str
   d.quantized = true;
   if (!layer.shards.empty()) {
     std::vector<std::string_view> hit, miss;
-    std::string entry;
+    const std::string* entry = nullptr;
+    // A list blind to digits answers shards alike up to their numbers (one expert's projections
+    // and the next one's) alike: each kind is matched once per layer.
+    const IndexedList* indexed = indexes ? &indexes->shard : nullptr;
+    const bool blind = indexed != nullptr && indexed->blind_to_digits;
+    // Shards below the layer's prefix (experts) are compared after it.
+    struct Answer
+    {
+      bool below = false;
+      std::string_view rest;
+      const std::string* entry = nullptr;
+    };
+    std::array<Answer, 4> answered;
+    size_t answers = 0;
     for (const auto& shard : layer.shards) {
-      if (const std::string* e =
-            first_match(list, shard, shard_match, indexes ? &indexes->shard : nullptr)) {
+      const bool below = is_below(shard, layer.prefix);
+      const std::string_view rest =
+        below ? std::string_view(shard).substr(layer.prefix.size() + 1) : shard;
+      const auto known = std::find_if(
+        answered.begin(), answered.begin() + static_cast<std::ptrdiff_t>(answers),
+        [&](const Answer& a) { return a.below == below && same_digit_signature(a.rest, rest); });
+      const std::string* e = nullptr;
+      if (blind && known != answered.begin() + static_cast<std::ptrdiff_t>(answers)) {
+        e = known->entry;
+      } else {
+        e = first_match(list, shard, shard_match, indexed);
+        if (blind && answers < answered.size()) {
+          answered[answers++] = {below, rest, e};
+        }
+      }
+      if (e != nullptr) {
         hit.push_back(shard);
-        entry = *e;
+        entry = e;
       } else {
         miss.push_back(shard);
       }
@@ -512,7 +539,7 @@ decide_by_list(Decision& d, const EngineLayer& layer, const std::vector<std::str
         fmt::format("{} excluded, {} not", fmt::join(hit, ", "), fmt::join(miss, ", "));
     } else if (miss.empty()) {
       d.quantized = false;
-      d.matched = entry;
+      d.matched = *entry;
       d.reason = fmt::format("every shard is listed in {}", list_name);
       return;
     }

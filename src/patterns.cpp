@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 
 namespace qcheck {
 
@@ -316,6 +317,39 @@ digit_signature(std::string_view name, std::string& out)
   }
   out.resize(static_cast<size_t>(w - out.data()));
   return true;
+}
+
+bool
+same_digit_signature(std::string_view a, std::string_view b)
+{
+  const auto is_digit = [](char c) { return c >= '0' && c <= '9'; };
+  size_t i = 0, j = 0;
+  for (;;) {
+    // A stretch of equal bytes, 8 at a time while it lasts.
+    const size_t start = i;
+    while (i + 8 <= a.size() && j + 8 <= b.size() && std::memcmp(&a[i], &b[j], 8) == 0) {
+      i += 8;
+      j += 8;
+    }
+    while (i < a.size() && j < b.size() && a[i] == b[j]) {
+      ++i;
+      ++j;
+    }
+    // A digit run the stretch ends in may go on in one name only: it is taken whole below.
+    while (i > start && is_digit(a[i - 1])) {
+      --i;
+      --j;
+    }
+    if (i == a.size() || j == b.size() || !is_digit(a[i]) || !is_digit(b[j])) {
+      return i == a.size() && j == b.size();
+    }
+    while (i < a.size() && is_digit(a[i])) {
+      ++i;
+    }
+    while (j < b.size() && is_digit(b[j])) {
+      ++j;
+    }
+  }
 }
 
 bool

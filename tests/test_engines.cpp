@@ -705,6 +705,92 @@ TEST(Patterns, DigitSignatureFoldsEachRunOfDigits)
   EXPECT_TRUE(blind_to_digits(""));
 }
 
+// same_digit_signature() compares as digit_signature() would, without writing signatures.
+TEST(Patterns, SameDigitSignatureComparesSignatures)
+{
+  EXPECT_TRUE(
+    same_digit_signature("model.layers.3.mlp.experts.17.w1", "model.layers.45.mlp.experts.0.w9"));
+  EXPECT_FALSE(same_digit_signature("model.layers.3.mlp", "model.layers.3a.mlp"));
+  EXPECT_TRUE(same_digit_signature("a1", "a12")); // the common prefix ends inside a run
+  EXPECT_TRUE(same_digit_signature("12x", "3x"));
+  EXPECT_FALSE(same_digit_signature("1", ""));
+  EXPECT_FALSE(same_digit_signature("a", "a1"));
+  EXPECT_TRUE(same_digit_signature("", ""));
+  NameMaker maker;
+  const std::vector<std::string> names = maker.names(400);
+  size_t alike = 0;
+  for (size_t i = 0; i < 20000; ++i) {
+    const std::string& a = names[maker.next(names.size())];
+    std::string b = names[maker.next(names.size())];
+    if (i % 2 == 0) { // often the same name with other numbers
+      b.clear();
+      for (char c : a) {
+        b += c;
+        if (std::isdigit(static_cast<unsigned char>(c)) && maker.next(2) == 0) {
+          b += std::to_string(maker.next(100));
+        }
+      }
+    }
+    std::string x, y;
+    ASSERT_TRUE(digit_signature(a, x) && digit_signature(b, y));
+    ASSERT_EQ(same_digit_signature(a, b), x == y) << a << " / " << b;
+    ASSERT_EQ(same_digit_signature(b, a), x == y) << a << " / " << b;
+    alike += x == y ? 1 : 0;
+  }
+  EXPECT_GT(alike, 5000u);
+  EXPECT_LT(alike, 15000u);
+}
+
+// decide_by_list() matches the shards of a layer that are alike up to their numbers once, with
+// a list blind to digits: the answers are those of matching every shard.
+TEST(Engines, DecideAnswersAlikeShardsOfALayerOnce)
+{
+  NameMaker maker;
+  const std::vector<std::string> lists[] = {
+    {"*gate_proj"},
+    {"up_proj", "*experts.*.down_proj"},
+    {"*mlp.experts*"},
+    {"lm_head", "*shared_experts*", "*up_proj", "*.gate_proj"},
+  };
+  const ModelInfo model;
+  size_t disagree = 0, excluded = 0;
+  for (const auto& entries : lists) {
+    ConfigSource s;
+    s.format = QuantFormat::modelopt;
+    s.list_key = "exclude_modules";
+    s.excludes = entries;
+    for (int i = 0; i < 17; ++i) { // long enough to be compiled
+      s.excludes.push_back(fmt::format("absent_{}", std::string(static_cast<size_t>(i), 'x')));
+    }
+    for (Engine engine : k_all_engines) {
+      const CompiledList list(engine, s);
+      for (int round = 0; round < 40; ++round) {
+        const std::string prefix = fmt::format("model.layers.{}.mlp.experts", maker.next(70));
+        std::vector<std::string> shards;
+        for (size_t n = 1 + maker.next(12); n > 0; --n) {
+          static const char* k_leaves[] = {"down_proj", "gate_proj", "up_proj"};
+          const size_t expert = maker.next(300);
+          shards.push_back(maker.next(8) == 0
+                             ? fmt::format("model.layers.{}.mlp.shared_experts.{}", expert,
+                                           k_leaves[maker.next(3)])
+                             : fmt::format("{}.{}.{}", prefix, expert, k_leaves[maker.next(3)]));
+        }
+        const EngineLayer l = layer(prefix, LayerKind::fused_moe, shards);
+        const Decision plain = decide(engine, s, model, l, true);
+        const Decision fast = decide(engine, s, model, l, true, &list);
+        disagree += plain.shards_disagree ? 1 : 0;
+        excluded += plain.quantized ? 0 : 1;
+        ASSERT_EQ(fast.quantized, plain.quantized) << l.prefix;
+        ASSERT_EQ(fast.matched, plain.matched) << l.prefix;
+        ASSERT_EQ(fast.shard_detail, plain.shard_detail) << l.prefix;
+        ASSERT_EQ(fast.reason, plain.reason) << l.prefix;
+      }
+    }
+  }
+  EXPECT_GT(disagree, 100u);
+  EXPECT_GT(excluded, 50u);
+}
+
 TEST(Engines, BelowMeansAWholeComponentFurtherDown)
 {
   EXPECT_TRUE(is_below("model.layers.1.mlp", "model.layers.1"));

@@ -32,6 +32,10 @@ std::string regex_literal_start(std::string_view regex);
 // itself, which would make the signature ambiguous.
 bool digit_signature(std::string_view name, std::string& out);
 
+// True when `a` and `b` differ only in their numbers: each run of ASCII digits taken as one
+// mark, they are equal (the signatures above, without writing them).
+bool same_digit_signature(std::string_view a, std::string_view b);
+
 // True when no engine's matching of `entry` can tell apart two names with one digit signature:
 // the entry holds no digit and none of `?[]`, and is not a "re:" regex. Only `*` may then meet
 // a name's numbers, and it takes any run of characters.
