@@ -685,49 +685,69 @@ private:
     return out;
   }
 
+  // Names in order, or one per digit signature, sieved only as far as a search reads: an entry
+  // that matches early does not pay for the whole list.
+  class NameList
+  {
+  public:
+    NameList(std::vector<std::string_view> all, bool one_per_signature)
+      : m_all(std::move(all)), m_one_per_signature(one_per_signature)
+    {
+    }
+    // The k-th name, or nullptr past the end; k may only grow by one from the last call.
+    const std::string_view* at(size_t k)
+    {
+      if (!m_one_per_signature) {
+        return k < m_all.size() ? &m_all[k] : nullptr;
+      }
+      while (k >= m_kept.size() && m_next < m_all.size()) {
+        const std::string_view name = m_all[m_next++];
+        if (!digit_signature(name, m_signature) || m_seen.insert(m_signature).second) {
+          m_kept.push_back(name);
+        }
+      }
+      return k < m_kept.size() ? &m_kept[k] : nullptr;
+    }
+
+  private:
+    std::vector<std::string_view> m_all;
+    bool m_one_per_signature;
+    std::vector<std::string_view> m_kept;
+    size_t m_next = 0;
+    std::unordered_set<std::string> m_seen;
+    std::string m_signature;
+  };
+
   // Every module name, or (`one_per_signature`) one per digit signature: what an entry blind to
   // digits needs to be tried on. Built once per run.
-  const std::vector<std::string_view>& module_names(bool one_per_signature)
+  NameList& module_names(bool one_per_signature)
   {
     auto& names = m_module_names[one_per_signature ? 1 : 0];
-    if (names.empty()) {
+    if (!names) {
       std::vector<std::string_view> all;
       all.reserve(m_inventory.modules.size());
       for (const Module& m : m_inventory.modules) {
         all.push_back(m.name);
       }
-      names = one_per_signature ? one_per_digit_signature(all) : std::move(all);
+      names.emplace(std::move(all), one_per_signature);
     }
-    return names;
+    return *names;
   }
 
   // An engine's layer prefixes and fused shards, in layer order; likewise.
-  const std::vector<std::string_view>& layer_names(Engine engine, bool one_per_signature)
+  NameList& layer_names(Engine engine, bool one_per_signature)
   {
-    auto& names = m_layer_names[{engine, one_per_signature}];
-    if (names.empty()) {
+    auto it = m_layer_names.find({engine, one_per_signature});
+    if (it == m_layer_names.end()) {
       std::vector<std::string_view> all;
       for (const EngineLayer& layer : layers_for(engine)) {
         all.push_back(layer.prefix);
         all.insert(all.end(), layer.shards.begin(), layer.shards.end());
       }
-      names = one_per_signature ? one_per_digit_signature(all) : std::move(all);
+      it = m_layer_names.try_emplace({engine, one_per_signature}, std::move(all), one_per_signature)
+             .first;
     }
-    return names;
-  }
-
-  static std::vector<std::string_view> one_per_digit_signature(
-    const std::vector<std::string_view>& names)
-  {
-    std::vector<std::string_view> out;
-    std::unordered_set<std::string> seen;
-    std::string signature;
-    for (const std::string_view name : names) {
-      if (!digit_signature(name, signature) || seen.insert(signature).second) {
-        out.push_back(name);
-      }
-    }
-    return out;
+    return it->second;
   }
 
   // Whether a plain entry names a module, an engine layer or fused shard, or a dotted ancestor
@@ -945,17 +965,19 @@ private:
         // blind to digits, one name per digit signature.
         const bool blind = blind_to_digits(entry);
         if (!used && matched.empty()) {
-          for (const std::string_view name : module_names(blind)) {
+          NameList& names = module_names(blind);
+          for (size_t k = 0; const std::string_view* name = names.at(k); ++k) {
             used = std::any_of(k_all_engines.begin(), k_all_engines.end(),
-                               [&](Engine e) { return entry_matches(e, s.format, entry, name); });
+                               [&](Engine e) { return entry_matches(e, s.format, entry, *name); });
             if (used) {
               break;
             }
           }
         }
         for (size_t i = 0; i < engines.size() && !used && matched.empty(); ++i) {
-          for (const std::string_view name : layer_names(engines[i], blind)) {
-            if (entry_matches(engines[i], s.format, entry, name)) {
+          NameList& names = layer_names(engines[i], blind);
+          for (size_t k = 0; const std::string_view* name = names.at(k); ++k) {
+            if (entry_matches(engines[i], s.format, entry, *name)) {
               used = true;
               break;
             }
@@ -1600,8 +1622,8 @@ private:
   std::map<Engine, std::vector<EngineLayer>> m_layers;
   std::map<Engine, std::vector<Decision>> m_decisions; // per layer of m_layers, selected engines
   static constexpr size_t k_compile_threshold = 16;
-  std::array<std::vector<std::string_view>, 2> m_module_names;
-  std::map<std::pair<Engine, bool>, std::vector<std::string_view>> m_layer_names;
+  std::array<std::optional<NameList>, 2> m_module_names;
+  std::map<std::pair<Engine, bool>, NameList> m_layer_names;
   std::vector<std::unique_ptr<CompiledList>> m_compiled_lists;
   std::map<std::pair<Engine, const ConfigSource*>, const CompiledList*> m_compiled;
   bool m_inferred = false;
