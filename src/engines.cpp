@@ -510,15 +510,23 @@ decide_by_list(Decision& d, const EngineLayer& layer, const std::vector<std::str
     };
     std::array<Answer, 4> answered;
     size_t answers = 0;
+    size_t next_kind = 0;
     for (const auto& shard : layer.shards) {
       const bool below = is_below(shard, layer.prefix);
       const std::string_view rest =
         below ? std::string_view(shard).substr(layer.prefix.size() + 1) : shard;
-      const auto known = std::find_if(
-        answered.begin(), answered.begin() + static_cast<std::ptrdiff_t>(answers),
-        [&](const Answer& a) { return a.below == below && same_digit_signature(a.rest, rest); });
+      // Shards come in cycles (each expert's down, gate, up): the kind after the last one
+      // found is tried first.
+      const Answer* known = nullptr;
+      for (size_t k = 0; k < answers && known == nullptr; ++k) {
+        const size_t at = (next_kind + k) % answers;
+        if (answered[at].below == below && same_digit_signature(answered[at].rest, rest)) {
+          known = &answered[at];
+          next_kind = at + 1;
+        }
+      }
       const std::string* e = nullptr;
-      if (blind && known != answered.begin() + static_cast<std::ptrdiff_t>(answers)) {
+      if (known != nullptr) {
         e = known->entry;
       } else {
         e = first_match(list, shard, shard_match, indexed);
