@@ -45,6 +45,19 @@ constexpr std::array<DtypeRow, 22> k_dtypes{{
   {"F4", Dtype::F4, 4},
 }};
 
+// Rows in the enum's order: a dtype is its row's index.
+constexpr bool
+rows_in_enum_order()
+{
+  for (size_t i = 0; i < k_dtypes.size(); ++i) {
+    if (static_cast<size_t>(k_dtypes[i].dtype) != i) {
+      return false;
+    }
+  }
+  return k_dtypes.size() == static_cast<size_t>(Dtype::unknown);
+}
+static_assert(rows_in_enum_order());
+
 std::string
 shape_text(std::span<const uint64_t> shape)
 {
@@ -317,12 +330,7 @@ private:
       return std::span<const uint64_t>(m_out.dim_storage).subspan(dims_start);
     };
     TensorInfo tensor;
-    // Headers repeat a few dtypes: the last one read is compared first.
-    if (dtype_text != m_last_dtype_text) {
-      m_last_dtype = parse_dtype(dtype_text);
-      m_last_dtype_text = dtype_text;
-    }
-    const std::optional<Dtype> dtype = m_last_dtype;
+    const std::optional<Dtype> dtype = dtype_of(dtype_text);
     if (!dtype) {
       problem(HeaderIssue::unknown_dtype, std::string(key),
               fmt::format("tensor '{}': unknown dtype '{}'", key, dtype_text));
@@ -443,8 +451,23 @@ private:
 
   Header& m_out;
   uint64_t m_data_size;
-  std::string_view m_last_dtype_text{"\x01"}; // no dtype spelling
-  std::optional<Dtype> m_last_dtype;
+  // Headers use a handful of dtypes: the spellings met so far are compared first.
+  std::optional<Dtype> dtype_of(std::string_view text)
+  {
+    for (size_t i = 0; i < m_dtype_count; ++i) {
+      if (m_dtypes_seen[i].first == text) {
+        return m_dtypes_seen[i].second;
+      }
+    }
+    const std::optional<Dtype> dtype = parse_dtype(text);
+    if (dtype && m_dtype_count < m_dtypes_seen.size()) {
+      m_dtypes_seen[m_dtype_count++] = {text, *dtype};
+    }
+    return dtype;
+  }
+
+  std::array<std::pair<std::string_view, Dtype>, 6> m_dtypes_seen; // view the parsed document
+  size_t m_dtype_count = 0;
   // Per tensor, its shape's range in dim_storage; spans are set once storage stops growing.
   std::vector<std::pair<size_t, std::pair<size_t, size_t>>> m_shapes;
   bool m_dropped = false; // a tensor entry could not be read
@@ -497,23 +520,15 @@ parse_dtype(std::string_view name)
 std::string_view
 dtype_name(Dtype dtype)
 {
-  for (const auto& row : k_dtypes) {
-    if (row.dtype == dtype) {
-      return row.name;
-    }
-  }
-  return "unknown";
+  const auto at = static_cast<size_t>(dtype);
+  return at < k_dtypes.size() ? k_dtypes[at].name : "unknown";
 }
 
 unsigned
 dtype_bits(Dtype dtype)
 {
-  for (const auto& row : k_dtypes) {
-    if (row.dtype == dtype) {
-      return row.bits;
-    }
-  }
-  return 0;
+  const auto at = static_cast<size_t>(dtype);
+  return at < k_dtypes.size() ? k_dtypes[at].bits : 0;
 }
 
 bool

@@ -77,6 +77,36 @@ TEST(Safetensors, EveryUpstreamDtypeWithItsBits)
   }
 }
 
+// One header with every dtype, each used twice and in two orders: each tensor keeps its own
+// (the parser remembers the spellings it has met).
+TEST(Safetensors, EveryDtypeInOneHeader)
+{
+  std::vector<std::string> names;
+  for (int i = 0; i <= static_cast<int>(Dtype::F4); ++i) {
+    names.emplace_back(dtype_name(static_cast<Dtype>(i)));
+  }
+  std::vector<std::string> order = names;
+  std::reverse(order.begin(), order.end());
+  order.insert(order.end(), names.begin(), names.end());
+  order.insert(order.begin() + 3, "F8_E4M3"); // met again early
+  std::string json = "{";
+  uint64_t offset = 0;
+  for (size_t i = 0; i < order.size(); ++i) {
+    const uint64_t size = dtype_bits(*parse_dtype(order[i])); // 8 elements: bits bytes
+    json += fmt::format(R"({}"t{:02}":{{"dtype":"{}","shape":[8],"data_offsets":[{},{}]}})",
+                        i == 0 ? "" : ",", i, order[i], offset, offset + size);
+    offset += size;
+  }
+  json += "}";
+  const Header h = parse(json, offset);
+  EXPECT_TRUE(h.problems.empty());
+  ASSERT_EQ(h.tensors.size(), order.size());
+  for (size_t i = 0; i < order.size(); ++i) {
+    EXPECT_EQ(h.tensors[i].dtype_name, order[i]) << i;
+    EXPECT_EQ(dtype_name(h.tensors[i].dtype), order[i]) << i;
+  }
+}
+
 TEST(Safetensors, FileShorterThanLength)
 {
   expect_single(read_bytes("abcde"), HeaderIssue::file_too_short,
