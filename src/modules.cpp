@@ -281,10 +281,38 @@ to_string(ModuleRole role)
   return "?";
 }
 
+namespace {
+
+// The first ".weight." in `name`, by Horspool's skips: most names hold none, and find() stops
+// at every '.'.
+size_t
+find_weight_dot(std::string_view name)
+{
+  static constexpr std::string_view k_needle = ".weight.";
+  static constexpr auto k_skip = [] {
+    std::array<uint8_t, 256> skip{};
+    skip.fill(static_cast<uint8_t>(k_needle.size()));
+    for (size_t i = 0; i + 1 < k_needle.size(); ++i) {
+      skip[static_cast<unsigned char>(k_needle[i])] = static_cast<uint8_t>(k_needle.size() - 1 - i);
+    }
+    return skip;
+  }();
+  for (size_t i = 0; i + k_needle.size() <= name.size();) {
+    const char last = name[i + k_needle.size() - 1];
+    if (last == '.' && name.compare(i, k_needle.size(), k_needle) == 0) {
+      return i;
+    }
+    i += k_skip[static_cast<unsigned char>(last)];
+  }
+  return std::string_view::npos;
+}
+
+} // namespace
+
 std::pair<std::string_view, std::string_view>
 split_tensor_name(std::string_view name)
 {
-  const size_t weight = name.find(".weight.");
+  const size_t weight = find_weight_dot(name);
   for (std::string_view marker : {".weight.absmax", ".weight.quant_map", ".weight.nested_absmax",
                                   ".weight.nested_quant_map", ".weight.quant_state."}) {
     if (weight == std::string_view::npos) {

@@ -55,6 +55,52 @@ TEST(Modules, SplitTensorName)
   EXPECT_EQ(split_tensor_name("a.weight.absmax").first, "a");
   EXPECT_EQ(split_tensor_name("a.weight.quant_state.bitsandbytes__nf4").first, "a");
   EXPECT_EQ(split_tensor_name("bias").first, "");
+  // Only the first ".weight." counts, wherever it sits.
+  EXPECT_EQ(split_tensor_name("x.weight.weight.absmax").first, "x.weight.weight");
+  EXPECT_EQ(split_tensor_name("weight.absmax").first, "weight");
+  EXPECT_EQ(split_tensor_name("t.weight.nested_quant_map").first, "t");
+}
+
+// split_tensor_name() against its definition with std::string_view::find, on names made of
+// the pieces that matter.
+TEST(Modules, SplitTensorNameFindsTheFirstWeightComponent)
+{
+  const std::vector<std::string> pieces{
+    "weight", "absmax", "quant_state", "quant_map", "t",       "w", "nested_absmax",
+    "we",     "h.",     "weightt",     "",          "experts", "0"};
+  uint64_t state = 7;
+  const auto next = [&](size_t n) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<size_t>((state >> 33) % n);
+  };
+  size_t markers = 0;
+  for (int i = 0; i < 20000; ++i) {
+    std::string name = pieces[next(pieces.size())];
+    for (size_t n = next(7); n > 0; --n) {
+      name += "." + pieces[next(pieces.size())];
+    }
+    std::pair<std::string_view, std::string_view> expected;
+    const std::string_view view = name;
+    const size_t weight = view.find(".weight.");
+    bool marker = false;
+    for (std::string_view m : {".weight.absmax", ".weight.quant_map", ".weight.nested_absmax",
+                               ".weight.nested_quant_map", ".weight.quant_state."}) {
+      if (weight != std::string_view::npos && view.substr(weight).starts_with(m)) {
+        expected = {view.substr(0, weight), view.substr(weight + 8)};
+        marker = true;
+        break;
+      }
+    }
+    if (!marker) {
+      const size_t dot = view.rfind('.');
+      expected = dot == std::string_view::npos
+                   ? std::pair<std::string_view, std::string_view>{{}, view}
+                   : std::pair{view.substr(0, dot), view.substr(dot + 1)};
+    }
+    markers += marker ? 1 : 0;
+    ASSERT_EQ(split_tensor_name(name), expected) << name;
+  }
+  EXPECT_GT(markers, 500u);
 }
 
 // The modules below an ancestor: whole components only ("a.b" is not below "a.b" or "a.bc"),
