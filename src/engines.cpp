@@ -365,10 +365,10 @@ fp8_entry(Engine engine, std::string_view entry, std::string_view prefix)
 }
 
 // Shard prefixes of a fused layer, or just the prefix.
-std::vector<std::string>
+std::vector<std::string_view>
 names_to_check(const EngineLayer& layer)
 {
-  return layer.shards.empty() ? std::vector<std::string>{layer.prefix} : layer.shards;
+  return layer.shards.empty() ? std::vector<std::string_view>{layer.prefix} : layer.shards;
 }
 
 // A list with its EntryIndex for one matcher; `strip` asks for candidates of the unwrapped
@@ -634,7 +634,7 @@ decide_ct(Decision& d, Engine engine, const ConfigSource& s, const EngineLayer& 
   };
   if (layer.kind == LayerKind::fused_moe) {
     // SGLang probes expert 0; vLLM honours the fused prefix or every listed expert.
-    std::vector<std::string> children;
+    std::vector<std::string_view> children;
     for (const auto& shard : layer.shards) {
       if (engine != Engine::sglang || contains(shard, ".experts.0.")) {
         children.push_back(shard);
@@ -972,21 +972,49 @@ engine_layers(Engine engine, const Inventory& inventory, const Drafts& drafts,
   (void)model;
   std::deque<EngineLayer> layers; // stable addresses for `last`
   std::unordered_map<std::string, size_t> index;
+  auto renamed_names = std::make_shared<std::deque<std::string>>(); // what draft shards view
   EngineLayer* last = nullptr;
   // Sibling lookup for fused groups.
   auto exists = [&](const std::string& name) { return inventory.find(name) >= 0; };
+  // Each draft root's modules, as a range of module indices (names below a root sort together).
+  struct RootRange
+  {
+    const std::string* root;
+    size_t begin, end;
+  };
+  std::vector<RootRange> root_ranges;
+  for (const std::string& root : drafts.roots) {
+    const std::span<const Module> below = inventory.under(root);
+    const auto at = [&](const Module* m) {
+      return static_cast<size_t>(m - inventory.modules.data());
+    };
+    root_ranges.push_back({&root, at(below.data()), at(below.data() + below.size())});
+    if (const int64_t self = inventory.find(root); self >= 0) {
+      root_ranges.push_back({&root, static_cast<size_t>(self), static_cast<size_t>(self) + 1});
+    }
+  }
+  const auto root_of = [&](size_t i) -> const std::string* {
+    for (const RootRange& r : root_ranges) {
+      if (i >= r.begin && i < r.end) {
+        return r.root;
+      }
+    }
+    return nullptr;
+  };
   for (uint32_t i = 0; i < inventory.modules.size(); ++i) {
     const Module& m = inventory.modules[i];
     if (m.role != ModuleRole::linear && m.role != ModuleRole::expert &&
         m.role != ModuleRole::fused_experts && m.role != ModuleRole::lm_head) {
       continue;
     }
-    const std::string* root = drafts.root_of(m.name);
+    const std::string* root = root_of(i);
     std::string renamed; // set when this engine renames the module
     std::string_view name = m.name;
     std::string note;
     LayerKind kind = m.role == ModuleRole::lm_head ? LayerKind::lm_head : LayerKind::linear;
-    const std::string_view leaf = leaf_of(m.name);
+    const std::string_view leaf = m.role == ModuleRole::expert && root == nullptr
+                                    ? std::string_view() // not needed
+                                    : leaf_of(m.name);
     if (root) {
       const bool inline_root = root->find("layers.") != std::string::npos;
       if (engine == Engine::vllm) {
@@ -1054,7 +1082,11 @@ engine_layers(Engine engine, const Inventory& inventory, const Drafts& drafts,
     layer.kind = kind;
     layer.modules.push_back(i);
     if (!shard.empty()) {
-      layer.shards.emplace_back(shard);
+      if (!renamed.empty()) {
+        shard = renamed_names->emplace_back(shard);
+        layer.renamed = renamed_names;
+      }
+      layer.shards.push_back(shard);
     }
     if (root) {
       layer.draft = true;

@@ -1508,7 +1508,7 @@ private:
       if (s.format != QuantFormat::compressed_tensors && s.format != QuantFormat::quark) {
         continue;
       }
-      const std::set<std::string> listed(s.excludes.begin(), s.excludes.end());
+      const std::set<std::string, std::less<>> listed(s.excludes.begin(), s.excludes.end());
       std::set<std::string> reported;
       for (const EngineLayer& layer : layers_for(Engine::vllm)) {
         if (!layer.draft || layer.shards.empty() || reported.contains(layer.prefix)) {
@@ -1517,7 +1517,7 @@ private:
         std::vector<std::string> named;
         for (const auto& shard : layer.shards) {
           if (listed.contains(shard)) {
-            named.push_back(shard.substr(shard.rfind('.') + 1));
+            named.emplace_back(shard.substr(shard.rfind('.') + 1));
           }
         }
         const bool fused_listed =

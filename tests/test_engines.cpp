@@ -2,10 +2,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <cctype>
 #include <fmt/format.h>
 
 #include "builder.hpp"
+#include "qcheck/checkpoint.hpp"
 #include "qcheck/engines.hpp"
 #include "qcheck/patterns.hpp"
 
@@ -41,7 +43,9 @@ layer(std::string prefix, LayerKind kind = LayerKind::linear, std::vector<std::s
   EngineLayer l;
   l.prefix = std::move(prefix);
   l.kind = kind;
-  l.shards = std::move(shards);
+  auto names = std::make_shared<std::deque<std::string>>(shards.begin(), shards.end());
+  l.shards.assign(names->begin(), names->end());
+  l.renamed = std::move(names); // what the shards view
   return l;
 }
 
@@ -789,6 +793,40 @@ TEST(Engines, DecideAnswersAlikeShardsOfALayerOnce)
   }
   EXPECT_GT(disagree, 100u);
   EXPECT_GT(excluded, 50u);
+}
+
+// engine_layers() marks the modules of a draft as draft layers: those below the draft's root
+// and a module at the root itself, and nothing after them.
+TEST(Engines, LayersKnowTheirDraftRoot)
+{
+  MemoryFileSystem fs;
+  fs.add_file("m/model.safetensors",
+              test::safetensors({{"model.layers.0.mlp.down_proj.weight", "BF16", {8, 8}},
+                                 {"model.layers.1.weight", "BF16", {8, 8}},
+                                 {"model.layers.1.eh_proj.weight", "BF16", {8, 16}},
+                                 {"model.layers.1x.o_proj.weight", "BF16", {8, 8}},
+                                 {"model.layers.2.o_proj.weight", "BF16", {8, 8}}}));
+  auto checkpoint = load_checkpoint(fs, "m");
+  ASSERT_TRUE(checkpoint);
+  const Inventory inventory = build_inventory(*checkpoint);
+  ModelInfo model;
+  model.num_hidden_layers = 1;
+  model.num_mtp_layers = 1;
+  const Drafts drafts = locate_drafts(model, *checkpoint, inventory);
+  ASSERT_EQ(drafts.roots, std::vector<std::string>{"model.layers.1"});
+  for (Engine engine : k_all_engines) {
+    std::map<std::string, std::string> roots;
+    for (const EngineLayer& l : engine_layers(engine, inventory, drafts, model)) {
+      roots[l.prefix] = l.draft ? l.draft_root : "-";
+    }
+    EXPECT_EQ(roots,
+              (std::map<std::string, std::string>{{"model.layers.0.mlp.down_proj", "-"},
+                                                  {"model.layers.1", "model.layers.1"},
+                                                  {"model.layers.1.eh_proj", "model.layers.1"},
+                                                  {"model.layers.1x.o_proj", "-"},
+                                                  {"model.layers.2.o_proj", "-"}}))
+      << to_string(engine);
+  }
 }
 
 TEST(Engines, BelowMeansAWholeComponentFurtherDown)

@@ -5,9 +5,11 @@
 
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "qcheck/modules.hpp"
@@ -63,11 +65,14 @@ struct EngineLayer
 {
   std::string prefix; // e.g. "model.layers.45.mlp.experts"
   LayerKind kind = LayerKind::linear;
-  std::vector<std::string> shards; // fused Linear: shard prefixes ("...q_proj", ...), each checked
-  std::vector<uint32_t> modules;   // indices into Inventory::modules
+  // Fused: the shard prefixes ("...q_proj", ...), each checked. They view the inventory's module
+  // names, or `renamed` for the names an engine gives draft modules.
+  std::vector<std::string_view> shards;
+  std::vector<uint32_t> modules; // indices into Inventory::modules
   bool draft = false;
   std::string draft_root;
   std::string namespace_note; // e.g. "the text-only drafter strips 'model.language_model.'"
+  std::shared_ptr<const std::deque<std::string>> renamed; // shared by copies
 };
 
 // Groups every quantizable module into the layers one engine builds. Modules the engine never
