@@ -384,14 +384,17 @@ build_inventory(const Checkpoint& checkpoint, unsigned threads)
     std::string_view module;
     std::string_view param;
     uint32_t index;
+    bool first = true; // the first tensor of its module (kept only while in order)
   };
   std::vector<Keyed> keyed;
   keyed.reserve(checkpoint.tensors.size());
   bool in_order = true;
   for (uint32_t i = 0; i < checkpoint.tensors.size(); ++i) {
     const auto [module, param] = split_tensor_name(checkpoint.tensors[i].info->name);
-    in_order = in_order && (keyed.empty() || keyed.back().module <= module);
-    keyed.push_back({module, param, i});
+    // One comparison tells the order and where a module starts.
+    const int order = keyed.empty() ? -1 : keyed.back().module.compare(module);
+    in_order = in_order && order <= 0;
+    keyed.push_back({module, param, i, order != 0});
   }
   if (!in_order) {
     // Order breaks where a module's tensors surround a submodule's ("x.A_log", "x.conv.weight",
@@ -412,18 +415,19 @@ build_inventory(const Checkpoint& checkpoint, unsigned threads)
     std::copy(apart.begin(), apart.end(), keyed.begin() + static_cast<std::ptrdiff_t>(kept));
     std::inplace_merge(keyed.begin(), keyed.begin() + static_cast<std::ptrdiff_t>(kept),
                        keyed.end(), by_module);
+    for (size_t i = 0; i < keyed.size(); ++i) {
+      keyed[i].first = i == 0 || keyed[i - 1].module != keyed[i].module;
+    }
   }
   Inventory inventory;
-  size_t modules = 0;
-  for (size_t i = 0; i < keyed.size(); ++i) {
-    modules += i == 0 || keyed[i - 1].module != keyed[i].module ? 1 : 0;
-  }
+  const auto modules = static_cast<size_t>(
+    std::count_if(keyed.begin(), keyed.end(), [](const Keyed& k) { return k.first; }));
   inventory.modules.reserve(modules);
   inventory.tensor_storage.reserve(keyed.size());
   inventory.param_storage.reserve(keyed.size());
   std::vector<size_t> starts;
   for (const Keyed& k : keyed) {
-    if (inventory.modules.empty() || inventory.modules.back().name != k.module) {
+    if (k.first) {
       inventory.modules.push_back(Module{k.module, {}, {}, {}, {}, {}});
       starts.push_back(inventory.tensor_storage.size());
     }
