@@ -791,40 +791,11 @@ private:
   // candidates for a module hold every entry occurring in its name.
   EntryUse entry_use(const ConfigSource& s, const std::vector<Engine>& engines)
   {
-    EntryUse use;
-    std::vector<bool>& matched = use.matched;
-    matched.assign(s.excludes.size(), false);
     std::optional<Engine> substring_engine;
     if (s.format == QuantFormat::modelopt) {
       substring_engine = Engine::vllm;
     } else if (s.format == QuantFormat::compressed_tensors) {
       substring_engine = Engine::sglang;
-    }
-    if (substring_engine) {
-      use.examples.resize(s.excludes.size());
-    }
-    std::vector<uint32_t> found;
-    const auto visit = [&](Engine e, std::string_view name) {
-      found.clear();
-      compiled(e, s)->candidates(name, found);
-      for (uint32_t i : found) {
-        if (!matched[i] && entry_matches(e, s.format, s.excludes[i], name)) {
-          matched[i] = true;
-        }
-      }
-    };
-    for (Engine e : k_all_engines) {
-      for (const Module& m : m_inventory.modules) {
-        visit(e, m.name);
-        if (e != substring_engine) {
-          continue;
-        }
-        for (uint32_t i : found) {
-          if (use.examples[i].empty() && overmatches(s.excludes[i], m.name)) {
-            use.examples[i] = m.name;
-          }
-        }
-      }
     }
     // Layer prefixes and shards are mostly module names, already visited: most often the name
     // of the layer's own module (a shard per module when every module is a shard).
@@ -832,17 +803,90 @@ private:
       return (at < layer.modules.size() && m_inventory.modules[layer.modules[at]].name == name) ||
              m_inventory.find(name) >= 0;
     };
+    // Independent passes, run side by side: every module name under each engine, and each
+    // reading engine's layer names. Each pass marks the entries it sees match; the substring
+    // engine's module pass also keeps each entry's first overmatched module.
+    struct Pass
+    {
+      Engine engine;
+      const CompiledList* list;
+      const std::vector<EngineLayer>* layers; // null: the module names
+      std::vector<char> matched{};
+      std::vector<std::string> examples{};
+    };
+    std::vector<Pass> passes;
+    for (Engine e : k_all_engines) {
+      passes.push_back({e, compiled(e, s), nullptr});
+    }
     for (Engine e : engines) {
-      for (const EngineLayer& layer : layers_for(e)) {
+      passes.push_back({e, compiled(e, s), &layers_for(e)});
+    }
+    const auto run_pass = [&](Pass& pass) {
+      pass.matched.assign(s.excludes.size(), 0);
+      const bool examples = pass.layers == nullptr && pass.engine == substring_engine;
+      if (examples) {
+        pass.examples.resize(s.excludes.size());
+      }
+      std::vector<uint32_t> found;
+      const auto visit = [&](std::string_view name) {
+        found.clear();
+        pass.list->candidates(name, found);
+        for (uint32_t i : found) {
+          if (!pass.matched[i] && entry_matches(pass.engine, s.format, s.excludes[i], name)) {
+            pass.matched[i] = 1;
+          }
+        }
+      };
+      if (pass.layers == nullptr) {
+        for (const Module& m : m_inventory.modules) {
+          visit(m.name);
+          if (!examples) {
+            continue;
+          }
+          for (uint32_t i : found) {
+            if (pass.examples[i].empty() && overmatches(s.excludes[i], m.name)) {
+              pass.examples[i] = m.name;
+            }
+          }
+        }
+        return;
+      }
+      for (const EngineLayer& layer : *pass.layers) {
         if (!is_module(layer.prefix, layer, 0)) {
-          visit(e, layer.prefix);
+          visit(layer.prefix);
         }
         const bool aligned = layer.shards.size() == layer.modules.size();
         for (size_t j = 0; j < layer.shards.size(); ++j) {
           if (!is_module(layer.shards[j], layer, aligned ? j : layer.modules.size())) {
-            visit(e, layer.shards[j]);
+            visit(layer.shards[j]);
           }
         }
+      }
+    };
+    std::atomic<size_t> next{0};
+    const auto worker = [&] {
+      for (size_t i = next++; i < passes.size(); i = next++) {
+        run_pass(passes[i]);
+      }
+    };
+    std::vector<std::thread> pool;
+    const unsigned threads = thread_count(m_options.threads);
+    for (unsigned i = 1; i < std::min<unsigned>(threads, static_cast<unsigned>(passes.size()));
+         ++i) {
+      pool.emplace_back(worker);
+    }
+    worker();
+    for (auto& t : pool) {
+      t.join();
+    }
+    EntryUse use;
+    use.matched.assign(s.excludes.size(), false);
+    for (Pass& pass : passes) {
+      for (size_t i = 0; i < pass.matched.size(); ++i) {
+        use.matched[i] = use.matched[i] || pass.matched[i] != 0;
+      }
+      if (!pass.examples.empty()) {
+        use.examples = std::move(pass.examples);
       }
     }
     return use;

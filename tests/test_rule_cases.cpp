@@ -1377,6 +1377,21 @@ TEST(RuleCases, QC112LongListsInBothFilesAreEachReported)
   }
 }
 
+// In a long list, an entry that only a fused layer's name shows (vLLM's qkv_proj, matched as a
+// substring) is used: the check reads each engine's layer names, not just the modules.
+TEST(RuleCases, QC112NegativeFusedNameInALongList)
+{
+  Strings list{"lm_head", "model.layers.1*", "attn.qkv"};
+  for (int i = 0; i < 16; ++i) {
+    list.push_back("model.layers.1.self_attn");
+  }
+  const Report r = lint_folder(
+    folder(config(k_llama, modelopt("NVFP4", list)),
+           llama_nvfp4_with_bf16_layer1() + bf16("model.layers.1.self_attn.q_proj") +
+             bf16("model.layers.1.self_attn.k_proj") + bf16("model.layers.1.self_attn.v_proj")));
+  EXPECT_TRUE(findings(r, RuleId::unused_entry).empty()) << text(r);
+}
+
 TEST(RuleCases, QC112Negative)
 {
   const Report r =
