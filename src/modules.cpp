@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <thread>
@@ -372,7 +373,28 @@ find_param(const Checkpoint& checkpoint, const Module& module, std::string_view 
   return nullptr;
 }
 
-constexpr size_t k_parallel_modules = 8192;
+namespace {
+
+constexpr size_t k_parallel_items = 8192;
+
+// Runs fn(begin, end) over [0, count) in one slice per core, the calling thread taking the
+// first; in one slice when `count` is small.
+template<typename Fn>
+void
+in_slices(size_t count, unsigned threads, const Fn& fn)
+{
+  const size_t slices = count < k_parallel_items ? 1 : thread_count(threads);
+  std::vector<std::thread> pool;
+  for (size_t i = 1; i < slices; ++i) {
+    pool.emplace_back(fn, count * i / slices, count * (i + 1) / slices);
+  }
+  fn(size_t{0}, count / slices);
+  for (auto& t : pool) {
+    t.join();
+  }
+}
+
+} // namespace
 
 Inventory
 build_inventory(const Checkpoint& checkpoint, unsigned threads)
@@ -386,16 +408,27 @@ build_inventory(const Checkpoint& checkpoint, unsigned threads)
     uint32_t index;
     bool first = true; // the first tensor of its module (kept only while in order)
   };
-  std::vector<Keyed> keyed;
-  keyed.reserve(checkpoint.tensors.size());
-  bool in_order = true;
-  for (uint32_t i = 0; i < checkpoint.tensors.size(); ++i) {
-    const auto [module, param] = split_tensor_name(checkpoint.tensors[i].info->name);
-    // One comparison tells the order and where a module starts.
-    const int order = keyed.empty() ? -1 : keyed.back().module.compare(module);
-    in_order = in_order && order <= 0;
-    keyed.push_back({module, param, i, order != 0});
-  }
+  std::vector<Keyed> keyed(checkpoint.tensors.size());
+  std::atomic<bool> in_order = true;
+  // In slices, one per core; a slice compares its first module with the one before it.
+  in_slices(keyed.size(), threads, [&](size_t begin, size_t end) {
+    std::string_view previous;
+    if (begin > 0) {
+      previous = split_tensor_name(checkpoint.tensors[begin - 1].info->name).first;
+    }
+    bool ordered = true;
+    for (size_t i = begin; i < end; ++i) {
+      const auto [module, param] = split_tensor_name(checkpoint.tensors[i].info->name);
+      // One comparison tells the order and where a module starts.
+      const int order = i == 0 ? -1 : previous.compare(module);
+      ordered = ordered && order <= 0;
+      keyed[i] = {module, param, static_cast<uint32_t>(i), order != 0};
+      previous = module;
+    }
+    if (!ordered) {
+      in_order = false;
+    }
+  });
   if (!in_order) {
     // Order breaks where a module's tensors surround a submodule's ("x.A_log", "x.conv.weight",
     // "x.dt_bias"): the tensors that sort before the last one kept are set apart, sorted, and
@@ -441,22 +474,12 @@ build_inventory(const Checkpoint& checkpoint, unsigned threads)
     inventory.modules[m].tensors = all.subspan(starts[m], end - starts[m]);
     inventory.modules[m].params = params.subspan(starts[m], end - starts[m]);
   }
-  // Modules are classified independently: in slices, one per core, for large checkpoints.
-  const auto classify_range = [&](size_t begin, size_t end) {
+  // Modules are classified independently.
+  in_slices(inventory.modules.size(), threads, [&](size_t begin, size_t end) {
     for (size_t m = begin; m < end; ++m) {
       classify(checkpoint, inventory.modules[m]);
     }
-  };
-  const size_t count = inventory.modules.size();
-  const size_t slices = count < k_parallel_modules ? 1 : thread_count(threads);
-  std::vector<std::thread> pool;
-  for (size_t i = 1; i < slices; ++i) {
-    pool.emplace_back(classify_range, count * i / slices, count * (i + 1) / slices);
-  }
-  classify_range(0, count / slices);
-  for (auto& t : pool) {
-    t.join();
-  }
+  });
   return inventory;
 }
 

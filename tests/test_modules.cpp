@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <map>
 #include <set>
 
@@ -284,6 +286,38 @@ TEST(Modules, LargeInventoryIsClassifiedModuleByModule)
       EXPECT_EQ(a.family, b.family) << threads << " " << a.name;
       EXPECT_EQ(a.role, b.role) << threads << " " << a.name;
     }
+  }
+}
+
+// Tensors are split into modules in slices, one per core: a module's tensors that surround a
+// submodule's exactly where two slices meet are still grouped.
+TEST(Modules, GroupingAcrossTheSlicesOfALargeCheckpoint)
+{
+  std::vector<TensorSpec> tensors;
+  for (int k = 0; k < 4498; ++k) {
+    tensors.push_back({fmt::format("m.a{:05}.weight", k), "BF16", {2}});
+  }
+  // Indices 4498-4500: the order breaks between 4499 and 4500, where two slices of 9000 meet.
+  for (const char* name : {"m.z.A_log", "m.z.conv.weight", "m.z.dt_bias"}) {
+    tensors.push_back({name, "BF16", {2}});
+  }
+  for (int k = 0; k < 4499; ++k) {
+    tensors.push_back({fmt::format("m.zz{:05}.weight", k), "BF16", {2}});
+  }
+  auto l = load(tensors);
+  ASSERT_EQ(l->checkpoint.tensors.size(), 9000u);
+  ASSERT_EQ(l->checkpoint.tensors[4500].info->name, "m.z.dt_bias");
+  for (const unsigned threads : {1u, 2u, 3u}) {
+    const Inventory inventory = build_inventory(l->checkpoint, threads);
+    ASSERT_EQ(inventory.modules.size(), 4498u + 2u + 4499u) << threads;
+    const int64_t z = inventory.find("m.z");
+    ASSERT_GE(z, 0) << threads;
+    const Module& m = inventory.modules[static_cast<size_t>(z)];
+    ASSERT_EQ(m.params.size(), 2u) << threads;
+    EXPECT_EQ(m.params[0], "A_log");
+    EXPECT_EQ(m.params[1], "dt_bias");
+    EXPECT_TRUE(std::is_sorted(inventory.modules.begin(), inventory.modules.end(),
+                               [](const Module& a, const Module& b) { return a.name < b.name; }));
   }
 }
 
