@@ -347,7 +347,7 @@ public:
       }
     }
     check_shard_files(index, shard_of_file);
-    collect_tensors(index, shard_of_file);
+    collect_tensors(index, shard_of_file, threads);
   }
 
 private:
@@ -385,10 +385,96 @@ private:
     }
   }
 
-  // Every shard's tensors come sorted from the reader: one merge orders them all, then merge
-  // walks against the sorted weight_map. No hash table, no per-tensor lookups.
+  // What one walk over a stretch of the merged tensors and the index entries finds.
+  struct Walk
+  {
+    size_t tensors = 0;                          // written: one per name, the index's pick
+    std::vector<CheckpointProblem> duplicates;   // in name order
+    std::vector<CheckpointProblem> missing;      // index_missing_tensor, in entry order
+    std::vector<size_t> unnamed;                 // per shard: tensors the index does not name
+    std::vector<std::string_view> first_unnamed; // per shard
+  };
+
+  // Walks tensors all[begin, end) (sorted by name, whole runs of one name) beside the index
+  // entries [wm, wm_end) that sort before the next stretch: one merge join. The tensors kept go
+  // to picked[begin...].
+  Walk walk(const std::vector<Tensor>& all, size_t begin, size_t end,
+            const std::optional<IndexData>& index, const std::vector<uint32_t>& shard_of_file,
+            std::vector<WeightMap::Entry>::const_iterator wm,
+            std::vector<WeightMap::Entry>::const_iterator wm_end, Tensor* picked) const
+  {
+    Walk out;
+    out.unnamed.assign(m_out.shards.size(), 0);
+    out.first_unnamed.resize(m_out.shards.size());
+    picked += begin;
+    // An entry whose shard was read but does not hold its tensor.
+    const auto missing = [&](const WeightMap::Entry& e, const Tensor* found) {
+      const uint32_t s = shard_of_file[e.file];
+      if (!m_out.shards[s].header_read || (found != nullptr && found->shard == s)) {
+        return; // unreadable shards are reported already
+      }
+      const std::string& file = index->weight_map.file_of(e);
+      out.missing.push_back(
+        {CheckpointIssue::index_missing_tensor, false, index->file, std::string(e.tensor),
+         found ? fmt::format("maps '{}' to {}, which does not hold it (it is in {})", e.tensor,
+                             file, m_out.shard_of(*found))
+               : fmt::format("maps '{}' to {}, which does not hold it", e.tensor, file),
+         std::nullopt});
+    };
+    for (size_t i = begin; i < end;) {
+      const std::string_view name = all[i].info->name;
+      size_t j = i + 1;
+      while (j < end && all[j].info->name == name) {
+        ++j;
+      }
+      int c = -1;
+      while (wm != wm_end && (c = wm->tensor.compare(name)) < 0) {
+        missing(*wm, nullptr);
+        ++wm;
+      }
+      const bool named = wm != wm_end && c == 0;
+      size_t pick = i;
+      if (named) {
+        for (size_t k = i; k < j; ++k) {
+          if (all[k].shard == shard_of_file[wm->file]) {
+            pick = k;
+          }
+        }
+      }
+      for (size_t k = i + 1; k < j; ++k) {
+        out.duplicates.push_back(
+          {CheckpointIssue::duplicate_tensor, false, m_out.shards[all[k].shard].file,
+           std::string(name),
+           fmt::format("tensor '{}' is stored in both {} and {}; the loader uses {}", name,
+                       m_out.shards[all[i].shard].file, m_out.shards[all[k].shard].file,
+                       m_out.shards[all[pick].shard].file),
+           std::nullopt});
+      }
+      for (size_t k = i; k < j && index; ++k) {
+        const uint32_t s = all[k].shard;
+        if (m_out.shards[s].in_index && !named && out.unnamed[s]++ == 0) {
+          out.first_unnamed[s] = name;
+        }
+      }
+      picked[out.tensors] = all[pick];
+      if (named) {
+        missing(*wm, &picked[out.tensors]);
+        ++wm;
+      }
+      ++out.tensors;
+      i = j;
+    }
+    for (; wm != wm_end; ++wm) {
+      missing(*wm, nullptr);
+    }
+    return out;
+  }
+
+  // Every shard's tensors come sorted from the reader: one merge orders them all, then a merge
+  // join against the sorted weight_map, in two halves side by side for large checkpoints. No
+  // hash table, no per-tensor lookups.
   void collect_tensors(const std::optional<IndexData>& index,
-                       const std::vector<uint32_t>& shard_of_file)
+                       const std::vector<uint32_t>& shard_of_file, unsigned threads)
   {
     for (const ShardFile& shard : m_out.shards) {
       for (const auto& hp : shard.header.problems) {
@@ -399,81 +485,59 @@ private:
       }
     }
     const std::vector<Tensor> all = merge_runs(m_out.shards);
-
-    // Tensors of indexed shards that the index does not name, per shard.
-    std::vector<size_t> unnamed(m_out.shards.size(), 0);
-    std::vector<std::string_view> first_unnamed(m_out.shards.size());
     static const std::vector<WeightMap::Entry> no_entries;
     const auto& entries = index ? index->weight_map.entries() : no_entries;
-    auto wm = entries.begin();
-
-    m_out.tensors.reserve(all.size());
-    for (size_t i = 0; i < all.size();) {
-      const std::string_view name = all[i].info->name;
-      size_t j = i + 1;
-      while (j < all.size() && all[j].info->name == name) {
-        ++j;
-      }
-      int c = -1;
-      while (wm != entries.end() && (c = wm->tensor.compare(name)) < 0) {
-        ++wm;
-      }
-      const bool named = wm != entries.end() && c == 0;
-      size_t pick = i;
-      if (named) {
-        for (size_t k = i; k < j; ++k) {
-          if (all[k].shard == shard_of_file[wm->file]) {
-            pick = k;
-          }
-        }
-      }
-      for (size_t k = i + 1; k < j; ++k) {
-        problem(CheckpointIssue::duplicate_tensor, m_out.shards[all[k].shard].file,
-                std::string(name),
-                fmt::format("tensor '{}' is stored in both {} and {}; the loader uses {}", name,
-                            m_out.shards[all[i].shard].file, m_out.shards[all[k].shard].file,
-                            m_out.shards[all[pick].shard].file));
-      }
-      for (size_t k = i; k < j && index; ++k) {
-        const uint32_t s = all[k].shard;
-        if (m_out.shards[s].in_index && !named && unnamed[s]++ == 0) {
-          first_unnamed[s] = name;
-        }
-      }
-      m_out.tensors.push_back(all[pick]);
-      i = j;
+    // The second half starts at a new name; its entries are those from that name on.
+    size_t mid = threads > 1 && all.size() >= k_parallel_tensors ? all.size() / 2 : all.size();
+    while (mid > 0 && mid < all.size() && all[mid].info->name == all[mid - 1].info->name) {
+      ++mid;
     }
+    const auto entry_mid = mid < all.size()
+                             ? std::lower_bound(entries.begin(), entries.end(), all[mid].info->name,
+                                                [](const WeightMap::Entry& e, std::string_view n) {
+                                                  return e.tensor < n;
+                                                })
+                             : entries.end();
+    // Each half writes its picks where its tensors start; the second's then follow the first's.
+    m_out.tensors.resize(all.size());
+    Walk second;
+    std::thread helper;
+    if (mid < all.size()) {
+      helper = std::thread([&] {
+        second = walk(all, mid, all.size(), index, shard_of_file, entry_mid, entries.end(),
+                      m_out.tensors.data());
+      });
+    }
+    Walk first =
+      walk(all, 0, mid, index, shard_of_file, entries.begin(), entry_mid, m_out.tensors.data());
+    if (helper.joinable()) {
+      helper.join();
+    }
+    const auto second_begin = m_out.tensors.begin() + static_cast<std::ptrdiff_t>(mid);
+    std::copy(second_begin, second_begin + static_cast<std::ptrdiff_t>(second.tensors),
+              m_out.tensors.begin() + static_cast<std::ptrdiff_t>(first.tensors));
+    m_out.tensors.resize(first.tensors + second.tensors);
+    const auto append = [&](std::vector<CheckpointProblem>& problems) {
+      m_out.problems.insert(m_out.problems.end(), std::make_move_iterator(problems.begin()),
+                            std::make_move_iterator(problems.end()));
+    };
+    append(first.duplicates);
+    append(second.duplicates);
     for (size_t s = 0; s < m_out.shards.size(); ++s) {
-      if (unnamed[s] > 0) {
-        problem(CheckpointIssue::unindexed_tensors, m_out.shards[s].file,
-                std::string(first_unnamed[s]),
-                fmt::format("holds {} tensor{} the index does not name (first: '{}')", unnamed[s],
-                            unnamed[s] == 1 ? "" : "s", first_unnamed[s]));
+      const size_t unnamed = first.unnamed[s] + (second.unnamed.empty() ? 0 : second.unnamed[s]);
+      if (unnamed > 0) {
+        const std::string_view example =
+          first.unnamed[s] > 0 ? first.first_unnamed[s] : second.first_unnamed[s];
+        problem(CheckpointIssue::unindexed_tensors, m_out.shards[s].file, std::string(example),
+                fmt::format("holds {} tensor{} the index does not name (first: '{}')", unnamed,
+                            unnamed == 1 ? "" : "s", example));
       }
     }
-    if (!index) {
-      return;
-    }
-    auto t = m_out.tensors.begin();
-    for (const auto& e : entries) {
-      int c = -1;
-      while (t != m_out.tensors.end() && (c = t->info->name.compare(e.tensor)) < 0) {
-        ++t;
-      }
-      const uint32_t s = shard_of_file[e.file];
-      if (!m_out.shards[s].header_read) {
-        continue; // already reported: missing, not regular or unreadable
-      }
-      const bool found = t != m_out.tensors.end() && c == 0;
-      if (!found || t->shard != s) {
-        const std::string& file = index->weight_map.file_of(e);
-        problem(CheckpointIssue::index_missing_tensor, index->file, std::string(e.tensor),
-                found ? fmt::format("maps '{}' to {}, which does not hold it (it is in {})",
-                                    e.tensor, file, m_out.shard_of(*t))
-                      : fmt::format("maps '{}' to {}, which does not hold it", e.tensor, file));
-      }
-    }
+    append(first.missing);
+    append(second.missing);
   }
+
+  static constexpr size_t k_parallel_tensors = 16384;
 
   const FileSystem& m_fs;
   Checkpoint& m_out;

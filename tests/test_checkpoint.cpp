@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <fmt/format.h>
 #include <random>
+#include <set>
 
 #include "builder.hpp"
 #include "qcheck/checkpoint.hpp"
@@ -668,4 +669,61 @@ TEST(Checkpoint, IndexOnlyShardsBesideShortNamedShards)
       EXPECT_TRUE(shard.in_index) << shard.file;
     }
   }
+}
+
+// A large checkpoint is matched against its index in two halves side by side: with duplicates,
+// tensors the index misses and entries the shards miss all over the names (at the halves' seam
+// too), one thread and two report the same problems, in the same order, and pick alike.
+TEST(Checkpoint, LargeCheckpointsMatchTheirIndexAlikeWhateverTheThreads)
+{
+  uint64_t state = 17;
+  const auto next = [&](size_t n) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<size_t>((state >> 33) % n);
+  };
+  const std::vector<std::string> files{"model-00001-of-00003.safetensors",
+                                       "model-00002-of-00003.safetensors",
+                                       "model-00003-of-00003.safetensors"};
+  std::vector<std::vector<TensorSpec>> shards(files.size());
+  std::vector<std::pair<std::string, std::string>> map;
+  for (size_t t = 0; t < 20000; ++t) {
+    const std::string name = fmt::format("model.layers.{:05}.weight", t);
+    const size_t home = next(files.size());
+    const bool seam = t >= 9990 && t < 10010;
+    size_t kind = seam ? next(4) : next(400); // 0-3: something wrong
+    if (kind == 3 && home == 2 && t < 10000) {
+      kind = 4; // the third shard's unnamed tensors are all in the second half
+    }
+    if (kind != 1) { // 1: stored nowhere
+      shards[home].push_back({name, "BF16", {2}});
+    }
+    if (kind == 2) { // stored twice
+      shards[(home + 1) % files.size()].push_back({name, "BF16", {2}});
+    }
+    if (kind != 3) { // 3: the index does not name it
+      map.emplace_back(name, files[kind == 0 ? (home + 1) % files.size() : home]); // 0: wrong
+    }
+  }
+  MemoryFileSystem fs;
+  for (size_t s = 0; s < files.size(); ++s) {
+    fs.add_file("m/" + files[s], safetensors(shards[s]));
+  }
+  fs.add_file("m/model.safetensors.index.json", index_json(map));
+  auto one = load_checkpoint(fs, "m", LoadOptions{1});
+  auto two = load_checkpoint(fs, "m", LoadOptions{2});
+  ASSERT_TRUE(one && two);
+  EXPECT_GT(one->problems.size(), 50u);
+  EXPECT_EQ(messages(*one), messages(*two));
+  ASSERT_EQ(one->tensors.size(), two->tensors.size());
+  for (size_t i = 0; i < one->tensors.size(); ++i) {
+    ASSERT_EQ(one->tensors[i].info->name, two->tensors[i].info->name);
+    ASSERT_EQ(one->tensors[i].shard, two->tensors[i].shard) << one->tensors[i].info->name;
+  }
+  std::set<CheckpointIssue> issues;
+  for (const auto& p : one->problems) {
+    issues.insert(p.issue);
+  }
+  EXPECT_EQ(issues, (std::set<CheckpointIssue>{CheckpointIssue::index_missing_tensor,
+                                               CheckpointIssue::unindexed_tensors,
+                                               CheckpointIssue::duplicate_tensor}));
 }
