@@ -407,11 +407,14 @@ private:
     out.unnamed.assign(m_out.shards.size(), 0);
     out.first_unnamed.resize(m_out.shards.size());
     picked += begin;
-    // An entry whose shard was read but does not hold its tensor.
+    // Reports entry `e` unless the tensor it names (`found`, or none) is where it says.
     const auto missing = [&](const WeightMap::Entry& e, const Tensor* found) {
       const uint32_t s = shard_of_file[e.file];
-      if (!m_out.shards[s].header_read || (found != nullptr && found->shard == s)) {
-        return; // unreadable shards are reported already
+      if (!m_out.shards[s].header_read) {
+        return; // a missing, irregular or unreadable shard is reported already
+      }
+      if (found != nullptr && found->shard == s) {
+        return;
       }
       const std::string& file = index->weight_map.file_of(e);
       out.missing.push_back(

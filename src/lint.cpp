@@ -694,7 +694,7 @@ private:
       : m_all(std::move(all)), m_one_per_signature(one_per_signature)
     {
     }
-    // The k-th name, or nullptr past the end; k may only grow by one from the last call.
+    // The k-th name, or nullptr past the end; sieves only as far as k.
     const std::string_view* at(size_t k)
     {
       if (!m_one_per_signature) {

@@ -449,8 +449,6 @@ private:
     }
   }
 
-  Header& m_out;
-  uint64_t m_data_size;
   // Headers use a handful of dtypes: the spellings met so far are compared first.
   std::optional<Dtype> dtype_of(std::string_view text)
   {
@@ -466,6 +464,8 @@ private:
     return dtype;
   }
 
+  Header& m_out;
+  uint64_t m_data_size;
   std::array<std::pair<std::string_view, Dtype>, 6> m_dtypes_seen; // view the parsed document
   size_t m_dtype_count = 0;
   // Per tensor, its shape's range in dim_storage; spans are set once storage stops growing.
