@@ -79,4 +79,20 @@ safetensors(const std::vector<TensorSpec>& tensors)
   return raw_safetensors(json, data_size);
 }
 
+// A small deterministic generator for property tests (Knuth's MMIX linear congruential step):
+// the same sequence everywhere, unlike the standard distributions. next(n) is in [0, n).
+class Lcg
+{
+public:
+  explicit Lcg(uint64_t seed) : m_state(seed) {}
+  size_t operator()(size_t n)
+  {
+    m_state = m_state * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<size_t>((m_state >> 33) % n);
+  }
+
+private:
+  uint64_t m_state;
+};
+
 } // namespace qcheck::test

@@ -676,11 +676,7 @@ TEST(Checkpoint, IndexOnlyShardsBesideShortNamedShards)
 // too), one thread and two report the same problems, in the same order, and pick alike.
 TEST(Checkpoint, LargeCheckpointsMatchTheirIndexAlikeWhateverTheThreads)
 {
-  uint64_t state = 17;
-  const auto next = [&](size_t n) {
-    state = state * 6364136223846793005ull + 1442695040888963407ull;
-    return static_cast<size_t>((state >> 33) % n);
-  };
+  test::Lcg next(17);
   const std::vector<std::string> files{"model-00001-of-00003.safetensors",
                                        "model-00002-of-00003.safetensors",
                                        "model-00003-of-00003.safetensors"};

@@ -122,11 +122,7 @@ reference_fnmatch(std::string_view p, std::string_view t)
 TEST(Patterns, FnmatchAgreesWithTheDefinitionOnRandomPatterns)
 {
   const std::string alphabet = "ab.*?[]!-";
-  uint64_t state = 12345;
-  const auto next = [&](size_t n) {
-    state = state * 6364136223846793005ull + 1442695040888963407ull;
-    return static_cast<size_t>((state >> 33) % n);
-  };
+  test::Lcg next(12345);
   size_t matches = 0;
   for (int round = 0; round < 20000; ++round) {
     std::string pattern, text;
@@ -191,11 +187,7 @@ TEST(Patterns, SubstringSetFindsEveryOccurrenceOfEveryKey)
 TEST(Patterns, SubstringSetAgreesWithSearchingEveryPosition)
 {
   const std::string alphabet = "abAB.\xff";
-  uint64_t state = 777;
-  const auto next = [&](size_t n) {
-    state = state * 6364136223846793005ull + 1442695040888963407ull;
-    return static_cast<size_t>((state >> 33) % n);
-  };
+  test::Lcg next(777);
   const auto word = [&](size_t max) {
     std::string w;
     for (size_t i = next(max + 1); i > 0; --i) {
@@ -439,12 +431,7 @@ namespace {
 // Random dotted names and entries over the spellings the matchers treat specially.
 struct NameMaker
 {
-  uint64_t state = 99;
-  size_t next(size_t n)
-  {
-    state = state * 6364136223846793005ull + 1442695040888963407ull;
-    return static_cast<size_t>((state >> 33) % n);
-  }
+  test::Lcg next{99};
   std::string name()
   {
     static const std::vector<std::string> k_roots{"model",
@@ -574,6 +561,25 @@ TEST(Engines, CompiledListCandidatesIncludeEveryMatch)
   EXPECT_GT(matches, 10000u);
 }
 
+namespace {
+
+// decide() with and without a compiled list: the same decision, entry, reason and shard detail.
+// `plain` is the decision without it.
+void
+decide_both_ways(Engine engine, const ConfigSource& s, const EngineLayer& l,
+                 const CompiledList& list, Decision& plain)
+{
+  const ModelInfo model;
+  plain = decide(engine, s, model, l, true);
+  const Decision fast = decide(engine, s, model, l, true, &list);
+  ASSERT_EQ(fast.quantized, plain.quantized) << l.prefix;
+  ASSERT_EQ(fast.matched, plain.matched) << l.prefix;
+  ASSERT_EQ(fast.reason, plain.reason) << l.prefix;
+  ASSERT_EQ(fast.shard_detail, plain.shard_detail) << l.prefix;
+}
+
+} // namespace
+
 // Short and long lists, with and without digits, decided with a compiled list (whose answers
 // are remembered per digit signature when no entry holds a digit) and without: the same
 // decisions, over families of names that differ only in their numbers.
@@ -597,7 +603,6 @@ TEST(Engines, DecideRemembersAnswersOnlyWhereDigitsCannotMatter)
   std::vector<std::string> bases = maker.names(60);
   bases.push_back("model.layers.1.mlp.down_proj");
   bases.push_back("model.layers.1.mlp.experts.2.up_proj");
-  const ModelInfo model;
   size_t blind_lists = 0, excluded = 0;
   for (int round = 0; round < 40; ++round) {
     for (QuantFormat format : k_list_formats) {
@@ -625,13 +630,9 @@ TEST(Engines, DecideRemembersAnswersOnlyWhereDigitsCannotMatter)
           const std::string& shard = bases[maker.next(bases.size())];
           EngineLayer l = layer(renumber(base), i % 2 ? LayerKind::fused_moe : LayerKind::linear,
                                 {renumber(shard), renumber(shard), renumber(shard)});
-          const Decision plain = decide(engine, s, model, l, true);
-          const Decision fast = decide(engine, s, model, l, true, &list);
+          Decision plain;
+          ASSERT_NO_FATAL_FAILURE(decide_both_ways(engine, s, l, list, plain));
           excluded += plain.quantized ? 0 : 1;
-          ASSERT_EQ(fast.quantized, plain.quantized) << l.prefix;
-          ASSERT_EQ(fast.matched, plain.matched) << l.prefix;
-          ASSERT_EQ(fast.reason, plain.reason) << l.prefix;
-          ASSERT_EQ(fast.shard_detail, plain.shard_detail) << l.prefix;
         }
       }
     }
@@ -756,7 +757,6 @@ TEST(Engines, DecideAnswersAlikeShardsOfALayerOnce)
     {"*mlp.experts*"},
     {"lm_head", "*shared_experts*", "*up_proj", "*.gate_proj"},
   };
-  const ModelInfo model;
   size_t disagree = 0, excluded = 0;
   for (const auto& entries : lists) {
     ConfigSource s;
@@ -780,14 +780,10 @@ TEST(Engines, DecideAnswersAlikeShardsOfALayerOnce)
                              : fmt::format("{}.{}.{}", prefix, expert, k_leaves[maker.next(3)]));
         }
         const EngineLayer l = layer(prefix, LayerKind::fused_moe, shards);
-        const Decision plain = decide(engine, s, model, l, true);
-        const Decision fast = decide(engine, s, model, l, true, &list);
+        Decision plain;
+        ASSERT_NO_FATAL_FAILURE(decide_both_ways(engine, s, l, list, plain));
         disagree += plain.shards_disagree ? 1 : 0;
         excluded += plain.quantized ? 0 : 1;
-        ASSERT_EQ(fast.quantized, plain.quantized) << l.prefix;
-        ASSERT_EQ(fast.matched, plain.matched) << l.prefix;
-        ASSERT_EQ(fast.shard_detail, plain.shard_detail) << l.prefix;
-        ASSERT_EQ(fast.reason, plain.reason) << l.prefix;
       }
     }
   }
@@ -880,7 +876,6 @@ TEST(Engines, DecideWithACompiledListDecidesTheSame)
 {
   NameMaker maker;
   const std::vector<std::string> names = maker.names(200);
-  const ModelInfo model;
   size_t excluded = 0;
   for (QuantFormat format : k_list_formats) {
     ConfigSource s;
@@ -895,13 +890,9 @@ TEST(Engines, DecideWithACompiledListDecidesTheSame)
       for (size_t i = 0; i + 3 < names.size(); i += 3) {
         EngineLayer l = layer(names[i], i % 2 ? LayerKind::fused_moe : LayerKind::linear,
                               {names[i + 1], names[i + 2]});
-        const Decision plain = decide(engine, s, model, l, true);
-        const Decision fast = decide(engine, s, model, l, true, &list);
+        Decision plain;
+        ASSERT_NO_FATAL_FAILURE(decide_both_ways(engine, s, l, list, plain));
         excluded += plain.quantized ? 0 : 1;
-        ASSERT_EQ(fast.quantized, plain.quantized) << names[i];
-        ASSERT_EQ(fast.matched, plain.matched) << names[i];
-        ASSERT_EQ(fast.reason, plain.reason) << names[i];
-        ASSERT_EQ(fast.shard_detail, plain.shard_detail) << names[i];
       }
     }
   }

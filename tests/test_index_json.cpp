@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "builder.hpp"
 #include "fuzz/weight_map_oracle.hpp"
 #include "qcheck/index_json.hpp"
 
@@ -130,11 +131,7 @@ TEST(IndexJson, InvalidJsonIsRefused)
 // valid exactly when simdjson's DOM says so, with the same members.
 TEST(IndexJson, AgreesWithTheDomParserOnRandomAndDamagedDocuments)
 {
-  uint64_t state = 2024;
-  const auto next = [&](size_t n) {
-    state = state * 6364136223846793005ull + 1442695040888963407ull;
-    return static_cast<size_t>((state >> 33) % n);
-  };
+  test::Lcg next(2024);
   const std::vector<std::string> strings{R"("model.layers.0.mlp.down_proj.weight")",
                                          R"("model-00001-of-00002.safetensors")",
                                          R"("a\"b")",

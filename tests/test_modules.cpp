@@ -70,11 +70,7 @@ TEST(Modules, SplitTensorNameFindsTheFirstWeightComponent)
   const std::vector<std::string> pieces{
     "weight", "absmax", "quant_state", "quant_map", "t",       "w", "nested_absmax",
     "we",     "h.",     "weightt",     "",          "experts", "0"};
-  uint64_t state = 7;
-  const auto next = [&](size_t n) {
-    state = state * 6364136223846793005ull + 1442695040888963407ull;
-    return static_cast<size_t>((state >> 33) % n);
-  };
+  test::Lcg next(7);
   size_t markers = 0;
   for (int i = 0; i < 20000; ++i) {
     std::string name = pieces[next(pieces.size())];
@@ -325,11 +321,7 @@ TEST(Modules, GroupingAcrossTheSlicesOfALargeCheckpoint)
 // tensors, in name order, and modules come sorted, as a grouping by brute force says.
 TEST(Modules, GroupingMatchesABruteForceGroupingWhateverTheOrder)
 {
-  uint64_t state = 4242;
-  const auto next = [&](size_t n) {
-    state = state * 6364136223846793005ull + 1442695040888963407ull;
-    return static_cast<size_t>((state >> 33) % n);
-  };
+  test::Lcg next(4242);
   const std::vector<std::string> parts{"a", "b", "conv", "x", "A_log", "dt_bias", "weight", "bias"};
   for (int round = 0; round < 200; ++round) {
     std::set<std::string> names;
