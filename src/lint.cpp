@@ -21,6 +21,28 @@ namespace qcheck {
 
 namespace {
 
+// Runs task(0) .. task(count - 1) on up to `threads` threads, the calling one included; each
+// thread takes the next index as it finishes one.
+template<typename Task>
+void
+run_tasks(size_t count, unsigned threads, const Task& task)
+{
+  std::atomic<size_t> next{0};
+  const auto worker = [&] {
+    for (size_t i = next++; i < count; i = next++) {
+      task(i);
+    }
+  };
+  std::vector<std::thread> pool;
+  for (size_t i = 1; i < std::min<size_t>(threads, count); ++i) {
+    pool.emplace_back(worker);
+  }
+  worker();
+  for (auto& t : pool) {
+    t.join();
+  }
+}
+
 RuleId
 rule_for(CheckpointIssue issue)
 {
@@ -863,22 +885,8 @@ private:
         }
       }
     };
-    std::atomic<size_t> next{0};
-    const auto worker = [&] {
-      for (size_t i = next++; i < passes.size(); i = next++) {
-        run_pass(passes[i]);
-      }
-    };
-    std::vector<std::thread> pool;
-    const unsigned threads = thread_count(m_options.threads);
-    for (unsigned i = 1; i < std::min<unsigned>(threads, static_cast<unsigned>(passes.size()));
-         ++i) {
-      pool.emplace_back(worker);
-    }
-    worker();
-    for (auto& t : pool) {
-      t.join();
-    }
+    run_tasks(passes.size(), thread_count(m_options.threads),
+              [&](size_t i) { run_pass(passes[i]); });
     EntryUse use;
     use.matched.assign(s.excludes.size(), false);
     for (Pass& pass : passes) {
@@ -1130,7 +1138,8 @@ private:
       }
       work.push_back(std::move(w));
     }
-    const auto task = [&](Work& w) {
+    run_tasks(work.size(), thread_count(m_options.threads), [&](size_t i) {
+      Work& w = work[i];
       w.layers = engine_layers(w.engine, m_inventory, m_drafts, m_declaration.model);
       if (w.source == nullptr) {
         return;
@@ -1140,22 +1149,7 @@ private:
         w.decisions.push_back(decide(w.engine, *w.source, m_declaration.model, layer,
                                      quantized_modules(layer) > 0, w.list));
       }
-    };
-    const unsigned threads = thread_count(m_options.threads);
-    std::atomic<size_t> next{0};
-    const auto worker = [&] {
-      for (size_t i = next++; i < work.size(); i = next++) {
-        task(work[i]);
-      }
-    };
-    std::vector<std::thread> pool;
-    for (unsigned i = 1; i < std::min<unsigned>(threads, static_cast<unsigned>(work.size())); ++i) {
-      pool.emplace_back(worker);
-    }
-    worker();
-    for (auto& t : pool) {
-      t.join();
-    }
+    });
     for (Work& w : work) {
       m_layers[w.engine] = std::move(w.layers);
       m_decisions[w.engine] = std::move(w.decisions);
@@ -1745,30 +1739,17 @@ lint_all(const FileSystem& fs, const std::vector<std::string>& paths,
          const std::function<void(size_t, size_t)>& progress)
 {
   std::vector<std::optional<Expected<LintRun>>> slots(paths.size());
-  std::atomic<size_t> next{0};
   std::atomic<size_t> done{0};
-  auto worker = [&] {
-    for (size_t i = next++; i < paths.size(); i = next++) {
-      LintOptions options = options_for(paths[i]);
-      if (paths.size() > 1) {
-        options.threads = 1; // parallel across folders instead
-      }
-      slots[i].emplace(lint_path(fs, paths[i], options));
-      if (progress) {
-        progress(++done, paths.size());
-      }
+  run_tasks(paths.size(), std::max(1u, std::thread::hardware_concurrency()), [&](size_t i) {
+    LintOptions options = options_for(paths[i]);
+    if (paths.size() > 1) {
+      options.threads = 1; // parallel across folders instead
     }
-  };
-  const unsigned count = std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(),
-                                                         static_cast<unsigned>(paths.size())));
-  std::vector<std::thread> pool;
-  for (unsigned i = 1; i < count; ++i) {
-    pool.emplace_back(worker);
-  }
-  worker();
-  for (auto& t : pool) {
-    t.join();
-  }
+    slots[i].emplace(lint_path(fs, paths[i], options));
+    if (progress) {
+      progress(++done, paths.size());
+    }
+  });
   std::vector<Expected<LintRun>> out;
   out.reserve(paths.size());
   for (auto& slot : slots) {
