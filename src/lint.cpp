@@ -687,6 +687,7 @@ private:
   std::unordered_set<std::string_view> known_names()
   {
     std::unordered_set<std::string_view> out;
+    out.reserve(2 * m_inventory.modules.size()); // the modules and about as many ancestors
     auto add_with_ancestors = [&](std::string_view name) {
       while (!name.empty() && out.insert(name).second) {
         const size_t dot = name.rfind('.');
@@ -696,11 +697,16 @@ private:
     for (const Module& m : m_inventory.modules) {
       add_with_ancestors(m.name);
     }
+    // Most shards view their own module's name, already in: those are skipped unhashed.
     for (Engine e : m_options.engines) {
       for (const EngineLayer& layer : layers_for(e)) {
         add_with_ancestors(layer.prefix);
-        for (const auto& shard : layer.shards) {
-          add_with_ancestors(shard);
+        const bool aligned = layer.shards.size() == layer.modules.size();
+        for (size_t j = 0; j < layer.shards.size(); ++j) {
+          if (!aligned ||
+              layer.shards[j].data() != m_inventory.modules[layer.modules[j]].name.data()) {
+            add_with_ancestors(layer.shards[j]);
+          }
         }
       }
     }
