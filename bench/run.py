@@ -2,8 +2,9 @@
 """Benchmark qcheck against the floor (qcheck-bench-floor) and a hand-written Python check.
 
 Generates the synthetic checkpoints (bench/make_checkpoint.py, cached in --work), then for each
-checkpoint runs every command once to warm up and --runs times measured, and prints a Markdown
-table of medians. Per run: whole-process wall time (perf_counter around spawn and wait), CPU
+checkpoint runs every command once to warm up, then --runs rounds in which each command runs
+once in turn (so a machine that drifts moves all commands alike), and prints a Markdown table
+of medians. Per run: whole-process wall time (perf_counter around spawn and wait), CPU
 time (user + sys of that child, from os.wait4) and peak RSS (ru_maxrss of that child).
 
 Commands: `qcheck inspect DIR --format json`; when `qcheck lint --help` exits 0 (and shows
@@ -114,26 +115,29 @@ def run_once(argv, capture=False):
                 tail(out) if capture else None, tail(err))
 
 
-def measure(label, argv, ok_codes, runs):
-    """One warm-up run (output captured), then `runs` measured runs."""
-    code, _, _, _, stdout, stderr = run_once(argv, capture=True)
-    if code not in ok_codes:
-        sys.exit("%s exited %d:\n%s" % (" ".join(argv), code, stderr))
-    samples = []
-    for _ in range(runs):
-        code, wall, cpu, rss, _, stderr = run_once(argv)
+def measure_all(commands, runs):
+    """Each command's warm-up run (output captured), then `runs` rounds in which every command
+    runs once, in turn: a machine that speeds up or slows down during the bench moves every
+    command alike, not the ones measured last. Returns one row per command, in order."""
+    rows = []
+    for label, argv, ok_codes in commands:
+        code, _, _, _, stdout, stderr = run_once(argv, capture=True)
         if code not in ok_codes:
             sys.exit("%s exited %d:\n%s" % (" ".join(argv), code, stderr))
-        samples.append({"exit": code, "wall_s": wall, "cpu_s": cpu, "maxrss_kib": rss})
-    return {
-        "command": label,
-        "argv": argv,
-        "warmup_stdout_tail": stdout[-300:],
-        "runs": samples,
-        "median_wall_ms": statistics.median(s["wall_s"] for s in samples) * 1000,
-        "median_cpu_ms": statistics.median(s["cpu_s"] for s in samples) * 1000,
-        "peak_rss_mib": max(s["maxrss_kib"] for s in samples) / 1024,
-    }
+        rows.append({"command": label, "argv": argv, "warmup_stdout_tail": stdout[-300:],
+                     "runs": []})
+    for _ in range(runs):
+        for (label, argv, ok_codes), row in zip(commands, rows):
+            code, wall, cpu, rss, _, stderr = run_once(argv)
+            if code not in ok_codes:
+                sys.exit("%s exited %d:\n%s" % (" ".join(argv), code, stderr))
+            row["runs"].append({"exit": code, "wall_s": wall, "cpu_s": cpu, "maxrss_kib": rss})
+    for row in rows:
+        samples = row["runs"]
+        row["median_wall_ms"] = statistics.median(s["wall_s"] for s in samples) * 1000
+        row["median_cpu_ms"] = statistics.median(s["cpu_s"] for s in samples) * 1000
+        row["peak_rss_mib"] = max(s["maxrss_kib"] for s in samples) / 1024
+    return rows
 
 
 def start_server(root):
@@ -244,10 +248,8 @@ def main():
             commands += [("qcheck fix (dry run)", [qcheck, "fix", folder], (0, 1))]
         commands += [("floor", [floor, folder], (0,)),
                      ("python naive_lint.py", [sys.executable, NAIVE, folder], (0,))]
-        rows = []
-        for name, argv, ok in commands:
-            print("%s: %s ..." % (label, name), file=sys.stderr)
-            rows.append(measure(name, argv, ok, args.runs))
+        print("%s: %s ..." % (label, ", ".join(name for name, _, _ in commands)), file=sys.stderr)
+        rows = measure_all(commands, args.runs)
         remote_bytes = None
         if server:
             base = os.environ["HF_ENDPOINT"].rsplit("/hub", 1)[0]
