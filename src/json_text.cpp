@@ -331,37 +331,13 @@ private:
     for (size_t i = m_pos; i < m_text.size(); ++i) {
       const char c = m_text[i];
       if (c == '"') {
-        i = string_end(i);
+        i = string_token_end(m_text, i);
       } else if ((c == ',' || c == '[' || c == '{') && ++bound > k_max_values) {
         over = i;
         return bound;
       }
     }
     return bound;
-  }
-
-  // The offset of the quote closing the string token that opens at `open`, or the text's size.
-  // A quote is escaped when an odd number of backslashes precede it inside the token.
-  size_t string_end(size_t open) const
-  {
-    const char* const begin = m_text.data() + open + 1;
-    const char* const end = m_text.data() + m_text.size();
-    for (const char* p = begin; p < end;) {
-      const auto* quote =
-        static_cast<const char*>(std::memchr(p, '"', static_cast<size_t>(end - p)));
-      if (quote == nullptr) {
-        break;
-      }
-      size_t backslashes = 0;
-      for (const char* b = quote; b > begin && b[-1] == '\\'; --b) {
-        ++backslashes;
-      }
-      if (backslashes % 2 == 0) {
-        return static_cast<size_t>(quote - m_text.data());
-      }
-      p = quote + 1;
-    }
-    return m_text.size();
   }
 
   Unexpected error(size_t offset, std::string_view message) const
@@ -1629,6 +1605,28 @@ append_json_strings(std::string& out, int indent, const std::vector<std::string>
 {
   append_json_array(out, indent, items.size(),
                     [&](size_t i) { append_json_string(out, items[i]); });
+}
+
+size_t
+string_token_end(std::string_view text, size_t open)
+{
+  const char* const begin = text.data() + open + 1;
+  const char* const end = text.data() + text.size();
+  for (const char* p = begin; p < end;) {
+    const auto* quote = static_cast<const char*>(std::memchr(p, '"', static_cast<size_t>(end - p)));
+    if (quote == nullptr) {
+      break;
+    }
+    size_t backslashes = 0;
+    for (const char* b = quote; b > begin && b[-1] == '\\'; --b) {
+      ++backslashes;
+    }
+    if (backslashes % 2 == 0) {
+      return static_cast<size_t>(quote - text.data());
+    }
+    p = quote + 1;
+  }
+  return text.size();
 }
 
 void

@@ -9,6 +9,8 @@
 #include <simdjson.h>
 #include <unordered_set>
 
+#include "qcheck/json_text.hpp"
+
 namespace qcheck {
 
 namespace {
@@ -190,21 +192,11 @@ private:
     while (p < end) {
       const char c = *p++;
       if (c == '"') {
-        for (;;) {
-          const auto* quote =
-            static_cast<const char*>(std::memchr(p, '"', static_cast<size_t>(end - p)));
-          if (quote == nullptr) {
-            return false; // unterminated: the parser says so
-          }
-          size_t backslashes = 0;
-          for (const char* b = quote; b > p && b[-1] == '\\'; --b) {
-            ++backslashes;
-          }
-          p = quote + 1;
-          if (backslashes % 2 == 0) {
-            break;
-          }
+        const size_t close = string_token_end(json, static_cast<size_t>(p - 1 - json.data()));
+        if (close == json.size()) {
+          return false; // unterminated: the parser says so
         }
+        p = json.data() + close + 1;
       } else if (c == '{' || c == '[') {
         if (++depth > limit) {
           return true;

@@ -33,6 +33,11 @@ struct JsonSpan
 // keys: the last one wins (as Python's json and nlohmann do).
 Expected<JsonSpan> locate(std::string_view text, std::string_view pointer);
 
+// The offset of the quote that closes the string token whose opening quote is at `open`, or
+// text.size() when none does. A quote is escaped when an odd number of backslashes precede it
+// inside the token. Finds quotes with memchr: it does not check the string's contents.
+size_t string_token_end(std::string_view text, size_t open);
+
 // Appends a Unicode code point (at most 0x10FFFF) as UTF-8.
 void append_utf8(std::string& out, uint32_t code);
 // Reads the 4 hex digits of a \u escape at s[i]; false when they are not there.
