@@ -3,9 +3,6 @@
 #include <cstdint>
 #include <cstring>
 #include <simdjson.h>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 #include "qcheck/json_text.hpp"
 
@@ -68,38 +65,11 @@ private:
     return false;
   }
 
-  // The first '"', '\\' or control character at or after `p`, or m_end.
-  const char* find_special(const char* p) const
-  {
-#if defined(__SSE2__)
-    const __m128i quote = _mm_set1_epi8('"');
-    const __m128i backslash = _mm_set1_epi8('\\');
-    const __m128i space = _mm_set1_epi8(0x20);
-    for (; m_end - p >= 16; p += 16) {
-      const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-      const __m128i control = _mm_cmpeq_epi8(_mm_min_epu8(bytes, space), bytes); // < 0x20 or 0x20
-      const __m128i below = _mm_andnot_si128(_mm_cmpeq_epi8(bytes, space), control);
-      const int mask = _mm_movemask_epi8(_mm_or_si128(
-        _mm_or_si128(_mm_cmpeq_epi8(bytes, quote), _mm_cmpeq_epi8(bytes, backslash)), below));
-      if (mask != 0) {
-        return p + __builtin_ctz(static_cast<unsigned>(mask));
-      }
-    }
-#endif
-    for (; p < m_end; ++p) {
-      const auto c = static_cast<unsigned char>(*p);
-      if (c == '"' || c == '\\' || c < 0x20) {
-        return p;
-      }
-    }
-    return m_end;
-  }
-
   // At '"': the string's text, a view into the document unless it holds escapes.
   bool string(std::string_view& out)
   {
     const char* const start = ++m_at;
-    const char* const special = find_special(start);
+    const char* const special = find_string_special(start, m_end);
     if (special < m_end && *special == '"') {
       out = std::string_view(start, static_cast<size_t>(special - start));
       m_at = special + 1;

@@ -13,6 +13,10 @@
 
 #include "qcheck/expected.hpp"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace qcheck {
 
 struct TextPosition
@@ -37,6 +41,34 @@ Expected<JsonSpan> locate(std::string_view text, std::string_view pointer);
 // text.size() when none does. A quote is escaped when an odd number of backslashes precede it
 // inside the token. Finds quotes with memchr: it does not check the string's contents.
 size_t string_token_end(std::string_view text, size_t open);
+
+// The first '"', '\\' or control character (below 0x20) in [p, end), or end: where the text of
+// a JSON string token starting at p stops being plain bytes. Reads nothing outside the range.
+inline const char*
+find_string_special(const char* p, const char* end)
+{
+#if defined(__SSE2__)
+  const __m128i quote = _mm_set1_epi8('"');
+  const __m128i backslash = _mm_set1_epi8('\\');
+  const __m128i top_control = _mm_set1_epi8(0x1F);
+  for (; end - p >= 16; p += 16) {
+    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    const __m128i control = _mm_cmpeq_epi8(_mm_max_epu8(bytes, top_control), top_control);
+    const int mask = _mm_movemask_epi8(_mm_or_si128(
+      _mm_or_si128(_mm_cmpeq_epi8(bytes, quote), _mm_cmpeq_epi8(bytes, backslash)), control));
+    if (mask != 0) {
+      return p + __builtin_ctz(static_cast<unsigned>(mask));
+    }
+  }
+#endif
+  for (; p < end; ++p) {
+    const auto c = static_cast<unsigned char>(*p);
+    if (c == '"' || c == '\\' || c < 0x20) {
+      return p;
+    }
+  }
+  return end;
+}
 
 // Appends a Unicode code point (at most 0x10FFFF) as UTF-8.
 void append_utf8(std::string& out, uint32_t code);
