@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstring>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <memory>
+#include <new>
 #include <simdjson.h>
 #include <unordered_set>
 
@@ -66,10 +68,153 @@ shape_text(std::span<const uint64_t> shape)
   return fmt::format("[{}]", fmt::join(shape, ", "));
 }
 
+// Reads the usual header's tokens for HeaderParser::parse_plain. Every method returns false on
+// anything outside the subset it knows, without saying why: the DOM path then gives the message.
+class PlainCursor
+{
+public:
+  explicit PlainCursor(std::string_view text)
+    : m_begin(text.data()), m_p(text.data()), m_end(text.data() + text.size())
+  {
+  }
+
+  size_t offset() const { return static_cast<size_t>(m_p - m_begin); }
+
+  bool at_end()
+  {
+    skip_space();
+    return m_p == m_end;
+  }
+
+  // Consumes `c`, after any whitespace.
+  bool take(char c)
+  {
+    if (m_p == m_end || *m_p != c) {
+      skip_space();
+      if (m_p == m_end || *m_p != c) {
+        return false;
+      }
+    }
+    ++m_p;
+    return true;
+  }
+
+  // Consumes `text` when it comes next, after any whitespace.
+  template<size_t N>
+  bool take_literal(const char (&text)[N])
+  {
+    skip_space();
+    if (static_cast<size_t>(m_end - m_p) >= N - 1 && std::memcmp(m_p, text, N - 1) == 0) {
+      m_p += N - 1;
+      return true;
+    }
+    return false;
+  }
+
+  // A string token without escapes or control characters; `out` views its contents.
+  bool string(std::string_view& out)
+  {
+    if (!take('"')) {
+      return false;
+    }
+    const char* const start = m_p;
+    m_p = find_string_special(m_p, m_end);
+    if (m_p == m_end || *m_p != '"') {
+      return false;
+    }
+    out = std::string_view(start, static_cast<size_t>(m_p - start));
+    ++m_p;
+    return true;
+  }
+
+  // The digits of an integer without sign or leading zero, at most 19 so that it fits in 64
+  // bits.
+  bool uint(uint64_t& out)
+  {
+    skip_space();
+    const char* const start = m_p;
+    uint64_t value = 0;
+    for (;;) {
+      uint64_t word = 0;
+      size_t digits = 0;
+      if (!leading_digits(word, digits)) {
+        for (; m_p < m_end && is_digit(*m_p); ++m_p) {
+          value = value * 10 + static_cast<uint64_t>(*m_p - '0');
+        }
+        break;
+      }
+      if (digits == 0) {
+        break;
+      }
+      value = value * k_powers[digits] + eight_digits(word << (8 * (8 - digits)));
+      m_p += digits;
+      if (digits < 8 || m_p - start > 19) {
+        break;
+      }
+    }
+    const auto digits = m_p - start;
+    // A fraction or exponent stops the caller, who expects ',' or ']' next.
+    if (digits == 0 || digits > 19 || (digits > 1 && *start == '0')) {
+      return false;
+    }
+    out = value;
+    return true;
+  }
+
+private:
+  static constexpr uint64_t k_powers[9] = {1,      10,      100,      1000,     10000,
+                                           100000, 1000000, 10000000, 100000000};
+
+  static bool is_digit(char c) { return static_cast<unsigned char>(c - '0') < 10; }
+
+  // With 8 bytes readable at m_p (little-endian only): `word` holds them less '0' each, and
+  // `digits` how many of them, from the first, are digits.
+  bool leading_digits(uint64_t& word, size_t& digits) const
+  {
+    if constexpr (std::endian::native != std::endian::little) {
+      return false;
+    }
+    if (m_end - m_p < 8) {
+      return false;
+    }
+    std::memcpy(&word, m_p, 8);
+    word -= 0x3030303030303030ull; // a borrow only crosses out of a byte that is no digit
+    // A byte is a digit when it is now 0..9: high nibble clear, and still clear after adding 6.
+    const uint64_t other = (word | (word + 0x0606060606060606ull)) & 0xF0F0F0F0F0F0F0F0ull;
+    digits = other == 0 ? 8 : static_cast<size_t>(std::countr_zero(other)) / 8;
+    return true;
+  }
+
+  // The number whose 8 decimal digits (0..9, most significant first) are the bytes of `word`.
+  static uint64_t eight_digits(uint64_t word)
+  {
+    word = (word * 10) + (word >> 8);
+    return (((word & 0x000000FF000000FFull) * (100 + (1000000ull << 32))) +
+            (((word >> 16) & 0x000000FF000000FFull) * (1 + (10000ull << 32)))) >>
+           32;
+  }
+
+  void skip_space()
+  {
+    while (m_p < m_end && (*m_p == ' ' || *m_p == '\n' || *m_p == '\r' || *m_p == '\t')) {
+      ++m_p;
+    }
+  }
+
+  const char* m_begin;
+  const char* m_p;
+  const char* m_end;
+};
+
 class HeaderParser
 {
 public:
-  HeaderParser(Header& out, uint64_t data_size) : m_out(out), m_data_size(data_size) {}
+  // With `plain_first`, the usual header is read by parse_plain and only other headers by
+  // simdjson's DOM; without it every header goes through the DOM.
+  HeaderParser(Header& out, uint64_t data_size, bool plain_first)
+    : m_out(out), m_data_size(data_size), m_plain_first(plain_first)
+  {
+  }
 
   void problem(HeaderIssue issue, std::string tensor, std::string message)
   {
@@ -92,6 +237,25 @@ public:
     // The padding is not parsed: simdjson reserves about 13 bytes per byte it is given, so a
     // header of "{}" padded to the 100 MB limit would reserve 1.3 GB.
     json = json.substr(0, json.find_last_not_of(" \t\r\n") + 1);
+    // Names are copied once into one buffer that never grows (decoded keys are never longer
+    // than the JSON that holds them), so TensorInfo can view it.
+    m_out.name_storage.reserve(json.size());
+    if (m_plain_first) {
+      bool in_order = true;
+      try {
+        if (parse_plain(json, in_order)) {
+          finish(in_order);
+          return;
+        }
+        clear();
+      } catch (const std::bad_alloc&) {
+        // The DOM path needs more memory than this one: it reports the shortage.
+        clear();
+        m_out.tensors.shrink_to_fit();
+        m_out.dim_storage.shrink_to_fit();
+        m_ranks.shrink_to_fit();
+      }
+    }
     simdjson::dom::parser& parser = thread_parser();
     // A header is at most 3 levels deep. Growing the parser costs about 13 bytes per byte, so
     // deep nesting is refused before the parser sizes itself; a parser already large enough
@@ -125,11 +289,7 @@ public:
       problem(HeaderIssue::not_an_object, "", "header is not a JSON object");
       return;
     }
-    m_out.readable = true;
-    m_out.tensors.reserve(object.size());
-    // Names are copied once into one buffer that never grows (decoded keys are never longer
-    // than the JSON that holds them), so TensorInfo can view it.
-    m_out.name_storage.reserve(json.size());
+    reserve(object.size());
     // Duplicate keys: while tensor keys arrive in increasing order (the usual case) none can
     // repeat; from the first key out of order on, a hash set of every key seen.
     std::unordered_set<std::string_view> seen;
@@ -166,16 +326,201 @@ public:
         parse_tensor(key, field.value);
       }
     }
-    for (auto& [tensor, range] : m_shapes) {
-      m_out.tensors[tensor].shape =
-        std::span<const uint64_t>(m_out.dim_storage).subspan(range.first, range.second);
+    finish(in_order);
+  }
+
+private:
+  // Sets the shapes' spans (dim_storage has stopped growing) and checks the data layout.
+  void finish(bool in_order)
+  {
+    m_out.readable = true;
+    // Shapes were appended in tensor order (a dropped entry's taken back).
+    size_t at = 0;
+    for (size_t i = 0; i < m_ranks.size(); ++i) {
+      m_out.tensors[i].shape = std::span<const uint64_t>(m_out.dim_storage).subspan(at, m_ranks[i]);
+      at += m_ranks[i];
     }
     check_layout();
     // Dropped entries keep the order of the rest: strictly increasing while in_order held.
     m_out.sorted = in_order;
   }
 
-private:
+  void reserve(size_t tensors)
+  {
+    m_out.tensors.reserve(tensors);
+    m_ranks.reserve(tensors);
+  }
+
+  // Forgets what a parse_plain that gave up had added.
+  void clear()
+  {
+    m_out.tensors.clear();
+    m_out.metadata.clear();
+    m_out.problems.clear();
+    m_out.name_storage.clear();
+    m_out.dim_storage.clear();
+    m_ranks.clear();
+    m_dropped = false;
+    m_dtype_count = 0;
+  }
+
+  // The usual header without a DOM: one pass, no allocation beyond the results. Gives up
+  // (false) on escapes, control characters, fields other than dtype, shape and data_offsets or
+  // one of them repeated or missing, numbers that are not plain digits, a repeated key,
+  // __metadata__ that is not an object of strings, reversed offsets, and invalid UTF-8. What it
+  // accepts it reads exactly as the DOM path does, problems included.
+  bool parse_plain(std::string_view json, bool& in_order)
+  {
+    PlainCursor in(json);
+    if (!in.take('{')) {
+      return false;
+    }
+    std::unordered_set<std::string_view> seen;
+    bool has_metadata = false;
+    if (!in.take('}')) {
+      do {
+        const size_t entry_start = in.offset();
+        std::string_view key;
+        if (!in.string(key) || !in.take(':')) {
+          return false;
+        }
+        if (key == "__metadata__") {
+          if (has_metadata || !plain_metadata(in)) {
+            return false;
+          }
+          has_metadata = true;
+          continue;
+        }
+        if (in_order && !m_out.tensors.empty() && key <= m_out.tensors.back().name) {
+          in_order = false;
+          seen.reserve(2 * m_out.tensors.size());
+          for (const TensorInfo& earlier : m_out.tensors) {
+            seen.insert(earlier.name);
+          }
+        }
+        if ((!in_order && !seen.insert(key).second) || !plain_tensor(in, key)) {
+          return false;
+        }
+        if (m_out.tensors.size() == 1) {
+          // The first entry's length predicts the count: growing by doubling would leave up to
+          // half of each shard's tables unused for the whole run.
+          const size_t per_entry = std::max<size_t>(in.offset() - entry_start, 32);
+          reserve(json.size() / per_entry + json.size() / per_entry / 4 + 8);
+        }
+      } while (in.take(','));
+      if (!in.take('}')) {
+        return false;
+      }
+    }
+    return in.at_end() && simdjson::validate_utf8(json.data(), json.size());
+  }
+
+  bool plain_metadata(PlainCursor& in)
+  {
+    if (!in.take('{')) {
+      return false;
+    }
+    if (in.take('}')) {
+      return true;
+    }
+    do {
+      std::string_view key, value;
+      if (!in.string(key) || !in.take(':') || !in.string(value)) {
+        return false;
+      }
+      m_out.metadata.emplace_back(std::string(key), std::string(value));
+    } while (in.take(','));
+    return in.take('}');
+  }
+
+  bool plain_tensor(PlainCursor& in, std::string_view key)
+  {
+    if (!in.take('{')) {
+      return false;
+    }
+    std::string_view dtype_text;
+    const size_t dims_start = m_out.dim_storage.size();
+    uint64_t begin = 0, end = 0;
+    bool has_dtype = false, has_shape = false, has_offsets = false;
+    do {
+      // The writers' spelling of a field name is matched as one literal.
+      std::string_view field;
+      if (in.take_literal("\"dtype\":")) {
+        field = "dtype";
+      } else if (in.take_literal("\"shape\":")) {
+        field = "shape";
+      } else if (in.take_literal("\"data_offsets\":")) {
+        field = "data_offsets";
+      } else if (!in.string(field) || !in.take(':')) {
+        return false;
+      }
+      if (field == "dtype" && !has_dtype) {
+        has_dtype = in.string(dtype_text);
+        if (!has_dtype) {
+          return false;
+        }
+      } else if (field == "shape" && !has_shape) {
+        if (!in.take('[')) {
+          return false;
+        }
+        if (!in.take(']')) {
+          do {
+            uint64_t dim = 0;
+            if (!in.uint(dim)) {
+              return false;
+            }
+            m_out.dim_storage.push_back(dim);
+          } while (in.take(','));
+          if (!in.take(']')) {
+            return false;
+          }
+        }
+        has_shape = true;
+      } else if (field == "data_offsets" && !has_offsets) {
+        if (!in.take('[') || !in.uint(begin) || !in.take(',') || !in.uint(end) || !in.take(']')) {
+          return false;
+        }
+        has_offsets = true;
+      } else {
+        return false;
+      }
+    } while (in.take(','));
+    if (!in.take('}') || !has_dtype || !has_shape || !has_offsets || end < begin) {
+      return false;
+    }
+    add_tensor(key, checked_dtype(key, dtype_text), dtype_text, dims_start, begin, end);
+    return true;
+  }
+
+  // The dtype a spelling names; an unknown one is a problem, and the tensor is kept.
+  std::optional<Dtype> checked_dtype(std::string_view key, std::string_view text)
+  {
+    const std::optional<Dtype> dtype = dtype_of(text);
+    if (!dtype) {
+      problem(HeaderIssue::unknown_dtype, std::string(key),
+              fmt::format("tensor '{}': unknown dtype '{}'", key, text));
+    }
+    return dtype;
+  }
+
+  // Appends a tensor whose shape is dim_storage from dims_start on.
+  void add_tensor(std::string_view key, std::optional<Dtype> dtype, std::string_view dtype_text,
+                  size_t dims_start, uint64_t begin, uint64_t end)
+  {
+    TensorInfo tensor;
+    tensor.name = keep(key);
+    tensor.dtype = dtype.value_or(Dtype::unknown);
+    tensor.dtype_name = dtype ? dtype_name(*dtype) : keep(dtype_text);
+    tensor.begin = begin;
+    tensor.end = end;
+    const size_t rank = m_out.dim_storage.size() - dims_start;
+    if (tensor.dtype != Dtype::unknown) {
+      check_size(tensor, std::span<const uint64_t>(m_out.dim_storage).subspan(dims_start));
+    }
+    m_ranks.push_back(static_cast<uint32_t>(rank)); // a header holds fewer than 2^32 bytes
+    m_out.tensors.push_back(tensor);
+  }
+
   static constexpr size_t k_max_depth = 64;
 
   static std::string depth_message()
@@ -318,15 +663,7 @@ private:
         m_out.dim_storage.push_back(n);
       }
     }
-    const auto dims = [&] {
-      return std::span<const uint64_t>(m_out.dim_storage).subspan(dims_start);
-    };
-    TensorInfo tensor;
-    const std::optional<Dtype> dtype = dtype_of(dtype_text);
-    if (!dtype) {
-      problem(HeaderIssue::unknown_dtype, std::string(key),
-              fmt::format("tensor '{}': unknown dtype '{}'", key, dtype_text));
-    }
+    const std::optional<Dtype> dtype = checked_dtype(key, dtype_text);
     if (!shape_ok) {
       m_out.dim_storage.resize(dims_start);
       problem(HeaderIssue::bad_shape, std::string(key),
@@ -349,16 +686,7 @@ private:
         fmt::format("tensor '{}': data_offsets [{}, {}] end before they begin", key, begin, end));
       return;
     }
-    tensor.name = keep(key);
-    tensor.dtype = dtype.value_or(Dtype::unknown);
-    tensor.dtype_name = dtype ? dtype_name(*dtype) : keep(dtype_text);
-    tensor.begin = begin;
-    tensor.end = end;
-    if (tensor.dtype != Dtype::unknown) {
-      check_size(tensor, dims());
-    }
-    m_shapes.emplace_back(m_out.tensors.size(), std::pair{dims_start, dims().size()});
-    m_out.tensors.push_back(tensor);
+    add_tensor(key, dtype, dtype_text, dims_start, begin, end);
   }
 
   void check_size(const TensorInfo& tensor, std::span<const uint64_t> shape)
@@ -460,8 +788,9 @@ private:
   uint64_t m_data_size;
   std::array<std::pair<std::string_view, Dtype>, 6> m_dtypes_seen; // view the parsed document
   size_t m_dtype_count = 0;
-  // Per tensor, its shape's range in dim_storage; spans are set once storage stops growing.
-  std::vector<std::pair<size_t, std::pair<size_t, size_t>>> m_shapes;
+  bool m_plain_first;
+  // Per tensor, its rank; spans are set once dim_storage stops growing.
+  std::vector<uint32_t> m_ranks;
   bool m_dropped = false; // a tensor entry could not be read
 };
 
@@ -534,7 +863,16 @@ parse_header(std::string_view json, uint64_t data_size)
 {
   Header header;
   header.header_size = json.size();
-  HeaderParser(header, data_size).parse(json, false);
+  HeaderParser(header, data_size, true).parse(json, false);
+  return header;
+}
+
+Header
+parse_header_dom(std::string_view json, uint64_t data_size)
+{
+  Header header;
+  header.header_size = json.size();
+  HeaderParser(header, data_size, false).parse(json, false);
   return header;
 }
 
@@ -601,7 +939,8 @@ read_header(const ByteSource& source, bool sort_by_name)
   }
   Header parsed;
   parsed.header_size = length;
-  HeaderParser(parsed, header.file_size - 8 - length).parse(std::string_view(json, length), true);
+  HeaderParser(parsed, header.file_size - 8 - length, true)
+    .parse(std::string_view(json, length), true);
   parsed.file_size = header.file_size;
   if (sort_by_name && !parsed.sorted) {
     std::sort(parsed.tensors.begin(), parsed.tensors.end(),

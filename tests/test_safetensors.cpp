@@ -664,3 +664,188 @@ TEST(Safetensors, ParsedHeaderViewsOutliveTheJson)
     EXPECT_EQ(dims(h.tensors[0]), (std::vector<uint64_t>{3, 5}));
   }
 }
+
+// ---- The scanner for the usual header, against simdjson's DOM ----
+
+namespace {
+
+// Everything a Header says, as text, so that the two parse paths can be compared whole.
+std::string
+describe(const Header& h)
+{
+  std::string out =
+    fmt::format("readable={} sorted={} size={}\n", h.readable, h.sorted, h.header_size);
+  for (const TensorInfo& t : h.tensors) {
+    out += fmt::format("T {} {} {} [{}] {} {}\n", t.name, t.dtype_name, static_cast<int>(t.dtype),
+                       fmt::join(t.shape, ","), t.begin, t.end);
+  }
+  for (const auto& [key, value] : h.metadata) {
+    out += fmt::format("M {}={}\n", key, value);
+  }
+  for (const HeaderProblem& p : h.problems) {
+    out +=
+      fmt::format("P {} {} {} {}\n", static_cast<int>(p.issue), p.is_warning, p.tensor, p.message);
+  }
+  return out;
+}
+
+void
+expect_same_both_ways(const std::string& json, uint64_t data_size)
+{
+  EXPECT_EQ(describe(parse_header(json, data_size)), describe(parse_header_dom(json, data_size)))
+    << json;
+}
+
+constexpr const char* k_usual =
+  R"({"__metadata__":{"format":"pt"},"a.weight":{"dtype":"BF16","shape":[2,3],)"
+  R"("data_offsets":[0,12]},"a.weight_scale":{"dtype":"F32","shape":[],"data_offsets":[12,16]}})";
+
+} // namespace
+
+TEST(Safetensors, ScannerReadsTheUsualHeaderAsTheDomDoes)
+{
+  const Header h = parse_header(k_usual, 16);
+  EXPECT_EQ(describe(h), "readable=true sorted=true size=" + std::to_string(strlen(k_usual)) +
+                           "\nT a.weight BF16 6 [2,3] 0 12\nT a.weight_scale F32 9 [] 12 16\n"
+                           "M format=pt\n");
+  expect_same_both_ways(k_usual, 16);
+  expect_same_both_ways(k_usual, 17); // data_size_mismatch
+}
+
+TEST(Safetensors, ScannerAndDomAgreeOnEveryVariantAndEveryFault)
+{
+  const std::string t = R"({"dtype":"U8","shape":[2],"data_offsets":[0,2]})";
+  const std::vector<std::string> headers = {
+    "{}",
+    "{ }",
+    R"({"__metadata__":{}})",
+    R"({"__metadata__":{"format":"pt","k":"v"},"a":)" + t + "}",
+    R"({"a":)" + t + R"(,"__metadata__":{"format":"pt"}})",
+    R"({"b":)" + t + R"(,"a":{"dtype":"U8","shape":[2],"data_offsets":[2,4]}})",
+    R"({"b":{"shape":[2],"data_offsets":[0,2],"dtype":"U8"}})",
+    R"({"b":{"data_offsets":[0,2],"dtype":"U8","shape":[2]}})",
+    " {\n\t\"a\" :\r\n { \"dtype\" : \"U8\" , \"shape\" : [ 2 ] , \"data_offsets\" : [ 0 , 2 ] } "
+    "\n}",
+    "{\"a\":" + t + "}   \n",
+    R"({"a":{"dtype":"U8","shape":[],"data_offsets":[0,1]}})",
+    R"({"a":{"dtype":"U8","shape":[0],"data_offsets":[0,0]}})",
+    R"({"a":{"dtype":"U8","shape":[01],"data_offsets":[0,1]}})",
+    R"({"a":{"dtype":"U8","shape":[1.0],"data_offsets":[0,1]}})",
+    R"({"a":{"dtype":"U8","shape":[1e0],"data_offsets":[0,1]}})",
+    R"({"a":{"dtype":"U8","shape":[1E0],"data_offsets":[0,1]}})",
+    R"({"a":{"dtype":"U8","shape":[-1],"data_offsets":[0,1]}})",
+    R"({"a":{"dtype":"U8","shape":[1,],"data_offsets":[0,1]}})",
+    R"({"a":{"dtype":"U8","shape":[18446744073709551615],"data_offsets":[0,1]}})",
+    R"({"a":{"dtype":"U8","shape":[18446744073709551616],"data_offsets":[0,1]}})",
+    R"({"a":{"dtype":"U8","shape":[9999999999999999999],"data_offsets":[0,1]}})",
+    R"({"a":{"dtype":"U8","shape":[2],"data_offsets":[2,0]}})",
+    R"({"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2,4]}})",
+    R"({"a":{"dtype":"U8","shape":[2],"data_offsets":[0]}})",
+    R"({"a":{"dtype":"U8","shape":[2]}})",
+    R"({"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2],"extra":1}})",
+    R"({"a":{"dtype":"U8","dtype":"F32","shape":[2],"data_offsets":[0,2]}})",
+    R"({"a":{"dtype":7,"shape":[2],"data_offsets":[0,2]}})",
+    R"({"a":{"dtype":"X9","shape":[2],"data_offsets":[0,2]}})",
+    R"({"a":{"dtype":"F4","shape":[3],"data_offsets":[0,2]}})",
+    R"({"a":{"dtype":"U8","shape":[3],"data_offsets":[0,2]}})",
+    R"({"a":{"dtype":"U8","shape":[2],"data_offsets":[1,3]}})",
+    R"({"a":)" + t + R"(,"b":)" + t + "}",
+    R"({"a":)" + t + R"(,"a":)" + t + "}",
+    R"({"b":)" + t + R"(,"a":)" + t + R"(,"b":)" + t + "}",
+    R"({"__metadata__":{},"__metadata__":{}})",
+    R"({"__metadata__":{"k":1}})",
+    R"({"__metadata__":[]})",
+    R"({"a":[]})",
+    "[]",
+    R"({"a\u002eb":)" + t + "}",
+    R"({"a\"b":)" + t + "}",
+    "{\"\xc3\xa4\":" + t + "}",
+    "{\"a\xff\":" + t + "}",
+    "{\"a\x01\":" + t + "}",
+    "{\"a\":" + t + "}x",
+    "{\"a\":" + t + ",}",
+    "{\"a\":" + t,
+    R"({"":)" + t + "}",
+  };
+  for (const std::string& json : headers) {
+    for (uint64_t data_size : {0, 2, 4}) {
+      expect_same_both_ways(json, data_size);
+    }
+  }
+  // Every prefix of the usual header: truncations stop the scanner anywhere.
+  const std::string usual = k_usual;
+  for (size_t n = 0; n <= usual.size(); ++n) {
+    expect_same_both_ways(usual.substr(0, n), 16);
+  }
+}
+
+TEST(Safetensors, ScannerReadsNumbersOfEveryLength)
+{
+  // 1 to 19 digits are read by the scanner; 20 fit in 64 bits only below 2^64.
+  uint64_t nines = 0;
+  uint64_t power = 1; // 10^(digits - 1)
+  for (int digits = 1; digits <= 19; ++digits, power *= 10) {
+    nines = nines * 10 + 9;
+    for (uint64_t n : {nines, power, power + 7}) {
+      const std::string json =
+        fmt::format(R"({{"a":{{"dtype":"U8","shape":[{}],"data_offsets":[0,{}]}}}})", n, n);
+      const Header h = parse_header(json, n);
+      ASSERT_EQ(h.tensors.size(), 1u) << json;
+      ASSERT_EQ(h.tensors[0].shape.size(), 1u) << json;
+      EXPECT_EQ(h.tensors[0].shape[0], n) << json;
+      EXPECT_EQ(h.tensors[0].end, n) << json;
+      // 2^61 bytes and more are more than 2^64 bits: shape_overflow.
+      EXPECT_EQ(h.problems.empty(), n < (uint64_t{1} << 61)) << json;
+      expect_same_both_ways(json, n);
+    }
+  }
+}
+
+TEST(Safetensors, ScannerAndDomAgreeOnRandomHeaders)
+{
+  Lcg random(20261201);
+  const std::vector<std::string> spaces = {"", "", "", " ", "\n  ", "\t", "\r\n"};
+  const std::vector<std::string> dtypes = {"BF16", "F32", "U8", "F8_E4M3", "F4", "I64", "Q9"};
+  const std::vector<std::string> names = {"a.weight", "a.weight_scale", "b.bias", "m.\xc3\xa4",
+                                          "x\\u0041", "a.weight",       "z"};
+  for (int round = 0; round < 3000; ++round) {
+    const auto ws = [&] { return spaces[random(spaces.size())]; };
+    std::string json = "{" + ws();
+    uint64_t offset = 0;
+    const size_t count = random(5);
+    for (size_t i = 0; i < count; ++i) {
+      if (i > 0) {
+        json += "," + ws();
+      }
+      if (random(8) == 0) {
+        json += R"("__metadata__":)" + ws() + R"({"format":)" + ws() + R"("pt"})";
+        continue;
+      }
+      uint64_t elements = 1;
+      std::string shape = "[";
+      const size_t rank = random(3);
+      for (size_t d = 0; d < rank; ++d) {
+        const uint64_t dim = random(4) == 0 ? random(1'000'000'000) : random(20);
+        elements *= dim;
+        shape += (d ? "," + ws() : "") + std::to_string(dim);
+      }
+      shape += "]";
+      const std::string dtype = dtypes[random(dtypes.size())];
+      const uint64_t size = elements * (dtype == "F32" ? 4 : 2) + random(2);
+      std::vector<std::string> fields = {
+        R"("dtype":)" + ws() + "\"" + dtype + "\"",
+        R"("shape":)" + ws() + shape,
+        R"("data_offsets":)" + ws() + fmt::format("[{},{}{}]", offset, ws(), offset + size),
+      };
+      std::swap(fields[random(3)], fields[random(3)]);
+      json += "\"" + names[random(names.size())] + "\"" + ws() + ":" + ws() + "{" + fields[0] +
+              "," + ws() + fields[1] + "," + fields[2] + ws() + "}";
+      offset += size;
+    }
+    json += ws() + "}";
+    if (random(4) == 0 && !json.empty()) {
+      json[random(json.size())] = "{}[],:\"\\0 9x"[random(13)];
+    }
+    expect_same_both_ways(json, random(3) == 0 ? offset + 1 : offset);
+  }
+}

@@ -127,6 +127,11 @@ inline constexpr uint64_t k_hub_header_size = 25'000'000;
 // data_size bytes. Never throws; every violation is a problem in the result.
 Header parse_header(std::string_view json, uint64_t data_size);
 
+// parse_header with simdjson's DOM for every header. parse_header reads the usual header with a
+// single-pass scanner of its own and leaves the rest to this path; both give the same Header
+// for every input, which the tests and the fuzzer check.
+Header parse_header_dom(std::string_view json, uint64_t data_size);
+
 // Reads and parses the header of a whole safetensors file. With `sort_by_name`, `tensors` come
 // out sorted by name (and Header::sorted is set) instead of in file order.
 Header read_header(const ByteSource& source, bool sort_by_name = false);

@@ -1,6 +1,8 @@
 // Fuzzes the safetensors header reader: the input is a whole file (8-byte little-endian length,
 // header JSON, data), read through MemoryFileSystem with read_header; its header part is also
-// parsed directly with parse_header (the unpadded path). Checks the Header invariants.
+// parsed directly with parse_header (the unpadded path) and with parse_header_dom, which must
+// agree. Checks the Header invariants.
+#include <algorithm>
 #include <cstdint>
 #include <set>
 #include <string>
@@ -33,6 +35,28 @@ check_header(const Header& header)
       QCHECK_FUZZ_CHECK(tensor.dtype_name == dtype_name(tensor.dtype));
       QCHECK_FUZZ_CHECK(dtype_bits(tensor.dtype) > 0);
     }
+  }
+}
+
+// The scanner for the usual header and simdjson's DOM must give the same Header.
+void
+check_same(const Header& a, const Header& b)
+{
+  QCHECK_FUZZ_CHECK(a.readable == b.readable && a.sorted == b.sorted);
+  QCHECK_FUZZ_CHECK(a.tensors.size() == b.tensors.size());
+  for (size_t i = 0; i < a.tensors.size(); ++i) {
+    const TensorInfo& x = a.tensors[i];
+    const TensorInfo& y = b.tensors[i];
+    QCHECK_FUZZ_CHECK(x.name == y.name && x.dtype_name == y.dtype_name && x.dtype == y.dtype);
+    QCHECK_FUZZ_CHECK(std::equal(x.shape.begin(), x.shape.end(), y.shape.begin(), y.shape.end()));
+    QCHECK_FUZZ_CHECK(x.begin == y.begin && x.end == y.end);
+  }
+  QCHECK_FUZZ_CHECK(a.metadata == b.metadata);
+  QCHECK_FUZZ_CHECK(a.problems.size() == b.problems.size());
+  for (size_t i = 0; i < a.problems.size(); ++i) {
+    QCHECK_FUZZ_CHECK(a.problems[i].issue == b.problems[i].issue);
+    QCHECK_FUZZ_CHECK(a.problems[i].tensor == b.problems[i].tensor);
+    QCHECK_FUZZ_CHECK(a.problems[i].message == b.problems[i].message);
   }
 }
 
@@ -82,6 +106,7 @@ LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
     const std::string_view part = declared <= json.size() ? json.substr(0, declared) : json;
     const Header parsed = parse_header(part, json.size() - part.size());
     check_header(parsed);
+    check_same(parsed, parse_header_dom(part, json.size() - part.size()));
     QCHECK_FUZZ_CHECK(parsed.header_size == part.size());
     if (reached_json(header)) {
       // Same bytes, same data size: the padded and unpadded paths must agree.
