@@ -377,21 +377,76 @@ namespace {
 
 constexpr size_t k_parallel_items = 8192;
 
-// Runs fn(begin, end) over [0, count) in one slice per core, the calling thread taking the
-// first; in one slice when `count` is small.
+// Runs fn(slice, begin, end) over [0, count) in slices() slices, one per core, the calling
+// thread taking the first; in one slice when `count` is small.
+size_t
+slices(size_t count, unsigned threads)
+{
+  return count < k_parallel_items ? 1 : thread_count(threads);
+}
+
 template<typename Fn>
 void
 in_slices(size_t count, unsigned threads, const Fn& fn)
 {
-  const size_t slices = count < k_parallel_items ? 1 : thread_count(threads);
+  const size_t n = slices(count, threads);
   std::vector<std::thread> pool;
-  for (size_t i = 1; i < slices; ++i) {
-    pool.emplace_back(fn, count * i / slices, count * (i + 1) / slices);
+  for (size_t i = 1; i < n; ++i) {
+    pool.emplace_back(fn, i, count * i / n, count * (i + 1) / n);
   }
-  fn(size_t{0}, count / slices);
+  fn(size_t{0}, size_t{0}, count / n);
   for (auto& t : pool) {
     t.join();
   }
+}
+
+// Where a module's tensors start in Inventory storage, and the length of its name, a prefix of
+// the name of the tensor stored there.
+struct ModuleStart
+{
+  uint32_t at;
+  uint32_t name_size;
+};
+
+// Groups tensors whose modules are out of name order. Order breaks where a module's tensors
+// surround a submodule's ("x.A_log", "x.conv.weight", "x.dt_bias"): the tensors that sort before
+// the last one kept are set apart, sorted, and merged back. A module's tensors kept all come
+// before its tensors set apart, so this is the order a stable sort gives. Fills the storage.
+std::vector<ModuleStart>
+group_out_of_order(const Checkpoint& checkpoint, Inventory& inventory)
+{
+  struct Keyed
+  {
+    std::string_view module;
+    std::string_view param;
+    uint32_t index;
+  };
+  std::vector<Keyed> keyed;
+  keyed.reserve(checkpoint.tensors.size());
+  std::vector<Keyed> apart;
+  for (size_t i = 0; i < checkpoint.tensors.size(); ++i) {
+    const auto [module, param] = split_tensor_name(checkpoint.tensors[i].info->name);
+    const Keyed k{module, param, static_cast<uint32_t>(i)};
+    if (keyed.empty() || keyed.back().module <= module) {
+      keyed.push_back(k);
+    } else {
+      apart.push_back(k);
+    }
+  }
+  const auto by_module = [](const Keyed& a, const Keyed& b) { return a.module < b.module; };
+  const auto kept = static_cast<std::ptrdiff_t>(keyed.size());
+  std::stable_sort(apart.begin(), apart.end(), by_module);
+  keyed.insert(keyed.end(), apart.begin(), apart.end());
+  std::inplace_merge(keyed.begin(), keyed.begin() + kept, keyed.end(), by_module);
+  std::vector<ModuleStart> starts;
+  for (size_t i = 0; i < keyed.size(); ++i) {
+    inventory.tensor_storage[i] = keyed[i].index;
+    inventory.param_storage[i] = keyed[i].param;
+    if (i == 0 || keyed[i - 1].module != keyed[i].module) {
+      starts.push_back({static_cast<uint32_t>(i), static_cast<uint32_t>(keyed[i].module.size())});
+    }
+  }
+  return starts;
 }
 
 } // namespace
@@ -400,18 +455,18 @@ Inventory
 build_inventory(const Checkpoint& checkpoint, unsigned threads)
 {
   // Tensors come sorted by name, so a module's tensors are usually adjacent and the modules
-  // arrive in order; one pass checks that, and only otherwise are they sorted by module.
-  struct Keyed
-  {
-    std::string_view module;
-    std::string_view param;
-    uint32_t index;
-    bool first = true; // the first tensor of its module (kept only while in order)
-  };
-  std::vector<Keyed> keyed(checkpoint.tensors.size());
+  // arrive in order: one pass in slices, one per core, stores each tensor's parameter name and
+  // notes where modules start. Only when modules are out of order are they sorted.
+  const size_t count = checkpoint.tensors.size();
+  Inventory inventory;
+  inventory.tensor_storage.resize(count);
+  inventory.param_storage.resize(count);
+  std::vector<std::vector<ModuleStart>> slice_starts(slices(count, threads));
   std::atomic<bool> in_order = true;
-  // In slices, one per core; a slice compares its first module with the one before it.
-  in_slices(keyed.size(), threads, [&](size_t begin, size_t end) {
+  in_slices(count, threads, [&](size_t slice, size_t begin, size_t end) {
+    std::vector<ModuleStart>& starts = slice_starts[slice];
+    starts.reserve((end - begin) / 2 + 1);
+    // A slice compares its first module with the one before it.
     std::string_view previous;
     if (begin > 0) {
       previous = split_tensor_name(checkpoint.tensors[begin - 1].info->name).first;
@@ -422,7 +477,11 @@ build_inventory(const Checkpoint& checkpoint, unsigned threads)
       // One comparison tells the order and where a module starts.
       const int order = i == 0 ? -1 : previous.compare(module);
       ordered = ordered && order <= 0;
-      keyed[i] = {module, param, static_cast<uint32_t>(i), order != 0};
+      if (order != 0) {
+        starts.push_back({static_cast<uint32_t>(i), static_cast<uint32_t>(module.size())});
+      }
+      inventory.tensor_storage[i] = static_cast<uint32_t>(i);
+      inventory.param_storage[i] = param;
       previous = module;
     }
     if (!ordered) {
@@ -430,52 +489,32 @@ build_inventory(const Checkpoint& checkpoint, unsigned threads)
     }
   });
   if (!in_order) {
-    // Order breaks where a module's tensors surround a submodule's ("x.A_log", "x.conv.weight",
-    // "x.dt_bias"): the tensors that sort before the last one kept are set apart, sorted, and
-    // merged back. A module's tensors kept all come before its tensors set apart, so this is
-    // the order a stable sort gives.
-    const auto by_module = [](const Keyed& a, const Keyed& b) { return a.module < b.module; };
-    std::vector<Keyed> apart;
-    size_t kept = 0;
-    for (const Keyed& k : keyed) {
-      if (kept == 0 || keyed[kept - 1].module <= k.module) {
-        keyed[kept++] = k;
-      } else {
-        apart.push_back(k);
-      }
-    }
-    std::stable_sort(apart.begin(), apart.end(), by_module);
-    std::copy(apart.begin(), apart.end(), keyed.begin() + static_cast<std::ptrdiff_t>(kept));
-    std::inplace_merge(keyed.begin(), keyed.begin() + static_cast<std::ptrdiff_t>(kept),
-                       keyed.end(), by_module);
-    for (size_t i = 0; i < keyed.size(); ++i) {
-      keyed[i].first = i == 0 || keyed[i - 1].module != keyed[i].module;
-    }
+    slice_starts = {group_out_of_order(checkpoint, inventory)};
   }
-  Inventory inventory;
-  const auto modules = static_cast<size_t>(
-    std::count_if(keyed.begin(), keyed.end(), [](const Keyed& k) { return k.first; }));
+  size_t modules = 0;
+  for (const auto& starts : slice_starts) {
+    modules += starts.size();
+  }
   inventory.modules.reserve(modules);
-  inventory.tensor_storage.reserve(keyed.size());
-  inventory.param_storage.reserve(keyed.size());
-  std::vector<size_t> starts;
-  for (const Keyed& k : keyed) {
-    if (k.first) {
-      inventory.modules.push_back(Module{k.module, {}, {}, {}, {}, {}});
-      starts.push_back(inventory.tensor_storage.size());
-    }
-    inventory.tensor_storage.push_back(k.index);
-    inventory.param_storage.push_back(k.param);
-  }
   const std::span<const uint32_t> all(inventory.tensor_storage);
   const std::span<const std::string_view> params(inventory.param_storage);
-  for (size_t m = 0; m < inventory.modules.size(); ++m) {
-    const size_t end = m + 1 < starts.size() ? starts[m + 1] : all.size();
-    inventory.modules[m].tensors = all.subspan(starts[m], end - starts[m]);
-    inventory.modules[m].params = params.subspan(starts[m], end - starts[m]);
+  for (const auto& starts : slice_starts) {
+    for (const ModuleStart& start : starts) {
+      const std::string_view name =
+        checkpoint.tensors[all[start.at]].info->name.substr(0, start.name_size);
+      inventory.modules.push_back(Module{name, all.subspan(start.at), params.subspan(start.at),
+                                         Storage::no_weight, QuantFamily::none, ModuleRole::other});
+    }
+  }
+  // A module's tensors end where the next one's start.
+  for (size_t m = 0; m + 1 < inventory.modules.size(); ++m) {
+    const size_t size =
+      inventory.modules[m + 1].tensors.data() - inventory.modules[m].tensors.data();
+    inventory.modules[m].tensors = inventory.modules[m].tensors.first(size);
+    inventory.modules[m].params = inventory.modules[m].params.first(size);
   }
   // Modules are classified independently.
-  in_slices(inventory.modules.size(), threads, [&](size_t begin, size_t end) {
+  in_slices(inventory.modules.size(), threads, [&](size_t, size_t begin, size_t end) {
     for (size_t m = begin; m < end; ++m) {
       classify(checkpoint, inventory.modules[m]);
     }
