@@ -549,14 +549,10 @@ private:
                const std::vector<std::string>& modules)
   {
     // Whole subtree unquantized? Then one pattern per spelling.
-    bool whole = true;
-    const std::string prefix = where + ".";
-    for (const Module& m : m_inventory.modules) {
-      if (m.name.starts_with(prefix) && m.storage == Storage::quantized) {
-        whole = false;
-        break;
-      }
-    }
+    const std::span<const Module> below = m_inventory.under(where);
+    const bool whole = std::none_of(below.begin(), below.end(), [](const Module& m) {
+      return m.storage == Storage::quantized;
+    });
     // One spelling per namespace the failing engines check the draft under.
     std::vector<std::string> spellings{where};
     if (is_draft) {
@@ -567,13 +563,14 @@ private:
         }
       }
     }
+    // In order of first appearance; a draft layer can hold thousands of modules.
     std::vector<std::string> module_spellings;
+    std::unordered_set<std::string> spelled;
     for (const auto& m : modules) {
       for (const auto& s : spellings) {
-        const std::string name = s + m.substr(where.size());
-        if (std::find(module_spellings.begin(), module_spellings.end(), name) ==
-            module_spellings.end()) {
-          module_spellings.push_back(name);
+        std::string name = s + m.substr(where.size());
+        if (spelled.insert(name).second) {
+          module_spellings.push_back(std::move(name));
         }
       }
     }
