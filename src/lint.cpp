@@ -6,11 +6,13 @@
 #include <thread>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
 #include <set>
 #include <span>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "qcheck/json_text.hpp"
@@ -550,9 +552,8 @@ private:
   {
     // Whole subtree unquantized? Then one pattern per spelling.
     const std::span<const Module> below = m_inventory.under(where);
-    const bool whole = std::none_of(below.begin(), below.end(), [](const Module& m) {
-      return m.storage == Storage::quantized;
-    });
+    const bool whole = std::none_of(
+      below.begin(), below.end(), [](const Module& m) { return m.storage == Storage::quantized; });
     // One spelling per namespace the failing engines check the draft under.
     std::vector<std::string> spellings{where};
     if (is_draft) {
@@ -1622,28 +1623,46 @@ private:
 
   // "model.layers.1" is a substring of "model.layers.10...": report when a module shows it.
   // The first occurrence of `entry` in `name` does not start and end at dots.
-  static bool overmatches(std::string_view entry, std::string_view name)
+  // Whether an occurrence of `size` bytes at `pos` of `name` (npos: none) is not a run of whole
+  // dotted components.
+  static bool partial_occurrence(std::string_view name, size_t pos, size_t size)
   {
-    const size_t pos = name.find(entry);
     if (pos == std::string_view::npos) {
       return false;
     }
-    const size_t end = pos + entry.size();
+    const size_t end = pos + size;
     return !((pos == 0 || name[pos - 1] == '.') && (end == name.size() || name[end] == '.'));
   }
 
-  std::string overmatch_example(const std::string& entry) const
+  // Whether the first occurrence of `entry` in `name` is not a run of whole dotted components.
+  static bool overmatches(std::string_view entry, std::string_view name)
   {
-    for (const Module& m : m_inventory.modules) {
-      if (overmatches(entry, m.name)) {
-        return std::string(m.name);
+    return partial_occurrence(name, name.find(entry), entry.size());
+  }
+
+  // The first module overmatches() says `entry` excludes, or "". Remembered: config.json and
+  // hf_quant_config.json often carry the same entries, and each answer scans every module.
+  const std::string& overmatch_example(const std::string& entry)
+  {
+    auto [it, added] = m_overmatch_examples.try_emplace(entry);
+    if (added) {
+      const std::boyer_moore_horspool_searcher search(entry.begin(), entry.end());
+      for (const Module& m : m_inventory.modules) {
+        const auto found = search(m.name.begin(), m.name.end()).first;
+        const size_t pos = found == m.name.end() ? std::string_view::npos
+                                                 : static_cast<size_t>(found - m.name.begin());
+        if (partial_occurrence(m.name, pos, entry.size())) {
+          it->second = m.name;
+          break;
+        }
       }
     }
-    return {};
+    return it->second;
   }
 
   static constexpr size_t k_known_scan_limit = 8;
   std::unordered_set<std::string_view> m_known; // built once scans stop paying
+  std::unordered_map<std::string, std::string> m_overmatch_examples;
   size_t m_known_scans = 0;
   const Checkpoint& m_checkpoint;
   const Inventory& m_inventory;
