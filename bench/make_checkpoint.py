@@ -50,6 +50,7 @@ GROUP_SIZE = 16
 
 PROFILES = {
     "deepseek": {"family": "deepseek", "experts": 256, "shards": 163},
+    "deepseek-single": {"family": "deepseek", "experts": 256, "shards": 1},
     "million": {"family": "deepseek", "experts": 1432, "shards": 600},
     "qwen35": {"family": "qwen35", "experts": 512, "shards": 94},
 }
