@@ -326,13 +326,20 @@ private:
       return;
     }
     for (const auto& root : m_drafts.roots) {
+      // The draft's projections: the modules at or below the root that no earlier root holds.
       size_t quantized = 0, unquantized = 0;
-      for (const Module& m : m_inventory.modules) {
-        if (m_drafts.root_of(m.name) != nullptr && *m_drafts.root_of(m.name) == root &&
+      const auto count = [&](const Module& m) {
+        if (*m_drafts.root_of(m.name) == root &&
             (m.role == ModuleRole::linear || m.role == ModuleRole::expert ||
              m.role == ModuleRole::fused_experts)) {
           (m.storage == Storage::quantized ? quantized : unquantized) += 1;
         }
+      };
+      if (const int64_t at = m_inventory.find(root); at >= 0) {
+        count(m_inventory.modules[static_cast<size_t>(at)]);
+      }
+      for (const Module& m : m_inventory.under(root)) {
+        count(m);
       }
       // A mix is legal where every engine builds each module as declared; SGLang's Qwen3.5
       // Quark path does not: any mtp.* exclusion makes it build the whole drafter BF16.
