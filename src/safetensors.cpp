@@ -80,6 +80,10 @@ public:
 
   size_t offset() const { return static_cast<size_t>(m_p - m_begin); }
 
+  // Whether a string read so far may hold a byte above 0x7F. Outside strings, the tokens read
+  // are ASCII; so when this is false the text read is valid UTF-8.
+  bool maybe_non_ascii() const { return m_high != 0; }
+
   bool at_end()
   {
     skip_space();
@@ -118,7 +122,7 @@ public:
       return false;
     }
     const char* const start = m_p;
-    m_p = find_string_special(m_p, m_end);
+    m_p = find_string_special(m_p, m_end, m_high);
     if (m_p == m_end || *m_p != '"') {
       return false;
     }
@@ -204,6 +208,7 @@ private:
   const char* m_begin;
   const char* m_p;
   const char* m_end;
+  unsigned m_high = 0;
 };
 
 class HeaderParser
@@ -412,7 +417,8 @@ private:
         return false;
       }
     }
-    return in.at_end() && simdjson::validate_utf8(json.data(), json.size());
+    return in.at_end() &&
+           (!in.maybe_non_ascii() || simdjson::validate_utf8(json.data(), json.size()));
   }
 
   bool plain_metadata(PlainCursor& in)

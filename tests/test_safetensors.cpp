@@ -761,6 +761,8 @@ TEST(Safetensors, ScannerAndDomAgreeOnEveryVariantAndEveryFault)
     R"({"a\"b":)" + t + "}",
     "{\"\xc3\xa4\":" + t + "}",
     "{\"a\xff\":" + t + "}",
+    "{\"a\":" + t + ",\"__metadata__\":{\"k\":\"\xff\"}}",
+    "{\"a\":" + t + ",\"__metadata__\":{\"k\":\"\xc3\xa4\"}}",
     "{\"a\x01\":" + t + "}",
     "{\"a\":" + t + "}x",
     "{\"a\":" + t + ",}",

@@ -42,10 +42,10 @@ Expected<JsonSpan> locate(std::string_view text, std::string_view pointer);
 // inside the token. Finds quotes with memchr: it does not check the string's contents.
 size_t string_token_end(std::string_view text, size_t open);
 
-// The first '"', '\\' or control character (below 0x20) in [p, end), or end: where the text of
-// a JSON string token starting at p stops being plain bytes. Reads nothing outside the range.
+namespace detail {
+template<bool k_track_high>
 inline const char*
-find_string_special(const char* p, const char* end)
+find_string_special(const char* p, const char* end, unsigned& high)
 {
 #if defined(__SSE2__)
   const __m128i quote = _mm_set1_epi8('"');
@@ -53,6 +53,9 @@ find_string_special(const char* p, const char* end)
   const __m128i top_control = _mm_set1_epi8(0x1F);
   for (; end - p >= 16; p += 16) {
     const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    if constexpr (k_track_high) {
+      high |= static_cast<unsigned>(_mm_movemask_epi8(bytes));
+    }
     const __m128i control = _mm_cmpeq_epi8(_mm_max_epu8(bytes, top_control), top_control);
     const int mask = _mm_movemask_epi8(_mm_or_si128(
       _mm_or_si128(_mm_cmpeq_epi8(bytes, quote), _mm_cmpeq_epi8(bytes, backslash)), control));
@@ -63,11 +66,32 @@ find_string_special(const char* p, const char* end)
 #endif
   for (; p < end; ++p) {
     const auto c = static_cast<unsigned char>(*p);
+    if constexpr (k_track_high) {
+      high |= c & 0x80u;
+    }
     if (c == '"' || c == '\\' || c < 0x20) {
       return p;
     }
   }
   return end;
+}
+} // namespace detail
+
+// The first '"', '\\' or control character (below 0x20) in [p, end), or end: where the text of
+// a JSON string token starting at p stops being plain bytes. Reads nothing outside the range.
+inline const char*
+find_string_special(const char* p, const char* end)
+{
+  unsigned unused = 0;
+  return detail::find_string_special<false>(p, end, unused);
+}
+
+// The same, and `high` becomes nonzero when a byte read (up to 15 past the one returned) is
+// 0x80 or above: no non-ASCII text before the result when it stays 0.
+inline const char*
+find_string_special(const char* p, const char* end, unsigned& high)
+{
+  return detail::find_string_special<true>(p, end, high);
 }
 
 // Appends a Unicode code point (at most 0x10FFFF) as UTF-8.
