@@ -408,42 +408,56 @@ struct ModuleStart
   uint32_t name_size;
 };
 
-// Groups tensors whose modules are out of name order. Order breaks where a module's tensors
-// surround a submodule's ("x.A_log", "x.conv.weight", "x.dt_bias"): the tensors that sort before
-// the last one kept are set apart, sorted, and merged back. A module's tensors kept all come
-// before its tensors set apart, so this is the order a stable sort gives. Fills the storage.
+// Groups tensors whose modules are out of name order, from the first pass's module name sizes
+// and order signs (the comparison of each tensor's module with the one before it). Order breaks
+// where a module's tensors surround a submodule's ("x.A_log", "x.conv.weight", "x.dt_bias"): the
+// tensors that sort before the last one kept are set apart, sorted, and merged back. A module's
+// tensors kept all come before its tensors set apart, so this is the order a stable sort gives.
+// Names are compared again only next to a break. Fills the storage.
 std::vector<ModuleStart>
-group_out_of_order(const Checkpoint& checkpoint, Inventory& inventory)
+group_out_of_order(const Checkpoint& checkpoint, const std::vector<uint32_t>& module_sizes,
+                   const std::vector<int8_t>& order, Inventory& inventory)
 {
-  struct Keyed
-  {
-    std::string_view module;
-    std::string_view param;
-    uint32_t index;
+  const auto count = static_cast<uint32_t>(checkpoint.tensors.size());
+  const auto module = [&](uint32_t t) {
+    return checkpoint.tensors[t].info->name.substr(0, module_sizes[t]);
   };
-  std::vector<Keyed> keyed;
-  keyed.reserve(checkpoint.tensors.size());
-  std::vector<Keyed> apart;
-  for (size_t i = 0; i < checkpoint.tensors.size(); ++i) {
-    const auto [module, param] = split_tensor_name(checkpoint.tensors[i].info->name);
-    const Keyed k{module, param, static_cast<uint32_t>(i)};
-    if (keyed.empty() || keyed.back().module <= module) {
-      keyed.push_back(k);
-    } else {
-      apart.push_back(k);
-    }
+  std::vector<uint32_t> kept;
+  std::vector<uint32_t> apart;
+  kept.reserve(count);
+  for (uint32_t t = 0; t < count; ++t) {
+    const bool in_place =
+      kept.empty() || (kept.back() + 1 == t ? order[t] <= 0 : module(kept.back()) <= module(t));
+    (in_place ? kept : apart).push_back(t);
   }
-  const auto by_module = [](const Keyed& a, const Keyed& b) { return a.module < b.module; };
-  const auto kept = static_cast<std::ptrdiff_t>(keyed.size());
+  const auto by_module = [&](uint32_t a, uint32_t b) { return module(a) < module(b); };
   std::stable_sort(apart.begin(), apart.end(), by_module);
-  keyed.insert(keyed.end(), apart.begin(), apart.end());
-  std::inplace_merge(keyed.begin(), keyed.begin() + kept, keyed.end(), by_module);
+  // Each tensor set apart goes after the kept tensors whose module is not greater than its own.
+  const std::vector<std::string_view> params = std::move(inventory.param_storage);
+  inventory.param_storage.assign(count, {});
+  uint32_t out = 0;
+  const auto place = [&](uint32_t t) {
+    inventory.tensor_storage[out] = t;
+    inventory.param_storage[out] = params[t];
+    ++out;
+  };
+  auto next = kept.begin();
+  for (const uint32_t t : apart) {
+    for (const auto stop = std::upper_bound(next, kept.end(), t, by_module); next != stop; ++next) {
+      place(*next);
+    }
+    place(t);
+  }
+  for (; next != kept.end(); ++next) {
+    place(*next);
+  }
   std::vector<ModuleStart> starts;
-  for (size_t i = 0; i < keyed.size(); ++i) {
-    inventory.tensor_storage[i] = keyed[i].index;
-    inventory.param_storage[i] = keyed[i].param;
-    if (i == 0 || keyed[i - 1].module != keyed[i].module) {
-      starts.push_back({static_cast<uint32_t>(i), static_cast<uint32_t>(keyed[i].module.size())});
+  for (uint32_t i = 0; i < count; ++i) {
+    const uint32_t t = inventory.tensor_storage[i];
+    const uint32_t before = i > 0 ? inventory.tensor_storage[i - 1] : 0;
+    const bool same = i > 0 && (before + 1 == t ? order[t] == 0 : module(before) == module(t));
+    if (!same) {
+      starts.push_back({i, module_sizes[t]});
     }
   }
   return starts;
@@ -461,6 +475,9 @@ build_inventory(const Checkpoint& checkpoint, unsigned threads)
   Inventory inventory;
   inventory.tensor_storage.resize(count);
   inventory.param_storage.resize(count);
+  // Kept for the rare checkpoint whose modules are out of order.
+  std::vector<uint32_t> module_sizes(count);
+  std::vector<int8_t> order_signs(count);
   std::vector<std::vector<ModuleStart>> slice_starts(slices(count, threads));
   std::atomic<bool> in_order = true;
   in_slices(count, threads, [&](size_t slice, size_t begin, size_t end) {
@@ -480,6 +497,8 @@ build_inventory(const Checkpoint& checkpoint, unsigned threads)
       if (order != 0) {
         starts.push_back({static_cast<uint32_t>(i), static_cast<uint32_t>(module.size())});
       }
+      module_sizes[i] = static_cast<uint32_t>(module.size());
+      order_signs[i] = static_cast<int8_t>(order < 0 ? -1 : order > 0 ? 1 : 0);
       inventory.tensor_storage[i] = static_cast<uint32_t>(i);
       inventory.param_storage[i] = param;
       previous = module;
@@ -489,7 +508,7 @@ build_inventory(const Checkpoint& checkpoint, unsigned threads)
     }
   });
   if (!in_order) {
-    slice_starts = {group_out_of_order(checkpoint, inventory)};
+    slice_starts = {group_out_of_order(checkpoint, module_sizes, order_signs, inventory)};
   }
   size_t modules = 0;
   for (const auto& starts : slice_starts) {

@@ -33,6 +33,29 @@ load(const std::vector<TensorSpec>& tensors)
   return out;
 }
 
+// Each module holds exactly its tensors (`expected`: module -> tensor names), in name order, with
+// each tensor's parameter name, and modules come sorted.
+void
+expect_grouped(const Loaded& l, const Inventory& inventory,
+               const std::map<std::string, std::vector<std::string>>& expected,
+               const std::string& label)
+{
+  std::map<std::string, std::vector<std::string>> got;
+  std::vector<std::string> order;
+  for (const Module& m : inventory.modules) {
+    order.emplace_back(m.name);
+    ASSERT_EQ(m.params.size(), m.tensors.size()) << label;
+    for (size_t i = 0; i < m.tensors.size(); ++i) {
+      const std::string_view name = l.checkpoint.tensors[m.tensors[i]].info->name;
+      got[std::string(m.name)].push_back(std::string(name));
+      EXPECT_EQ(m.params[i], split_tensor_name(name).second) << label;
+    }
+  }
+  ASSERT_EQ(got, expected) << label;
+  ASSERT_TRUE(std::is_sorted(order.begin(), order.end())) << label;
+  ASSERT_EQ(order.size(), expected.size()) << label;
+}
+
 const Module&
 module(const Loaded& l, std::string_view name)
 {
@@ -340,16 +363,34 @@ TEST(Modules, GroupingMatchesABruteForceGroupingWhateverTheOrder)
       expected[std::string(module)].push_back(name);
     }
     auto l = load(tensors);
-    std::map<std::string, std::vector<std::string>> got;
-    std::vector<std::string> order;
-    for (const Module& m : l->inventory.modules) {
-      order.emplace_back(m.name);
-      for (uint32_t t : m.tensors) {
-        got[std::string(m.name)].push_back(std::string(l->checkpoint.tensors[t].info->name));
+    expect_grouped(*l, l->inventory, expected, fmt::format("round {}", round));
+  }
+}
+
+// The same in checkpoints large enough to be split in slices, one per core.
+TEST(Modules, GroupingMatchesABruteForceGroupingInSlices)
+{
+  test::Lcg next(777);
+  const std::vector<std::string> parts{"a", "conv", "x", "A_log", "dt_bias", "weight", "bias"};
+  for (int round = 0; round < 3; ++round) {
+    std::set<std::string> names;
+    while (names.size() < 12000) {
+      std::string name = fmt::format("m.{}", next(3000));
+      for (size_t d = 1 + next(3); d > 0; --d) {
+        name += "." + parts[next(parts.size())];
       }
+      names.insert(name);
     }
-    ASSERT_EQ(got, expected) << "round " << round;
-    ASSERT_TRUE(std::is_sorted(order.begin(), order.end())) << "round " << round;
-    ASSERT_EQ(order.size(), expected.size());
+    std::vector<TensorSpec> tensors;
+    std::map<std::string, std::vector<std::string>> expected;
+    for (const std::string& name : names) {
+      tensors.push_back({name, "BF16", {2}});
+      expected[std::string(split_tensor_name(name).first)].push_back(name);
+    }
+    auto l = load(tensors);
+    for (const unsigned threads : {1u, 2u, 3u}) {
+      const Inventory inventory = build_inventory(l->checkpoint, threads);
+      expect_grouped(*l, inventory, expected, fmt::format("round {}, {} threads", round, threads));
+    }
   }
 }
