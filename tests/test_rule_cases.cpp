@@ -1314,6 +1314,18 @@ TEST(RuleCases, QC112UsedEntryEndsARun)
     << text(r);
 }
 
+// A glob whose text before the wildcard starts many module names is looked for among those
+// modules first; when none matches, it is still dead.
+TEST(RuleCases, QC112GlobStartingLikeModulesThatMatchesNone)
+{
+  const Report r = lint_folder(folder(
+    config(k_llama, modelopt("NVFP4", {"lm_head", "model.layers.1*.bogus", "model.layers.1*"})),
+    llama_nvfp4_with_bf16_layer1()));
+  EXPECT_EQ(messages(r, RuleId::unused_entry),
+            (Strings{"ignore entry 'model.layers.1*.bogus' matches no module of the checkpoint"}))
+    << text(r);
+}
+
 // Past eight entries that are not modules or their ancestors (here vLLM substrings), the
 // unused-entry check answers from one set of every name and ancestor: same answers.
 TEST(RuleCases, QC112PositiveAmongManyAncestorEntries)
