@@ -444,6 +444,34 @@ TEST(Safetensors, OutOfOrderKeysComeOutSortedOnRequest)
   EXPECT_EQ(h.tensors[2].begin, 24u);
 }
 
+// Writers group a shard's tensors by dtype, each group in name order: runs of sorted names,
+// merged on request (64 runs or fewer) or sorted from scratch (more). Entries move whole.
+TEST(Safetensors, SortedRunsComeOutMergedOnRequest)
+{
+  Lcg random(65);
+  for (const size_t runs : {1u, 2u, 3u, 5u, 64u, 65u, 200u}) {
+    std::vector<std::vector<std::string>> run_names(runs);
+    for (int i = 0; i < 400; ++i) {
+      run_names[random(runs)].push_back(fmt::format("t.{:04}.weight", i));
+    }
+    std::vector<TensorSpec> specs;
+    for (const auto& names_of_run : run_names) {
+      for (const std::string& name : names_of_run) { // each run in name order
+        specs.push_back({name, "U8", {1 + std::stoull(name.substr(2, 4))}});
+      }
+    }
+    const Header h = read_bytes_sorted(safetensors(specs), true);
+    ASSERT_TRUE(h.problems.empty()) << all_messages(h);
+    ASSERT_TRUE(h.sorted);
+    ASSERT_EQ(h.tensors.size(), 400u) << runs;
+    for (size_t i = 0; i < h.tensors.size(); ++i) {
+      ASSERT_EQ(h.tensors[i].name, fmt::format("t.{:04}.weight", i)) << runs;
+      EXPECT_EQ(dims(h.tensors[i]), (std::vector<uint64_t>{i + 1})) << runs;
+      EXPECT_EQ(h.tensors[i].end - h.tensors[i].begin, i + 1) << runs;
+    }
+  }
+}
+
 TEST(Safetensors, OutOfOrderKeysKeepFileOrderByDefault)
 {
   for (const Header& h :
