@@ -434,11 +434,17 @@ def write_json(path, value, indent=None):
         f.write("\n")
 
 
+# safetensors' serializer lays a file out by dtype, descending in its Dtype enum order (F32,
+# BF16, F8_E4M3, U8 here), then by name, and lists the header in that order: a shard's names
+# come as a few sorted runs, not in one name order.
+WRITE_RANK = {"F32": 0, "BF16": 1, "F8_E4M3": 2, "U8": 3}
+
+
 def write_shard(path, tensors):
     """Writes one sparse shard; returns the header length (padding included)."""
     header = {"__metadata__": {"format": "pt"}}
     offset = 0
-    for name, dtype, shape in sorted(tensors):
+    for name, dtype, shape in sorted(tensors, key=lambda t: (WRITE_RANK[t[1]], t[0])):
         size = byte_size(dtype, shape)
         header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [offset, offset + size]}
         offset += size
