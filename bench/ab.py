@@ -1,0 +1,51 @@
+#!/usr/bin/env python3
+"""Compares two qcheck binaries on the same checkpoints, run in alternation.
+
+Usage: ab.py OLD NEW DIR[,DIR...] [ROUNDS]
+
+Each round runs `OLD lint DIR` then `NEW lint DIR` (after one warm-up round), so both see the
+same machine state; a VM that drifts by 20-30% over minutes moves both alike. Prints, per
+folder, the median wall time, CPU time (user + system) and peak RSS of each, and NEW/OLD.
+Standard library only.
+"""
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+
+def run(exe, folder):
+    start = time.perf_counter()
+    child = subprocess.Popen([exe, "lint", folder], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+    _, _, usage = os.wait4(child.pid, 0)
+    wall = (time.perf_counter() - start) * 1000
+    return wall, (usage.ru_utime + usage.ru_stime) * 1000, usage.ru_maxrss / 1024
+
+
+def main():
+    if len(sys.argv) not in (4, 5):
+        sys.exit(__doc__.split("\n\n")[1])
+    old, new, folders = sys.argv[1], sys.argv[2], sys.argv[3].split(",")
+    rounds = int(sys.argv[4]) if len(sys.argv) == 5 else 10
+    for folder in folders:
+        samples = {old: [], new: []}
+        for i in range(rounds + 1):
+            for exe in (old, new):
+                result = run(exe, folder)
+                if i > 0:
+                    samples[exe].append(result)
+
+        def median(exe, k):
+            return statistics.median(s[k] for s in samples[exe])
+
+        print("%-24s wall %7.1f -> %7.1f ms (%.2f)  cpu %7.1f -> %7.1f ms (%.2f)  "
+              "rss %6.1f -> %6.1f MiB" % (
+                  os.path.basename(folder.rstrip("/")), median(old, 0), median(new, 0),
+                  median(new, 0) / median(old, 0), median(old, 1), median(new, 1),
+                  median(new, 1) / median(old, 1), median(old, 2), median(new, 2)))
+
+
+if __name__ == "__main__":
+    main()
