@@ -242,9 +242,7 @@ public:
     // The padding is not parsed: simdjson reserves about 13 bytes per byte it is given, so a
     // header of "{}" padded to the 100 MB limit would reserve 1.3 GB.
     json = json.substr(0, json.find_last_not_of(" \t\r\n") + 1);
-    // Names are copied once into one buffer that never grows (decoded keys are never longer
-    // than the JSON that holds them), so TensorInfo can view it.
-    m_out.name_storage.reserve(json.size());
+    m_json_size = json.size();
     if (m_plain_first) {
       bool in_order = true;
       try {
@@ -609,10 +607,15 @@ private:
     }
   }
 
-  // Copies text into name_storage, which parse() reserved large enough for every copy.
+  // Copies text into name_storage. Names are copied once into one buffer that never grows
+  // (decoded keys are never longer than the JSON that holds them), so TensorInfo can view it;
+  // it is sized on the first copy, so that a header refused before holds no such buffer.
   std::string_view keep(std::string_view text)
   {
     auto& storage = m_out.name_storage;
+    if (storage.capacity() < m_json_size) {
+      storage.reserve(m_json_size); // empty here: nothing views it yet
+    }
     const size_t start = storage.size();
     storage.insert(storage.end(), text.begin(), text.end());
     return {storage.data() + start, text.size()};
@@ -795,6 +798,7 @@ private:
   std::array<std::pair<std::string_view, Dtype>, 6> m_dtypes_seen; // view the parsed document
   size_t m_dtype_count = 0;
   bool m_plain_first;
+  size_t m_json_size = 0; // what name_storage must hold at most
   // Per tensor, its rank; spans are set once dim_storage stops growing.
   std::vector<uint32_t> m_ranks;
   bool m_dropped = false; // a tensor entry could not be read
