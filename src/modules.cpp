@@ -377,14 +377,15 @@ namespace {
 
 constexpr size_t k_parallel_items = 8192;
 
-// Runs fn(slice, begin, end) over [0, count) in slices() slices, one per core, the calling
-// thread taking the first; in one slice when `count` is small.
+// How many slices in_slices() cuts `count` items into: one per core, or one when few.
 size_t
 slices(size_t count, unsigned threads)
 {
   return count < k_parallel_items ? 1 : thread_count(threads);
 }
 
+// Runs fn(slice, begin, end) over [0, count) in slices(count, threads) slices, the calling
+// thread taking the first.
 template<typename Fn>
 void
 in_slices(size_t count, unsigned threads, const Fn& fn)
@@ -400,21 +401,14 @@ in_slices(size_t count, unsigned threads, const Fn& fn)
   }
 }
 
-// Where a module's tensors start in Inventory storage, and the length of its name, a prefix of
-// the name of the tensor stored there.
-struct ModuleStart
-{
-  uint32_t at;
-  uint32_t name_size;
-};
-
 // Groups tensors whose modules are out of name order, from the first pass's module name sizes
 // and order signs (the comparison of each tensor's module with the one before it). Order breaks
 // where a module's tensors surround a submodule's ("x.A_log", "x.conv.weight", "x.dt_bias"): the
 // tensors that sort before the last one kept are set apart, sorted, and merged back. A module's
 // tensors kept all come before its tensors set apart, so this is the order a stable sort gives.
-// Names are compared again only next to a break. Fills the storage.
-std::vector<ModuleStart>
+// Names are compared again only next to a break. Fills the storage; returns where in it each
+// module's tensors start.
+std::vector<uint32_t>
 group_out_of_order(const Checkpoint& checkpoint, const std::vector<uint32_t>& module_sizes,
                    const std::vector<int8_t>& order, Inventory& inventory)
 {
@@ -451,13 +445,13 @@ group_out_of_order(const Checkpoint& checkpoint, const std::vector<uint32_t>& mo
   for (; next != kept.end(); ++next) {
     place(*next);
   }
-  std::vector<ModuleStart> starts;
+  std::vector<uint32_t> starts;
   for (uint32_t i = 0; i < count; ++i) {
     const uint32_t t = inventory.tensor_storage[i];
     const uint32_t before = i > 0 ? inventory.tensor_storage[i - 1] : 0;
     const bool same = i > 0 && (before + 1 == t ? order[t] == 0 : module(before) == module(t));
     if (!same) {
-      starts.push_back({i, module_sizes[t]});
+      starts.push_back(i);
     }
   }
   return starts;
@@ -475,13 +469,15 @@ build_inventory(const Checkpoint& checkpoint, unsigned threads)
   Inventory inventory;
   inventory.tensor_storage.resize(count);
   inventory.param_storage.resize(count);
-  // Kept for the rare checkpoint whose modules are out of order.
+  // Per tensor, the size of its module's name (a prefix of its own), and the sign of the
+  // comparison of its module with the one before (for modules out of order).
   std::vector<uint32_t> module_sizes(count);
   std::vector<int8_t> order_signs(count);
-  std::vector<std::vector<ModuleStart>> slice_starts(slices(count, threads));
+  // Per slice, where in storage each module's tensors start.
+  std::vector<std::vector<uint32_t>> slice_starts(slices(count, threads));
   std::atomic<bool> in_order = true;
   in_slices(count, threads, [&](size_t slice, size_t begin, size_t end) {
-    std::vector<ModuleStart>& starts = slice_starts[slice];
+    std::vector<uint32_t>& starts = slice_starts[slice];
     starts.reserve((end - begin) / 2 + 1);
     // A slice compares its first module with the one before it.
     std::string_view previous;
@@ -495,7 +491,7 @@ build_inventory(const Checkpoint& checkpoint, unsigned threads)
       const int order = i == 0 ? -1 : previous.compare(module);
       ordered = ordered && order <= 0;
       if (order != 0) {
-        starts.push_back({static_cast<uint32_t>(i), static_cast<uint32_t>(module.size())});
+        starts.push_back(static_cast<uint32_t>(i));
       }
       module_sizes[i] = static_cast<uint32_t>(module.size());
       order_signs[i] = static_cast<int8_t>(order < 0 ? -1 : order > 0 ? 1 : 0);
@@ -518,10 +514,10 @@ build_inventory(const Checkpoint& checkpoint, unsigned threads)
   const std::span<const uint32_t> all(inventory.tensor_storage);
   const std::span<const std::string_view> params(inventory.param_storage);
   for (const auto& starts : slice_starts) {
-    for (const ModuleStart& start : starts) {
-      const std::string_view name =
-        checkpoint.tensors[all[start.at]].info->name.substr(0, start.name_size);
-      inventory.modules.push_back(Module{name, all.subspan(start.at), params.subspan(start.at),
+    for (const uint32_t start : starts) {
+      const uint32_t t = all[start];
+      const std::string_view name = checkpoint.tensors[t].info->name.substr(0, module_sizes[t]);
+      inventory.modules.push_back(Module{name, all.subspan(start), params.subspan(start),
                                          Storage::no_weight, QuantFamily::none, ModuleRole::other});
     }
   }
