@@ -779,19 +779,13 @@ private:
     if (literal.empty()) {
       return false;
     }
-    auto it =
-      std::lower_bound(m_inventory.modules.begin(), m_inventory.modules.end(), literal,
-                       [](const Module& m, std::string_view text) { return m.name < text; });
-    for (size_t tried = 0; it != m_inventory.modules.end() && tried < k_named_like_tries &&
-                           it->name.starts_with(literal);
-         ++it, ++tried) {
-      const std::string_view name = it->name;
-      if (std::any_of(k_all_engines.begin(), k_all_engines.end(),
-                      [&](Engine e) { return entry_matches(e, format, entry, name); })) {
-        return true;
-      }
-    }
-    return false;
+    const std::span<const Module> named = m_inventory.with_prefix(literal);
+    return std::any_of(named.begin(), named.begin() + std::min(named.size(), k_named_like_tries),
+                       [&](const Module& m) {
+                         return std::any_of(
+                           k_all_engines.begin(), k_all_engines.end(),
+                           [&](Engine e) { return entry_matches(e, format, entry, m.name); });
+                       });
   }
 
   // An engine's layer prefixes and fused shards, in layer order; likewise.
@@ -1659,7 +1653,6 @@ private:
   }
 
   // "model.layers.1" is a substring of "model.layers.10...": report when a module shows it.
-  // The first occurrence of `entry` in `name` does not start and end at dots.
   // Whether an occurrence of `size` bytes at `pos` of `name` (npos: none) is not a run of whole
   // dotted components.
   static bool partial_occurrence(std::string_view name, size_t pos, size_t size)

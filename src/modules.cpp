@@ -350,16 +350,21 @@ Inventory::find(std::string_view name) const
 }
 
 std::span<const Module>
+Inventory::with_prefix(std::string_view prefix) const
+{
+  // The names starting with `prefix` sort together, from the first not before it.
+  const auto begin =
+    std::lower_bound(modules.begin(), modules.end(), prefix,
+                     [](const Module& m, std::string_view text) { return m.name < text; });
+  const auto end = std::partition_point(
+    begin, modules.end(), [&](const Module& m) { return m.name.starts_with(prefix); });
+  return {begin, end};
+}
+
+std::span<const Module>
 Inventory::under(std::string_view ancestor) const
 {
-  // Names starting with "a." sort from "a." up to "a/" ('/' follows '.').
-  const auto first_not_before = [&](const std::string& name) {
-    return std::lower_bound(modules.begin(), modules.end(), name,
-                            [](const Module& m, const std::string& n) { return m.name < n; });
-  };
-  const auto begin = first_not_before(std::string(ancestor) + '.');
-  const auto end = first_not_before(std::string(ancestor) + '/');
-  return {begin, end};
+  return with_prefix(std::string(ancestor) + '.');
 }
 
 const TensorInfo*

@@ -147,6 +147,19 @@ TEST(Modules, ModulesUnderAnAncestor)
   EXPECT_TRUE(names("a.b.d.e.f").empty());
   EXPECT_TRUE(names("y").empty());
   EXPECT_EQ(names("z"), std::vector<std::string_view>{});
+  // A prefix need not end at a dot.
+  const auto prefixed = [&](std::string_view prefix) {
+    std::vector<std::string_view> out;
+    for (const Module& m : l->inventory.with_prefix(prefix)) {
+      out.push_back(m.name);
+    }
+    return out;
+  };
+  EXPECT_EQ(prefixed("a.b"),
+            (std::vector<std::string_view>{"a.b", "a.b-x", "a.b.c", "a.b.d.e", "a.bc"}));
+  EXPECT_EQ(prefixed("a.b."), (std::vector<std::string_view>{"a.b.c", "a.b.d.e"}));
+  EXPECT_EQ(prefixed("z"), (std::vector<std::string_view>{"z"}));
+  EXPECT_TRUE(prefixed("b").empty());
 }
 
 TEST(Modules, UnquantizedFloatWeight)

@@ -78,6 +78,8 @@ struct Inventory
   std::vector<std::string_view> param_storage;
   // Index into modules, or -1.
   int64_t find(std::string_view name) const;
+  // The modules whose names start with `prefix`, in order.
+  std::span<const Module> with_prefix(std::string_view prefix) const;
   // The modules below `ancestor` in the dotted tree (names starting with "ancestor."), in order.
   std::span<const Module> under(std::string_view ancestor) const;
 };
