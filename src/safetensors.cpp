@@ -211,6 +211,33 @@ private:
   unsigned m_high = 0;
 };
 
+// Whether a header's tensor keys repeat. None can while keys arrive in increasing order (the
+// usual case); from the first key out of order on, a hash set of every key seen.
+class RepeatedKeys
+{
+public:
+  // Whether `key` came before. `earlier(set)` inserts every tensor key before this one into
+  // `set`; it is called once, at the first key out of order.
+  template<typename Earlier>
+  bool repeated(std::string_view key, const Earlier& earlier)
+  {
+    if (m_in_order && m_previous && key <= *m_previous) {
+      m_in_order = false;
+      earlier(m_seen);
+    }
+    m_previous = key;
+    return !m_in_order && !m_seen.insert(key).second;
+  }
+
+  // The keys so far came in strictly increasing order.
+  bool in_order() const { return m_in_order; }
+
+private:
+  bool m_in_order = true;
+  std::optional<std::string_view> m_previous;
+  std::unordered_set<std::string_view> m_seen;
+};
+
 class HeaderParser
 {
 public:
@@ -293,30 +320,21 @@ public:
       return;
     }
     reserve(object.size());
-    // Duplicate keys: while tensor keys arrive in increasing order (the usual case) none can
-    // repeat; from the first key out of order on, a hash set of every key seen.
-    std::unordered_set<std::string_view> seen;
-    bool in_order = true;
+    RepeatedKeys keys;
     bool has_metadata = false;
-    std::optional<std::string_view> previous;
     for (auto field : object) {
       const std::string_view key = field.key;
       const bool is_metadata = key == "__metadata__";
-      bool repeated = is_metadata && has_metadata;
-      if (!is_metadata && in_order && previous && key <= *previous) {
-        in_order = false;
+      const auto earlier = [&](std::unordered_set<std::string_view>& seen) {
         seen.reserve(object.size());
-        for (auto earlier : object) {
-          if (earlier.key.data() == key.data()) {
+        for (auto before : object) {
+          if (before.key.data() == key.data()) {
             break;
           }
-          seen.insert(earlier.key);
+          seen.insert(before.key);
         }
-      }
-      if (!is_metadata) {
-        previous = key;
-        repeated = !in_order && !seen.insert(key).second;
-      }
+      };
+      const bool repeated = is_metadata ? has_metadata : keys.repeated(key, earlier);
       if (repeated) {
         problem(HeaderIssue::duplicate_tensor, std::string(key),
                 fmt::format("'{}' appears more than once in the header", key));
@@ -329,7 +347,7 @@ public:
         parse_tensor(key, field.value);
       }
     }
-    finish(in_order);
+    finish(keys.in_order());
   }
 
 private:
@@ -378,7 +396,13 @@ private:
     if (!in.take('{')) {
       return false;
     }
-    std::unordered_set<std::string_view> seen;
+    RepeatedKeys keys;
+    const auto earlier = [&](std::unordered_set<std::string_view>& seen) {
+      seen.reserve(2 * m_out.tensors.size());
+      for (const TensorInfo& tensor : m_out.tensors) {
+        seen.insert(tensor.name);
+      }
+    };
     bool has_metadata = false;
     if (!in.take('}')) {
       do {
@@ -394,14 +418,7 @@ private:
           has_metadata = true;
           continue;
         }
-        if (in_order && !m_out.tensors.empty() && key <= m_out.tensors.back().name) {
-          in_order = false;
-          seen.reserve(2 * m_out.tensors.size());
-          for (const TensorInfo& earlier : m_out.tensors) {
-            seen.insert(earlier.name);
-          }
-        }
-        if ((!in_order && !seen.insert(key).second) || !plain_tensor(in, key)) {
+        if (keys.repeated(key, earlier) || !plain_tensor(in, key)) {
           return false;
         }
         if (m_out.tensors.size() == 1) {
@@ -415,6 +432,7 @@ private:
         return false;
       }
     }
+    in_order = keys.in_order();
     return in.at_end() &&
            (!in.maybe_non_ascii() || simdjson::validate_utf8(json.data(), json.size()));
   }
