@@ -33,6 +33,28 @@ load(const std::vector<TensorSpec>& tensors)
   return out;
 }
 
+// One small BF16 tensor per name, in name order.
+std::vector<TensorSpec>
+bf16_tensors(const std::set<std::string>& names)
+{
+  std::vector<TensorSpec> tensors;
+  for (const std::string& name : names) {
+    tensors.push_back({name, "BF16", {2}});
+  }
+  return tensors;
+}
+
+// The grouping by brute force: module -> its tensor names, in name order.
+std::map<std::string, std::vector<std::string>>
+by_module(const std::set<std::string>& names)
+{
+  std::map<std::string, std::vector<std::string>> out;
+  for (const std::string& name : names) {
+    out[std::string(split_tensor_name(name).first)].push_back(name);
+  }
+  return out;
+}
+
 // Each module holds exactly its tensors (`expected`: module -> tensor names), in name order, with
 // each tensor's parameter name, and modules come sorted.
 void
@@ -368,15 +390,8 @@ TEST(Modules, GroupingMatchesABruteForceGroupingWhateverTheOrder)
       }
       names.insert(name);
     }
-    std::vector<TensorSpec> tensors;
-    std::map<std::string, std::vector<std::string>> expected;
-    for (const std::string& name : names) {
-      tensors.push_back({name, "BF16", {2}});
-      const auto [module, param] = split_tensor_name(name);
-      expected[std::string(module)].push_back(name);
-    }
-    auto l = load(tensors);
-    expect_grouped(*l, l->inventory, expected, fmt::format("round {}", round));
+    auto l = load(bf16_tensors(names));
+    expect_grouped(*l, l->inventory, by_module(names), fmt::format("round {}", round));
   }
 }
 
@@ -394,13 +409,8 @@ TEST(Modules, GroupingMatchesABruteForceGroupingInSlices)
       }
       names.insert(name);
     }
-    std::vector<TensorSpec> tensors;
-    std::map<std::string, std::vector<std::string>> expected;
-    for (const std::string& name : names) {
-      tensors.push_back({name, "BF16", {2}});
-      expected[std::string(split_tensor_name(name).first)].push_back(name);
-    }
-    auto l = load(tensors);
+    auto l = load(bf16_tensors(names));
+    const auto expected = by_module(names);
     for (const unsigned threads : {1u, 2u, 3u}) {
       const Inventory inventory = build_inventory(l->checkpoint, threads);
       expect_grouped(*l, inventory, expected, fmt::format("round {}, {} threads", round, threads));
