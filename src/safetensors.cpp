@@ -211,8 +211,45 @@ private:
   unsigned m_high = 0;
 };
 
-// Whether a header's tensor keys repeat. None can while keys arrive in increasing order (the
-// usual case); from the first key out of order on, a hash set of every key seen.
+// Sorts by name. Writers list a shard's tensors grouped by dtype, each group in name order: the
+// runs already in order are merged pairwise, n log(runs) instead of n log(n) comparisons. Many
+// runs are sorted from scratch.
+void
+sort_by_name_in_runs(std::vector<TensorInfo>& tensors)
+{
+  constexpr size_t k_max_runs = 64;
+  const auto by_name = [](const TensorInfo& a, const TensorInfo& b) { return a.name < b.name; };
+  std::vector<size_t> bounds{0}; // where each run starts, then the end
+  for (size_t i = 1; i < tensors.size(); ++i) {
+    if (by_name(tensors[i], tensors[i - 1])) {
+      bounds.push_back(i);
+      if (bounds.size() > k_max_runs) {
+        std::sort(tensors.begin(), tensors.end(), by_name);
+        return;
+      }
+    }
+  }
+  bounds.push_back(tensors.size());
+  const auto at = [&](size_t offset) {
+    return tensors.begin() + static_cast<std::ptrdiff_t>(offset);
+  };
+  while (bounds.size() > 2) {
+    std::vector<size_t> merged{0};
+    size_t r = 0;
+    for (; r + 2 < bounds.size(); r += 2) {
+      std::inplace_merge(at(bounds[r]), at(bounds[r + 1]), at(bounds[r + 2]), by_name);
+      merged.push_back(bounds[r + 2]);
+    }
+    if (r + 1 < bounds.size()) {
+      merged.push_back(bounds[r + 1]); // an odd run out, merged in the next round
+    }
+    bounds = std::move(merged);
+  }
+}
+
+// Whether a header's tensor keys repeat, for the DOM path, which drops each repeat as it comes.
+// None can while keys arrive in increasing order; from the first key out of order on, a hash
+// set of every key seen.
 class RepeatedKeys
 {
 public:
@@ -242,9 +279,10 @@ class HeaderParser
 {
 public:
   // With `plain_first`, the usual header is read by parse_plain and only other headers by
-  // simdjson's DOM; without it every header goes through the DOM.
-  HeaderParser(Header& out, uint64_t data_size, bool plain_first)
-    : m_out(out), m_data_size(data_size), m_plain_first(plain_first)
+  // simdjson's DOM; without it every header goes through the DOM. With `sort_by_name` the
+  // tensors end sorted by name.
+  HeaderParser(Header& out, uint64_t data_size, bool plain_first, bool sort_by_name)
+    : m_out(out), m_data_size(data_size), m_plain_first(plain_first), m_sort_by_name(sort_by_name)
   {
   }
 
@@ -275,7 +313,9 @@ public:
       try {
         if (parse_plain(json, in_order)) {
           finish(in_order);
-          return;
+          if (in_order || names_distinct()) {
+            return;
+          }
         }
         clear();
       } catch (const std::bad_alloc&) {
@@ -364,6 +404,30 @@ private:
     check_layout();
     // Dropped entries keep the order of the rest: strictly increasing while in_order held.
     m_out.sorted = in_order;
+    if (m_sort_by_name && !in_order) {
+      sort_by_name_in_runs(m_out.tensors);
+      m_out.sorted = true;
+    }
+  }
+
+  // Whether no two tensors share a name: parse_plain leaves repeated keys to this check, which
+  // needs no hash set (the names are sorted, or a copy of them is).
+  bool names_distinct() const
+  {
+    const auto& tensors = m_out.tensors;
+    if (m_out.sorted) {
+      return std::adjacent_find(tensors.begin(), tensors.end(),
+                                [](const TensorInfo& a, const TensorInfo& b) {
+                                  return a.name == b.name;
+                                }) == tensors.end();
+    }
+    std::vector<std::string_view> names;
+    names.reserve(tensors.size());
+    for (const TensorInfo& t : tensors) {
+      names.push_back(t.name);
+    }
+    std::sort(names.begin(), names.end());
+    return std::adjacent_find(names.begin(), names.end()) == names.end();
   }
 
   void reserve(size_t tensors)
@@ -375,6 +439,8 @@ private:
   // Forgets what a parse_plain that gave up had added.
   void clear()
   {
+    m_out.readable = false;
+    m_out.sorted = false;
     m_out.tensors.clear();
     m_out.metadata.clear();
     m_out.problems.clear();
@@ -387,22 +453,17 @@ private:
 
   // The usual header without a DOM: one pass, no allocation beyond the results. Gives up
   // (false) on escapes, control characters, fields other than dtype, shape and data_offsets or
-  // one of them repeated or missing, numbers that are not plain digits, a repeated key,
-  // __metadata__ that is not an object of strings, reversed offsets, and invalid UTF-8. What it
-  // accepts it reads exactly as the DOM path does, problems included.
+  // one of them repeated or missing, numbers that are not plain digits, __metadata__ that is
+  // not an object of strings, reversed offsets, and invalid UTF-8; a repeated key is found by
+  // names_distinct afterwards. What it accepts it reads exactly as the DOM path does, problems
+  // included. `in_order`: the keys came in strictly increasing order.
   bool parse_plain(std::string_view json, bool& in_order)
   {
     PlainCursor in(json);
     if (!in.take('{')) {
       return false;
     }
-    RepeatedKeys keys;
-    const auto earlier = [&](std::unordered_set<std::string_view>& seen) {
-      seen.reserve(2 * m_out.tensors.size());
-      for (const TensorInfo& tensor : m_out.tensors) {
-        seen.insert(tensor.name);
-      }
-    };
+    std::string_view previous;
     bool has_metadata = false;
     if (!in.take('}')) {
       do {
@@ -418,7 +479,9 @@ private:
           has_metadata = true;
           continue;
         }
-        if (keys.repeated(key, earlier) || !plain_tensor(in, key)) {
+        in_order = in_order && (m_out.tensors.empty() || previous < key);
+        previous = key;
+        if (!plain_tensor(in, key)) {
           return false;
         }
         if (m_out.tensors.size() == 1) {
@@ -432,7 +495,6 @@ private:
         return false;
       }
     }
-    in_order = keys.in_order();
     return in.at_end() &&
            (!in.maybe_non_ascii() || simdjson::validate_utf8(json.data(), json.size()));
   }
@@ -816,47 +878,12 @@ private:
   std::array<std::pair<std::string_view, Dtype>, 6> m_dtypes_seen; // view the parsed document
   size_t m_dtype_count = 0;
   bool m_plain_first;
+  bool m_sort_by_name;
   size_t m_json_size = 0; // what name_storage must hold at most
   // Per tensor, its rank; spans are set once dim_storage stops growing.
   std::vector<uint32_t> m_ranks;
   bool m_dropped = false; // a tensor entry could not be read
 };
-
-// Sorts by name. Writers list a shard's tensors grouped by dtype, each group in name order: the
-// runs already in order are merged pairwise, n log(runs) instead of n log(n) comparisons. Many
-// runs are sorted from scratch.
-void
-sort_by_name_in_runs(std::vector<TensorInfo>& tensors)
-{
-  constexpr size_t k_max_runs = 64;
-  const auto by_name = [](const TensorInfo& a, const TensorInfo& b) { return a.name < b.name; };
-  std::vector<size_t> bounds{0}; // where each run starts, then the end
-  for (size_t i = 1; i < tensors.size(); ++i) {
-    if (by_name(tensors[i], tensors[i - 1])) {
-      bounds.push_back(i);
-      if (bounds.size() > k_max_runs) {
-        std::sort(tensors.begin(), tensors.end(), by_name);
-        return;
-      }
-    }
-  }
-  bounds.push_back(tensors.size());
-  const auto at = [&](size_t offset) {
-    return tensors.begin() + static_cast<std::ptrdiff_t>(offset);
-  };
-  while (bounds.size() > 2) {
-    std::vector<size_t> merged{0};
-    size_t r = 0;
-    for (; r + 2 < bounds.size(); r += 2) {
-      std::inplace_merge(at(bounds[r]), at(bounds[r + 1]), at(bounds[r + 2]), by_name);
-      merged.push_back(bounds[r + 2]);
-    }
-    if (r + 1 < bounds.size()) {
-      merged.push_back(bounds[r + 1]); // an odd run out, merged in the next round
-    }
-    bounds = std::move(merged);
-  }
-}
 
 constexpr std::string_view k_lfs_pointer = "version https://git-lfs.github.com/spec/";
 
@@ -927,7 +954,7 @@ parse_header(std::string_view json, uint64_t data_size)
 {
   Header header;
   header.header_size = json.size();
-  HeaderParser(header, data_size, true).parse(json, false);
+  HeaderParser(header, data_size, true, false).parse(json, false);
   return header;
 }
 
@@ -936,7 +963,7 @@ parse_header_dom(std::string_view json, uint64_t data_size)
 {
   Header header;
   header.header_size = json.size();
-  HeaderParser(header, data_size, false).parse(json, false);
+  HeaderParser(header, data_size, false, false).parse(json, false);
   return header;
 }
 
@@ -1003,13 +1030,9 @@ read_header(const ByteSource& source, bool sort_by_name)
   }
   Header parsed;
   parsed.header_size = length;
-  HeaderParser(parsed, header.file_size - 8 - length, true)
+  HeaderParser(parsed, header.file_size - 8 - length, true, sort_by_name)
     .parse(std::string_view(json, length), true);
   parsed.file_size = header.file_size;
-  if (sort_by_name && !parsed.sorted) {
-    sort_by_name_in_runs(parsed.tensors);
-    parsed.sorted = true;
-  }
   if (length > k_hub_header_size) {
     parsed.problems.insert(parsed.problems.begin(),
                            {HeaderIssue::length_large, true, "",
