@@ -1,12 +1,13 @@
 // Fuzzes the safetensors header reader: the input is a whole file (8-byte little-endian length,
 // header JSON, data), read through MemoryFileSystem with read_header; its header part is also
 // parsed directly with parse_header (the unpadded path) and with parse_header_dom, which must
-// agree. Checks the Header invariants.
+// agree, and read again sorted by name. Checks the Header invariants.
 #include <algorithm>
 #include <cstdint>
 #include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "fuzz_check.hpp"
 #include "qcheck/input.hpp"
@@ -98,6 +99,28 @@ LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
     QCHECK_FUZZ_CHECK(header.header_size >= 2 && header.header_size <= k_max_header_size);
     QCHECK_FUZZ_CHECK(header.header_size <= size - 8);
   }
+
+  // Sorted by name, as the checkpoint loader reads it: the same tensors and problems, and the
+  // names strictly increasing.
+  const Header by_name = read_header(**source, true);
+  check_header(by_name);
+  QCHECK_FUZZ_CHECK(by_name.readable == header.readable);
+  QCHECK_FUZZ_CHECK(by_name.problems.size() == header.problems.size());
+  for (size_t i = 0; i < header.problems.size(); ++i) {
+    QCHECK_FUZZ_CHECK(by_name.problems[i].message == header.problems[i].message);
+  }
+  if (by_name.readable) {
+    QCHECK_FUZZ_CHECK(by_name.sorted);
+  }
+  std::vector<std::string_view> names, sorted_names;
+  for (const TensorInfo& tensor : header.tensors) {
+    names.push_back(tensor.name);
+  }
+  for (const TensorInfo& tensor : by_name.tensors) {
+    sorted_names.push_back(tensor.name);
+  }
+  std::sort(names.begin(), names.end());
+  QCHECK_FUZZ_CHECK(names == sorted_names);
 
   // The header part on its own, whatever the length field says.
   if (size >= 8) {
