@@ -46,6 +46,8 @@ public:
   }
 
   size_t offset() const { return static_cast<size_t>(m_at - m_begin); }
+  // No string read so far held a byte of 0x80 or above (one outside a string stops the reader).
+  bool ascii_so_far() const { return m_high == 0; }
 
 private:
   void skip_space()
@@ -69,7 +71,7 @@ private:
   bool string(std::string_view& out)
   {
     const char* const start = ++m_at;
-    const char* const special = find_string_special(start, m_end);
+    const char* const special = find_string_special(start, m_end, m_high);
     if (special < m_end && *special == '"') {
       out = std::string_view(start, static_cast<size_t>(special - start));
       m_at = special + 1;
@@ -92,6 +94,7 @@ private:
         return false;
       }
       if (c != '\\') {
+        m_high |= c & 0x80u;
         text += *p++;
         continue;
       }
@@ -322,6 +325,7 @@ private:
   WeightMapScan& m_out;
   const std::function<void(std::string_view, const std::string_view*)>& m_member;
   const std::function<void()>& m_restart;
+  unsigned m_high = 0; // nonzero once a string held a byte of 0x80 or above
 };
 
 } // namespace
@@ -333,13 +337,16 @@ scan_weight_map(
   const std::function<void()>& restart)
 {
   WeightMapScan out;
-  if (!simdjson::validate_utf8(json.data(), json.size())) {
+  Reader reader(json, out, member, restart);
+  bool found = false;
+  const bool read = reader.document(found);
+  // Invalid UTF-8 anywhere makes the text invalid, with no offset. All-ASCII text, the usual
+  // index, is not checked again.
+  if ((!read || !reader.ascii_so_far()) && !simdjson::validate_utf8(json.data(), json.size())) {
     out.status = WeightMapScan::Status::invalid_json;
     return out;
   }
-  Reader reader(json, out, member, restart);
-  bool found = false;
-  if (!reader.document(found)) {
+  if (!read) {
     out.status = WeightMapScan::Status::invalid_json;
     out.error_offset = reader.offset();
     return out;

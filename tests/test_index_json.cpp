@@ -111,6 +111,8 @@ TEST(IndexJson, InvalidJsonIsRefused)
                                 R"({"weight_map": {"a": "\udc00x"}})",
                                 R"({"weight_map": {"a": "\u12"}})",
                                 "{\"weight_map\": {\"a\xff\": \"x\"}}",
+                                "{\"weight_map\": {\"a\\n\xff\": \"x\"}}",
+                                "{\"weight_map\": {\"a\": \"x\"}}\xff",
                                 R"({"n": 01})",
                                 R"({"n": 1.})",
                                 R"({"n": -})",
