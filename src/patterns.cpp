@@ -530,13 +530,30 @@ EntryIndex::EntryIndex(const std::vector<std::vector<std::string>>& keys, const 
     spellings += k.size();
   }
   if (anywhere_mode) {
-    anywhere.reserve(spellings);
+    m_inner.keys.reserve(spellings);
+    m_inner_texts.reserve(spellings);
   } else {
     m_literal.keys.reserve(spellings);
   }
   if (options.parents) {
     m_parents.keys.reserve(spellings);
   }
+  // A text that occurs somewhere in any name the entry matches. With two dots or more, the run
+  // between its first and last dot is whole components wherever it occurs: hashed, one lookup
+  // per pair of dots in a name. Other texts go to the substring automaton, which a list of
+  // thousands of full names would make megabytes large and slow to build.
+  const auto add_anywhere = [&](std::string_view text, uint32_t entry) {
+    const size_t first_dot = text.find('.');
+    const size_t last_dot = text.rfind('.');
+    if (first_dot != std::string_view::npos && last_dot > first_dot + 1) {
+      const std::string_view inner = text.substr(first_dot + 1, last_dot - first_dot - 1);
+      m_inner.keys.push_back({hash_text(inner, ci), static_cast<uint32_t>(m_inner_texts.size())});
+      m_inner_texts.push_back({hash_text(text, ci), entry, first_dot + 1, text.size() - last_dot});
+      mark_length(m_inner_lengths, inner.size());
+    } else {
+      anywhere.push_back({std::string(text), entry});
+    }
+  };
   for (uint32_t entry = 0; entry < keys.size(); ++entry) {
     bool always = false;
     for (const std::string& key : keys[entry]) {
@@ -546,7 +563,7 @@ EntryIndex::EntryIndex(const std::vector<std::vector<std::string>>& keys, const 
         if (start.empty()) {
           always = true;
         } else if (anywhere_mode) {
-          anywhere.push_back({start, entry});
+          add_anywhere(start, entry);
         } else {
           m_prefixes.keys.push_back({hash_text(start, ci), entry});
           mark_length(m_prefix_lengths, start.size());
@@ -564,7 +581,7 @@ EntryIndex::EntryIndex(const std::vector<std::vector<std::string>>& keys, const 
         --prefix;
       }
       if (wildcard == key.size() && anywhere_mode) {
-        anywhere.push_back({key, entry});
+        add_anywhere(key, entry);
       } else if (wildcard == key.size()) {
         m_literal.keys.push_back({hash_text(key, ci), entry});
         mark_length(m_literal_lengths, key.size());
@@ -574,10 +591,10 @@ EntryIndex::EntryIndex(const std::vector<std::vector<std::string>>& keys, const 
         if (run.empty()) {
           always = true;
         } else {
-          anywhere.push_back({std::string(run), entry});
+          add_anywhere(run, entry);
         }
       } else if (anywhere_mode) {
-        anywhere.push_back({key.substr(0, prefix), entry});
+        add_anywhere(std::string_view(key).substr(0, prefix), entry);
       } else {
         m_prefixes.keys.push_back({hash_text(std::string_view(key).substr(0, prefix), ci), entry});
         mark_length(m_prefix_lengths, prefix);
@@ -615,7 +632,7 @@ EntryIndex::EntryIndex(const std::vector<std::vector<std::string>>& keys, const 
       m_prefix_length_list.push_back(length);
     }
   }
-  for (Table* t : {&m_literal, &m_prefixes, &m_parents, &m_reverse}) {
+  for (Table* t : {&m_literal, &m_prefixes, &m_inner, &m_parents, &m_reverse}) {
     t->seal();
   }
   m_anywhere = SubstringSet(std::move(anywhere), ci);
@@ -661,7 +678,8 @@ EntryIndex::candidates(std::span<const std::string_view> names, std::vector<uint
   const bool ci = m_options.case_insensitive;
   // Substring keys alone need no window hashes or dot positions.
   const bool windows = m_options.mode != Mode::substring || !m_prefixes.keys.empty() ||
-                       m_options.parents || !m_options.reverse_marker.empty();
+                       !m_inner.keys.empty() || m_options.parents ||
+                       !m_options.reverse_marker.empty();
   for (const std::string_view name : names) {
     if (!windows) {
       m_anywhere.find_all(name, out);
@@ -717,6 +735,28 @@ EntryIndex::candidates(std::span<const std::string_view> names, std::vector<uint
           }
         } else {
           m_prefixes.lookup(h.window(0, length), out);
+        }
+      }
+    }
+    // Runs of whole components between two dots (after dot a - 1, up to dot b), each hit then
+    // checked for its whole text around the run.
+    if (!m_inner.keys.empty()) {
+      thread_local std::vector<uint32_t> hits;
+      for (size_t a = 1; a < starts.size(); ++a) {
+        for (size_t b = a; b + 1 < ends.size(); ++b) {
+          const size_t s = starts[a], e = ends[b];
+          if (e == s || !has_length(m_inner_lengths, e - s)) {
+            continue;
+          }
+          hits.clear();
+          m_inner.lookup(h.window(s, e), hits);
+          for (const uint32_t k : hits) {
+            const InnerText& t = m_inner_texts[k];
+            if (t.before <= s && t.after <= n - e &&
+                h.window(s - t.before, e + t.after) == t.hash) {
+              out.push_back(t.entry);
+            }
+          }
         }
       }
     }

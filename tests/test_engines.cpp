@@ -216,6 +216,69 @@ TEST(Patterns, SubstringSetAgreesWithSearchingEveryPosition)
   EXPECT_GT(hits, 10000u);
 }
 
+// Substring keys with two dots or more are looked up by the run between their first and last
+// dot, the others by the automaton: together exactly the keys that occur in the name.
+TEST(Patterns, EntryIndexFindsDottedSubstringsByTheirInnerRun)
+{
+  const EntryIndex index({{"layers.1.mlp"}, {"mlp.experts.1.down"}, {"gate"}, {"s.1.m"}, {"x.y"}},
+                         {.mode = EntryIndex::Mode::substring});
+  const auto found = [&](std::string_view name) {
+    std::vector<uint32_t> out;
+    index.candidates(std::span(&name, 1), out);
+    return out;
+  };
+  EXPECT_EQ(found("model.layers.1.mlp.experts.1.down_proj"), (std::vector<uint32_t>{0, 1, 3}));
+  EXPECT_EQ(found("model.layers.11.mlp.gate"), (std::vector<uint32_t>{2}));
+  EXPECT_EQ(found("x.y.z"), (std::vector<uint32_t>{4}));
+  EXPECT_EQ(found("model.layers.1.mlpx"), (std::vector<uint32_t>{0, 3}));
+  EXPECT_EQ(found("model.layers.1.xmlp"), (std::vector<uint32_t>{})); // the run, not the text
+}
+
+// Random keys and names over a small alphabet with dots (empty components, leading and trailing
+// dots), case-sensitive and not: the candidates are the keys found by searching every position.
+TEST(Patterns, EntryIndexSubstringModeAgreesWithSearchingEveryPosition)
+{
+  const std::string alphabet = "abA..";
+  test::Lcg next(4242);
+  const auto word = [&](size_t max) {
+    std::string w;
+    for (size_t i = next(max + 1); i > 0; --i) {
+      w += alphabet[next(alphabet.size())];
+    }
+    return w;
+  };
+  const auto fold = [](std::string text, bool ci) {
+    for (char& c : text) {
+      c = ci && c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+    }
+    return text;
+  };
+  size_t hits = 0;
+  for (int round = 0; round < 2000; ++round) {
+    std::vector<std::vector<std::string>> keys;
+    for (size_t i = next(12); i > 0; --i) {
+      keys.push_back({word(7)});
+    }
+    const bool ci = next(2) == 0;
+    const EntryIndex index(keys, {.mode = EntryIndex::Mode::substring, .case_insensitive = ci});
+    for (int t = 0; t < 5; ++t) {
+      const std::string text = word(20);
+      const std::string_view view = text;
+      std::vector<uint32_t> found;
+      index.candidates(std::span(&view, 1), found);
+      std::vector<uint32_t> expected;
+      for (uint32_t k = 0; k < keys.size(); ++k) {
+        if (fold(text, ci).find(fold(keys[k][0], ci)) != std::string::npos) {
+          expected.push_back(k);
+        }
+      }
+      hits += expected.size();
+      ASSERT_EQ(found, expected) << "round " << round << " text '" << text << "' ci " << ci;
+    }
+  }
+  EXPECT_GT(hits, 10000u);
+}
+
 TEST(Patterns, RegexLiteralStartStopsWhereTheRegexMayDiffer)
 {
   EXPECT_EQ(regex_literal_start(R"(model\.layers\.3\.mlp\.experts\..*)"),

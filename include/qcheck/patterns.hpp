@@ -142,8 +142,20 @@ private:
   size_t m_size = 0;
   Table m_literal;  // whole keys, unless anywhere in the name
   Table m_prefixes; // literal start of a glob or of a re: entry, same
+  // A text with two dots or more that must occur somewhere in a name, found by the run between
+  // its first and last dot (whole components of the name).
+  struct InnerText
+  {
+    uint64_t hash; // of the whole text
+    uint32_t entry;
+    size_t before; // bytes before the run: up to and with the first dot
+    size_t after;  // bytes after it: from the last dot on
+  };
   // Texts that can occur anywhere in a name: whole keys and literal starts in substring mode,
-  // and the longest literal run of a glob starting with a wildcard in every mode.
+  // and the longest literal run of a glob starting with a wildcard in every mode. Those with two
+  // dots or more are in m_inner (its values index m_inner_texts); the others here.
+  Table m_inner;
+  std::vector<InnerText> m_inner_texts;
   SubstringSet m_anywhere;
   Table m_parents;
   Table m_reverse;                        // the text that ends with each marker in a key (a window)
@@ -151,6 +163,7 @@ private:
   std::vector<uint32_t> m_reverse_all;    // every entry holding the marker
   std::vector<uint8_t> m_literal_lengths; // [n]: some key is n bytes long (a byte, not a bit:
   std::vector<uint8_t> m_prefix_lengths;  // asked for every window of every name)
+  std::vector<uint8_t> m_inner_lengths;
   std::vector<size_t> m_prefix_length_list; // the lengths m_prefix_lengths marks, increasing
 };
 
