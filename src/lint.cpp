@@ -1158,6 +1158,7 @@ private:
       Engine engine;
       const ConfigSource* source = nullptr; // set when the engine is selected and reads it
       const CompiledList* list = nullptr;
+      std::unique_ptr<CompiledList> built{}; // a list compiled by this task
       std::vector<EngineLayer> layers{};
       std::vector<Decision> decisions{};
     };
@@ -1169,12 +1170,18 @@ private:
         std::find(m_options.engines.begin(), m_options.engines.end(), e) != m_options.engines.end();
       if (selected && source && engine_reads(e, source->format)) {
         w.source = source;
-        w.list = compiled(e, *source);
+        w.list = find_compiled(e, *source);
       }
       work.push_back(std::move(w));
     }
+    // Each engine reads one block, so no two tasks compile the same list: a long list's three
+    // compilations run side by side.
     run_tasks(work.size(), thread_count(m_options.threads), [&](size_t i) {
       Work& w = work[i];
+      if (w.source != nullptr && w.list == nullptr) {
+        w.built = std::make_unique<CompiledList>(w.engine, *w.source);
+        w.list = w.built.get();
+      }
       w.layers = engine_layers(w.engine, m_inventory, m_drafts, m_declaration.model);
       if (w.source == nullptr) {
         return;
@@ -1186,6 +1193,10 @@ private:
       }
     });
     for (Work& w : work) {
+      if (w.built) {
+        m_compiled_lists.push_back(std::move(w.built));
+        m_compiled[{w.engine, w.source}] = w.list;
+      }
       m_layers[w.engine] = std::move(w.layers);
       m_decisions[w.engine] = std::move(w.decisions);
     }
@@ -1204,6 +1215,16 @@ private:
   // (config.json and hf_quant_config.json) shares its compiled form.
   const CompiledList* compiled(Engine engine, const ConfigSource& source)
   {
+    if (const CompiledList* list = find_compiled(engine, source)) {
+      return list;
+    }
+    m_compiled_lists.push_back(std::make_unique<CompiledList>(engine, source));
+    return m_compiled[{engine, &source}] = m_compiled_lists.back().get();
+  }
+
+  // The list already compiled for the block, or for one with the same list; null if none.
+  const CompiledList* find_compiled(Engine engine, const ConfigSource& source)
+  {
     const auto key = std::pair{engine, &source};
     if (const auto it = m_compiled.find(key); it != m_compiled.end()) {
       return it->second;
@@ -1214,8 +1235,7 @@ private:
         return m_compiled[key] = list;
       }
     }
-    m_compiled_lists.push_back(std::make_unique<CompiledList>(engine, source));
-    return m_compiled[key] = m_compiled_lists.back().get();
+    return nullptr;
   }
 
   // Each engine's layers, built once per run.
