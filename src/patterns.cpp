@@ -641,20 +641,26 @@ EntryIndex::EntryIndex(const std::vector<std::vector<std::string>>& keys, const 
 void
 EntryIndex::Table::seal()
 {
-  std::sort(keys.begin(), keys.end());
   unsigned bits = 1;
   while ((size_t{1} << bits) < keys.size() && bits < 24) {
     ++bits;
   }
   shift = 64 - bits;
-  directory.assign((size_t{1} << bits) + 1, 0);
-  size_t k = 0;
-  for (size_t slot = 0; slot < directory.size(); ++slot) {
-    while (k < keys.size() && (keys[k].hash >> shift) < slot) {
-      ++k;
-    }
-    directory[slot] = static_cast<uint32_t>(k);
+  // A counting sort on the directory's bits: a lookup scans its slot's keys whatever their order.
+  const size_t slots = size_t{1} << bits;
+  directory.assign(slots + 1, 0);
+  for (const Key& k : keys) {
+    ++directory[(k.hash >> shift) + 1];
   }
+  for (size_t slot = 0; slot < slots; ++slot) {
+    directory[slot + 1] += directory[slot];
+  }
+  std::vector<Key> sorted(keys.size());
+  std::vector<uint32_t> fill(directory.begin(), directory.end() - 1);
+  for (const Key& k : keys) {
+    sorted[fill[k.hash >> shift]++] = k;
+  }
+  keys = std::move(sorted);
 }
 
 void

@@ -125,9 +125,8 @@ private:
   {
     uint64_t hash;
     uint32_t entry;
-    bool operator<(const Key& o) const { return hash != o.hash ? hash < o.hash : entry < o.entry; }
   };
-  // Keys sorted by hash, with a directory on the hash's top bits: a lookup reads one slot and
+  // Keys grouped by the hash's top bits, with a directory on them: a lookup reads one slot and
   // scans the few keys behind it.
   struct Table
   {
