@@ -1,0 +1,101 @@
+// A set of names for the hundreds of thousands a checkpoint holds: open addressing in one flat
+// table, no allocation per name. It views the names, which must outlive it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string_view>
+#include <vector>
+
+namespace qcheck {
+
+class NameSet
+{
+public:
+  NameSet() = default;
+  // Sized for `expected` names without growing.
+  explicit NameSet(size_t expected) { reserve(expected); }
+
+  // Makes room for `expected` names in all.
+  void reserve(size_t expected)
+  {
+    size_t capacity = 16;
+    while (capacity * k_max_load_num < expected * k_max_load_den) {
+      capacity *= 2;
+    }
+    if (capacity > m_slots.size()) {
+      rehash(capacity);
+    }
+  }
+
+  // Adds `name`; true when it was not in the set.
+  bool insert(std::string_view name)
+  {
+    if ((m_size + 1) * k_max_load_den > m_slots.size() * k_max_load_num) {
+      rehash(m_slots.empty() ? 16 : 2 * m_slots.size());
+    }
+    const uint64_t hash = std::hash<std::string_view>{}(name);
+    Slot& slot = m_slots[find(name, hash)];
+    if (slot.data != nullptr) {
+      return false;
+    }
+    slot = {name.empty() ? k_empty_text : name.data(), static_cast<uint32_t>(name.size()),
+            static_cast<uint32_t>(hash >> 32)};
+    ++m_size;
+    return true;
+  }
+
+  bool contains(std::string_view name) const
+  {
+    if (m_size == 0) {
+      return false;
+    }
+    return m_slots[find(name, std::hash<std::string_view>{}(name))].data != nullptr;
+  }
+
+  size_t size() const { return m_size; }
+  bool empty() const { return m_size == 0; }
+
+private:
+  struct Slot
+  {
+    const char* data = nullptr; // null: the slot is free
+    uint32_t size = 0;          // names are shorter than 4 GiB (headers are at most 100 MB)
+    uint32_t tag = 0;           // the hash's top bits: most mismatches never compare text
+  };
+  static constexpr size_t k_max_load_num = 7; // at most 70% of the slots hold a name
+  static constexpr size_t k_max_load_den = 10;
+  static constexpr const char* k_empty_text = ""; // where an empty name's slot points
+
+  // The slot holding `name`, or the free slot where it would go (linear probing).
+  size_t find(std::string_view name, uint64_t hash) const
+  {
+    const size_t mask = m_slots.size() - 1;
+    const auto tag = static_cast<uint32_t>(hash >> 32);
+    for (size_t i = hash & mask;; i = (i + 1) & mask) {
+      const Slot& slot = m_slots[i];
+      if (slot.data == nullptr || (slot.tag == tag && slot.size == name.size() &&
+                                   std::string_view(slot.data, slot.size) == name)) {
+        return i;
+      }
+    }
+  }
+
+  void rehash(size_t capacity)
+  {
+    std::vector<Slot> old = std::move(m_slots);
+    m_slots.assign(capacity, Slot{});
+    for (const Slot& slot : old) {
+      if (slot.data != nullptr) {
+        const std::string_view name(slot.data, slot.size);
+        m_slots[find(name, std::hash<std::string_view>{}(name))] = slot;
+      }
+    }
+  }
+
+  std::vector<Slot> m_slots; // a power of two in size, or empty
+  size_t m_size = 0;
+};
+
+} // namespace qcheck
