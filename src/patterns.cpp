@@ -204,14 +204,34 @@ private:
   {
     std::vector<uint64_t>& prefix = *m_prefix;
     std::vector<uint64_t>& power = *m_power;
-    prefix.resize(text.size() + 1);
-    power.resize(text.size() + 1);
+    const size_t n = text.size();
+    // Powers depend only on the length: kept from one name to the next.
+    if (power.size() < n + 1) {
+      const size_t from = power.empty() ? 1 : power.size();
+      power.resize(n + 1);
+      power[0] = 1;
+      for (size_t i = from; i <= n; ++i) {
+        power[i] = power[i - 1] * k_base;
+      }
+    }
+    prefix.resize(n + 1);
     prefix[0] = 0;
-    power[0] = 1;
-    for (size_t i = 0; i < text.size(); ++i) {
-      prefix[i + 1] =
-        prefix[i] * k_base + static_cast<unsigned char>(fold(text[i], case_insensitive));
-      power[i + 1] = power[i] * k_base;
+    const auto byte = [&](size_t i) {
+      return static_cast<uint64_t>(static_cast<unsigned char>(fold(text[i], case_insensitive)));
+    };
+    // Two bytes per step on the multiplication chain; the odd prefix hangs off it.
+    constexpr uint64_t k_base2 = k_base * k_base;
+    uint64_t h = 0;
+    size_t i = 0;
+    for (; i + 2 <= n; i += 2) {
+      const uint64_t a = byte(i);
+      const uint64_t b = byte(i + 1);
+      prefix[i + 1] = h * k_base + a;
+      h = h * k_base2 + (a * k_base + b);
+      prefix[i + 2] = h;
+    }
+    if (i < n) {
+      prefix[i + 1] = h * k_base + byte(i);
     }
   }
 
