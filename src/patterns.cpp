@@ -175,9 +175,18 @@ mix(uint64_t hash, size_t length)
 uint64_t
 hash_text(std::string_view text, bool case_insensitive)
 {
+  const auto byte = [&](size_t i) {
+    return static_cast<uint64_t>(static_cast<unsigned char>(fold(text[i], case_insensitive)));
+  };
+  // Two bytes per multiplication, as WindowHashes does: the same value as one at a time.
+  constexpr uint64_t k_base2 = k_base * k_base;
   uint64_t h = 0;
-  for (char c : text) {
-    h = h * k_base + static_cast<unsigned char>(fold(c, case_insensitive));
+  size_t i = 0;
+  for (; i + 2 <= text.size(); i += 2) {
+    h = h * k_base2 + (byte(i) * k_base + byte(i + 1));
+  }
+  if (i < text.size()) {
+    h = h * k_base + byte(i);
   }
   return mix(h, text.size());
 }
