@@ -18,7 +18,7 @@ seconds="${1:-60}"
 shift || true
 targets=("$@")
 if ((${#targets[@]} == 0)); then
-  targets=(fuzz_safetensors fuzz_index_json fuzz_config fuzz_regex fuzz_json_patch)
+  targets=(fuzz_safetensors fuzz_index_json fuzz_config fuzz_regex fuzz_json_patch fuzz_entry_index)
 fi
 jobs="${FUZZ_JOBS:-$(nproc)}"
 
