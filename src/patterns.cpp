@@ -571,6 +571,21 @@ EntryIndex::EntryIndex(const std::vector<std::vector<std::string>>& keys, const 
   // between its first and last dot is whole components wherever it occurs: hashed, one lookup
   // per pair of dots in a name. Other texts go to the substring automaton, which a list of
   // thousands of full names would make megabytes large and slow to build.
+  // Dotted mode: a key's first component must be a whole component of the name where the key
+  // starts, so names are looked up only from starts whose component some key begins with.
+  const auto note_first_component = [&](ComponentFilter& filter, std::string_view key) {
+    if (options.mode == Mode::dotted) {
+      filter.add(hash_text(key.substr(0, key.find('.')), ci));
+    }
+  };
+  // A prefix without a dot may end inside the name's component: no filter then.
+  const auto note_prefix_first_component = [&](std::string_view prefix) {
+    if (prefix.find('.') == std::string_view::npos) {
+      m_prefix_firsts.pass_all();
+    } else {
+      note_first_component(m_prefix_firsts, prefix);
+    }
+  };
   const auto add_anywhere = [&](std::string_view text, uint32_t entry) {
     const size_t first_dot = text.find('.');
     const size_t last_dot = text.rfind('.');
@@ -596,6 +611,7 @@ EntryIndex::EntryIndex(const std::vector<std::vector<std::string>>& keys, const 
         } else {
           m_prefixes.keys.push_back({hash_text(start, ci), entry});
           mark_length(m_prefix_lengths, start.size());
+          note_prefix_first_component(start);
         }
         continue;
       }
@@ -614,6 +630,7 @@ EntryIndex::EntryIndex(const std::vector<std::vector<std::string>>& keys, const 
       } else if (wildcard == key.size()) {
         m_literal.keys.push_back({hash_text(key, ci), entry});
         mark_length(m_literal_lengths, key.size());
+        note_first_component(m_literal_firsts, key);
       } else if (prefix == 0) {
         // "*x*": its longest literal run occurs somewhere in any name it matches.
         const std::string_view run = longest_glob_run(key);
@@ -627,6 +644,7 @@ EntryIndex::EntryIndex(const std::vector<std::vector<std::string>>& keys, const 
       } else {
         m_prefixes.keys.push_back({hash_text(std::string_view(key).substr(0, prefix), ci), entry});
         mark_length(m_prefix_lengths, prefix);
+        note_prefix_first_component(std::string_view(key).substr(0, prefix));
       }
       if (options.parents) {
         const size_t dot = key.rfind('.');
@@ -723,6 +741,7 @@ EntryIndex::candidates(std::span<const std::string_view> names, std::vector<uint
     const WindowHashes h(name, ci);
     const size_t n = name.size();
     thread_local std::vector<size_t> starts, ends;
+    thread_local std::vector<uint64_t> components; // dotted mode: each component's hash
     starts.assign(1, 0);
     ends.clear();
     for (size_t i = 0; i < n; ++i) {
@@ -745,8 +764,17 @@ EntryIndex::candidates(std::span<const std::string_view> names, std::vector<uint
       }
       break;
     case Mode::dotted:
-      for (size_t s : starts) {
-        for (size_t e : ends) {
+      // Component a is [starts[a], ends[a]); a run from it ends at one of ends[a...].
+      components.clear();
+      for (size_t a = 0; a < starts.size(); ++a) {
+        components.push_back(h.window(starts[a], ends[a]));
+      }
+      for (size_t a = 0; a < starts.size(); ++a) {
+        if (!m_literal_firsts.may_hold(components[a])) {
+          continue;
+        }
+        for (size_t b = a; b < ends.size(); ++b) {
+          const size_t s = starts[a], e = ends[b];
           if ((e > s || n == 0) && has_length(m_literal_lengths, e - s)) {
             m_literal.lookup(h.window(s, e), out);
           }
@@ -763,9 +791,9 @@ EntryIndex::candidates(std::span<const std::string_view> names, std::vector<uint
           break;
         }
         if (m_options.mode == Mode::dotted) {
-          for (size_t s : starts) {
-            if (s + length <= n) {
-              m_prefixes.lookup(h.window(s, s + length), out);
+          for (size_t a = 0; a < starts.size(); ++a) {
+            if (starts[a] + length <= n && m_prefix_firsts.may_hold(components[a])) {
+              m_prefixes.lookup(h.window(starts[a], starts[a] + length), out);
             }
           }
         } else {

@@ -140,6 +140,17 @@ TEST(Patterns, FnmatchAgreesWithTheDefinitionOnRandomPatterns)
   EXPECT_GT(matches, 500u); // the random cases include plenty of matches
 }
 
+// A word of up to `max` characters drawn from `alphabet`.
+std::string
+random_word(test::Lcg& next, std::string_view alphabet, size_t max)
+{
+  std::string w;
+  for (size_t i = next(max + 1); i > 0; --i) {
+    w += alphabet[next(alphabet.size())];
+  }
+  return w;
+}
+
 // Each key's value once per occurrence, by trying every position.
 std::vector<uint32_t>
 occurrences_by_search(const std::vector<SubstringSet::Key>& keys, std::string text, bool ci)
@@ -186,15 +197,8 @@ TEST(Patterns, SubstringSetFindsEveryOccurrenceOfEveryKey)
 // a search at every position, case-sensitive and not.
 TEST(Patterns, SubstringSetAgreesWithSearchingEveryPosition)
 {
-  const std::string alphabet = "abAB.\xff";
   test::Lcg next(777);
-  const auto word = [&](size_t max) {
-    std::string w;
-    for (size_t i = next(max + 1); i > 0; --i) {
-      w += alphabet[next(alphabet.size())];
-    }
-    return w;
-  };
+  const auto word = [&](size_t max) { return random_word(next, "abAB.\xff", max); };
   size_t hits = 0;
   for (int round = 0; round < 3000; ++round) {
     std::vector<SubstringSet::Key> keys;
@@ -238,15 +242,8 @@ TEST(Patterns, EntryIndexFindsDottedSubstringsByTheirInnerRun)
 // dots), case-sensitive and not: the candidates are the keys found by searching every position.
 TEST(Patterns, EntryIndexSubstringModeAgreesWithSearchingEveryPosition)
 {
-  const std::string alphabet = "abA..";
   test::Lcg next(4242);
-  const auto word = [&](size_t max) {
-    std::string w;
-    for (size_t i = next(max + 1); i > 0; --i) {
-      w += alphabet[next(alphabet.size())];
-    }
-    return w;
-  };
+  const auto word = [&](size_t max) { return random_word(next, "abA..", max); };
   const auto fold = [](std::string text, bool ci) {
     for (char& c : text) {
       c = ci && c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
@@ -277,6 +274,24 @@ TEST(Patterns, EntryIndexSubstringModeAgreesWithSearchingEveryPosition)
     }
   }
   EXPECT_GT(hits, 10000u);
+}
+
+// Dotted mode looks a name up only from components that begin some key: a key's first
+// component, or any component for a glob whose literal start has no dot ("mod*" may end inside
+// one).
+TEST(Patterns, EntryIndexDottedModeStartsAtComponentsKeysBeginWith)
+{
+  const EntryIndex index({{"mod*"}, {"layers.0.mlp"}, {"x.lay*"}, {"0"}},
+                         {.mode = EntryIndex::Mode::dotted, .globs = true});
+  const auto found = [&](std::string_view name) {
+    std::vector<uint32_t> out;
+    index.candidates(std::span(&name, 1), out);
+    return out;
+  };
+  EXPECT_EQ(found("model.layers.0.mlp"), (std::vector<uint32_t>{0, 1, 3}));
+  EXPECT_EQ(found("a.x.layers"), (std::vector<uint32_t>{2}));
+  EXPECT_EQ(found("a.modern"), (std::vector<uint32_t>{0}));
+  EXPECT_EQ(found("a.b.c"), (std::vector<uint32_t>{}));
 }
 
 TEST(Patterns, RegexLiteralStartStopsWhereTheRegexMayDiffer)

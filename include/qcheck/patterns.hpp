@@ -2,6 +2,7 @@
 // answer "which entries match this name" without a per-name loop over every pattern.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -137,10 +138,30 @@ private:
     void lookup(uint64_t hash, std::vector<uint32_t>& out) const;
   };
 
+  // Hashes of the first components of keys, as 4,096 bits: a name's component whose bit is
+  // clear starts no key (a set bit may be a collision: a filter, never an answer).
+  class ComponentFilter
+  {
+  public:
+    void add(uint64_t hash) { m_bits[hash >> 58] |= uint64_t{1} << ((hash >> 52) & 63); }
+    void pass_all() { m_all = true; }
+    bool may_hold(uint64_t hash) const
+    {
+      return m_all || (m_bits[hash >> 58] >> ((hash >> 52) & 63) & 1) != 0;
+    }
+
+  private:
+    std::array<uint64_t, 64> m_bits{};
+    bool m_all = false;
+  };
+
   Options m_options;
   size_t m_size = 0;
   Table m_literal;  // whole keys, unless anywhere in the name
   Table m_prefixes; // literal start of a glob or of a re: entry, same
+  // Dotted mode: the first components of m_literal's and m_prefixes' keys.
+  ComponentFilter m_literal_firsts;
+  ComponentFilter m_prefix_firsts;
   // A text with two dots or more that must occur somewhere in a name, found by the run between
   // its first and last dot (whole components of the name).
   struct InnerText
