@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <span>
@@ -1156,41 +1157,53 @@ private:
   {
     struct Work
     {
-      Engine engine;
+      Engine engine{};
       const ConfigSource* source = nullptr; // set when the engine is selected and reads it
       const CompiledList* list = nullptr;
-      std::unique_ptr<CompiledList> built{}; // a list compiled by this task
+      std::unique_ptr<CompiledList> built{}; // a list compiled here
       std::vector<EngineLayer> layers{};
       std::vector<Decision> decisions{};
+      std::once_flag ready{}; // list and layers
     };
-    std::vector<Work> work;
-    for (Engine e : k_all_engines) {
-      Work w{e};
-      const ConfigSource* source = source_for(m_declaration, e);
-      const bool selected =
-        std::find(m_options.engines.begin(), m_options.engines.end(), e) != m_options.engines.end();
-      if (selected && source && engine_reads(e, source->format)) {
-        w.source = source;
-        w.list = find_compiled(e, *source);
-      }
-      work.push_back(std::move(w));
-    }
-    // Each engine reads one block, so no two tasks compile the same list: a long list's three
-    // compilations run side by side.
-    run_tasks(work.size(), thread_count(m_options.threads), [&](size_t i) {
+    std::vector<Work> work(k_all_engines.size());
+    for (size_t i = 0; i < work.size(); ++i) {
       Work& w = work[i];
-      if (w.source != nullptr && w.list == nullptr) {
-        w.built = std::make_unique<CompiledList>(w.engine, *w.source);
-        w.list = w.built.get();
+      w.engine = k_all_engines[i];
+      const ConfigSource* source = source_for(m_declaration, w.engine);
+      const bool selected = std::find(m_options.engines.begin(), m_options.engines.end(),
+                                      w.engine) != m_options.engines.end();
+      if (selected && source && engine_reads(w.engine, source->format)) {
+        w.source = source;
+        w.list = find_compiled(w.engine, *source);
       }
-      w.layers = engine_layers(w.engine, m_inventory, m_drafts, m_declaration.model);
+    }
+    // Each engine's list and layers, then its decisions in two halves: six tasks, so that two
+    // cores share three engines evenly. The first half to start builds what both need (each
+    // engine reads one block, so no two engines compile the same list); the first halves of all
+    // engines come first, so a second half rarely waits.
+    constexpr size_t k_halves = 2;
+    run_tasks(work.size() * k_halves, thread_count(m_options.threads), [&](size_t task) {
+      Work& w = work[task % work.size()];
+      const size_t half = task / work.size();
+      std::call_once(w.ready, [&] {
+        if (w.source != nullptr && w.list == nullptr) {
+          w.built = std::make_unique<CompiledList>(w.engine, *w.source);
+          w.list = w.built.get();
+        }
+        w.layers = engine_layers(w.engine, m_inventory, m_drafts, m_declaration.model);
+        if (w.source != nullptr) {
+          w.decisions.resize(w.layers.size());
+        }
+      });
       if (w.source == nullptr) {
         return;
       }
-      w.decisions.reserve(w.layers.size());
-      for (const EngineLayer& layer : w.layers) {
-        w.decisions.push_back(decide(w.engine, *w.source, m_declaration.model, layer,
-                                     quantized_modules(layer) > 0, w.list));
+      const size_t begin = w.layers.size() * half / k_halves;
+      const size_t end = w.layers.size() * (half + 1) / k_halves;
+      for (size_t i = begin; i < end; ++i) {
+        const EngineLayer& layer = w.layers[i];
+        w.decisions[i] = decide(w.engine, *w.source, m_declaration.model, layer,
+                                quantized_modules(layer) > 0, w.list);
       }
     });
     for (Work& w : work) {
