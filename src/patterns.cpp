@@ -392,6 +392,10 @@ blind_to_digits(std::string_view entry)
 SubstringSet::SubstringSet(std::vector<Key> keys, bool case_insensitive)
   : m_case_insensitive(case_insensitive)
 {
+  if (!case_insensitive && keys.size() <= k_few_keys) {
+    m_few = std::move(keys);
+    return;
+  }
   for (Key& k : keys) {
     for (char& c : k.text) {
       c = fold(c, case_insensitive);
@@ -523,6 +527,17 @@ SubstringSet::child(uint32_t node, unsigned char c) const
 void
 SubstringSet::find_all(std::string_view text, std::vector<uint32_t>& out) const
 {
+  // A few keys: a search for each (memchr, then a compare) beats a walk byte by byte.
+  for (const Key& k : m_few) {
+    if (k.text.empty()) {
+      out.push_back(k.value);
+      continue;
+    }
+    for (size_t at = text.find(k.text); at != std::string_view::npos;
+         at = text.find(k.text, at + 1)) {
+      out.push_back(k.value);
+    }
+  }
   if (m_values.empty()) {
     return;
   }

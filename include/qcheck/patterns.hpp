@@ -62,10 +62,14 @@ public:
   // Appends the value of each key occurring in `text`, once per occurrence, in no set order.
   void find_all(std::string_view text, std::vector<uint32_t>& out) const;
 
-  bool empty() const { return m_values.empty(); }
+  bool empty() const { return m_values.empty() && m_few.empty(); }
 
 private:
   uint32_t child(uint32_t node, unsigned char c) const;
+
+  // Up to this many case-sensitive keys are searched for one by one, without the automaton.
+  static constexpr size_t k_few_keys = 8;
+  std::vector<Key> m_few;
 
   bool m_case_insensitive = false;
   // Node n's edges are m_edge_chars/m_edge_targets[m_first_edge[n], m_first_edge[n + 1]),
