@@ -1724,7 +1724,9 @@ private:
     return it->second;
   }
 
-  static constexpr size_t k_known_scan_limit = 8;
+  // A scan of every layer and shard name costs about half of building the set of all names
+  // (deepseek: about 1.5 and 3.8 ms): after two, the set.
+  static constexpr size_t k_known_scan_limit = 2;
   static constexpr size_t k_named_like_tries = 64;
   NameSet m_known; // built once scans stop paying
   std::unordered_map<std::string, std::string> m_overmatch_examples;
