@@ -582,10 +582,6 @@ EntryIndex::EntryIndex(const std::vector<std::vector<std::string>>& keys, const 
   if (options.parents) {
     m_parents.keys.reserve(spellings);
   }
-  // A text that occurs somewhere in any name the entry matches. With two dots or more, the run
-  // between its first and last dot is whole components wherever it occurs: hashed, one lookup
-  // per pair of dots in a name. Other texts go to the substring automaton, which a list of
-  // thousands of full names would make megabytes large and slow to build.
   // Dotted mode: a key's first component must be a whole component of the name where the key
   // starts, so names are looked up only from starts whose component some key begins with.
   const auto note_first_component = [&](ComponentFilter& filter, std::string_view key) {
@@ -601,6 +597,10 @@ EntryIndex::EntryIndex(const std::vector<std::vector<std::string>>& keys, const 
       note_first_component(m_prefix_firsts, prefix);
     }
   };
+  // A text that occurs somewhere in any name the entry matches. With two dots or more, the run
+  // between its first and last dot is whole components wherever it occurs: hashed, one lookup
+  // per pair of dots in a name. Other texts go to the substring automaton, which a list of
+  // thousands of full names would make megabytes large and slow to build.
   const auto add_anywhere = [&](std::string_view text, uint32_t entry) {
     const size_t first_dot = text.find('.');
     const size_t last_dot = text.rfind('.');
