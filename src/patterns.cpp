@@ -175,18 +175,9 @@ mix(uint64_t hash, size_t length)
 uint64_t
 hash_text(std::string_view text, bool case_insensitive)
 {
-  const auto byte = [&](size_t i) {
-    return static_cast<uint64_t>(static_cast<unsigned char>(fold(text[i], case_insensitive)));
-  };
-  // Two bytes per multiplication, as WindowHashes does: the same value as one at a time.
-  constexpr uint64_t k_base2 = k_base * k_base;
   uint64_t h = 0;
-  size_t i = 0;
-  for (; i + 2 <= text.size(); i += 2) {
-    h = h * k_base2 + (byte(i) * k_base + byte(i + 1));
-  }
-  if (i < text.size()) {
-    h = h * k_base + byte(i);
+  for (char c : text) {
+    h = h * k_base + static_cast<unsigned char>(fold(c, case_insensitive));
   }
   return mix(h, text.size());
 }
@@ -228,7 +219,8 @@ private:
     const auto byte = [&](size_t i) {
       return static_cast<uint64_t>(static_cast<unsigned char>(fold(text[i], case_insensitive)));
     };
-    // Two bytes per step on the multiplication chain; the odd prefix hangs off it.
+    // Two bytes per step on the multiplication chain (the same values as hash_text's one at a
+    // time); the odd prefix hangs off it.
     constexpr uint64_t k_base2 = k_base * k_base;
     uint64_t h = 0;
     size_t i = 0;
@@ -591,10 +583,10 @@ EntryIndex::EntryIndex(const std::vector<std::vector<std::string>>& keys, const 
   };
   // A prefix without a dot may end inside the name's component: no filter then.
   const auto note_prefix_first_component = [&](std::string_view prefix) {
-    if (prefix.find('.') == std::string_view::npos) {
-      m_prefix_firsts.pass_all();
-    } else {
+    if (prefix.find('.') != std::string_view::npos) {
       note_first_component(m_prefix_firsts, prefix);
+    } else if (options.mode == Mode::dotted) {
+      m_prefix_firsts.pass_all();
     }
   };
   // A text that occurs somewhere in any name the entry matches. With two dots or more, the run
