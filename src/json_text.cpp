@@ -12,12 +12,12 @@ namespace qcheck {
 
 namespace {
 
-// Files are untrusted: nesting and the number of values are bounded, and the scanner keeps its
-// own stack. 2^22 values is several times what the largest real configuration holds (a ModelOpt
-// quantized_layers map of every expert Linear of a trillion-parameter model) and bounds the node
-// array to 176 MiB, where a 64 MiB file of `0,0,0,...` would otherwise need 1.4 GiB.
-constexpr size_t k_max_depth = 512;
-constexpr size_t k_max_values = size_t{1} << 22;
+// The scanner keeps its own stack. 2^22 values is several times what the largest real
+// configuration holds (a ModelOpt quantized_layers map of every expert Linear of a
+// trillion-parameter model) and bounds the node array to 176 MiB, where a 64 MiB file of
+// `0,0,0,...` would otherwise need 1.4 GiB.
+constexpr size_t k_max_depth = k_json_max_depth;
+constexpr size_t k_max_values = k_json_max_values;
 // Node offsets and links are 32-bit, so texts are shorter than 4 GiB.
 constexpr uint32_t k_none = std::numeric_limits<uint32_t>::max();
 constexpr size_t k_max_text = k_none - 1;

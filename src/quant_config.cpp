@@ -51,6 +51,8 @@ public:
   }
 
   Json& root() { return m_root; }
+  // Some object held a key twice.
+  bool repeated() const { return m_repeated; }
 
 private:
   struct Frame
@@ -79,6 +81,7 @@ private:
       members.emplace_back(std::move(m_key), std::move(value));
       return &members.back().second;
     }
+    m_repeated = true;
     Json& existing = std::next(members.begin(), static_cast<std::ptrdiff_t>(it->second))->second;
     existing = std::move(value);
     return &existing;
@@ -105,6 +108,7 @@ private:
   Json m_root;
   std::vector<Frame> m_stack;
   std::string m_key;
+  bool m_repeated = false;
 };
 
 // Gives `builder` the events nlohmann's SAX parser gives for the document at `e`. False when
@@ -164,28 +168,52 @@ replay(simdjson::dom::element e, OrderedBuilder& builder, size_t depth_left)
   return false;
 }
 
+constexpr size_t k_max_replay_depth = 256;
+constexpr size_t k_max_simdjson_text = size_t{8} << 20;
+// check_json bounds the values by one plus the commas and brackets: never too many here.
+constexpr size_t k_max_clean_text = k_json_max_values - 1;
+static_assert(k_max_replay_depth < k_json_max_depth);
+
+// Whether simdjson reads `text` as nlohmann would. It does not for a byte order mark, integers
+// past 64 bits, numbers out of range, NaN (it refuses those) and "-0" (an integer to nlohmann,
+// indistinguishable from 0 once simdjson has read it). simdjson reserves about ten times the
+// text's size, so texts past k_max_simdjson_text (no real configuration) are left to nlohmann.
+bool
+simdjson_reads(std::string_view text)
+{
+  return text.size() <= k_max_simdjson_text && text.find("-0") == std::string_view::npos;
+}
+
+// simdjson's reading of `text` replayed into an ordered_json document (a 50,000-entry list in a
+// fraction of nlohmann's time); nullopt when simdjson refuses the text or it nests deeper than
+// k_max_replay_depth. `repeated`: some object holds a key twice. `text` gains capacity for
+// simdjson's padding, so it is read in place rather than from a copy.
+std::optional<Json>
+parse_with_simdjson(std::string& text, bool& repeated)
+{
+  text.reserve(text.size() + simdjson::SIMDJSON_PADDING);
+  simdjson::dom::parser parser;
+  simdjson::dom::element root;
+  if (parser.parse(text).get(root)) {
+    return std::nullopt;
+  }
+  OrderedBuilder builder;
+  if (!replay(root, builder, k_max_replay_depth)) {
+    return std::nullopt;
+  }
+  repeated = builder.repeated();
+  return std::move(builder.root());
+}
+
 // Parses JSON text into an ordered_json document; nullopt when it is not valid JSON. simdjson
-// reads the text (a 50,000-entry list in a fraction of nlohmann's time) and the document is
-// replayed into the builder; nlohmann parses what simdjson reads differently or not at all: a
-// byte order mark, integers past 64 bits, numbers out of range, NaN, and "-0" (an integer to
-// nlohmann, indistinguishable from 0 once simdjson has read it). simdjson reserves about ten
-// times the text's size, so texts past k_max_simdjson_text (no real configuration) are left to
-// nlohmann as well.
+// reads what it reads as nlohmann would; nlohmann parses the rest.
 std::optional<Json>
 parse_ordered(std::string text)
 {
-  static constexpr size_t k_max_replay_depth = 256;
-  static constexpr size_t k_max_simdjson_text = size_t{8} << 20;
-  if (text.size() <= k_max_simdjson_text && text.find("-0") == std::string::npos) {
-    // Room for simdjson's padding, so it reads the text in place rather than from a copy.
-    text.reserve(text.size() + simdjson::SIMDJSON_PADDING);
-    simdjson::dom::parser parser;
-    simdjson::dom::element root;
-    if (!parser.parse(text).get(root)) {
-      OrderedBuilder builder;
-      if (replay(root, builder, k_max_replay_depth)) {
-        return std::move(builder.root());
-      }
+  if (simdjson_reads(text)) {
+    bool repeated = false;
+    if (auto json = parse_with_simdjson(text, repeated)) {
+      return json;
     }
   }
   OrderedBuilder builder;
@@ -447,6 +475,20 @@ parse_file(const FileSystem& fs, const std::string& root, const std::string& nam
     out.problems.push_back(
       {name, text.error().substr(text.error().find(": ") + 2), ConfigIssue::invalid});
     return std::nullopt;
+  }
+  // Text simdjson reads whole, no deeper than the replay depth and without a repeated key, is
+  // text check_json accepts without a reason (it refuses nesting past 512 levels, and more
+  // values than k_max_clean_text bytes can hold): no second scan.
+  if (text->size() <= k_max_clean_text && simdjson_reads(*text)) {
+    bool repeated = false;
+    std::optional<Json> json = parse_with_simdjson(*text, repeated);
+    if (json && !repeated) {
+      if (!json->is_object()) {
+        out.problems.push_back({name, "is not a JSON object", ConfigIssue::invalid});
+        return std::nullopt;
+      }
+      return json;
+    }
   }
   // The positional scanner explains syntax errors (line, column) and refuses deep nesting
   // before the tree parser runs; the same scan finds NaN and duplicate keys.

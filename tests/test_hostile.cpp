@@ -496,6 +496,16 @@ TEST_F(Hostile, ConfigOf50MBOfTinyValues)
                                "than any configuration holds; not read")});
 }
 
+TEST_F(Hostile, ConfigOfTooManyValuesThatSimdjsonWouldRead)
+{
+  // 6 MB, short enough for simdjson, which reads the 2.1 million empty arrays: the positional
+  // scanner's refusal still holds.
+  valid_shard();
+  write_large("config.json", R"({"model_type":"llama","x":[)", "[],", 6'300'031, "[]]}");
+  expect_lint(1, {config_error("more than 4194304 JSON values (line 1, column 6291478), far more "
+                               "than any configuration holds; not read")});
+}
+
 TEST_F(Hostile, ConfigOf50MBWithALongStringIsRead)
 {
   valid_shard();

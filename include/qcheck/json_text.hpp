@@ -154,7 +154,10 @@ Expected<std::string> remove_from_string_array(std::string_view text, std::strin
 std::optional<std::string> edit_refusal(std::string_view text);
 
 // One scan for a reader: fails with the syntax error (line, column; deep nesting refused) when
-// the text is not JSON, else returns what edit_refusal() would.
+// the text is not JSON, else returns what edit_refusal() would. Files are untrusted: the scan
+// refuses nesting deeper than k_json_max_depth and more than k_json_max_values values.
 Expected<std::optional<std::string>> check_json(std::string_view text);
+inline constexpr size_t k_json_max_depth = 512;
+inline constexpr size_t k_json_max_values = size_t{1} << 22;
 
 } // namespace qcheck

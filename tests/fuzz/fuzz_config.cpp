@@ -2,7 +2,8 @@
 // hf_quant_config.json, of an in-memory model folder and read with read_declaration; it is also
 // parsed as a bare quantization block with parse_quant_block. Checks the Declaration invariants,
 // and that the block reads the same as nlohmann's own ordered parse of it, re-serialised (which
-// keeps a repeated key at its first position with its last value, as Python does).
+// keeps a repeated key at its first position with its last value, as Python does), and that
+// the file's JSON problems are check_json's verdict on it.
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -10,6 +11,7 @@
 
 #include "fuzz_check.hpp"
 #include "qcheck/input.hpp"
+#include "qcheck/json_text.hpp"
 #include "qcheck/quant_config.hpp"
 
 using namespace qcheck;
@@ -82,18 +84,49 @@ summary(const ConfigSource& s)
   return out;
 }
 
+// The file's JSON problems are the positional scan's verdict, whichever parser read the file:
+// its syntax error, else (when the text is not JSON to nlohmann) its reason, else a repeated
+// key, else none.
+void
+check_json_verdict(const Declaration& declaration, std::string_view text, bool json)
+{
+  std::vector<const ConfigProblem*> invalid, repeated;
+  for (const ConfigProblem& problem : declaration.problems) {
+    if (problem.issue == ConfigIssue::invalid && problem.message != "is not a JSON object") {
+      invalid.push_back(&problem);
+    } else if (problem.issue == ConfigIssue::duplicate_key) {
+      repeated.push_back(&problem);
+    }
+  }
+  const auto checked = check_json(text);
+  if (!checked) {
+    QCHECK_FUZZ_CHECK(invalid.size() == 1 && invalid[0]->message == checked.error());
+    QCHECK_FUZZ_CHECK(repeated.empty());
+  } else if (!json) {
+    QCHECK_FUZZ_CHECK(invalid.size() == 1 &&
+                      invalid[0]->message == checked->value_or("not valid JSON"));
+  } else {
+    QCHECK_FUZZ_CHECK(invalid.empty());
+    const bool duplicate = checked->has_value() && (*checked)->starts_with("duplicate key");
+    QCHECK_FUZZ_CHECK(repeated.size() == (duplicate ? 1u : 0u));
+    QCHECK_FUZZ_CHECK(!duplicate || repeated[0]->message.starts_with(**checked));
+  }
+}
+
 } // namespace
 
 extern "C" int
 LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
 {
   const std::string text(reinterpret_cast<const char*>(data), size);
+  const auto reference = nlohmann::ordered_json::parse(text, nullptr, false);
 
   for (const char* name : {"config.json", "hf_quant_config.json"}) {
     MemoryFileSystem fs;
     fs.add_file(std::string("model/") + name, text);
     const Declaration declaration = read_declaration(fs, "model");
     check_declaration(declaration, name);
+    check_json_verdict(declaration, text, !reference.is_discarded());
     for (const ConfigSource& source : declaration.sources) {
       QCHECK_FUZZ_CHECK(known_file(source.file));
     }
@@ -103,7 +136,6 @@ LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
   QCHECK_FUZZ_CHECK(block.file == "config.json");
   QCHECK_FUZZ_CHECK(block.pointer == "/quantization_config");
 
-  const auto reference = nlohmann::ordered_json::parse(text, nullptr, false);
   if (reference.is_discarded()) {
     QCHECK_FUZZ_CHECK(summary(block) == summary(ConfigSource{}));
     return 0;
