@@ -37,7 +37,7 @@ dtype_counts(const Checkpoint& checkpoint, const Module& module)
 {
   std::map<std::string_view, size_t> counts;
   for (uint32_t index : module.tensors) {
-    ++counts[checkpoint.tensors[index].info->dtype_name];
+    ++counts[checkpoint.tensors[index].info->dtype_text()];
   }
   return counts;
 }
@@ -70,7 +70,7 @@ write_inspect_text(const Checkpoint& checkpoint, const Inventory& inventory,
       const TensorInfo& info = *tensor.info;
       ++tensor_count;
       fmt::format_to(std::back_inserter(out), "  {:<24} {:<8} [{}]  {}",
-                     split_tensor_name(info.name).second, info.dtype_name,
+                     split_tensor_name(info.name).second, info.dtype_text(),
                      fmt::join(info.shape, ", "), checkpoint.shard_of(tensor));
       const auto sib = siblings(checkpoint, module, info);
       if (sib.empty()) {
@@ -171,7 +171,7 @@ write_inspect_json(const Checkpoint& checkpoint, const Inventory& inventory,
         out += ",\n";
         append_json_member(out, 6, "module", module->name);
         out += ",\n";
-        append_json_member(out, 6, "dtype", info.dtype_name);
+        append_json_member(out, 6, "dtype", info.dtype_text());
         out += ",\n";
         append_json_key(out, 6, "shape");
         append_json_array(out, 6, info.shape.size(), [&](size_t i) { number(info.shape[i]); });

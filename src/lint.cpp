@@ -451,7 +451,7 @@ private:
         tensors += m.tensors.size();
         for (uint32_t t : m.tensors) {
           files.insert(m_checkpoint.shard_of(m_checkpoint.tensors[t]));
-          dtypes.insert(std::string(m_checkpoint.tensors[t].info->dtype_name));
+          dtypes.insert(std::string(m_checkpoint.tensors[t].info->dtype_text()));
         }
       }
       std::vector<std::string> list_files;
@@ -1356,7 +1356,7 @@ private:
                            fmt::format("'{}': NVFP4 weight U8 [{}, {}] (in = {}) needs "
                                        "weight_scale F8_E4M3 [{}, {}], found {} {}",
                                        m.name, out, in / 2, in, out, in / nvfp4_group,
-                                       scale ? scale->dtype_name : "", shape_text(scale)));
+                                       scale ? scale->dtype_text() : "", shape_text(scale)));
           f.modules = {std::string(m.name)};
         }
         const TensorInfo* scale2 = find_param(m_checkpoint, m, "weight_scale_2");

@@ -99,7 +99,7 @@ struct Params
 std::string
 describe(const TensorInfo& t, std::string_view param)
 {
-  return fmt::format("{} {} [{}]", param, t.dtype_name, fmt::join(t.shape, ", "));
+  return fmt::format("{} {} [{}]", param, t.dtype_text(), fmt::join(t.shape, ", "));
 }
 
 bool

@@ -594,7 +594,10 @@ private:
     TensorInfo tensor;
     tensor.name = keep(key);
     tensor.dtype = dtype.value_or(Dtype::unknown);
-    tensor.dtype_name = dtype ? dtype_name(*dtype) : keep(dtype_text);
+    if (!dtype) {
+      // Right after the name, where dtype_text() finds it: keep() copies contiguously.
+      tensor.unknown_dtype_size = static_cast<uint32_t>(keep(dtype_text).size());
+    }
     tensor.begin = begin;
     tensor.end = end;
     const size_t rank = m_out.dim_storage.size() - dims_start;
@@ -793,20 +796,20 @@ private:
     if (!checked_mul(elements, dtype_bits(tensor.dtype), bits)) {
       problem(HeaderIssue::shape_overflow, std::string(tensor.name),
               fmt::format("tensor '{}': {} {} is larger than 2^64 bits", tensor.name,
-                          tensor.dtype_name, shape_text(shape)));
+                          tensor.dtype_text(), shape_text(shape)));
       return;
     }
     if (bits % 8 != 0) {
       problem(HeaderIssue::partial_byte, std::string(tensor.name),
               fmt::format("tensor '{}': {} {} does not fill a whole number of bytes", tensor.name,
-                          tensor.dtype_name, shape_text(shape)));
+                          tensor.dtype_text(), shape_text(shape)));
       return;
     }
     const uint64_t span = tensor.end - tensor.begin;
     if (span != bits / 8) {
       problem(HeaderIssue::size_mismatch, std::string(tensor.name),
               fmt::format("tensor '{}': data_offsets [{}, {}] hold {} bytes but {} {} needs {}",
-                          tensor.name, tensor.begin, tensor.end, span, tensor.dtype_name,
+                          tensor.name, tensor.begin, tensor.end, span, tensor.dtype_text(),
                           shape_text(shape), bits / 8));
     }
   }

@@ -31,7 +31,7 @@ reference_json(const Checkpoint& checkpoint, const Inventory& inventory,
     Json counts = Json::object();
     std::map<std::string_view, size_t> by_dtype;
     for (uint32_t index : module.tensors) {
-      ++by_dtype[checkpoint.tensors[index].info->dtype_name];
+      ++by_dtype[checkpoint.tensors[index].info->dtype_text()];
     }
     for (const auto& [dtype, n] : by_dtype) {
       counts[dtype] = n;
@@ -53,7 +53,7 @@ reference_json(const Checkpoint& checkpoint, const Inventory& inventory,
       }
       tensors.push_back({{"name", tensor.info->name},
                          {"module", module.name},
-                         {"dtype", tensor.info->dtype_name},
+                         {"dtype", tensor.info->dtype_text()},
                          {"shape", tensor.info->shape},
                          {"shard", checkpoint.shard_of(tensor)},
                          {"siblings", siblings}});

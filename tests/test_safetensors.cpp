@@ -102,7 +102,7 @@ TEST(Safetensors, EveryDtypeInOneHeader)
   EXPECT_TRUE(h.problems.empty());
   ASSERT_EQ(h.tensors.size(), order.size());
   for (size_t i = 0; i < order.size(); ++i) {
-    EXPECT_EQ(h.tensors[i].dtype_name, order[i]) << i;
+    EXPECT_EQ(h.tensors[i].dtype_text(), order[i]) << i;
     EXPECT_EQ(dtype_name(h.tensors[i].dtype), order[i]) << i;
   }
 }
@@ -220,7 +220,7 @@ TEST(Safetensors, UnknownDtypeNamedAndLayoutStillChecked)
   expect_single(h, HeaderIssue::unknown_dtype, "tensor 't': unknown dtype 'FP4'");
   ASSERT_EQ(h.tensors.size(), 1u);
   EXPECT_EQ(h.tensors[0].dtype, Dtype::unknown);
-  EXPECT_EQ(h.tensors[0].dtype_name, "FP4");
+  EXPECT_EQ(h.tensors[0].dtype_text(), "FP4");
 }
 
 TEST(Safetensors, NegativeShape)
@@ -439,7 +439,7 @@ TEST(Safetensors, OutOfOrderKeysComeOutSortedOnRequest)
   EXPECT_EQ(dims(h.tensors[1]), (std::vector<uint64_t>{2}));
   EXPECT_EQ(h.tensors[1].begin, 0u);
   EXPECT_EQ(h.tensors[1].end, 8u);
-  EXPECT_EQ(h.tensors[2].dtype_name, "U8");
+  EXPECT_EQ(h.tensors[2].dtype_text(), "U8");
   EXPECT_EQ(dims(h.tensors[2]), (std::vector<uint64_t>{3}));
   EXPECT_EQ(h.tensors[2].begin, 24u);
 }
@@ -660,14 +660,14 @@ TEST(Safetensors, HeaderViewsSurviveMovesAndLaterReads)
     EXPECT_TRUE(h.problems.empty()) << i << all_messages(h);
     for (size_t k = 0; k < expected.size(); ++k) {
       EXPECT_EQ(h.tensors[k].name, expected[k].name) << i;
-      EXPECT_EQ(h.tensors[k].dtype_name, expected[k].dtype) << i;
+      EXPECT_EQ(h.tensors[k].dtype_text(), expected[k].dtype) << i;
       EXPECT_EQ(dims(h.tensors[k]), expected[k].shape) << i;
     }
     const Header& u = unknown[static_cast<size_t>(i)];
     ASSERT_EQ(u.tensors.size(), 1u) << i;
     EXPECT_EQ(u.tensors[0].name, fmt::format("model.layers.{}.mlp.down_proj.weight", i));
     EXPECT_EQ(u.tensors[0].dtype, Dtype::unknown);
-    EXPECT_EQ(u.tensors[0].dtype_name, "FP4");
+    EXPECT_EQ(u.tensors[0].dtype_text(), "FP4");
     EXPECT_EQ(dims(u.tensors[0]), (std::vector<uint64_t>{2, uint64_t(i + 4)}));
     ASSERT_EQ(u.problems.size(), 1u);
     EXPECT_EQ(u.problems[0].message,
@@ -688,7 +688,7 @@ TEST(Safetensors, ParsedHeaderViewsOutliveTheJson)
     const Header& h = headers[static_cast<size_t>(i)];
     ASSERT_EQ(h.tensors.size(), 1u);
     EXPECT_EQ(h.tensors[0].name, "x." + std::to_string(i) + ".weight");
-    EXPECT_EQ(h.tensors[0].dtype_name, "MXFP4_custom");
+    EXPECT_EQ(h.tensors[0].dtype_text(), "MXFP4_custom");
     EXPECT_EQ(dims(h.tensors[0]), (std::vector<uint64_t>{3, 5}));
   }
 }
@@ -704,7 +704,7 @@ describe(const Header& h)
   std::string out =
     fmt::format("readable={} sorted={} size={}\n", h.readable, h.sorted, h.header_size);
   for (const TensorInfo& t : h.tensors) {
-    out += fmt::format("T {} {} {} [{}] {} {}\n", t.name, t.dtype_name, static_cast<int>(t.dtype),
+    out += fmt::format("T {} {} {} [{}] {} {}\n", t.name, t.dtype_text(), static_cast<int>(t.dtype),
                        fmt::join(t.shape, ","), t.begin, t.end);
   }
   for (const auto& [key, value] : h.metadata) {

@@ -51,17 +51,28 @@ unsigned dtype_bits(Dtype dtype);
 // F16, BF16, F32 or F64: what an unquantized floating-point weight is stored as.
 bool is_wide_float(Dtype dtype);
 
-// One tensor entry. `name`, `dtype_name` and `shape` view storage owned by the Header that holds
-// the entry (or static storage), so they live as long as that Header.
+// One tensor entry. `name`, `shape` and dtype_text() view storage owned by the Header that holds
+// the entry (or static storage), so they live as long as that Header. 56 bytes: a header of a
+// million tensors holds a million of them.
 struct TensorInfo
 {
   std::string_view name;
-  std::string_view dtype_name; // the spelling in the file
   std::span<const uint64_t> shape;
   uint64_t begin = 0; // data_offsets, relative to the data region
   uint64_t end = 0;
   Dtype dtype = Dtype::unknown;
+  // An unknown dtype's spelling is stored right after the name: its length (0 otherwise).
+  uint32_t unknown_dtype_size = 0;
+
+  // The dtype as the file spells it.
+  std::string_view dtype_text() const
+  {
+    return dtype != Dtype::unknown
+             ? dtype_name(dtype)
+             : std::string_view(name.data() + name.size(), unknown_dtype_size);
+  }
 };
+static_assert(sizeof(TensorInfo) <= 56);
 
 enum class HeaderIssue
 {

@@ -33,7 +33,7 @@ check_header(const Header& header)
     QCHECK_FUZZ_CHECK(names.insert(tensor.name).second);
     QCHECK_FUZZ_CHECK(tensor.begin <= tensor.end);
     if (tensor.dtype != Dtype::unknown) {
-      QCHECK_FUZZ_CHECK(tensor.dtype_name == dtype_name(tensor.dtype));
+      QCHECK_FUZZ_CHECK(tensor.dtype_text() == dtype_name(tensor.dtype));
       QCHECK_FUZZ_CHECK(dtype_bits(tensor.dtype) > 0);
     }
   }
@@ -48,7 +48,7 @@ check_same(const Header& a, const Header& b)
   for (size_t i = 0; i < a.tensors.size(); ++i) {
     const TensorInfo& x = a.tensors[i];
     const TensorInfo& y = b.tensors[i];
-    QCHECK_FUZZ_CHECK(x.name == y.name && x.dtype_name == y.dtype_name && x.dtype == y.dtype);
+    QCHECK_FUZZ_CHECK(x.name == y.name && x.dtype_text() == y.dtype_text() && x.dtype == y.dtype);
     QCHECK_FUZZ_CHECK(std::equal(x.shape.begin(), x.shape.end(), y.shape.begin(), y.shape.end()));
     QCHECK_FUZZ_CHECK(x.begin == y.begin && x.end == y.end);
   }
