@@ -26,16 +26,19 @@ ends_with(std::string_view text, std::string_view suffix)
 class WeightMap
 {
 public:
+  // 16 bytes: the index names every tensor. Names are shorter than the index (k_max_index_size).
   struct Entry
   {
-    std::string_view tensor;
+    const char* name = nullptr;
+    uint32_t size = 0;
     uint32_t file = 0; // into files()
+    std::string_view tensor() const { return {name, size}; }
   };
 
   void reserve(size_t entries) { m_entries.reserve(entries); }
   void add(std::string_view tensor, std::string_view file)
   {
-    m_increasing = m_increasing && (m_entries.empty() || m_entries.back().tensor < tensor);
+    m_increasing = m_increasing && (m_entries.empty() || m_entries.back().tensor() < tensor);
     if (m_files.empty() || m_files[m_last_file] != file) {
       auto it = std::find(m_files.begin(), m_files.end(), file);
       m_last_file = static_cast<uint32_t>(it - m_files.begin());
@@ -43,12 +46,12 @@ public:
         m_files.emplace_back(file);
       }
     }
-    m_entries.push_back({tensor, m_last_file});
+    m_entries.push_back({tensor.data(), static_cast<uint32_t>(tensor.size()), m_last_file});
   }
   // Sorts; on a repeated tensor the last occurrence wins, as in Python's json.
   void seal()
   {
-    const auto by_name = [](const Entry& a, const Entry& b) { return a.tensor < b.tensor; };
+    const auto by_name = [](const Entry& a, const Entry& b) { return a.tensor() < b.tensor(); };
     if (m_increasing) {
       return; // strictly increasing already: what every writer produces
     }
@@ -56,7 +59,7 @@ public:
     std::vector<Entry> unique;
     unique.reserve(m_entries.size());
     for (const auto& e : m_entries) {
-      if (!unique.empty() && unique.back().tensor == e.tensor) {
+      if (!unique.empty() && unique.back().tensor() == e.tensor()) {
         unique.back() = e;
       } else {
         unique.push_back(e);
@@ -418,10 +421,10 @@ private:
       }
       const std::string& file = index->weight_map.file_of(e);
       out.missing.push_back(
-        {CheckpointIssue::index_missing_tensor, false, index->file, std::string(e.tensor),
-         found ? fmt::format("maps '{}' to {}, which does not hold it (it is in {})", e.tensor,
+        {CheckpointIssue::index_missing_tensor, false, index->file, std::string(e.tensor()),
+         found ? fmt::format("maps '{}' to {}, which does not hold it (it is in {})", e.tensor(),
                              file, m_out.shard_of(*found))
-               : fmt::format("maps '{}' to {}, which does not hold it", e.tensor, file),
+               : fmt::format("maps '{}' to {}, which does not hold it", e.tensor(), file),
          std::nullopt});
     };
     for (size_t i = begin; i < end;) {
@@ -431,7 +434,7 @@ private:
         ++j;
       }
       int c = -1;
-      while (wm != wm_end && (c = wm->tensor.compare(name)) < 0) {
+      while (wm != wm_end && (c = wm->tensor().compare(name)) < 0) {
         missing(*wm, nullptr);
         ++wm;
       }
@@ -498,7 +501,7 @@ private:
     const auto entry_mid = mid < all.size()
                              ? std::lower_bound(entries.begin(), entries.end(), all[mid].info->name,
                                                 [](const WeightMap::Entry& e, std::string_view n) {
-                                                  return e.tensor < n;
+                                                  return e.tensor() < n;
                                                 })
                              : entries.end();
     // Each half writes its picks where its tensors start; the second's then follow the first's.
