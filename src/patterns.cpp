@@ -598,6 +598,10 @@ EntryIndex::EntryIndex(const std::vector<std::vector<std::string>>& keys, const 
     const size_t last_dot = text.rfind('.');
     if (first_dot != std::string_view::npos && last_dot > first_dot + 1) {
       const std::string_view inner = text.substr(first_dot + 1, last_dot - first_dot - 1);
+      m_inner_firsts.add(hash_text(inner.substr(0, inner.find('.')), ci));
+      const size_t inner_last = inner.rfind('.');
+      m_inner_lasts.add(
+        hash_text(inner_last == std::string_view::npos ? inner : inner.substr(inner_last + 1), ci));
       m_inner.keys.push_back({hash_text(inner, ci), static_cast<uint32_t>(m_inner_texts.size())});
       m_inner_texts.push_back({hash_text(text, ci), entry, first_dot + 1, text.size() - last_dot});
       mark_length(m_inner_lengths, inner.size());
@@ -758,6 +762,13 @@ EntryIndex::candidates(std::span<const std::string_view> names, std::vector<uint
       }
     }
     ends.push_back(n);
+    // Component a is [starts[a], ends[a]); a run from it ends at one of ends[a...].
+    components.clear();
+    if (m_options.mode == Mode::dotted || !m_inner.keys.empty()) {
+      for (size_t a = 0; a < starts.size(); ++a) {
+        components.push_back(h.window(starts[a], ends[a]));
+      }
+    }
     // Whole keys.
     switch (m_options.mode) {
     case Mode::exact:
@@ -771,11 +782,6 @@ EntryIndex::candidates(std::span<const std::string_view> names, std::vector<uint
       }
       break;
     case Mode::dotted:
-      // Component a is [starts[a], ends[a]); a run from it ends at one of ends[a...].
-      components.clear();
-      for (size_t a = 0; a < starts.size(); ++a) {
-        components.push_back(h.window(starts[a], ends[a]));
-      }
       for (size_t a = 0; a < starts.size(); ++a) {
         if (!m_literal_firsts.may_hold(components[a])) {
           continue;
@@ -813,9 +819,13 @@ EntryIndex::candidates(std::span<const std::string_view> names, std::vector<uint
     if (!m_inner.keys.empty()) {
       thread_local std::vector<uint32_t> hits;
       for (size_t a = 1; a < starts.size(); ++a) {
+        if (!m_inner_firsts.may_hold(components[a])) {
+          continue;
+        }
         for (size_t b = a; b + 1 < ends.size(); ++b) {
           const size_t s = starts[a], e = ends[b];
-          if (e == s || !has_length(m_inner_lengths, e - s)) {
+          if (e == s || !has_length(m_inner_lengths, e - s) ||
+              !m_inner_lasts.may_hold(components[b])) {
             continue;
           }
           hits.clear();

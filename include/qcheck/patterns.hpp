@@ -142,8 +142,8 @@ private:
     void lookup(uint64_t hash, std::vector<uint32_t>& out) const;
   };
 
-  // Hashes of the first components of keys, as 4,096 bits: a name's component whose bit is
-  // clear starts no key (a set bit may be a collision: a filter, never an answer).
+  // Hashes of the first (or last) components of keys, as 4,096 bits: a name's component whose
+  // bit is clear starts (ends) no key; a set bit may be a collision: a filter, never an answer.
   class ComponentFilter
   {
   public:
@@ -180,6 +180,8 @@ private:
   // dots or more are in m_inner (its values index m_inner_texts); the others here.
   Table m_inner;
   std::vector<InnerText> m_inner_texts;
+  ComponentFilter m_inner_firsts; // the first and last components of m_inner's runs
+  ComponentFilter m_inner_lasts;
   SubstringSet m_anywhere;
   Table m_parents;
   Table m_reverse;                        // the text that ends with each marker in a key (a window)
