@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <deque>
 #include <thread>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -197,6 +198,7 @@ public:
     mixed_precision();
     partial_experts();
     m_known = {};
+    m_known_entries.clear();
     if (m_options.entry_checks) {
       dynamic_keys();
     }
@@ -834,6 +836,34 @@ private:
     return m_known.contains(entry);
   }
 
+  // is_known() of entry `index` of the block's list, asked once per entry: blocks holding the
+  // same list (config.json and hf_quant_config.json) share the answers, and so do entries()
+  // and partial_experts().
+  bool is_known_entry(const ConfigSource& s, size_t index)
+  {
+    std::vector<int8_t>* answers = nullptr;
+    for (auto& [source, known] : m_known_entries) {
+      if (source == &s) {
+        answers = &known;
+        break;
+      }
+    }
+    if (answers == nullptr) {
+      const auto same =
+        std::find_if(m_known_entries.begin(), m_known_entries.end(),
+                     [&](const auto& c) { return c.first->excludes == s.excludes; });
+      auto& added = m_known_entries.emplace_back(
+        &s,
+        same != m_known_entries.end() ? same->second : std::vector<int8_t>(s.excludes.size(), -1));
+      answers = &added.second;
+    }
+    int8_t& known = (*answers)[index];
+    if (known < 0) {
+      known = is_known(s.excludes[index]) ? 1 : 0;
+    }
+    return known == 1;
+  }
+
   struct EntryUse
   {
     std::vector<bool> matched;         // the entry matches some name
@@ -1041,11 +1071,11 @@ private:
         if (entry.starts_with("re:") && !Regex::compile(entry.substr(3))) {
           continue; // QC115 already says qcheck cannot evaluate it
         }
-        // Fast path: a plain entry that names a module, a layer or an ancestor of either.
-        bool used = !has_glob_chars(entry) && !entry.starts_with("re:") && is_known(entry);
-        if (!matched.empty()) {
-          used = used || matched[index];
-        }
+        // Fast path: the long list's pass saw the entry match, or a plain entry names a module,
+        // a layer or an ancestor of either.
+        bool used = !matched.empty() && matched[index];
+        used =
+          used || (!has_glob_chars(entry) && !entry.starts_with("re:") && is_known_entry(s, index));
         // Then module names (entries for routers and embeddings name real modules the engines
         // never quantize), then each engine's layer prefixes and fused shards; for an entry
         // blind to digits, one name per digit signature.
@@ -1519,8 +1549,9 @@ private:
     // literal start, is what `names` can accept). An entry without wildcards names only the
     // module it spells and those below it, so one that is no known name names none.
     std::vector<std::vector<std::string>> expert_entries;
-    for (const std::string& e : s->excludes) {
-      if (e.find("experts.") != std::string::npos && (has_glob_chars(e) || is_known(e))) {
+    for (size_t i = 0; i < s->excludes.size(); ++i) {
+      const std::string& e = s->excludes[i];
+      if (e.find("experts.") != std::string::npos && (has_glob_chars(e) || is_known_entry(*s, i))) {
         expert_entries.push_back({e});
       }
     }
@@ -1730,6 +1761,7 @@ private:
   static constexpr size_t k_known_scan_limit = 2;
   static constexpr size_t k_named_like_tries = 64;
   NameSet m_known; // built once scans stop paying
+  std::deque<std::pair<const ConfigSource*, std::vector<int8_t>>> m_known_entries;
   std::unordered_map<std::string, std::string> m_overmatch_examples;
   size_t m_known_scans = 0;
   const Checkpoint& m_checkpoint;

@@ -1389,6 +1389,23 @@ TEST(RuleCases, QC112LongListsInBothFilesAreEachReported)
   }
 }
 
+// Whether an entry names a known module is asked once per entry of a list; a different list
+// in the other file is asked again, whatever the first list held at the same place.
+TEST(RuleCases, QC112DifferentListsInBothFilesAreEachAsked)
+{
+  MemoryFileSystem fs = folder(config(k_llama, modelopt("NVFP4", {"lm_head", "model.layers.1*",
+                                                                  "model.layers.1.mlp.down_proj"})),
+                               llama_nvfp4_with_bf16_layer1());
+  fs.add_file("m/hf_quant_config.json", hf_quant_config("NVFP4", {"lm_head", "model.layers.1*",
+                                                                  "model.layers.7.mlp.down_proj"}));
+  const Report r = lint_folder(fs);
+  Strings got;
+  for (const Finding& f : findings(r, RuleId::unused_entry)) {
+    got.push_back(f.file + " " + f.pointer);
+  }
+  EXPECT_EQ(got, Strings{"hf_quant_config.json /quantization/exclude_modules/2"}) << text(r);
+}
+
 // In a long list, an entry that only a fused layer's name shows (vLLM's qkv_proj, matched as a
 // substring) is used: the check reads each engine's layer names, not just the modules.
 TEST(RuleCases, QC112NegativeFusedNameInALongList)
