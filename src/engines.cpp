@@ -227,15 +227,17 @@ modelopt_vllm_entry(std::string_view entry, std::string_view prefix)
   return contains(prefix, "experts") && contains(entry, "experts") && contains(entry, prefix);
 }
 
-// vLLM splits "X*" (not "X.*") into "X" and "X.*".
-std::vector<std::string>
-vllm_expand(std::string_view entry)
+// Whether `test` holds for an entry as vLLM reads it: it splits "X*" (not "X.*") into "X" and
+// "X.*", tried in that order; any other entry is itself.
+template<typename Test>
+bool
+any_vllm_spelling(std::string_view entry, const Test& test)
 {
-  if (entry.size() >= 2 && entry.back() == '*' && entry[entry.size() - 2] != '.') {
-    const std::string base(entry.substr(0, entry.size() - 1));
-    return {base, base + ".*"};
+  if (entry.size() < 2 || entry.back() != '*' || entry[entry.size() - 2] == '.') {
+    return test(entry);
   }
-  return {std::string(entry)};
+  const std::string_view base = entry.substr(0, entry.size() - 1);
+  return test(base) || test(std::string(base) + ".*");
 }
 
 // Every entry as vLLM splits it; origin[i] is the index in `list` of expanded[i].
@@ -243,11 +245,14 @@ void
 expand_for_vllm(const std::vector<std::string>& list, std::vector<std::string>& expanded,
                 std::vector<uint32_t>& origin)
 {
+  expanded.reserve(list.size());
+  origin.reserve(list.size());
   for (uint32_t i = 0; i < list.size(); ++i) {
-    for (auto& x : vllm_expand(list[i])) {
-      expanded.push_back(std::move(x));
+    any_vllm_spelling(list[i], [&](std::string_view spelling) {
+      expanded.emplace_back(spelling);
       origin.push_back(i);
-    }
+      return false;
+    });
   }
 }
 
@@ -1249,23 +1254,26 @@ CompiledList::CompiledList(Engine engine, const ConfigSource& source)
   } else {
     ix.list = &source.excludes;
   }
-  std::vector<std::vector<std::string>> keys;
-  keys.reserve(ix.list->size());
-  for (const std::string& e : *ix.list) {
-    std::vector<std::string> spellings{e};
+  // Each entry, then its unwrapped form where it differs (kept here while the indexes are built).
+  std::deque<std::string> unwrapped;
+  std::vector<EntryIndex::Spelling> spellings;
+  spellings.reserve(ix.list->size());
+  for (uint32_t i = 0; i < ix.list->size(); ++i) {
+    const std::string& e = (*ix.list)[i];
+    spellings.push_back({e, i});
     if (strip && !e.starts_with("re:") && has_language_model_wrapper(e)) {
-      std::string unwrapped = strip_language_model(e);
-      if (unwrapped != e) {
-        spellings.push_back(std::move(unwrapped));
+      std::string u = strip_language_model(e);
+      if (u != e) {
+        spellings.push_back({unwrapped.emplace_back(std::move(u)), i});
       }
     }
-    keys.push_back(std::move(spellings));
   }
+  const size_t entries = ix.list->size();
   const bool mapped = source.format == QuantFormat::compressed_tensors && engine == Engine::vllm;
-  ix.whole = IndexedList(EntryIndex(keys, whole), *ix.list, strip, mapped);
-  ix.shard = vllm_modelopt
-               ? IndexedList(EntryIndex(keys, {.mode = Mode::exact}), *ix.list, false, false)
-               : ix.whole;
+  ix.whole = IndexedList(EntryIndex(spellings, entries, whole), *ix.list, strip, mapped);
+  ix.shard = vllm_modelopt ? IndexedList(EntryIndex(spellings, entries, {.mode = Mode::exact}),
+                                         *ix.list, false, false)
+                           : ix.whole;
 }
 
 CompiledList::CompiledList(CompiledList&&) noexcept = default;
@@ -1299,12 +1307,8 @@ entry_matches(Engine engine, QuantFormat format, std::string_view entry, std::st
   switch (format) {
   case QuantFormat::modelopt:
     if (engine == Engine::vllm) {
-      for (const auto& e : vllm_expand(entry)) {
-        if (modelopt_vllm_entry(e, prefix)) {
-          return true;
-        }
-      }
-      return false;
+      return any_vllm_spelling(entry,
+                               [&](std::string_view e) { return modelopt_vllm_entry(e, prefix); });
     }
     return engine == Engine::sglang ? modelopt_sglang_entry(entry, prefix)
                                     : modelopt_trtllm_entry(entry, prefix);

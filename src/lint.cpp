@@ -1541,36 +1541,36 @@ private:
     if (!s || s->excludes.empty()) {
       return;
     }
-    auto names = [&](const std::string& entry, std::string_view module) {
+    auto names = [&](std::string_view entry, std::string_view module) {
       return entry == module || (has_glob_chars(entry) && fnmatch(entry, module)) ||
              is_below(module, entry);
     };
     // Entries naming experts; a long run of them is indexed (a name or ancestor, or a glob's
     // literal start, is what `names` can accept). An entry without wildcards names only the
     // module it spells and those below it, so one that is no known name names none.
-    std::vector<std::vector<std::string>> expert_entries;
+    std::vector<EntryIndex::Spelling> expert_entries; // entry: its own number here
     for (size_t i = 0; i < s->excludes.size(); ++i) {
       const std::string& e = s->excludes[i];
       if (e.find("experts.") != std::string::npos && (has_glob_chars(e) || is_known_entry(*s, i))) {
-        expert_entries.push_back({e});
+        expert_entries.push_back({e, static_cast<uint32_t>(expert_entries.size())});
       }
     }
     std::optional<EntryIndex> index;
     if (expert_entries.size() >= k_compile_threshold) {
-      index.emplace(expert_entries,
+      index.emplace(expert_entries, expert_entries.size(),
                     EntryIndex::Options{.mode = EntryIndex::Mode::ancestors, .globs = true});
     }
     std::vector<uint32_t> found;
     const auto listed_module = [&](std::string_view name) {
       if (!index) {
         return std::any_of(expert_entries.begin(), expert_entries.end(),
-                           [&](const auto& e) { return names(e.front(), name); });
+                           [&](const auto& e) { return names(e.text, name); });
       }
       found.clear();
       const std::string_view view = name;
       index->candidates(std::span(&view, 1), found);
       return std::any_of(found.begin(), found.end(),
-                         [&](uint32_t i) { return names(expert_entries[i].front(), name); });
+                         [&](uint32_t i) { return names(expert_entries[i].text, name); });
     };
     for (const EngineLayer& layer : layers_for(Engine::vllm)) {
       if (layer.kind != LayerKind::fused_moe || layer.modules.size() < 2) {

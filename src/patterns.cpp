@@ -172,14 +172,33 @@ mix(uint64_t hash, size_t length)
   return hash ^ (static_cast<uint64_t>(length) * 0x9e3779b97f4a7c15ull);
 }
 
+// The polynomial sum of c[i] * B^(n-1-i), four bytes per step so that the chain through `h`
+// costs one multiplication per four bytes; the same value as one byte at a time.
+template<bool k_fold>
+uint64_t
+polynomial(std::string_view text)
+{
+  constexpr uint64_t k_b2 = k_base * k_base;
+  constexpr uint64_t k_b3 = k_b2 * k_base;
+  constexpr uint64_t k_b4 = k_b3 * k_base;
+  const auto byte = [&](size_t i) {
+    return static_cast<uint64_t>(static_cast<unsigned char>(fold(text[i], k_fold)));
+  };
+  uint64_t h = 0;
+  size_t i = 0;
+  for (; i + 4 <= text.size(); i += 4) {
+    h = h * k_b4 + (byte(i) * k_b3 + byte(i + 1) * k_b2 + byte(i + 2) * k_base + byte(i + 3));
+  }
+  for (; i < text.size(); ++i) {
+    h = h * k_base + byte(i);
+  }
+  return h;
+}
+
 uint64_t
 hash_text(std::string_view text, bool case_insensitive)
 {
-  uint64_t h = 0;
-  for (char c : text) {
-    h = h * k_base + static_cast<unsigned char>(fold(c, case_insensitive));
-  }
-  return mix(h, text.size());
+  return mix(case_insensitive ? polynomial<true>(text) : polynomial<false>(text), text.size());
 }
 
 // Prefix hashes of one name: the hash of any window in O(1). Uses the thread's buffers, so
@@ -554,25 +573,42 @@ SubstringSet::find_all(std::string_view text, std::vector<uint32_t>& out) const
   }
 }
 
+namespace {
+
+std::vector<EntryIndex::Spelling>
+spellings_of(const std::vector<std::vector<std::string>>& keys)
+{
+  std::vector<EntryIndex::Spelling> out;
+  for (uint32_t entry = 0; entry < keys.size(); ++entry) {
+    for (const std::string& key : keys[entry]) {
+      out.push_back({key, entry});
+    }
+  }
+  return out;
+}
+
+} // namespace
+
 EntryIndex::EntryIndex(const std::vector<std::vector<std::string>>& keys, const Options& options)
-  : m_options(options), m_size(keys.size())
+  : EntryIndex(spellings_of(keys), keys.size(), options)
+{
+}
+
+EntryIndex::EntryIndex(std::span<const Spelling> spellings, size_t entries, const Options& options)
+  : m_options(options), m_size(entries)
 {
   const bool ci = options.case_insensitive;
   const bool anywhere_mode = options.mode == Mode::substring;
   std::vector<SubstringSet::Key> anywhere; // texts that may occur at any place in a name
   // Each spelling adds at most one key to the table its kind goes to: no growth for long lists.
-  size_t spellings = 0;
-  for (const auto& k : keys) {
-    spellings += k.size();
-  }
   if (anywhere_mode) {
-    m_inner.keys.reserve(spellings);
-    m_inner_texts.reserve(spellings);
+    m_inner.keys.reserve(spellings.size());
+    m_inner_texts.reserve(spellings.size());
   } else {
-    m_literal.keys.reserve(spellings);
+    m_literal.keys.reserve(spellings.size());
   }
   if (options.parents) {
-    m_parents.keys.reserve(spellings);
+    m_parents.keys.reserve(spellings.size());
   }
   // Dotted mode: a key's first component must be a whole component of the name where the key
   // starts, so names are looked up only from starts whose component some key begins with.
@@ -609,9 +645,14 @@ EntryIndex::EntryIndex(const std::vector<std::vector<std::string>>& keys, const 
       anywhere.push_back({std::string(text), entry});
     }
   };
-  for (uint32_t entry = 0; entry < keys.size(); ++entry) {
+  for (size_t first = 0, last = 0; first < spellings.size(); first = last) {
+    const uint32_t entry = spellings[first].entry;
+    while (last < spellings.size() && spellings[last].entry == entry) {
+      ++last;
+    }
     bool always = false;
-    for (const std::string& key : keys[entry]) {
+    for (size_t k = first; k < last; ++k) {
+      const std::string_view key = spellings[k].text;
       if (options.regex_entries && key.starts_with("re:")) {
         // Every engine anchors these at the name's start: its literal start must begin a name.
         const std::string start = regex_literal_start(std::string_view(key).substr(3));
@@ -666,9 +707,9 @@ EntryIndex::EntryIndex(const std::vector<std::vector<std::string>>& keys, const 
            entry});
       }
     }
-    if (!options.reverse_marker.empty() && !keys[entry].empty()) {
-      const std::string& key = keys[entry].front();
-      for (size_t at = key.find(options.reverse_marker); at != std::string::npos;
+    if (!options.reverse_marker.empty()) {
+      const std::string_view key = spellings[first].text;
+      for (size_t at = key.find(options.reverse_marker); at != std::string_view::npos;
            at = key.find(options.reverse_marker, at + 1)) {
         const size_t end = at + options.reverse_marker.size();
         if (m_reverse_all.empty() || m_reverse_all.back() != entry) {

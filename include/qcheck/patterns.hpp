@@ -115,8 +115,18 @@ public:
     std::string reverse_marker{};
   };
 
+  // One spelling under which an entry is indexed (the entry, its unwrapped form...).
+  struct Spelling
+  {
+    std::string_view text; // read only while the index is built
+    uint32_t entry;
+  };
+
   EntryIndex() = default;
-  // keys[i]: the spellings under which entry i is indexed (the entry, its unwrapped form...).
+  // `spellings` of entries 0 .. entries - 1, grouped by entry in increasing order; an entry's
+  // first spelling is the entry itself.
+  EntryIndex(std::span<const Spelling> spellings, size_t entries, const Options& options);
+  // keys[i]: the spellings of entry i.
   EntryIndex(const std::vector<std::vector<std::string>>& keys, const Options& options);
 
   // Appends the candidates for a name seen under any of `names` (its spellings) to `out`,
