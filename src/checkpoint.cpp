@@ -190,7 +190,11 @@ merge_runs(const std::vector<ShardFile>& shards)
 class Loader
 {
 public:
-  Loader(const FileSystem& fs, Checkpoint& out) : m_fs(fs), m_out(out) {}
+  Loader(const FileSystem& fs, Checkpoint& out,
+         const std::function<void(const std::string&)>& alongside)
+    : m_fs(fs), m_out(out), m_alongside(alongside)
+  {
+  }
 
   void problem(CheckpointIssue issue, std::string file, std::string tensor, std::string message,
                bool is_warning = false)
@@ -299,6 +303,9 @@ public:
     read_shards(m_fs, m_out.root, m_out.shards, 0, threads, [&] {
       if (!index_file.empty()) {
         index = read_index(index_file, index_problems);
+      }
+      if (m_alongside) {
+        m_alongside(m_out.root);
       }
     });
     m_out.has_index = index.has_value();
@@ -547,6 +554,7 @@ private:
 
   const FileSystem& m_fs;
   Checkpoint& m_out;
+  const std::function<void(const std::string&)>& m_alongside;
 };
 
 } // namespace
@@ -589,7 +597,8 @@ load_checkpoint(const FileSystem& fs, const std::string& path, const LoadOptions
     // A single shard: read it alone, with no index and no sibling files.
     const size_t slash = path.rfind('/');
     checkpoint.root = slash == std::string::npos ? "." : path.substr(0, slash);
-    Loader(fs, checkpoint).run({path.substr(slash == std::string::npos ? 0 : slash + 1)}, 1);
+    Loader(fs, checkpoint, options.alongside)
+      .run({path.substr(slash == std::string::npos ? 0 : slash + 1)}, 1);
     return checkpoint;
   }
   if (info.kind != FileKind::directory) {
@@ -604,7 +613,7 @@ load_checkpoint(const FileSystem& fs, const std::string& path, const LoadOptions
     return unexpected(names.error());
   }
   checkpoint.root = path;
-  Loader(fs, checkpoint).run(*names, threads);
+  Loader(fs, checkpoint, options.alongside).run(*names, threads);
   return checkpoint;
 }
 

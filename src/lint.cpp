@@ -1915,14 +1915,18 @@ find_model_folders(const FileSystem& fs, const std::string& root)
 Expected<LintRun>
 lint_path(const FileSystem& fs, const std::string& path, const LintOptions& options)
 {
-  auto checkpoint = load_checkpoint(fs, path, LoadOptions{options.threads});
+  // The configuration is read while the shard headers are.
+  Declaration declaration;
+  LoadOptions load{options.threads};
+  load.alongside = [&](const std::string& root) { declaration = read_declaration(fs, root); };
+  auto checkpoint = load_checkpoint(fs, path, load);
   if (!checkpoint) {
     return unexpected(checkpoint.error());
   }
   LintRun run;
   run.checkpoint = std::move(checkpoint).value();
   run.inventory = build_inventory(run.checkpoint, options.threads);
-  run.declaration = read_declaration(fs, run.checkpoint.root);
+  run.declaration = std::move(declaration);
   run.drafts = locate_drafts(run.declaration.model, run.checkpoint, run.inventory);
   run.report = lint(run.checkpoint, run.inventory, run.declaration, options);
   run.report.root = path;

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <random>
 #include <set>
+#include <thread>
 
 #include "builder.hpp"
 #include "qcheck/checkpoint.hpp"
@@ -282,6 +283,34 @@ TEST(Checkpoint, NoWeights)
   const Checkpoint c = load(fs);
   ASSERT_EQ(c.problems.size(), 1u);
   EXPECT_EQ(c.problems[0].issue, CheckpointIssue::no_weights);
+}
+
+// The work given to run alongside runs once, on the calling thread, with the folder: for a
+// folder with an index, a folder of no weights, and one shard file; never for a missing path.
+TEST(Checkpoint, AlongsideRunsOnceOnTheCallingThread)
+{
+  auto fs = two_shards();
+  fs.add_file("m/model.safetensors.index.json", index_json(k_full_map));
+  fs.add_file("empty/config.json", "{}");
+  const std::vector<std::pair<std::string, std::string>> cases{
+    {"m", "m"}, {"empty", "empty"}, {"m/model-00002-of-00002.safetensors", "m"}};
+  for (const auto& [path, root] : cases) {
+    std::vector<std::string> roots;
+    std::vector<std::thread::id> threads;
+    LoadOptions options{2};
+    options.alongside = [&](const std::string& folder) {
+      roots.push_back(folder);
+      threads.push_back(std::this_thread::get_id());
+    };
+    ASSERT_TRUE(load_checkpoint(fs, path, options)) << path;
+    EXPECT_EQ(roots, std::vector<std::string>{root}) << path;
+    EXPECT_EQ(threads, std::vector<std::thread::id>{std::this_thread::get_id()}) << path;
+  }
+  LoadOptions options;
+  bool called = false;
+  options.alongside = [&](const std::string&) { called = true; };
+  EXPECT_FALSE(load_checkpoint(fs, "nope", options));
+  EXPECT_FALSE(called);
 }
 
 TEST(Checkpoint, MissingFolderIsAnError)

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -72,6 +73,9 @@ struct Checkpoint
 struct LoadOptions
 {
   unsigned threads = 0; // 0: one per core
+  // Called once with the model folder, on the calling thread, while the other threads read the
+  // shard headers: independent work (reading the configuration) overlaps the reading.
+  std::function<void(const std::string& root)> alongside{};
 };
 
 // `threads`, or one per core when it is 0: how many threads a `threads` option means.
