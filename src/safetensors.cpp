@@ -526,24 +526,38 @@ private:
     const size_t dims_start = m_out.dim_storage.size();
     uint64_t begin = 0, end = 0;
     bool has_dtype = false, has_shape = false, has_offsets = false;
+    enum class Field
+    {
+      dtype,
+      shape,
+      offsets,
+      other,
+    };
     do {
       // The writers' spelling of a field name is matched as one literal.
-      std::string_view field;
+      Field field = Field::other;
       if (in.take_literal("\"dtype\":")) {
-        field = "dtype";
+        field = Field::dtype;
       } else if (in.take_literal("\"shape\":")) {
-        field = "shape";
+        field = Field::shape;
       } else if (in.take_literal("\"data_offsets\":")) {
-        field = "data_offsets";
-      } else if (!in.string(field) || !in.take(':')) {
-        return false;
+        field = Field::offsets;
+      } else {
+        std::string_view name;
+        if (!in.string(name) || !in.take(':')) {
+          return false;
+        }
+        field = name == "dtype"          ? Field::dtype
+                : name == "shape"        ? Field::shape
+                : name == "data_offsets" ? Field::offsets
+                                         : Field::other;
       }
-      if (field == "dtype" && !has_dtype) {
+      if (field == Field::dtype && !has_dtype) {
         has_dtype = in.string(dtype_text);
         if (!has_dtype) {
           return false;
         }
-      } else if (field == "shape" && !has_shape) {
+      } else if (field == Field::shape && !has_shape) {
         if (!in.take('[')) {
           return false;
         }
@@ -560,7 +574,7 @@ private:
           }
         }
         has_shape = true;
-      } else if (field == "data_offsets" && !has_offsets) {
+      } else if (field == Field::offsets && !has_offsets) {
         if (!in.take('[') || !in.uint(begin) || !in.take(',') || !in.uint(end) || !in.take(']')) {
           return false;
         }
