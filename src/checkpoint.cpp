@@ -408,15 +408,18 @@ private:
   // Walks tensors all[begin, end) (sorted by name, whole runs of one name) beside the index
   // entries [wm, wm_end) that sort before the next stretch: one merge join. The tensors kept go
   // to picked[begin...].
-  Walk walk(const std::vector<Tensor>& all, size_t begin, size_t end,
+  // Walks all[begin, end) and the entries [wm, wm_end) together, and compacts the range in
+  // place: one tensor per name, the index's pick, from `begin` on (a group is read before its
+  // pick is written, at or before where the group started).
+  Walk walk(std::vector<Tensor>& all, size_t begin, size_t end,
             const std::optional<IndexData>& index, const std::vector<uint32_t>& shard_of_file,
             std::vector<WeightMap::Entry>::const_iterator wm,
-            std::vector<WeightMap::Entry>::const_iterator wm_end, Tensor* picked) const
+            std::vector<WeightMap::Entry>::const_iterator wm_end) const
   {
     Walk out;
     out.unnamed.assign(m_out.shards.size(), 0);
     out.first_unnamed.resize(m_out.shards.size());
-    picked += begin;
+    Tensor* const picked = all.data() + begin;
     // Reports entry `e` unless the tensor it names (`found`, or none) is where it says.
     const auto missing = [&](const WeightMap::Entry& e, const Tensor* found) {
       const uint32_t s = shard_of_file[e.file];
@@ -497,7 +500,7 @@ private:
                                   hp.is_warning, shard.file, hp.tensor, hp.message, hp.issue});
       }
     }
-    const std::vector<Tensor> all = merge_runs(m_out.shards);
+    std::vector<Tensor> all = merge_runs(m_out.shards);
     static const std::vector<WeightMap::Entry> no_entries;
     const auto& entries = index ? index->weight_map.entries() : no_entries;
     // The second half starts at a new name; its entries are those from that name on.
@@ -511,25 +514,23 @@ private:
                                                   return e.tensor() < n;
                                                 })
                              : entries.end();
-    // Each half writes its picks where its tensors start; the second's then follow the first's.
-    m_out.tensors.resize(all.size());
+    // Each half compacts its own range; the second's picks then move up to follow the first's.
     Walk second;
     std::thread helper;
     if (mid < all.size()) {
       helper = std::thread([&] {
-        second = walk(all, mid, all.size(), index, shard_of_file, entry_mid, entries.end(),
-                      m_out.tensors.data());
+        second = walk(all, mid, all.size(), index, shard_of_file, entry_mid, entries.end());
       });
     }
-    Walk first =
-      walk(all, 0, mid, index, shard_of_file, entries.begin(), entry_mid, m_out.tensors.data());
+    Walk first = walk(all, 0, mid, index, shard_of_file, entries.begin(), entry_mid);
     if (helper.joinable()) {
       helper.join();
     }
-    const auto second_begin = m_out.tensors.begin() + static_cast<std::ptrdiff_t>(mid);
+    const auto second_begin = all.begin() + static_cast<std::ptrdiff_t>(mid);
     std::copy(second_begin, second_begin + static_cast<std::ptrdiff_t>(second.tensors),
-              m_out.tensors.begin() + static_cast<std::ptrdiff_t>(first.tensors));
-    m_out.tensors.resize(first.tensors + second.tensors);
+              all.begin() + static_cast<std::ptrdiff_t>(first.tensors));
+    all.resize(first.tensors + second.tensors);
+    m_out.tensors = std::move(all);
     const auto append = [&](std::vector<CheckpointProblem>& problems) {
       m_out.problems.insert(m_out.problems.end(), std::make_move_iterator(problems.begin()),
                             std::make_move_iterator(problems.end()));
