@@ -120,6 +120,14 @@ classify(const Checkpoint& checkpoint, Module& module)
   size_t weight_rank = 0;
   for (const auto& [param, tensor] : p.items) {
     const TensorInfo& t = *tensor;
+    // The commonest names first, one comparison each; the rest go through the predicates.
+    if (param == "weight_scale" || param == "weight_scale_2") {
+      has_marker = true;
+      continue;
+    }
+    if (param == "input_scale") {
+      continue;
+    }
     if (is_activation_scale(param)) {
       continue;
     }

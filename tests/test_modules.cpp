@@ -260,6 +260,20 @@ TEST(Modules, EveryStorageFamily)
   }
 }
 
+// A weight scale marks a module quantized whatever its weight's dtype, and without a weight;
+// an input scale alone does not.
+TEST(Modules, WeightScalesMarkAModuleQuantized)
+{
+  auto l = load({{"a.k_proj.weight", "BF16", {8, 8}},
+                 {"a.k_proj.weight_scale", "F32", {}},
+                 {"a.o_proj.weight_scale_2", "F32", {}},
+                 {"a.q_proj.input_scale", "F32", {}},
+                 {"a.q_proj.weight", "BF16", {8, 8}}});
+  EXPECT_EQ(module(*l, "a.k_proj").storage, Storage::quantized);
+  EXPECT_EQ(module(*l, "a.o_proj").storage, Storage::quantized);
+  EXPECT_EQ(module(*l, "a.q_proj").storage, Storage::unquantized);
+}
+
 TEST(Modules, KvCacheScalesDoNotMakeAProjectionQuantized)
 {
   auto l = load({{"a.k_proj.weight", "BF16", {8, 8}},
