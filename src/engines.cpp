@@ -37,13 +37,6 @@ vllm_renames(std::string_view name)
 }
 
 std::string_view
-leaf_of(std::string_view name)
-{
-  const size_t dot = name.rfind('.');
-  return dot == std::string_view::npos ? name : name.substr(dot + 1);
-}
-
-std::string_view
 parent_of(std::string_view name)
 {
   const size_t dot = name.rfind('.');

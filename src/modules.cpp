@@ -7,6 +7,8 @@
 #include <fmt/ranges.h>
 #include <thread>
 
+#include "qcheck/patterns.hpp"
+
 namespace qcheck {
 
 namespace {
@@ -15,13 +17,6 @@ bool
 ends_with(std::string_view text, std::string_view suffix)
 {
   return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
-}
-
-std::string_view
-leaf(std::string_view name)
-{
-  const size_t dot = name.rfind('.');
-  return dot == std::string_view::npos ? name : name.substr(dot + 1);
 }
 
 bool
@@ -193,7 +188,7 @@ classify(const Checkpoint& checkpoint, Module& module)
 
   // Role.
   const std::string_view name = module.name;
-  const std::string_view last = leaf(name);
+  const std::string_view last = leaf_of(name);
   if (last == "embed_tokens" || last == "wte" || last == "wpe" || ends_with(last, "embed") ||
       ends_with(last, "embeds") || ends_with(last, "embedding") || ends_with(last, "embeddings")) {
     module.role = ModuleRole::embedding;

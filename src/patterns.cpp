@@ -129,6 +129,13 @@ is_below(std::string_view name, std::string_view ancestor)
          name[ancestor.size()] == '.';
 }
 
+std::string_view
+leaf_of(std::string_view name)
+{
+  const size_t dot = name.rfind('.');
+  return dot == std::string_view::npos ? name : name.substr(dot + 1);
+}
+
 std::vector<std::string_view>
 split_dots(std::string_view name)
 {
@@ -238,8 +245,8 @@ private:
     const auto byte = [&](size_t i) {
       return static_cast<uint64_t>(static_cast<unsigned char>(fold(text[i], case_insensitive)));
     };
-    // Two bytes per step on the multiplication chain (the same values as hash_text's one at a
-    // time); the odd prefix hangs off it.
+    // Two bytes per step on the multiplication chain (the same values as one byte at a time, as
+    // hash_text gives); the odd prefix hangs off it.
     constexpr uint64_t k_base2 = k_base * k_base;
     uint64_t h = 0;
     size_t i = 0;
@@ -635,9 +642,7 @@ EntryIndex::EntryIndex(std::span<const Spelling> spellings, size_t entries, cons
     if (first_dot != std::string_view::npos && last_dot > first_dot + 1) {
       const std::string_view inner = text.substr(first_dot + 1, last_dot - first_dot - 1);
       m_inner_firsts.add(hash_text(inner.substr(0, inner.find('.')), ci));
-      const size_t inner_last = inner.rfind('.');
-      m_inner_lasts.add(
-        hash_text(inner_last == std::string_view::npos ? inner : inner.substr(inner_last + 1), ci));
+      m_inner_lasts.add(hash_text(leaf_of(inner), ci));
       m_inner.keys.push_back({hash_text(inner, ci), static_cast<uint32_t>(m_inner_texts.size())});
       m_inner_texts.push_back({hash_text(text, ci), entry, first_dot + 1, text.size() - last_dot});
       mark_length(m_inner_lengths, inner.size());
@@ -793,7 +798,7 @@ EntryIndex::candidates(std::span<const std::string_view> names, std::vector<uint
     const WindowHashes h(name, ci);
     const size_t n = name.size();
     thread_local std::vector<size_t> starts, ends;
-    thread_local std::vector<uint64_t> components; // dotted mode: each component's hash
+    thread_local std::vector<uint64_t> components; // each component's hash, for the filters
     starts.assign(1, 0);
     ends.clear();
     for (size_t i = 0; i < n; ++i) {

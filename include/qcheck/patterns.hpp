@@ -24,6 +24,9 @@ bool is_below(std::string_view name, std::string_view ancestor);
 // Splits a dotted name into its components.
 std::vector<std::string_view> split_dots(std::string_view name);
 
+// The last component of a dotted name (the whole name when it has no dot).
+std::string_view leaf_of(std::string_view name);
+
 // The text every match of a Python regex (re.match: anchored at the start) begins with, as far
 // as it can be read without interpreting the regex; empty when none is certain.
 std::string regex_literal_start(std::string_view regex);
