@@ -478,35 +478,33 @@ parse_file(const FileSystem& fs, const std::string& root, const std::string& nam
   }
   // Text simdjson reads whole, no deeper than the replay depth and without a repeated key, is
   // text check_json accepts without a reason (it refuses nesting past 512 levels, and more
-  // values than k_max_clean_text bytes can hold): no second scan.
+  // values than k_max_clean_text bytes can hold): only other text is scanned.
+  std::optional<Json> json;
+  bool repeated = false;
   if (text->size() <= k_max_clean_text && simdjson_reads(*text)) {
-    bool repeated = false;
-    std::optional<Json> json = parse_with_simdjson(*text, repeated);
-    if (json && !repeated) {
-      if (!json->is_object()) {
-        out.problems.push_back({name, "is not a JSON object", ConfigIssue::invalid});
-        return std::nullopt;
-      }
-      return json;
+    json = parse_with_simdjson(*text, repeated);
+  }
+  if (!json || repeated) {
+    // The positional scanner explains syntax errors (line, column) and refuses deep nesting
+    // before the tree parser runs; the same scan finds NaN and duplicate keys.
+    const auto checked = check_json(*text);
+    if (!checked) {
+      out.problems.push_back({name, checked.error(), ConfigIssue::invalid});
+      return std::nullopt;
     }
-  }
-  // The positional scanner explains syntax errors (line, column) and refuses deep nesting
-  // before the tree parser runs; the same scan finds NaN and duplicate keys.
-  const auto checked = check_json(*text);
-  if (!checked) {
-    out.problems.push_back({name, checked.error(), ConfigIssue::invalid});
-    return std::nullopt;
-  }
-  const std::optional<std::string>& why = *checked;
-  std::optional<Json> json = parse_ordered(std::move(*text));
-  if (!json) {
-    out.problems.push_back({name, why ? *why : "not valid JSON", ConfigIssue::invalid});
-    return std::nullopt;
-  }
-  if (why && why->starts_with("duplicate key")) {
-    out.problems.push_back({name,
-                            fmt::format("{}; engines (Python's json) keep the last value", *why),
-                            ConfigIssue::duplicate_key});
+    const std::optional<std::string>& why = *checked;
+    if (!json) {
+      json = parse_ordered(std::move(*text));
+    }
+    if (!json) {
+      out.problems.push_back({name, why ? *why : "not valid JSON", ConfigIssue::invalid});
+      return std::nullopt;
+    }
+    if (why && why->starts_with("duplicate key")) {
+      out.problems.push_back({name,
+                              fmt::format("{}; engines (Python's json) keep the last value", *why),
+                              ConfigIssue::duplicate_key});
+    }
   }
   if (!json->is_object()) {
     out.problems.push_back({name, "is not a JSON object", ConfigIssue::invalid});
