@@ -12,12 +12,7 @@ namespace qcheck {
 
 namespace {
 
-// The scanner keeps its own stack. 2^22 values is several times what the largest real
-// configuration holds (a ModelOpt quantized_layers map of every expert Linear of a
-// trillion-parameter model) and bounds the node array to 176 MiB, where a 64 MiB file of
-// `0,0,0,...` would otherwise need 1.4 GiB.
-constexpr size_t k_max_depth = k_json_max_depth;
-constexpr size_t k_max_values = k_json_max_values;
+// The scanner keeps its own stack; k_json_max_values bounds its node array (see json_text.hpp).
 // Node offsets and links are 32-bit, so texts are shorter than 4 GiB.
 constexpr uint32_t k_none = std::numeric_limits<uint32_t>::max();
 constexpr size_t k_max_text = k_none - 1;
@@ -219,11 +214,11 @@ public:
     // Sized once, before anything is allocated: a text with too many values is refused here.
     size_t over = 0;
     const size_t bound = value_bound(over);
-    if (bound > k_max_values) {
+    if (bound > k_json_max_values) {
       const TextPosition p = position_of(m_text, over);
       return unexpected(fmt::format("more than {} JSON values (line {}, column {}), far more than "
                                     "any configuration holds; not read",
-                                    k_max_values, p.line, p.column));
+                                    k_json_max_values, p.line, p.column));
     }
     m_nodes.reserve(bound);
     State state = State::value;
@@ -244,8 +239,8 @@ public:
         } else if ((c == ']' || c == '}') && after_comma) {
           return error(m_pos, fmt::format("trailing comma before '{}'", c));
         } else if (c == '{' || c == '[') {
-          if (m_stack.size() >= k_max_depth) {
-            return error(m_pos, fmt::format("nested more than {} levels deep", k_max_depth));
+          if (m_stack.size() >= k_json_max_depth) {
+            return error(m_pos, fmt::format("nested more than {} levels deep", k_json_max_depth));
           }
           const bool object = c == '{';
           m_stack.push_back(add_node(object ? Kind::object : Kind::array, m_pos));
@@ -324,7 +319,7 @@ private:
 
   // An upper bound of the number of values: each follows an opening bracket or a comma, or is
   // the root. Only string tokens are skipped, so this runs before (and whatever) the syntax
-  // check. When the bound passes k_max_values, `over` is where it did.
+  // check. When the bound passes k_json_max_values, `over` is where it did.
   size_t value_bound(size_t& over) const
   {
     size_t bound = 1;
@@ -332,7 +327,7 @@ private:
       const char c = m_text[i];
       if (c == '"') {
         i = string_token_end(m_text, i);
-      } else if ((c == ',' || c == '[' || c == '{') && ++bound > k_max_values) {
+      } else if ((c == ',' || c == '[' || c == '{') && ++bound > k_json_max_values) {
         over = i;
         return bound;
       }

@@ -158,6 +158,9 @@ std::optional<std::string> edit_refusal(std::string_view text);
 // refuses nesting deeper than k_json_max_depth and more than k_json_max_values values.
 Expected<std::optional<std::string>> check_json(std::string_view text);
 inline constexpr size_t k_json_max_depth = 512;
+// Several times what the largest real configuration holds (a ModelOpt quantized_layers map of
+// every expert Linear of a trillion-parameter model); bounds the scanner's node array to 176 MiB,
+// where a 64 MiB file of `0,0,0,...` would otherwise need 1.4 GiB.
 inline constexpr size_t k_json_max_values = size_t{1} << 22;
 
 } // namespace qcheck
