@@ -406,11 +406,9 @@ private:
   };
 
   // Walks tensors all[begin, end) (sorted by name, whole runs of one name) beside the index
-  // entries [wm, wm_end) that sort before the next stretch: one merge join. The tensors kept go
-  // to picked[begin...].
-  // Walks all[begin, end) and the entries [wm, wm_end) together, and compacts the range in
-  // place: one tensor per name, the index's pick, from `begin` on (a group is read before its
-  // pick is written, at or before where the group started).
+  // entries [wm, wm_end) that sort before the next stretch: one merge join. Compacts the range
+  // in place: one tensor per name, the index's pick, from `begin` on (a run is read before its
+  // pick is written, at or before where the run started).
   Walk walk(std::vector<Tensor>& all, size_t begin, size_t end,
             const std::optional<IndexData>& index, const std::vector<uint32_t>& shard_of_file,
             std::vector<WeightMap::Entry>::const_iterator wm,
