@@ -841,27 +841,44 @@ private:
   // and partial_experts().
   bool is_known_entry(const ConfigSource& s, size_t index)
   {
-    std::vector<int8_t>* answers = nullptr;
-    for (auto& [source, known] : m_known_entries) {
-      if (source == &s) {
-        answers = &known;
-        break;
-      }
-    }
-    if (answers == nullptr) {
-      const auto same =
-        std::find_if(m_known_entries.begin(), m_known_entries.end(),
-                     [&](const auto& c) { return c.first->excludes == s.excludes; });
-      auto& added = m_known_entries.emplace_back(
-        &s,
-        same != m_known_entries.end() ? same->second : std::vector<int8_t>(s.excludes.size(), -1));
-      answers = &added.second;
-    }
-    int8_t& known = (*answers)[index];
+    int8_t& known = known_answers(s)[index];
     if (known < 0) {
       known = is_known(s.excludes[index]) ? 1 : 0;
     }
     return known == 1;
+  }
+
+  // The block's is_known() answers so far, per entry: 1, 0, or -1 when not asked yet.
+  std::vector<int8_t>& known_answers(const ConfigSource& s)
+  {
+    for (auto& [source, known] : m_known_entries) {
+      if (source == &s) {
+        return known;
+      }
+    }
+    const auto same = std::find_if(m_known_entries.begin(), m_known_entries.end(),
+                                   [&](const auto& c) { return c.first->excludes == s.excludes; });
+    return m_known_entries
+      .emplace_back(&s, same != m_known_entries.end() ? same->second
+                                                      : std::vector<int8_t>(s.excludes.size(), -1))
+      .second;
+  }
+
+  // is_known_entry() of every plain entry of a long list at once, from the set of all names
+  // without the scans first: most entries of a long list that its pass does not see match are
+  // asked, and this runs beside that pass instead of after it.
+  void answer_plain_entries(const ConfigSource& s)
+  {
+    std::vector<int8_t>& answers = known_answers(s);
+    if (m_known.empty()) {
+      m_known = known_names();
+    }
+    for (size_t i = 0; i < s.excludes.size(); ++i) {
+      const std::string& entry = s.excludes[i];
+      if (answers[i] < 0 && !has_glob_chars(entry) && !entry.starts_with("re:")) {
+        answers[i] = m_known.contains(entry) ? 1 : 0;
+      }
+    }
   }
 
   struct EntryUse
@@ -875,7 +892,9 @@ private:
   // one pass over the names and their candidates. For the formats some engine matches as
   // substrings, the same pass finds overmatch_example() of each entry: that engine's
   // candidates for a module hold every entry occurring in its name.
-  EntryUse entry_use(const ConfigSource& s, const std::vector<Engine>& engines)
+  // `beside` runs as one more task beside the passes.
+  EntryUse entry_use(const ConfigSource& s, const std::vector<Engine>& engines,
+                     const std::function<void()>& beside)
   {
     std::optional<Engine> substring_engine;
     if (s.format == QuantFormat::modelopt) {
@@ -949,8 +968,13 @@ private:
         }
       }
     };
-    run_tasks(passes.size(), thread_count(m_options.threads),
-              [&](size_t i) { run_pass(passes[i]); });
+    run_tasks(passes.size() + 1, thread_count(m_options.threads), [&](size_t i) {
+      if (i == 0) {
+        beside();
+      } else {
+        run_pass(passes[i - 1]);
+      }
+    });
     EntryUse use;
     use.matched.assign(s.excludes.size(), false);
     for (Pass& pass : passes) {
@@ -1029,114 +1053,162 @@ private:
 
   void entries()
   {
-    // config.json and hf_quant_config.json often carry the same long list: checked once.
-    struct Checked
-    {
-      const ConfigSource* source;
-      EntryUse use;
-    };
-    std::vector<Checked> checked;
+    // config.json and hf_quant_config.json often carry the same list: decided once.
+    std::vector<DecidedList> decided;
     for (const ConfigSource& s : m_declaration.sources) {
       if (s.format != QuantFormat::modelopt && s.format != QuantFormat::compressed_tensors &&
           s.format != QuantFormat::quark && s.format != QuantFormat::fp8 &&
           s.format != QuantFormat::awq && s.format != QuantFormat::bitsandbytes) {
         continue;
       }
-      std::vector<Engine> engines;
-      for (Engine e : m_options.engines) {
-        if (engine_reads(e, s.format)) {
-          engines.push_back(e);
-        }
-      }
-      // A long list is checked the other way round: each name's candidates, once.
-      const bool long_list = s.excludes.size() >= k_compile_threshold;
-      auto same = std::find_if(checked.begin(), checked.end(), [&](const Checked& c) {
-        return c.source->format == s.format && c.source->excludes == s.excludes;
+      auto same = std::find_if(decided.begin(), decided.end(), [&](const DecidedList& d) {
+        return d.source->format == s.format && d.source->excludes == s.excludes;
       });
-      if (long_list && same == checked.end()) {
-        checked.push_back({&s, entry_use(s, engines)});
-        same = checked.end() - 1;
+      if (same == decided.end()) {
+        decided.push_back(decide_entries(s));
+        same = decided.end() - 1;
       }
-      static const EntryUse k_unused;
-      const std::vector<bool>& matched = long_list ? same->use.matched : k_unused.matched;
-      const std::vector<std::string>& examples = long_list ? same->use.examples : k_unused.examples;
-      DeadRuns dead(*this, s);
-      for (size_t index = 0; index < s.excludes.size(); ++index) {
-        const std::string& entry = s.excludes[index];
-        if (!entry.starts_with("re:") && entry.find('.') == std::string::npos &&
-            s.format == QuantFormat::compressed_tensors &&
-            std::isupper(static_cast<unsigned char>(entry[0]))) {
-          continue; // a class name: cannot be checked from tensor names
-        }
-        if (entry.starts_with("re:") && !Regex::compile(entry.substr(3))) {
-          continue; // QC115 already says qcheck cannot evaluate it
-        }
-        // Fast path: the long list's pass saw the entry match, or a plain entry names a module,
-        // a layer or an ancestor of either.
-        bool used = !matched.empty() && matched[index];
-        used =
-          used || (!has_glob_chars(entry) && !entry.starts_with("re:") && is_known_entry(s, index));
-        // Then module names (entries for routers and embeddings name real modules the engines
-        // never quantize), then each engine's layer prefixes and fused shards; for an entry
-        // blind to digits, one name per digit signature.
-        const bool blind = blind_to_digits(entry);
-        if (!used && matched.empty()) {
-          used = matches_a_module_named_like_it(s.format, entry);
-        }
-        if (!used && matched.empty()) {
-          NameList& names = module_names(blind);
-          for (size_t k = 0; const std::string_view* name = names.at(k); ++k) {
-            used = std::any_of(k_all_engines.begin(), k_all_engines.end(),
-                               [&](Engine e) { return entry_matches(e, s.format, entry, *name); });
-            if (used) {
-              break;
-            }
-          }
-        }
-        for (size_t i = 0; i < engines.size() && !used && matched.empty(); ++i) {
-          NameList& names = layer_names(engines[i], blind);
-          for (size_t k = 0; const std::string_view* name = names.at(k); ++k) {
-            if (entry_matches(engines[i], s.format, entry, *name)) {
-              used = true;
-              break;
-            }
-          }
-        }
-        if (s.format == QuantFormat::compressed_tensors && entry.starts_with("re:") &&
-            misses_renamed_prefixes(entry)) {
-          add(RuleId::regex_checkpoint_namespace, s.file,
-              fmt::format("ignore entry '{}' is written in checkpoint namespace; vLLM does not map "
-                          "regexes, and matches them against renamed prefixes (visual.X, "
-                          "language_model.model.X)",
-                          entry))
-            .pointer = entry_pointer(s, index);
-        }
-        if (!used) {
-          dead.add(index);
-        }
-        if (s.format == QuantFormat::fp8 && used) {
-          const bool exact = std::any_of(
+      write_entry_findings(s, *same);
+    }
+  }
+
+  // What entries() found about each entry of a list; the findings follow from it per block.
+  enum EntryVerdict : uint8_t
+  {
+    k_entry_unchecked = 1,     // a class name, or a regex QC115 reports
+    k_entry_used = 2,          // matches a module, an engine layer or a fused shard
+    k_entry_renamed_regex = 4, // QC: a compressed-tensors regex in checkpoint namespace
+    k_entry_short_fp8 = 8,     // used, but not a whole module name
+    k_entry_broad = 16,        // a substring engine also excludes a module it does not name
+  };
+  struct DecidedList
+  {
+    const ConfigSource* source;
+    std::vector<uint8_t> verdicts;     // EntryVerdict bits, per entry
+    std::vector<std::string> examples; // a long list's overmatched module per entry, or empty
+  };
+
+  DecidedList decide_entries(const ConfigSource& s)
+  {
+    std::vector<Engine> engines;
+    for (Engine e : m_options.engines) {
+      if (engine_reads(e, s.format)) {
+        engines.push_back(e);
+      }
+    }
+    DecidedList out{&s, std::vector<uint8_t>(s.excludes.size(), 0), {}};
+    // A long list is checked the other way round: each name's candidates, once.
+    EntryUse use;
+    if (s.excludes.size() >= k_compile_threshold) {
+      use = entry_use(s, engines, [&] { answer_plain_entries(s); });
+      out.examples = std::move(use.examples);
+    }
+    const std::vector<bool>& matched = use.matched;
+    for (size_t index = 0; index < s.excludes.size(); ++index) {
+      const std::string& entry = s.excludes[index];
+      uint8_t& verdict = out.verdicts[index];
+      const bool regex = entry.starts_with("re:");
+      if (!regex && entry.find('.') == std::string::npos &&
+          s.format == QuantFormat::compressed_tensors &&
+          std::isupper(static_cast<unsigned char>(entry[0]))) {
+        verdict = k_entry_unchecked; // a class name: cannot be checked from tensor names
+        continue;
+      }
+      if (regex && !Regex::compile(entry.substr(3))) {
+        verdict = k_entry_unchecked; // QC115 already says qcheck cannot evaluate it
+        continue;
+      }
+      const bool glob = has_glob_chars(entry);
+      // Fast path: the long list's pass saw the entry match, or a plain entry names a module,
+      // a layer or an ancestor of either.
+      bool used = !matched.empty() && matched[index];
+      used = used || (!glob && !regex && is_known_entry(s, index));
+      if (!used && matched.empty()) {
+        used = entry_used_by_scan(s, engines, entry);
+      }
+      if (s.format == QuantFormat::compressed_tensors && regex && misses_renamed_prefixes(entry)) {
+        verdict |= k_entry_renamed_regex;
+      }
+      if (used) {
+        verdict |= k_entry_used;
+      }
+      if (s.format == QuantFormat::fp8 && used &&
+          std::none_of(
             m_inventory.modules.begin(), m_inventory.modules.end(),
-            [&](const Module& m) { return m.name == entry || vllm_namespace(m.name) == entry; });
-          if (!exact) {
-            add(RuleId::short_fp8_entry, s.file,
-                fmt::format("{} entry '{}' is not a full module name: vLLM compares exactly and "
-                            "quantizes the layer anyway (BF16 cast to FP8, no error)",
-                            s.list_key, entry))
-              .pointer = entry_pointer(s, index);
-          }
+            [&](const Module& m) { return m.name == entry || vllm_namespace(m.name) == entry; })) {
+        verdict |= k_entry_short_fp8;
+      }
+      const bool substring_engine = s.format == QuantFormat::modelopt ||
+                                    (s.format == QuantFormat::compressed_tensors && !regex);
+      if (substring_engine && !glob &&
+          !(out.examples.empty() ? overmatch_example(entry) : out.examples[index]).empty()) {
+        verdict |= k_entry_broad;
+      }
+    }
+    return out;
+  }
+
+  // Whether a short list's entry matches a module (entries for routers and embeddings name real
+  // modules the engines never quantize), then each reading engine's layer prefixes and fused
+  // shards; for an entry blind to digits, one name per digit signature.
+  bool entry_used_by_scan(const ConfigSource& s, const std::vector<Engine>& engines,
+                          const std::string& entry)
+  {
+    if (matches_a_module_named_like_it(s.format, entry)) {
+      return true;
+    }
+    const bool blind = blind_to_digits(entry);
+    NameList& names = module_names(blind);
+    for (size_t k = 0; const std::string_view* name = names.at(k); ++k) {
+      if (std::any_of(k_all_engines.begin(), k_all_engines.end(),
+                      [&](Engine e) { return entry_matches(e, s.format, entry, *name); })) {
+        return true;
+      }
+    }
+    for (Engine e : engines) {
+      NameList& layers = layer_names(e, blind);
+      for (size_t k = 0; const std::string_view* name = layers.at(k); ++k) {
+        if (entry_matches(e, s.format, entry, *name)) {
+          return true;
         }
-        const bool substring_engine =
-          s.format == QuantFormat::modelopt ||
-          (s.format == QuantFormat::compressed_tensors && !entry.starts_with("re:"));
-        if (substring_engine && !has_glob_chars(entry) &&
-            !(examples.empty() ? overmatch_example(entry) : examples[index]).empty()) {
-          add(RuleId::broad_substring_entry, s.file,
-              fmt::format("{} entry '{}' is matched as a substring by {} and also excludes {}",
-                          s.list_key, entry, s.format == QuantFormat::modelopt ? "vLLM" : "SGLang",
-                          examples.empty() ? overmatch_example(entry) : examples[index]))
-            .pointer = entry_pointer(s, index);
-        }
+      }
+    }
+    return false;
+  }
+
+  void write_entry_findings(const ConfigSource& s, const DecidedList& list)
+  {
+    DeadRuns dead(*this, s);
+    for (size_t index = 0; index < s.excludes.size(); ++index) {
+      const uint8_t verdict = list.verdicts[index];
+      if ((verdict & k_entry_unchecked) != 0) {
+        continue;
+      }
+      const std::string& entry = s.excludes[index];
+      if ((verdict & k_entry_renamed_regex) != 0) {
+        add(RuleId::regex_checkpoint_namespace, s.file,
+            fmt::format("ignore entry '{}' is written in checkpoint namespace; vLLM does not map "
+                        "regexes, and matches them against renamed prefixes (visual.X, "
+                        "language_model.model.X)",
+                        entry))
+          .pointer = entry_pointer(s, index);
+      }
+      if ((verdict & k_entry_used) == 0) {
+        dead.add(index);
+      }
+      if ((verdict & k_entry_short_fp8) != 0) {
+        add(RuleId::short_fp8_entry, s.file,
+            fmt::format("{} entry '{}' is not a full module name: vLLM compares exactly and "
+                        "quantizes the layer anyway (BF16 cast to FP8, no error)",
+                        s.list_key, entry))
+          .pointer = entry_pointer(s, index);
+      }
+      if ((verdict & k_entry_broad) != 0) {
+        add(RuleId::broad_substring_entry, s.file,
+            fmt::format("{} entry '{}' is matched as a substring by {} and also excludes {}",
+                        s.list_key, entry, s.format == QuantFormat::modelopt ? "vLLM" : "SGLang",
+                        list.examples.empty() ? overmatch_example(entry) : list.examples[index]))
+          .pointer = entry_pointer(s, index);
       }
     }
   }
@@ -1757,7 +1829,7 @@ private:
 
   // A scan of every layer and shard name costs about a quarter of building the set of all names
   // and ancestors (deepseek: 0.9 ms over 137,982 names, against 3.8-4.2 ms for 62,762): after
-  // two, the set. A list of many unknown entries pays two scans.
+  // two, the set. A long list builds the set at once (answer_plain_entries()).
   static constexpr size_t k_known_scan_limit = 2;
   static constexpr size_t k_named_like_tries = 64;
   NameSet m_known; // built once scans stop paying

@@ -1389,6 +1389,36 @@ TEST(RuleCases, QC112LongListsInBothFilesAreEachReported)
   }
 }
 
+// A short list in both files is decided once as well: each file still gets its own findings,
+// with its own key, pointers and file, in entry order.
+TEST(RuleCases, QC111AndQC112ShortListInBothFilesAreEachReported)
+{
+  const Strings list{"lm_head", "model.layers.1", "model.layers.7.mlp.down_proj"};
+  MemoryFileSystem fs = folder(config(k_llama_11, modelopt("NVFP4", list)), layers_1_and_10());
+  fs.add_file("m/hf_quant_config.json", hf_quant_config("NVFP4", list));
+  const Report r = lint_folder(fs);
+  Strings got;
+  for (const Finding& f : r.findings) {
+    if (f.rule == RuleId::broad_substring_entry || f.rule == RuleId::unused_entry) {
+      got.push_back(f.file + " " + f.pointer + " " + f.message);
+    }
+  }
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, (Strings{
+                   "config.json /quantization_config/ignore/1 ignore entry 'model.layers.1' is "
+                   "matched as a substring by vLLM and also excludes "
+                   "model.layers.10.mlp.down_proj",
+                   "config.json /quantization_config/ignore/2 ignore entry "
+                   "'model.layers.7.mlp.down_proj' matches no module of the checkpoint",
+                   "hf_quant_config.json /quantization/exclude_modules/1 exclude_modules entry "
+                   "'model.layers.1' is matched as a substring by vLLM and also excludes "
+                   "model.layers.10.mlp.down_proj",
+                   "hf_quant_config.json /quantization/exclude_modules/2 exclude_modules entry "
+                   "'model.layers.7.mlp.down_proj' matches no module of the checkpoint",
+                 }))
+    << text(r);
+}
+
 // Whether an entry names a known module is asked once per entry of a list; a different list
 // in the other file is asked again, whatever the first list held at the same place.
 TEST(RuleCases, QC112DifferentListsInBothFilesAreEachAsked)
