@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <memory>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <thread>
@@ -417,8 +418,8 @@ in_slices(size_t count, unsigned threads, const Fn& fn)
 // Names are compared again only next to a break. Fills the storage; returns where in it each
 // module's tensors start.
 std::vector<uint32_t>
-group_out_of_order(const Checkpoint& checkpoint, const std::vector<uint32_t>& module_sizes,
-                   const std::vector<int8_t>& order, Inventory& inventory)
+group_out_of_order(const Checkpoint& checkpoint, const uint32_t* module_sizes, const int8_t* order,
+                   Inventory& inventory)
 {
   const auto count = static_cast<uint32_t>(checkpoint.tensors.size());
   const auto module = [&](uint32_t t) {
@@ -435,8 +436,8 @@ group_out_of_order(const Checkpoint& checkpoint, const std::vector<uint32_t>& mo
   const auto by_module = [&](uint32_t a, uint32_t b) { return module(a) < module(b); };
   std::stable_sort(apart.begin(), apart.end(), by_module);
   // Each tensor set apart goes after the kept tensors whose module is not greater than its own.
-  const std::vector<std::string_view> params = std::move(inventory.param_storage);
-  inventory.param_storage.assign(count, {});
+  const auto params = std::move(inventory.param_storage);
+  inventory.param_storage.resize(count); // every place is written below
   uint32_t out = 0;
   const auto place = [&](uint32_t t) {
     inventory.tensor_storage[out] = t;
@@ -475,12 +476,13 @@ build_inventory(const Checkpoint& checkpoint, unsigned threads)
   // notes where modules start. Only when modules are out of order are they sorted.
   const size_t count = checkpoint.tensors.size();
   Inventory inventory;
+  // Unwritten until the slices fill them.
   inventory.tensor_storage.resize(count);
   inventory.param_storage.resize(count);
   // Per tensor, the size of its module's name (a prefix of its own), and the sign of the
   // comparison of its module with the one before (for modules out of order).
-  std::vector<uint32_t> module_sizes(count);
-  std::vector<int8_t> order_signs(count);
+  const std::unique_ptr<uint32_t[]> module_sizes(new uint32_t[count]);
+  const std::unique_ptr<int8_t[]> order_signs(new int8_t[count]);
   // Per slice, where in storage each module's tensors start.
   std::vector<std::vector<uint32_t>> slice_starts(slices(count, threads));
   std::atomic<bool> in_order = true;
@@ -512,33 +514,33 @@ build_inventory(const Checkpoint& checkpoint, unsigned threads)
     }
   });
   if (!in_order) {
-    slice_starts = {group_out_of_order(checkpoint, module_sizes, order_signs, inventory)};
+    slice_starts = {
+      group_out_of_order(checkpoint, module_sizes.get(), order_signs.get(), inventory)};
   }
-  size_t modules = 0;
-  for (const auto& starts : slice_starts) {
-    modules += starts.size();
-  }
-  inventory.modules.reserve(modules);
-  const std::span<const uint32_t> all(inventory.tensor_storage);
-  const std::span<const std::string_view> params(inventory.param_storage);
-  for (const auto& starts : slice_starts) {
-    for (const uint32_t start : starts) {
-      const uint32_t t = all[start];
-      const std::string_view name = checkpoint.tensors[t].info->name.substr(0, module_sizes[t]);
-      inventory.modules.push_back(Module{name, all.subspan(start), params.subspan(start),
-                                         Storage::no_weight, QuantFamily::none, ModuleRole::other});
+  std::vector<uint32_t> joined;
+  if (slice_starts.size() > 1) {
+    for (const auto& starts : slice_starts) {
+      joined.insert(joined.end(), starts.begin(), starts.end());
     }
   }
-  // A module's tensors end where the next one's start.
-  for (size_t m = 0; m + 1 < inventory.modules.size(); ++m) {
-    const size_t size =
-      inventory.modules[m + 1].tensors.data() - inventory.modules[m].tensors.data();
-    inventory.modules[m].tensors = inventory.modules[m].tensors.first(size);
-    inventory.modules[m].params = inventory.modules[m].params.first(size);
-  }
-  // Modules are classified independently.
-  in_slices(inventory.modules.size(), threads, [&](size_t, size_t begin, size_t end) {
+  const std::vector<uint32_t>& starts = slice_starts.size() > 1 ? joined : slice_starts.front();
+  // Each module runs from its start to the next one's; modules are built and classified
+  // independently, in slices.
+  inventory.modules.resize(starts.size());
+  const std::span<const uint32_t> all(inventory.tensor_storage);
+  const std::span<const std::string_view> params(inventory.param_storage);
+  in_slices(starts.size(), threads, [&](size_t, size_t begin, size_t end) {
     for (size_t m = begin; m < end; ++m) {
+      const uint32_t start = starts[m];
+      const uint32_t size = (m + 1 < starts.size() ? starts[m + 1] : count) - start;
+      const uint32_t t = all[start];
+      const std::string_view name = checkpoint.tensors[t].info->name.substr(0, module_sizes[t]);
+      inventory.modules[m] = Module{name,
+                                    all.subspan(start, size),
+                                    params.subspan(start, size),
+                                    Storage::no_weight,
+                                    QuantFamily::none,
+                                    ModuleRole::other};
       classify(checkpoint, inventory.modules[m]);
     }
   });

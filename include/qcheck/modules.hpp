@@ -4,9 +4,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "qcheck/checkpoint.hpp"
@@ -64,6 +66,33 @@ struct Module
   ModuleRole role = ModuleRole::other;
 };
 
+// An allocator that leaves the elements a resize adds unwritten (T must be an implicit-lifetime
+// type, such as a trivially copyable struct): build_inventory fills its arrays from several
+// threads, so one thread does not first zero-fill, and fault in, every page alone.
+template<typename T>
+struct UnwrittenAllocator : std::allocator<T>
+{
+  template<typename U>
+  struct rebind
+  {
+    using other = UnwrittenAllocator<U>;
+  };
+  UnwrittenAllocator() = default;
+  template<typename U>
+  UnwrittenAllocator(const UnwrittenAllocator<U>&) noexcept
+  {
+  }
+  template<typename U>
+  void construct(U*) noexcept
+  {
+  }
+  template<typename U, typename... Args>
+  void construct(U* p, Args&&... args)
+  {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+
 // Move-only: modules view `tensor_storage` and `param_storage`, whose buffers a move keeps.
 struct Inventory
 {
@@ -73,9 +102,9 @@ struct Inventory
   Inventory(const Inventory&) = delete;
   Inventory& operator=(const Inventory&) = delete;
 
-  std::vector<Module> modules; // sorted by name
-  std::vector<uint32_t> tensor_storage;
-  std::vector<std::string_view> param_storage;
+  std::vector<Module, UnwrittenAllocator<Module>> modules; // sorted by name
+  std::vector<uint32_t, UnwrittenAllocator<uint32_t>> tensor_storage;
+  std::vector<std::string_view, UnwrittenAllocator<std::string_view>> param_storage;
   // Index into modules, or -1.
   int64_t find(std::string_view name) const;
   // The modules whose names start with `prefix`, in order.
