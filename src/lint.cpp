@@ -1871,19 +1871,23 @@ lint(const Checkpoint& checkpoint, const Inventory& inventory, const Declaration
 }
 
 void
-resolve_positions(const FileSystem& fs, const std::string& root, Report& report)
+resolve_positions(const FileSystem& fs, const std::string& root, Report& report, unsigned threads)
 {
-  // One scan per file, however many findings point into it.
-  std::map<std::string, std::vector<Finding*>> by_file;
+  // One scan per file, however many findings point into it; files side by side (a long list is
+  // in config.json and hf_quant_config.json, megabytes each).
+  std::map<std::string, std::vector<Finding*>> grouped;
   for (Finding& f : report.findings) {
     if (!f.pointer.empty() && f.file.ends_with(".json")) {
-      by_file[f.file].push_back(&f);
+      grouped[f.file].push_back(&f);
     }
   }
-  for (auto& [file, findings] : by_file) {
+  const std::vector<std::pair<std::string, std::vector<Finding*>>> by_file(grouped.begin(),
+                                                                           grouped.end());
+  run_tasks(by_file.size(), thread_count(threads), [&](size_t task) {
+    const auto& [file, findings] = by_file[task];
     auto text = fs.read_file(join_path(root, file), k_max_config_size);
     if (!text) {
-      continue;
+      return;
     }
     // Each finding's pointer, then the end pointers of those that span several values.
     std::vector<std::string> pointers;
@@ -1924,7 +1928,7 @@ resolve_positions(const FileSystem& fs, const std::string& root, Report& report)
       f.end_line = end->start.line + newlines;
       f.end_column = newlines == 0 ? end->start.column + static_cast<uint32_t>(value.size()) : 0;
     }
-  }
+  });
 }
 
 std::vector<Expected<LintRun>>
@@ -2002,7 +2006,7 @@ lint_path(const FileSystem& fs, const std::string& path, const LintOptions& opti
   run.drafts = locate_drafts(run.declaration.model, run.checkpoint, run.inventory);
   run.report = lint(run.checkpoint, run.inventory, run.declaration, options);
   run.report.root = path;
-  resolve_positions(fs, run.checkpoint.root, run.report);
+  resolve_positions(fs, run.checkpoint.root, run.report, options.threads);
   return run;
 }
 

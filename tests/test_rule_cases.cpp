@@ -1390,7 +1390,7 @@ TEST(RuleCases, QC112LongListsInBothFilesAreEachReported)
 }
 
 // A short list in both files is decided once as well: each file still gets its own findings,
-// with its own key, pointers and file, in entry order.
+// with its own key, pointers, file and positions, in entry order.
 TEST(RuleCases, QC111AndQC112ShortListInBothFilesAreEachReported)
 {
   const Strings list{"lm_head", "model.layers.1", "model.layers.7.mlp.down_proj"};
@@ -1401,6 +1401,7 @@ TEST(RuleCases, QC111AndQC112ShortListInBothFilesAreEachReported)
   for (const Finding& f : r.findings) {
     if (f.rule == RuleId::broad_substring_entry || f.rule == RuleId::unused_entry) {
       got.push_back(f.file + " " + f.pointer + " " + f.message);
+      EXPECT_GT(f.line, 0u) << f.file << " " << f.pointer; // each file's positions are read
     }
   }
   std::sort(got.begin(), got.end());

@@ -35,8 +35,10 @@ struct LintRun
 Report lint(const Checkpoint& checkpoint, const Inventory& inventory,
             const Declaration& declaration, const LintOptions& options);
 
-// Fills line/column of findings whose pointer names a value in a JSON file of the folder.
-void resolve_positions(const FileSystem& fs, const std::string& root, Report& report);
+// Fills line/column of findings whose pointer names a value in a JSON file of the folder; reads
+// up to `threads` files at once (0: one per core).
+void resolve_positions(const FileSystem& fs, const std::string& root, Report& report,
+                       unsigned threads = 0);
 
 // Reads a folder (or one shard) and lints it. Fails only when the path cannot be read at all.
 Expected<LintRun> lint_path(const FileSystem& fs, const std::string& path,
