@@ -44,8 +44,10 @@ public:
       m_last_file = static_cast<uint32_t>(it - m_files.begin());
       if (it == m_files.end()) {
         m_files.emplace_back(file);
+        m_counts.push_back(0);
       }
     }
+    ++m_counts[m_last_file];
     m_entries.push_back({tensor.data(), static_cast<uint32_t>(tensor.size()), m_last_file});
   }
   // Sorts; on a repeated tensor the last occurrence wins, as in Python's json.
@@ -66,13 +68,20 @@ public:
       }
     }
     m_entries = std::move(unique);
+    m_counts.assign(m_files.size(), 0);
+    for (const auto& e : m_entries) {
+      ++m_counts[e.file];
+    }
   }
   const std::vector<Entry>& entries() const { return m_entries; }
   const std::vector<std::string>& files() const { return m_files; }
+  // Entries per file, by files() index (after seal(): the entries kept).
+  const std::vector<size_t>& counts() const { return m_counts; }
   const std::string& file_of(const Entry& e) const { return m_files[e.file]; }
 
 private:
   std::vector<std::string> m_files;
+  std::vector<size_t> m_counts;
   uint32_t m_last_file = 0;
   std::vector<Entry> m_entries;
   bool m_increasing = true; // each tensor added sorts after the one before
@@ -125,35 +134,27 @@ read_shards(const FileSystem& fs, const std::string& root, std::vector<ShardFile
   }
 }
 
-// Tensors of sorted runs (one per shard) merged into one list sorted by (name, shard). Runs
-// usually hold long stretches of consecutive names, so each stretch is found by galloping and
-// copied whole: close to linear in practice, n log(runs) comparisons at worst.
-std::vector<Tensor>
-merge_runs(const std::vector<ShardFile>& shards)
+// A sorted run of tensors: what is left of one shard's.
+struct Run
 {
-  struct Run
-  {
-    const TensorInfo* next;
-    const TensorInfo* end;
-    uint32_t shard;
-  };
-  std::vector<Run> heap;
-  size_t total = 0;
-  for (uint32_t s = 0; s < shards.size(); ++s) {
-    const auto& tensors = shards[s].header.tensors;
-    if (!tensors.empty()) {
-      heap.push_back({tensors.data(), tensors.data() + tensors.size(), s});
-      total += tensors.size();
-    }
-  }
+  const TensorInfo* next;
+  const TensorInfo* end;
+  uint32_t shard;
+};
+
+// Runs merged into out[0 .. their total), sorted by (name, shard). Runs usually hold long
+// stretches of consecutive names, so each stretch is found by galloping and copied whole: close
+// to linear in practice, n log(runs) comparisons at worst.
+void
+merge_runs(std::vector<Run> heap, Tensor* out)
+{
+  std::erase_if(heap, [](const Run& r) { return r.next == r.end; });
   // `a` sorts after `b`: a min-heap on (head name, shard).
   const auto after = [](const Run& a, const Run& b) {
     const int c = a.next->name.compare(b.next->name);
     return c != 0 ? c > 0 : a.shard > b.shard;
   };
   std::make_heap(heap.begin(), heap.end(), after);
-  std::vector<Tensor> out;
-  out.reserve(total);
   while (!heap.empty()) {
     std::pop_heap(heap.begin(), heap.end(), after);
     Run& run = heap.back();
@@ -175,7 +176,7 @@ merge_runs(const std::vector<ShardFile>& shards)
       stop = std::partition_point(run.next + low, run.next + std::max(low, high), before_rival);
     }
     for (const TensorInfo* t = run.next; t != stop; ++t) {
-      out.push_back({t, run.shard});
+      *out++ = {t, run.shard};
     }
     run.next = stop;
     if (run.next == run.end) {
@@ -184,7 +185,53 @@ merge_runs(const std::vector<ShardFile>& shards)
       std::push_heap(heap.begin(), heap.end(), after);
     }
   }
-  return out;
+}
+
+// Every shard's tensors as runs, cut in two at one name for two threads (`before` holds the
+// tensors named before it, `from` the rest): each name's tensors stay on one side. The name is
+// the median of the runs' middle names, which halves a checkpoint whose shards hold ranges of
+// names of similar sizes; `from` is empty unless `split`.
+struct MergePlan
+{
+  std::vector<Run> before;
+  std::vector<Run> from;
+  std::string_view pivot; // the first name of `from`
+  size_t before_total = 0;
+  size_t total = 0;
+};
+
+MergePlan
+plan_merge(const std::vector<ShardFile>& shards, bool split)
+{
+  MergePlan plan;
+  for (uint32_t s = 0; s < shards.size(); ++s) {
+    const auto& tensors = shards[s].header.tensors;
+    if (!tensors.empty()) {
+      plan.before.push_back({tensors.data(), tensors.data() + tensors.size(), s});
+      plan.total += tensors.size();
+    }
+  }
+  plan.before_total = plan.total;
+  if (!split || plan.before.size() < 2) {
+    return plan;
+  }
+  std::vector<std::string_view> middles;
+  for (const Run& r : plan.before) {
+    middles.push_back(r.next[(r.end - r.next) / 2].name);
+  }
+  const auto median = middles.begin() + static_cast<std::ptrdiff_t>(middles.size() / 2);
+  std::nth_element(middles.begin(), median, middles.end());
+  const std::string_view pivot = *median;
+  plan.pivot = pivot;
+  plan.before_total = 0;
+  for (Run& r : plan.before) {
+    const TensorInfo* cut =
+      std::partition_point(r.next, r.end, [&](const TensorInfo& t) { return t.name < pivot; });
+    plan.from.push_back({cut, r.end, r.shard});
+    r.end = cut;
+    plan.before_total += static_cast<size_t>(cut - r.next);
+  }
+  return plan;
 }
 
 class Loader
@@ -316,16 +363,12 @@ public:
       by_name.emplace(m_out.shards[i].file, i);
     }
     const size_t listed = m_out.shards.size();
-    std::vector<bool> file_is_named(index ? index->weight_map.files().size() : 0, false);
     std::vector<std::string> index_only;
     if (index) {
-      for (const auto& e : index->weight_map.entries()) {
-        file_is_named[e.file] = true;
-      }
-      for (size_t f = 0; f < file_is_named.size(); ++f) {
+      for (size_t f = 0; f < index->weight_map.files().size(); ++f) {
         const std::string& file = index->weight_map.files()[f];
-        if (!file_is_named[f]) {
-          continue;
+        if (index->weight_map.counts()[f] == 0) {
+          continue; // named only by entries a later copy of the same tensor replaced
         }
         if (auto it = by_name.find(file); it != by_name.end()) {
           m_out.shards[it->second].in_index = true;
@@ -366,8 +409,10 @@ private:
   {
     std::vector<size_t> index_counts(m_out.shards.size(), 0);
     if (index) {
-      for (const auto& e : index->weight_map.entries()) {
-        ++index_counts[shard_of_file[e.file]];
+      for (size_t f = 0; f < shard_of_file.size(); ++f) {
+        if (const size_t count = index->weight_map.counts()[f]; count > 0) {
+          index_counts[shard_of_file[f]] += count; // a file no entry names may have no shard
+        }
       }
     }
     for (size_t s = 0; s < m_out.shards.size(); ++s) {
@@ -409,7 +454,7 @@ private:
   // entries [wm, wm_end) that sort before the next stretch: one merge join. Compacts the range
   // in place: one tensor per name, the index's pick, from `begin` on (a run is read before its
   // pick is written, at or before where the run started).
-  Walk walk(std::vector<Tensor>& all, size_t begin, size_t end,
+  Walk walk(decltype(Checkpoint::tensors)& all, size_t begin, size_t end,
             const std::optional<IndexData>& index, const std::vector<uint32_t>& shard_of_file,
             std::vector<WeightMap::Entry>::const_iterator wm,
             std::vector<WeightMap::Entry>::const_iterator wm_end) const
@@ -498,37 +543,43 @@ private:
                                   hp.is_warning, shard.file, hp.tensor, hp.message, hp.issue});
       }
     }
-    std::vector<Tensor> all = merge_runs(m_out.shards);
+    // Each half of the names is merged, then walked, on its own thread; the second half's
+    // index entries are those from its first name on.
+    const MergePlan plan = plan_merge(m_out.shards, threads > 1);
+    auto& all = m_out.tensors;
+    all.resize(plan.total); // unwritten: the merges fill it
     static const std::vector<WeightMap::Entry> no_entries;
     const auto& entries = index ? index->weight_map.entries() : no_entries;
-    // The second half starts at a new name; its entries are those from that name on.
-    size_t mid = threads > 1 && all.size() >= k_parallel_tensors ? all.size() / 2 : all.size();
-    while (mid > 0 && mid < all.size() && all[mid].info->name == all[mid - 1].info->name) {
-      ++mid;
-    }
-    const auto entry_mid = mid < all.size()
-                             ? std::lower_bound(entries.begin(), entries.end(), all[mid].info->name,
+    const bool halves = plan.total >= k_parallel_tensors && plan.before_total < plan.total;
+    const size_t mid = halves ? plan.before_total : plan.total;
+    const auto entry_mid = halves
+                             ? std::lower_bound(entries.begin(), entries.end(), plan.pivot,
                                                 [](const WeightMap::Entry& e, std::string_view n) {
                                                   return e.tensor() < n;
                                                 })
                              : entries.end();
     // Each half compacts its own range; the second's picks then move up to follow the first's.
-    Walk second;
-    std::thread helper;
-    if (mid < all.size()) {
-      helper = std::thread([&] {
+    Walk first, second;
+    if (halves) {
+      std::thread helper([&] {
+        merge_runs(plan.from, all.data() + mid);
         second = walk(all, mid, all.size(), index, shard_of_file, entry_mid, entries.end());
       });
-    }
-    Walk first = walk(all, 0, mid, index, shard_of_file, entries.begin(), entry_mid);
-    if (helper.joinable()) {
+      merge_runs(plan.before, all.data());
+      first = walk(all, 0, mid, index, shard_of_file, entries.begin(), entry_mid);
       helper.join();
+    } else {
+      std::vector<Run> runs = plan.before;
+      runs.insert(runs.end(), plan.from.begin(), plan.from.end());
+      merge_runs(std::move(runs), all.data());
+      first = walk(all, 0, mid, index, shard_of_file, entries.begin(), entries.end());
     }
-    const auto second_begin = all.begin() + static_cast<std::ptrdiff_t>(mid);
-    std::copy(second_begin, second_begin + static_cast<std::ptrdiff_t>(second.tensors),
-              all.begin() + static_cast<std::ptrdiff_t>(first.tensors));
+    if (first.tensors < mid) { // the first half dropped some: the second's picks move up
+      const auto second_begin = all.begin() + static_cast<std::ptrdiff_t>(mid);
+      std::copy(second_begin, second_begin + static_cast<std::ptrdiff_t>(second.tensors),
+                all.begin() + static_cast<std::ptrdiff_t>(first.tensors));
+    }
     all.resize(first.tensors + second.tensors);
-    m_out.tensors = std::move(all);
     const auto append = [&](std::vector<CheckpointProblem>& problems) {
       m_out.problems.insert(m_out.problems.end(), std::make_move_iterator(problems.begin()),
                             std::make_move_iterator(problems.end()));

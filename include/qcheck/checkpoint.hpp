@@ -5,8 +5,10 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "qcheck/expected.hpp"
@@ -53,6 +55,33 @@ struct CheckpointProblem
 };
 
 // One tensor of the checkpoint as a loader sees it.
+// An allocator that leaves the elements a resize adds unwritten (T must be an implicit-lifetime
+// type, such as a trivially copyable struct): arrays that several threads fill are not first
+// zero-filled, and faulted in, page by page by one thread.
+template<typename T>
+struct UnwrittenAllocator : std::allocator<T>
+{
+  template<typename U>
+  struct rebind
+  {
+    using other = UnwrittenAllocator<U>;
+  };
+  UnwrittenAllocator() = default;
+  template<typename U>
+  UnwrittenAllocator(const UnwrittenAllocator<U>&) noexcept
+  {
+  }
+  template<typename U>
+  void construct(U*) noexcept
+  {
+  }
+  template<typename U, typename... Args>
+  void construct(U* p, Args&&... args)
+  {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+
 struct Tensor
 {
   const TensorInfo* info = nullptr; // owned by shards[shard].header
@@ -64,7 +93,8 @@ struct Checkpoint
   std::string root;
   bool has_index = false;
   std::vector<ShardFile> shards;
-  std::vector<Tensor> tensors; // one per name, sorted by name; the index's pick on duplicates
+  std::vector<Tensor, UnwrittenAllocator<Tensor>>
+    tensors; // one per name, sorted by name; the index's pick on duplicates
   std::vector<CheckpointProblem> problems;
 
   const std::string& shard_of(const Tensor& tensor) const { return shards[tensor.shard].file; }

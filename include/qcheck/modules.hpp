@@ -4,11 +4,9 @@
 #pragma once
 
 #include <cstdint>
-#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 #include "qcheck/checkpoint.hpp"
@@ -64,33 +62,6 @@ struct Module
   Storage storage = Storage::no_weight;
   QuantFamily family = QuantFamily::none;
   ModuleRole role = ModuleRole::other;
-};
-
-// An allocator that leaves the elements a resize adds unwritten (T must be an implicit-lifetime
-// type, such as a trivially copyable struct): build_inventory fills its arrays from several
-// threads, so one thread does not first zero-fill, and fault in, every page alone.
-template<typename T>
-struct UnwrittenAllocator : std::allocator<T>
-{
-  template<typename U>
-  struct rebind
-  {
-    using other = UnwrittenAllocator<U>;
-  };
-  UnwrittenAllocator() = default;
-  template<typename U>
-  UnwrittenAllocator(const UnwrittenAllocator<U>&) noexcept
-  {
-  }
-  template<typename U>
-  void construct(U*) noexcept
-  {
-  }
-  template<typename U, typename... Args>
-  void construct(U* p, Args&&... args)
-  {
-    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
-  }
 };
 
 // Move-only: modules view `tensor_storage` and `param_storage`, whose buffers a move keeps.
