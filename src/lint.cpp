@@ -1076,10 +1076,10 @@ private:
   enum EntryVerdict : uint8_t
   {
     k_entry_unchecked = 1,     // a class name, or a regex QC115 reports
-    k_entry_used = 2,          // matches a module, an engine layer or a fused shard
-    k_entry_renamed_regex = 4, // QC: a compressed-tensors regex in checkpoint namespace
-    k_entry_short_fp8 = 8,     // used, but not a whole module name
-    k_entry_broad = 16,        // a substring engine also excludes a module it does not name
+    k_entry_used = 2,          // matches a module, an engine layer or a fused shard (else QC112)
+    k_entry_renamed_regex = 4, // QC122: a compressed-tensors regex in checkpoint namespace
+    k_entry_short_fp8 = 8,     // QC121: used, but not a whole module name
+    k_entry_broad = 16,        // QC111: a substring engine also excludes a module it does not name
   };
   struct DecidedList
   {
