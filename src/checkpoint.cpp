@@ -529,9 +529,9 @@ private:
     return out;
   }
 
-  // Every shard's tensors come sorted from the reader: one merge orders them all, then a merge
-  // join against the sorted weight_map, in two halves side by side for large checkpoints. No
-  // hash table, no per-tensor lookups.
+  // Every shard's tensors come sorted from the reader: a merge orders them all, then a merge
+  // join against the sorted weight_map; for large checkpoints both in two halves of the names
+  // side by side. No hash table, no per-tensor lookups.
   void collect_tensors(const std::optional<IndexData>& index,
                        const std::vector<uint32_t>& shard_of_file, unsigned threads)
   {
