@@ -228,7 +228,6 @@ public:
 private:
   void compute(std::string_view text, bool case_insensitive)
   {
-    std::vector<uint64_t>& prefix = *m_prefix;
     std::vector<uint64_t>& power = *m_power;
     const size_t n = text.size();
     // Powers depend only on the length: kept from one name to the next.
@@ -240,25 +239,41 @@ private:
         power[i] = power[i - 1] * k_base;
       }
     }
-    prefix.resize(n + 1);
-    prefix[0] = 0;
+    m_prefix->resize(n + 1);
+    if (case_insensitive) {
+      prefixes<true>(text, m_prefix->data());
+    } else {
+      prefixes<false>(text, m_prefix->data());
+    }
+  }
+
+  // prefix[i] = the polynomial of text[0, i), as hash_text has it. Four bytes per step on the
+  // multiplication chain; the three prefixes inside a step hang off it.
+  template<bool k_fold>
+  static void prefixes(std::string_view text, uint64_t* prefix)
+  {
+    constexpr uint64_t k_b2 = k_base * k_base;
+    constexpr uint64_t k_b3 = k_b2 * k_base;
+    constexpr uint64_t k_b4 = k_b3 * k_base;
     const auto byte = [&](size_t i) {
-      return static_cast<uint64_t>(static_cast<unsigned char>(fold(text[i], case_insensitive)));
+      return static_cast<uint64_t>(static_cast<unsigned char>(fold(text[i], k_fold)));
     };
-    // Two bytes per step on the multiplication chain (the same values as one byte at a time, as
-    // hash_text gives); the odd prefix hangs off it.
-    constexpr uint64_t k_base2 = k_base * k_base;
+    const size_t n = text.size();
     uint64_t h = 0;
     size_t i = 0;
-    for (; i + 2 <= n; i += 2) {
-      const uint64_t a = byte(i);
-      const uint64_t b = byte(i + 1);
-      prefix[i + 1] = h * k_base + a;
-      h = h * k_base2 + (a * k_base + b);
-      prefix[i + 2] = h;
-    }
-    if (i < n) {
+    prefix[0] = 0;
+    for (; i + 4 <= n; i += 4) {
+      const uint64_t ab = byte(i) * k_base + byte(i + 1);
+      const uint64_t abc = ab * k_base + byte(i + 2);
       prefix[i + 1] = h * k_base + byte(i);
+      prefix[i + 2] = h * k_b2 + ab;
+      prefix[i + 3] = h * k_b3 + abc;
+      h = h * k_b4 + (abc * k_base + byte(i + 3));
+      prefix[i + 4] = h;
+    }
+    for (; i < n; ++i) {
+      h = h * k_base + byte(i);
+      prefix[i + 1] = h;
     }
   }
 
@@ -640,11 +655,17 @@ EntryIndex::EntryIndex(std::span<const Spelling> spellings, size_t entries, cons
     const size_t first_dot = text.find('.');
     const size_t last_dot = text.rfind('.');
     if (first_dot != std::string_view::npos && last_dot > first_dot + 1) {
-      const std::string_view inner = text.substr(first_dot + 1, last_dot - first_dot - 1);
-      m_inner_firsts.add(hash_text(inner.substr(0, inner.find('.')), ci));
-      m_inner_lasts.add(hash_text(leaf_of(inner), ci));
-      m_inner.keys.push_back({hash_text(inner, ci), static_cast<uint32_t>(m_inner_texts.size())});
-      m_inner_texts.push_back({hash_text(text, ci), entry, first_dot + 1, text.size() - last_dot});
+      // Four windows of the text, from one pass of prefix hashes.
+      const WindowHashes h(text, ci);
+      const size_t begin = first_dot + 1;
+      const std::string_view inner = text.substr(begin, last_dot - begin);
+      const size_t first_end = begin + std::min(inner.find('.'), inner.size());
+      const size_t last_begin = last_dot - leaf_of(inner).size();
+      m_inner_firsts.add(h.window(begin, first_end));
+      m_inner_lasts.add(h.window(last_begin, last_dot));
+      m_inner.keys.push_back(
+        {h.window(begin, last_dot), static_cast<uint32_t>(m_inner_texts.size())});
+      m_inner_texts.push_back({h.window(0, text.size()), entry, begin, text.size() - last_dot});
       mark_length(m_inner_lengths, inner.size());
     } else {
       anywhere.push_back({std::string(text), entry});
