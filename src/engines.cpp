@@ -1284,7 +1284,8 @@ CompiledList::candidates(std::string_view name, std::vector<uint32_t>& out) cons
     ix.whole.candidates(name, out);
     return;
   }
-  std::vector<uint32_t> found;
+  thread_local std::vector<uint32_t> found; // the expanded list's candidates
+  found.clear();
   ix.whole.candidates(name, found);
   const size_t first = out.size();
   for (uint32_t i : found) {

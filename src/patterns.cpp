@@ -811,7 +811,8 @@ EntryIndex::candidates(std::span<const std::string_view> names, std::vector<uint
   const bool windows = m_options.mode != Mode::substring || !m_prefixes.keys.empty() ||
                        !m_inner.keys.empty() || m_options.parents ||
                        !m_options.reverse_marker.empty();
-  for (const std::string_view name : names) {
+  for (size_t spelling = 0; spelling < names.size(); ++spelling) {
+    const std::string_view name = names[spelling];
     if (!windows) {
       m_anywhere.find_all(name, out);
       continue;
@@ -911,7 +912,7 @@ EntryIndex::candidates(std::span<const std::string_view> names, std::vector<uint
     if (m_options.parents) {
       m_parents.lookup(h.window(0, ends.size() > 1 ? ends[ends.size() - 2] : 0), out);
     }
-    if (!m_options.reverse_marker.empty() && name == names.front()) {
+    if (!m_options.reverse_marker.empty() && spelling == 0) {
       const size_t at = name.find(m_options.reverse_marker);
       if (at != std::string_view::npos) {
         const size_t end = at + m_options.reverse_marker.size();
