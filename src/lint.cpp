@@ -1632,32 +1632,39 @@ private:
       index.emplace(expert_entries, expert_entries.size(),
                     EntryIndex::Options{.mode = EntryIndex::Mode::ancestors, .globs = true});
     }
-    std::vector<uint32_t> found;
     const auto listed_module = [&](std::string_view name) {
       if (!index) {
         return std::any_of(expert_entries.begin(), expert_entries.end(),
                            [&](const auto& e) { return names(e.text, name); });
       }
+      thread_local std::vector<uint32_t> found;
       found.clear();
       const std::string_view view = name;
       index->candidates(std::span(&view, 1), found);
       return std::any_of(found.begin(), found.end(),
                          [&](uint32_t i) { return names(expert_entries[i].text, name); });
     };
-    for (const EngineLayer& layer : layers_for(Engine::vllm)) {
-      if (layer.kind != LayerKind::fused_moe || layer.modules.size() < 2) {
-        continue;
+    // Per fused MoE layer, how many of its projections the list names; layers side by side
+    // when the entries are indexed (tens of thousands of expert modules to look up).
+    const std::vector<EngineLayer>& layers = layers_for(Engine::vllm);
+    std::vector<size_t> listed(layers.size(), 0);
+    const auto count_listed = [&](size_t l) {
+      const EngineLayer& layer = layers[l];
+      if (layer.kind == LayerKind::fused_moe && layer.modules.size() >= 2) {
+        for (uint32_t i : layer.modules) {
+          listed[l] += listed_module(m_inventory.modules[i].name) ? 1 : 0;
+        }
       }
-      size_t listed = 0;
-      for (uint32_t i : layer.modules) {
-        listed += listed_module(m_inventory.modules[i].name) ? 1 : 0;
-      }
-      if (listed > 0 && listed < layer.modules.size()) {
+    };
+    run_tasks(layers.size(), index ? thread_count(m_options.threads) : 1, count_listed);
+    for (size_t l = 0; l < layers.size(); ++l) {
+      const EngineLayer& layer = layers[l];
+      if (listed[l] > 0 && listed[l] < layer.modules.size()) {
         Finding& f = add(RuleId::partial_expert_exclusion, s->file,
                          fmt::format("{} names {} of the {} expert projections of '{}'; vLLM "
                                      "ModelOpt then excludes the whole MoE, SGLang "
                                      "compressed-tensors decides from expert 0",
-                                     s->list_key, listed, layer.modules.size(), layer.prefix));
+                                     s->list_key, listed[l], layer.modules.size(), layer.prefix));
         f.modules = {layer.prefix};
       }
     }

@@ -873,6 +873,34 @@ TEST(RuleCases, QC105PositiveInALongList)
        "ModelOpt then excludes the whole MoE, SGLang compressed-tensors decides from expert 0");
 }
 
+// The index is asked for several MoE layers side by side: each layer's own count, in layer
+// order, and nothing for a layer the list does not name.
+TEST(RuleCases, QC105PositiveInALongListForEachLayer)
+{
+  Tensors tensors = bf16("lm_head");
+  for (int layer = 0; layer < 3; ++layer) {
+    const std::string moe = "model.layers." + std::to_string(layer) + ".mlp.experts";
+    tensors = tensors + experts(moe, 0, 0, bf16) + experts(moe, 1, 1, bf16) +
+              bf16("model.layers." + std::to_string(layer) + ".mlp.gate", 2, 64);
+  }
+  Strings list{"lm_head", "*mlp.gate", "model.layers.0.mlp.experts.0",
+               "model.layers.1.mlp.experts.1.up_proj"};
+  for (int i = 0; i < 16; ++i) {
+    list.push_back("*experts." + std::to_string(i) + ".unused*");
+  }
+  const std::string k_qwen3_moe_3 = R"("architectures": ["Qwen3MoeForCausalLM"], )"
+                                    R"("model_type": "qwen3_moe", "num_hidden_layers": 3)";
+  const Report r = lint_folder(folder(config(k_qwen3_moe_3, modelopt("NVFP4", list)), tensors));
+  EXPECT_EQ(messages(r, RuleId::partial_expert_exclusion),
+            (Strings{"ignore names 3 of the 6 expert projections of 'model.layers.0.mlp.experts'; "
+                     "vLLM ModelOpt then excludes the whole MoE, SGLang compressed-tensors "
+                     "decides from expert 0",
+                     "ignore names 1 of the 6 expert projections of 'model.layers.1.mlp.experts'; "
+                     "vLLM ModelOpt then excludes the whole MoE, SGLang compressed-tensors "
+                     "decides from expert 0"}))
+    << text(r);
+}
+
 TEST(RuleCases, QC105Negative)
 {
   const Report r = lint_folder(folder(
