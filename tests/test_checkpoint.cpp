@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fmt/format.h>
+#include <map>
 #include <random>
 #include <set>
 #include <thread>
@@ -451,9 +452,15 @@ TEST(Checkpoint, TensorInTwoShardsTheIndexPicks)
   }
 }
 
-TEST(Checkpoint, ManyShardsMergeLikeABruteForceSort)
+namespace {
+
+// 40 shards holding `k_tensors` names (interleaved one by one, and in blocks), some stored twice,
+// in three orders per shard; loaded with `threads`, with no index and with one naming either
+// copy, they merge as a brute-force sort places them.
+void
+expect_merge_like_a_brute_force_sort(size_t k_tensors, unsigned threads)
 {
-  static constexpr size_t k_shards = 40, k_tensors = 1000;
+  static constexpr size_t k_shards = 40;
   const auto file = [](size_t s) {
     return fmt::format("model-{:05}-of-{:05}.safetensors", s + 1, k_shards);
   };
@@ -471,14 +478,14 @@ TEST(Checkpoint, ManyShardsMergeLikeABruteForceSort)
   for (size_t i = 0; i < k_tensors; ++i) {
     const size_t s =
       i < k_tensors / 2 ? i % k_shards : (i - k_tensors / 2) * k_shards / (k_tensors / 2);
-    shards[s].push_back({names[i], "BF16", {i + 1}});
+    shards[s].push_back({names[i], "BF16", {i % 64 + 1}}); // small: the data is built
     expected.emplace_back(names[i], s);
   }
   // Some names stored a second time, in another shard, as F32.
   std::vector<std::pair<std::string, size_t>> copies;
   for (size_t i = 0; i < k_tensors; i += 37) {
     const size_t other = (expected[i].second + 7 + i % 5) % k_shards;
-    shards[other].push_back({names[i], "F32", {i + 1}});
+    shards[other].push_back({names[i], "F32", {i % 64 + 1}});
     copies.emplace_back(names[i], other);
   }
   for (size_t s = 0; s < k_shards; ++s) {
@@ -514,22 +521,22 @@ TEST(Checkpoint, ManyShardsMergeLikeABruteForceSort)
       std::shuffle(map.begin(), map.end(), random); // index order is not the loader's concern
       fs.add_file("m/model.safetensors.index.json", index_json(map));
     }
-    const Checkpoint c = load_with(fs, 4);
+    const Checkpoint c = load_with(fs, threads);
     EXPECT_EQ(c.shards.size(), k_shards);
     ASSERT_EQ(c.tensors.size(), k_tensors) << "mode " << mode;
-    EXPECT_EQ(placement(c), want) << "mode " << mode;
+    EXPECT_EQ(placement(c), want) << "mode " << mode << ", " << k_tensors << " tensors";
     size_t duplicates = 0;
     for (const auto& p : c.problems) {
       duplicates += p.issue == CheckpointIssue::duplicate_tensor;
     }
     EXPECT_EQ(duplicates, copies.size()) << "mode " << mode;
     EXPECT_EQ(c.problems.size(), copies.size()) << "mode " << mode << joined(messages(c));
+    const std::map<std::string, size_t, std::less<>> copy_shard(copies.begin(), copies.end());
     for (const auto& t : c.tensors) {
       // Which copy was used shows in its dtype: the F32 ones are the copies.
       const bool is_copy = t.info->dtype == Dtype::F32;
-      const auto it = std::find_if(copies.begin(), copies.end(),
-                                   [&](const auto& cp) { return cp.first == t.info->name; });
-      if (it == copies.end()) {
+      const auto it = copy_shard.find(t.info->name);
+      if (it == copy_shard.end()) {
         EXPECT_FALSE(is_copy) << t.info->name;
       } else {
         EXPECT_EQ(is_copy, file(it->second) == c.shard_of(t)) << t.info->name;
@@ -537,6 +544,19 @@ TEST(Checkpoint, ManyShardsMergeLikeABruteForceSort)
     }
     expect_info_in_its_shard(c);
   }
+}
+
+} // namespace
+
+TEST(Checkpoint, ManyShardsMergeLikeABruteForceSort)
+{
+  expect_merge_like_a_brute_force_sort(1000, 4);
+}
+
+// Past 16,384 tensors two threads merge and walk a half of the names each, cut at one name.
+TEST(Checkpoint, ManyShardsMergeLikeABruteForceSortInHalves)
+{
+  expect_merge_like_a_brute_force_sort(20000, 2);
 }
 
 TEST(Checkpoint, IndexOutOfOrderWithRepeatedKeysActsAsSorted)
