@@ -190,7 +190,8 @@ merge_runs(std::vector<Run> heap, Tensor* out)
 // Every shard's tensors as runs, cut in two at one name for two threads (`before` holds the
 // tensors named before it, `from` the rest): each name's tensors stay on one side. The name is
 // the median of the runs' middle names, which halves a checkpoint whose shards hold ranges of
-// names of similar sizes; `from` is empty unless `split`.
+// names of similar sizes. Only checkpoints of `split_from` tensors or more are cut; `from` is
+// empty otherwise.
 struct MergePlan
 {
   std::vector<Run> before;
@@ -201,7 +202,7 @@ struct MergePlan
 };
 
 MergePlan
-plan_merge(const std::vector<ShardFile>& shards, bool split)
+plan_merge(const std::vector<ShardFile>& shards, size_t split_from)
 {
   MergePlan plan;
   for (uint32_t s = 0; s < shards.size(); ++s) {
@@ -212,7 +213,7 @@ plan_merge(const std::vector<ShardFile>& shards, bool split)
     }
   }
   plan.before_total = plan.total;
-  if (!split || plan.before.size() < 2) {
+  if (plan.total < split_from || plan.before.size() < 2) {
     return plan;
   }
   std::vector<std::string_view> middles;
@@ -545,12 +546,12 @@ private:
     }
     // Each half of the names is merged, then walked, on its own thread; the second half's
     // index entries are those from its first name on.
-    const MergePlan plan = plan_merge(m_out.shards, threads > 1);
+    const MergePlan plan = plan_merge(m_out.shards, threads > 1 ? k_parallel_tensors : SIZE_MAX);
     auto& all = m_out.tensors;
     all.resize(plan.total); // unwritten: the merges fill it
     static const std::vector<WeightMap::Entry> no_entries;
     const auto& entries = index ? index->weight_map.entries() : no_entries;
-    const bool halves = plan.total >= k_parallel_tensors && plan.before_total < plan.total;
+    const bool halves = !plan.from.empty(); // it holds the pivot's tensors at least
     const size_t mid = halves ? plan.before_total : plan.total;
     const auto entry_mid = halves
                              ? std::lower_bound(entries.begin(), entries.end(), plan.pivot,
@@ -569,9 +570,7 @@ private:
       first = walk(all, 0, mid, index, shard_of_file, entries.begin(), entry_mid);
       helper.join();
     } else {
-      std::vector<Run> runs = plan.before;
-      runs.insert(runs.end(), plan.from.begin(), plan.from.end());
-      merge_runs(std::move(runs), all.data());
+      merge_runs(plan.before, all.data());
       first = walk(all, 0, mid, index, shard_of_file, entries.begin(), entries.end());
     }
     if (first.tensors < mid) { // the first half dropped some: the second's picks move up

@@ -93,8 +93,8 @@ struct Checkpoint
   std::string root;
   bool has_index = false;
   std::vector<ShardFile> shards;
-  std::vector<Tensor, UnwrittenAllocator<Tensor>>
-    tensors; // one per name, sorted by name; the index's pick on duplicates
+  // One per name, sorted by name; the index's pick on duplicates.
+  std::vector<Tensor, UnwrittenAllocator<Tensor>> tensors;
   std::vector<CheckpointProblem> problems;
 
   const std::string& shard_of(const Tensor& tensor) const { return shards[tensor.shard].file; }
