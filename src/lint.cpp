@@ -1085,7 +1085,7 @@ private:
   {
     const ConfigSource* source;
     std::vector<uint8_t> verdicts;     // EntryVerdict bits, per entry
-    std::vector<std::string> examples; // a long list's overmatched module per entry, or empty
+    std::vector<std::string> examples; // per entry: a module it overmatches, or ""
   };
 
   DecidedList decide_entries(const ConfigSource& s)
@@ -1103,6 +1103,8 @@ private:
       use = entry_use(s, engines, [&] { answer_plain_entries(s); });
       out.examples = std::move(use.examples);
     }
+    const bool long_examples = !out.examples.empty();
+    out.examples.resize(s.excludes.size());
     const std::vector<bool>& matched = use.matched;
     for (size_t index = 0; index < s.excludes.size(); ++index) {
       const std::string& entry = s.excludes[index];
@@ -1140,9 +1142,13 @@ private:
       }
       const bool substring_engine = s.format == QuantFormat::modelopt ||
                                     (s.format == QuantFormat::compressed_tensors && !regex);
-      if (substring_engine && !glob &&
-          !(out.examples.empty() ? overmatch_example(entry) : out.examples[index]).empty()) {
-        verdict |= k_entry_broad;
+      if (substring_engine && !glob) {
+        if (!long_examples) {
+          out.examples[index] = overmatch_example(entry);
+        }
+        if (!out.examples[index].empty()) {
+          verdict |= k_entry_broad;
+        }
       }
     }
     return out;
@@ -1207,7 +1213,7 @@ private:
         add(RuleId::broad_substring_entry, s.file,
             fmt::format("{} entry '{}' is matched as a substring by {} and also excludes {}",
                         s.list_key, entry, s.format == QuantFormat::modelopt ? "vLLM" : "SGLang",
-                        list.examples.empty() ? overmatch_example(entry) : list.examples[index]))
+                        list.examples[index]))
           .pointer = entry_pointer(s, index);
       }
     }
