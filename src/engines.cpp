@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <deque>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -24,16 +25,27 @@ contains(std::string_view text, std::string_view part)
 }
 
 // Whether strip_language_model() or vllm_namespace() can change a name.
+// name.starts_with(prefix) for a literal: its length known here, so compared without a call
+// (these run for every name a compiled list is asked about).
+template<size_t k_size>
+bool
+starts_with_literal(std::string_view name, const char (&prefix)[k_size])
+{
+  return name.size() >= k_size - 1 && std::memcmp(name.data(), prefix, k_size - 1) == 0;
+}
+
 bool
 has_language_model_wrapper(std::string_view name)
 {
-  return name.starts_with("model.language_model.") || name.starts_with("language_model.");
+  return starts_with_literal(name, "model.language_model.") ||
+         starts_with_literal(name, "language_model.");
 }
 
 bool
 vllm_renames(std::string_view name)
 {
-  return name.starts_with("model.language_model.") || name.starts_with("model.visual.");
+  return starts_with_literal(name, "model.language_model.") ||
+         starts_with_literal(name, "model.visual.");
 }
 
 std::string_view

@@ -763,6 +763,38 @@ EntryIndex::EntryIndex(std::span<const Spelling> spellings, size_t entries, cons
   m_anywhere = SubstringSet(std::move(anywhere), ci);
 }
 
+namespace {
+
+// name.find(text) for a short name: a byte loop rather than library calls at each position
+// holding the text's first byte.
+size_t
+find_short(std::string_view name, std::string_view text)
+{
+  for (size_t i = 0; i + text.size() <= name.size(); ++i) {
+    size_t k = 0;
+    while (k < text.size() && name[i + k] == text[k]) {
+      ++k;
+    }
+    if (k == text.size()) {
+      return i;
+    }
+  }
+  return std::string_view::npos;
+}
+
+// Tables of this many keys get a filter, of this many bits per key (about 6% false hits).
+constexpr size_t k_filter_from = 2048;
+constexpr size_t k_filter_bits_per_key = 16;
+
+// The filter's bit for a hash: its top bits after a multiplication, so not the directory's.
+uint64_t
+filter_bit(uint64_t hash, unsigned shift)
+{
+  return (hash * 0xff51afd7ed558ccdull) >> shift;
+}
+
+} // namespace
+
 void
 EntryIndex::Table::seal()
 {
@@ -786,6 +818,19 @@ EntryIndex::Table::seal()
     sorted[fill[k.hash >> shift]++] = k;
   }
   keys = std::move(sorted);
+  filter.clear();
+  if (keys.size() >= k_filter_from) {
+    unsigned filter_bits = 6;
+    while ((size_t{1} << filter_bits) < keys.size() * k_filter_bits_per_key) {
+      ++filter_bits;
+    }
+    filter_shift = 64 - filter_bits;
+    filter.assign(size_t{1} << (filter_bits - 6), 0);
+    for (const Key& k : keys) {
+      const uint64_t bit = filter_bit(k.hash, filter_shift);
+      filter[bit >> 6] |= uint64_t{1} << (bit & 63);
+    }
+  }
 }
 
 void
@@ -793,6 +838,12 @@ EntryIndex::Table::lookup(uint64_t hash, std::vector<uint32_t>& out) const
 {
   if (keys.empty()) {
     return;
+  }
+  if (!filter.empty()) {
+    const uint64_t bit = filter_bit(hash, filter_shift);
+    if ((filter[bit >> 6] >> (bit & 63) & 1) == 0) {
+      return;
+    }
   }
   const size_t slot = hash >> shift;
   for (uint32_t k = directory[slot]; k < directory[slot + 1]; ++k) {
@@ -819,22 +870,30 @@ EntryIndex::candidates(std::span<const std::string_view> names, std::vector<uint
     }
     const WindowHashes h(name, ci);
     const size_t n = name.size();
-    thread_local std::vector<size_t> starts, ends;
-    thread_local std::vector<uint64_t> components; // each component's hash, for the filters
-    starts.assign(1, 0);
-    ends.clear();
+    // Component a is [starts[a], ends[a]), a < parts; a run from it ends at one of ends[a...].
+    // Written through pointers: a name has at most n + 1 components.
+    thread_local std::vector<size_t> starts_buffer, ends_buffer;
+    thread_local std::vector<uint64_t> components_buffer; // their hashes, for the filters
+    if (starts_buffer.size() < n + 1) {
+      starts_buffer.resize(n + 1);
+      ends_buffer.resize(n + 1);
+      components_buffer.resize(n + 1);
+    }
+    size_t* const starts = starts_buffer.data();
+    size_t* const ends = ends_buffer.data();
+    uint64_t* const components = components_buffer.data();
+    size_t parts = 0;
+    starts[0] = 0;
     for (size_t i = 0; i < n; ++i) {
       if (name[i] == '.') {
-        ends.push_back(i);
-        starts.push_back(i + 1);
+        ends[parts++] = i;
+        starts[parts] = i + 1;
       }
     }
-    ends.push_back(n);
-    // Component a is [starts[a], ends[a]); a run from it ends at one of ends[a...].
-    components.clear();
+    ends[parts++] = n;
     if (m_options.mode == Mode::dotted || !m_inner.keys.empty()) {
-      for (size_t a = 0; a < starts.size(); ++a) {
-        components.push_back(h.window(starts[a], ends[a]));
+      for (size_t a = 0; a < parts; ++a) {
+        components[a] = h.window(starts[a], ends[a]);
       }
     }
     // Whole keys.
@@ -843,18 +902,19 @@ EntryIndex::candidates(std::span<const std::string_view> names, std::vector<uint
       m_literal.lookup(h.window(0, n), out);
       break;
     case Mode::ancestors:
-      for (size_t end : ends) {
+      for (size_t b = 0; b < parts; ++b) {
+        const size_t end = ends[b];
         if (has_length(m_literal_lengths, end)) {
           m_literal.lookup(h.window(0, end), out);
         }
       }
       break;
     case Mode::dotted:
-      for (size_t a = 0; a < starts.size(); ++a) {
+      for (size_t a = 0; a < parts; ++a) {
         if (!m_literal_firsts.may_hold(components[a])) {
           continue;
         }
-        for (size_t b = a; b < ends.size(); ++b) {
+        for (size_t b = a; b < parts; ++b) {
           const size_t s = starts[a], e = ends[b];
           if ((e > s || n == 0) && has_length(m_literal_lengths, e - s)) {
             m_literal.lookup(h.window(s, e), out);
@@ -872,7 +932,7 @@ EntryIndex::candidates(std::span<const std::string_view> names, std::vector<uint
           break;
         }
         if (m_options.mode == Mode::dotted) {
-          for (size_t a = 0; a < starts.size(); ++a) {
+          for (size_t a = 0; a < parts; ++a) {
             if (starts[a] + length <= n && m_prefix_firsts.may_hold(components[a])) {
               m_prefixes.lookup(h.window(starts[a], starts[a] + length), out);
             }
@@ -886,11 +946,11 @@ EntryIndex::candidates(std::span<const std::string_view> names, std::vector<uint
     // checked for its whole text around the run.
     if (!m_inner.keys.empty()) {
       thread_local std::vector<uint32_t> hits;
-      for (size_t a = 1; a < starts.size(); ++a) {
+      for (size_t a = 1; a < parts; ++a) {
         if (!m_inner_firsts.may_hold(components[a])) {
           continue;
         }
-        for (size_t b = a; b + 1 < ends.size(); ++b) {
+        for (size_t b = a; b + 1 < parts; ++b) {
           const size_t s = starts[a], e = ends[b];
           if (e == s || !has_length(m_inner_lengths, e - s) ||
               !m_inner_lasts.may_hold(components[b])) {
@@ -910,10 +970,10 @@ EntryIndex::candidates(std::span<const std::string_view> names, std::vector<uint
     }
     m_anywhere.find_all(name, out);
     if (m_options.parents) {
-      m_parents.lookup(h.window(0, ends.size() > 1 ? ends[ends.size() - 2] : 0), out);
+      m_parents.lookup(h.window(0, parts > 1 ? ends[parts - 2] : 0), out);
     }
     if (!m_options.reverse_marker.empty() && spelling == 0) {
-      const size_t at = name.find(m_options.reverse_marker);
+      const size_t at = find_short(name, m_options.reverse_marker);
       if (at != std::string_view::npos) {
         const size_t end = at + m_options.reverse_marker.size();
         if (end >= k_reverse_window) {

@@ -286,6 +286,33 @@ TEST(Patterns, EntryIndexDottedModeStartsAtComponentsKeysBeginWith)
   EXPECT_EQ(found("a.b.c"), (std::vector<uint32_t>{}));
 }
 
+// Long lists: tables large enough for their filter. Every key is still found, whole, as an
+// ancestor and as a dotted run, in both cases; and a name that is no key finds none.
+TEST(Patterns, EntryIndexLongListFindsEveryKey)
+{
+  std::vector<std::vector<std::string>> keys;
+  for (int layer = 0; keys.size() < 6000; ++layer) {
+    for (const char* leaf : {"gate_proj", "up_proj", "down_proj"}) {
+      keys.push_back(
+        {fmt::format("model.layers.{}.mlp.experts.{}.{}", layer / 64, layer % 64, leaf)});
+    }
+  }
+  for (const bool ci : {false, true}) {
+    const EntryIndex exact(keys, {.mode = EntryIndex::Mode::exact, .case_insensitive = ci});
+    const EntryIndex ancestors(keys, {.mode = EntryIndex::Mode::ancestors, .case_insensitive = ci});
+    const EntryIndex dotted(keys, {.mode = EntryIndex::Mode::dotted, .case_insensitive = ci});
+    for (uint32_t i = 0; i < keys.size(); ++i) {
+      const std::string& key = keys[i][0];
+      const std::vector<uint32_t> self{i};
+      ASSERT_EQ(candidates_of(exact, ci ? "MODEL" + key.substr(5) : key), self) << key;
+      ASSERT_EQ(candidates_of(ancestors, key + ".weight"), self) << key;
+      ASSERT_EQ(candidates_of(dotted, "outer." + key + ".weight"), self) << key;
+    }
+    EXPECT_TRUE(candidates_of(exact, "model.layers.0.mlp.experts.0.proj").empty());
+    EXPECT_TRUE(candidates_of(ancestors, "model.layers.999.mlp.experts.0.up_proj").empty());
+  }
+}
+
 TEST(Patterns, RegexLiteralStartStopsWhereTheRegexMayDiffer)
 {
   EXPECT_EQ(regex_literal_start(R"(model\.layers\.3\.mlp\.experts\..*)"),

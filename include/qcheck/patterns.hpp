@@ -146,11 +146,15 @@ private:
   };
   // Keys grouped by the hash's top bits, with a directory on them: a lookup reads one slot and
   // scans the few keys behind it.
+  // A large table also has a bit per (remixed) hash, a filter small enough to stay in cache:
+  // most lookups are for absent names, and it answers them without touching the table.
   struct Table
   {
     std::vector<Key> keys;
     std::vector<uint32_t> directory;
     unsigned shift = 64;
+    std::vector<uint64_t> filter; // empty: none
+    unsigned filter_shift = 64;
     void seal();
     void lookup(uint64_t hash, std::vector<uint32_t>& out) const;
   };
