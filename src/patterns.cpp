@@ -720,7 +720,16 @@ EntryIndex::EntryIndex(std::span<const Spelling> spellings, size_t entries, cons
       } else if (anywhere_mode) {
         add_anywhere(std::string_view(key).substr(0, prefix), entry);
       } else {
-        m_prefixes.keys.push_back({hash_text(std::string_view(key).substr(0, prefix), ci), entry});
+        uint32_t run = 0;
+        if (!ci) {
+          const std::string_view tail = longest_glob_run(key.substr(wildcard));
+          if (!tail.empty()) {
+            m_tail_runs.emplace_back(tail);
+            run = static_cast<uint32_t>(m_tail_runs.size());
+          }
+        }
+        m_prefixes.keys.push_back(
+          {hash_text(std::string_view(key).substr(0, prefix), ci), entry, run});
         mark_length(m_prefix_lengths, prefix);
         note_prefix_first_component(std::string_view(key).substr(0, prefix));
       }
@@ -765,12 +774,12 @@ EntryIndex::EntryIndex(std::span<const Spelling> spellings, size_t entries, cons
 
 namespace {
 
-// name.find(text) for a short name: a byte loop rather than library calls at each position
+// name.find(text, from) for a short name: a byte loop rather than library calls at each position
 // holding the text's first byte.
 size_t
-find_short(std::string_view name, std::string_view text)
+find_short(std::string_view name, std::string_view text, size_t from = 0)
 {
-  for (size_t i = 0; i + text.size() <= name.size(); ++i) {
+  for (size_t i = from; i + text.size() <= name.size(); ++i) {
     size_t k = 0;
     while (k < text.size() && name[i + k] == text[k]) {
       ++k;
@@ -836,19 +845,47 @@ EntryIndex::Table::seal()
 void
 EntryIndex::Table::lookup(uint64_t hash, std::vector<uint32_t>& out) const
 {
+  const auto [first, last] = find(hash);
+  for (const Key* k = first; k != last; ++k) {
+    if (k->hash == hash) {
+      out.push_back(k->entry);
+    }
+  }
+}
+
+std::pair<const EntryIndex::Key*, const EntryIndex::Key*>
+EntryIndex::Table::find(uint64_t hash) const
+{
   if (keys.empty()) {
-    return;
+    return {nullptr, nullptr};
   }
   if (!filter.empty()) {
     const uint64_t bit = filter_bit(hash, filter_shift);
     if ((filter[bit >> 6] >> (bit & 63) & 1) == 0) {
-      return;
+      return {nullptr, nullptr};
     }
   }
   const size_t slot = hash >> shift;
-  for (uint32_t k = directory[slot]; k < directory[slot + 1]; ++k) {
-    if (keys[k].hash == hash) {
-      out.push_back(keys[k].entry);
+  const Key* begin = keys.data() + directory[slot];
+  const Key* end = keys.data() + directory[slot + 1];
+  while (begin != end && begin->hash != hash) {
+    ++begin;
+  }
+  while (end != begin && (end - 1)->hash != hash) {
+    --end;
+  }
+  return {begin, end};
+}
+
+void
+EntryIndex::lookup_prefix(std::string_view name, size_t begin, size_t length, uint64_t hash,
+                          std::vector<uint32_t>& out) const
+{
+  const auto [first, last] = m_prefixes.find(hash);
+  for (const Key* k = first; k != last; ++k) {
+    if (k->hash == hash && (k->run == 0 || find_short(name, m_tail_runs[k->run - 1],
+                                                      begin + length) != std::string_view::npos)) {
+      out.push_back(k->entry);
     }
   }
 }
@@ -934,11 +971,11 @@ EntryIndex::candidates(std::span<const std::string_view> names, std::vector<uint
         if (m_options.mode == Mode::dotted) {
           for (size_t a = 0; a < parts; ++a) {
             if (starts[a] + length <= n && m_prefix_firsts.may_hold(components[a])) {
-              m_prefixes.lookup(h.window(starts[a], starts[a] + length), out);
+              lookup_prefix(name, starts[a], length, h.window(starts[a], starts[a] + length), out);
             }
           }
         } else {
-          m_prefixes.lookup(h.window(0, length), out);
+          lookup_prefix(name, 0, length, h.window(0, length), out);
         }
       }
     }

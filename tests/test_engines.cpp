@@ -313,6 +313,26 @@ TEST(Patterns, EntryIndexLongListFindsEveryKey)
   }
 }
 
+// A glob's literal start begins most names ("model.layers."); the literal run after its first
+// wildcard decides whether it is offered, searched for after the start.
+TEST(Patterns, EntryIndexOffersAGlobOnlyToNamesHoldingItsTailRun)
+{
+  const std::vector<std::vector<std::string>> keys{
+    {"model.layers.*.mlp.gate"}, {"model.*"}, {"model.layers.[0-9].mlp?gate_up"}};
+  for (const auto mode :
+       {EntryIndex::Mode::exact, EntryIndex::Mode::ancestors, EntryIndex::Mode::dotted}) {
+    const EntryIndex index(keys, {.mode = mode, .globs = true});
+    const auto found = [&](std::string_view name) { return candidates_of(index, name); };
+    EXPECT_EQ(found("model.layers.3.mlp.gate"), (std::vector<uint32_t>{0, 1}));
+    EXPECT_EQ(found("model.layers.3.mlp.experts.0.up_proj"), (std::vector<uint32_t>{1}));
+    if (mode == EntryIndex::Mode::dotted) { // the run must follow the literal start
+      EXPECT_EQ(found("a.mlp.gate.model.layers.3"), (std::vector<uint32_t>{1}));
+    }
+    EXPECT_EQ(found("model.layers.3.mlp_gate_up"), (std::vector<uint32_t>{1, 2}));
+    EXPECT_EQ(found("model.layers.3.mlp_gate"), (std::vector<uint32_t>{1}));
+  }
+}
+
 TEST(Patterns, RegexLiteralStartStopsWhereTheRegexMayDiffer)
 {
   EXPECT_EQ(regex_literal_start(R"(model\.layers\.3\.mlp\.experts\..*)"),

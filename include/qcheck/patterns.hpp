@@ -7,6 +7,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace qcheck {
@@ -143,6 +144,7 @@ private:
   {
     uint64_t hash;
     uint32_t entry;
+    uint32_t run = 0; // m_prefixes: 1 + the index of the key's tail run in m_tail_runs; 0: none
   };
   // Keys grouped by the hash's top bits, with a directory on them: a lookup reads one slot and
   // scans the few keys behind it.
@@ -157,6 +159,8 @@ private:
     unsigned filter_shift = 64;
     void seal();
     void lookup(uint64_t hash, std::vector<uint32_t>& out) const;
+    // The keys with this hash, in no set order (null, null when none).
+    std::pair<const Key*, const Key*> find(uint64_t hash) const;
   };
 
   // Hashes of the first (or last) components of keys, as 4,096 bits: a name's component whose
@@ -180,6 +184,12 @@ private:
   size_t m_size = 0;
   Table m_literal;  // whole keys, unless anywhere in the name
   Table m_prefixes; // literal start of a glob or of a re: entry, same
+  // A glob's longest literal run after its first wildcard: text any name it matches holds
+  // after the literal start, so a name without it is no candidate (most often: one glob such
+  // as "model.layers.*.mlp.gate" begins every name).
+  std::vector<std::string> m_tail_runs;
+  void lookup_prefix(std::string_view name, size_t begin, size_t length, uint64_t hash,
+                     std::vector<uint32_t>& out) const;
   // Dotted mode: the first components of m_literal's and m_prefixes' keys.
   ComponentFilter m_literal_firsts;
   ComponentFilter m_prefix_firsts;
