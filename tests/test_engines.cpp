@@ -272,6 +272,46 @@ TEST(Patterns, EntryIndexSubstringModeAgreesWithSearchingEveryPosition)
   EXPECT_GT(hits, 10000u);
 }
 
+// Literal keys in ancestor and dotted mode, over bytes that sit next to '.' in value ('/' is
+// '.' + 1, 0xae is '.' with the high bit) and names long enough to be read eight bytes at a
+// time: exactly the keys that are the name or an ancestor, or a run of whole components.
+TEST(Patterns, EntryIndexFindsDotsWhateverTheBytesAroundThem)
+{
+  test::Lcg next(777);
+  const auto word = [&](size_t max) { return random_word(next, "a./.\xae-", max); };
+  size_t hits = 0;
+  for (int round = 0; round < 1500; ++round) {
+    std::vector<std::vector<std::string>> keys;
+    for (size_t i = next(10) + 1; i > 0; --i) {
+      keys.push_back({word(6)});
+    }
+    const EntryIndex ancestors(keys, {.mode = EntryIndex::Mode::ancestors});
+    const EntryIndex dotted(keys, {.mode = EntryIndex::Mode::dotted});
+    for (int t = 0; t < 4; ++t) {
+      const std::string name = word(40);
+      std::vector<uint32_t> expected_ancestors, expected_dotted;
+      for (uint32_t k = 0; k < keys.size(); ++k) {
+        const std::string& key = keys[k][0];
+        if (name == key || name.starts_with(key + ".")) {
+          expected_ancestors.push_back(k);
+        }
+        for (size_t at = name.find(key); at != std::string::npos; at = name.find(key, at + 1)) {
+          const size_t end = at + key.size();
+          if ((at == 0 || name[at - 1] == '.') && (end == name.size() || name[end] == '.') &&
+              (!key.empty() || name.empty())) {
+            expected_dotted.push_back(k);
+            break;
+          }
+        }
+      }
+      hits += expected_ancestors.size() + expected_dotted.size();
+      ASSERT_EQ(candidates_of(ancestors, name), expected_ancestors) << "'" << name << "'";
+      ASSERT_EQ(candidates_of(dotted, name), expected_dotted) << "'" << name << "'";
+    }
+  }
+  EXPECT_GT(hits, 1000u);
+}
+
 // Dotted mode looks a name up only from components that begin some key: a key's first
 // component, or any component for a glob whose literal start has no dot ("mod*" may end inside
 // one).
