@@ -248,10 +248,27 @@ plan_fix(const FileSystem& fs, LintRun& run, const LintOptions& options,
   LintOptions verify = options;
   verify.entry_checks = false;
   const Report again = relint(overlay, run, verify);
-  const std::set<std::string> before_excluded =
-    modules_of(run.report, RuleId::excluded_but_quantized);
+  const std::vector<std::string> problems = patch_problems(run.report, again, fix_options);
+  if (!problems.empty()) {
+    plan.refused.insert(plan.refused.end(), problems.begin(), problems.end());
+    plan.edits.clear();
+  }
+  return plan;
+}
+
+std::vector<std::string>
+patch_problems(const Report& before, const Report& after, const FixOptions& fix_options)
+{
+  const std::set<std::string> before_excluded = modules_of(before, RuleId::excluded_but_quantized);
+  // Files already unreadable (an error, not a repeated key's warning): their findings repeat.
+  std::set<std::string> before_unreadable;
+  for (const Finding& f : before.findings) {
+    if (f.rule == RuleId::config_invalid && f.severity == Severity::error) {
+      before_unreadable.insert(f.file);
+    }
+  }
   std::vector<std::string> problems;
-  for (const Finding& f : again.findings) {
+  for (const Finding& f : after.findings) {
     if (f.rule == RuleId::undeclared_unquantized) {
       problems.push_back(fmt::format("still undeclared after the patch: {}", f.message));
     }
@@ -267,12 +284,12 @@ plan_fix(const FileSystem& fs, LintRun& run, const LintOptions& options,
     if (f.rule == RuleId::config_divergence) {
       problems.push_back(fmt::format("lists still differ after the patch: {}", f.message));
     }
+    if (f.rule == RuleId::config_invalid && f.severity == Severity::error &&
+        !before_unreadable.contains(f.file)) {
+      problems.push_back(fmt::format("the patch would make {} unreadable: {}", f.file, f.message));
+    }
   }
-  if (!problems.empty()) {
-    plan.refused.insert(plan.refused.end(), problems.begin(), problems.end());
-    plan.edits.clear();
-  }
-  return plan;
+  return problems;
 }
 
 std::string

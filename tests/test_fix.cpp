@@ -345,6 +345,36 @@ TEST(Fix, KeepsEveryByteOutsideTheList)
   EXPECT_EQ(patched, expected);
 }
 
+// The re-lint of a patch finding a config unreadable refuses it, unless that config was
+// unreadable before the patch; a repeated key's warning is not a reason.
+TEST(Fix, RefusesAPatchThatLeavesAConfigUnreadable)
+{
+  Finding unreadable;
+  unreadable.rule = RuleId::config_invalid;
+  unreadable.severity = Severity::error;
+  unreadable.file = "config.json";
+  unreadable.message = "not valid JSON: line 3, column 5: expected ','";
+  Report before, after;
+  after.findings = {unreadable};
+  EXPECT_EQ(patch_problems(before, after, {}),
+            std::vector<std::string>{"the patch would make config.json unreadable: not valid "
+                                     "JSON: line 3, column 5: expected ','"});
+  before.findings = {unreadable};
+  EXPECT_TRUE(patch_problems(before, after, {}).empty());
+  Finding repeated = unreadable;
+  repeated.severity = Severity::warning;
+  repeated.message = "duplicate key 'ignore' at line 9";
+  before.findings.clear();
+  after.findings = {repeated};
+  EXPECT_TRUE(patch_problems(before, after, {}).empty());
+  // Another file's error does not cover this one.
+  Finding other = unreadable;
+  other.file = "hf_quant_config.json";
+  before.findings = {other};
+  after.findings = {other, unreadable};
+  EXPECT_EQ(patch_problems(before, after, {}).size(), 1u);
+}
+
 TEST(Fix, RefusesConfigsWithNaN)
 {
   MemoryFileSystem mem;
