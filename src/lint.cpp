@@ -147,6 +147,15 @@ engine_error(const ConfigSource& s)
   }
 }
 
+// Two blocks whose lists every check reads alike: the same format and the same entries
+// (config.json and hf_quant_config.json most often). What is decided or compiled for one
+// serves the other.
+bool
+same_list(const ConfigSource& a, const ConfigSource& b)
+{
+  return a.format == b.format && a.excludes == b.excludes;
+}
+
 // Where a block's exclusion list is (or, when absent, the block itself).
 std::string
 list_pointer(const ConfigSource& s)
@@ -856,6 +865,7 @@ private:
         return known;
       }
     }
+    // Whether an entry names a module does not depend on the format: the entries suffice.
     const auto same = std::find_if(m_known_entries.begin(), m_known_entries.end(),
                                    [&](const auto& c) { return c.first->excludes == s.excludes; });
     return m_known_entries
@@ -1061,9 +1071,8 @@ private:
           s.format != QuantFormat::awq && s.format != QuantFormat::bitsandbytes) {
         continue;
       }
-      auto same = std::find_if(decided.begin(), decided.end(), [&](const DecidedList& d) {
-        return d.source->format == s.format && d.source->excludes == s.excludes;
-      });
+      auto same = std::find_if(decided.begin(), decided.end(),
+                               [&](const DecidedList& d) { return same_list(*d.source, s); });
       if (same == decided.end()) {
         decided.push_back(decide_entries(s));
         same = decided.end() - 1;
@@ -1352,8 +1361,7 @@ private:
       return it->second;
     }
     for (const auto& [other, list] : m_compiled) {
-      if (other.first == engine && other.second->format == source.format &&
-          other.second->excludes == source.excludes) {
+      if (other.first == engine && same_list(*other.second, source)) {
         return m_compiled[key] = list;
       }
     }
