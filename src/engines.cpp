@@ -24,7 +24,6 @@ contains(std::string_view text, std::string_view part)
   return text.find(part) != std::string_view::npos;
 }
 
-// Whether strip_language_model() or vllm_namespace() can change a name.
 // name.starts_with(prefix) for a literal: its length known here, so compared without a call
 // (these run for every name a compiled list is asked about).
 template<size_t k_size>
@@ -34,6 +33,7 @@ starts_with_literal(std::string_view name, const char (&prefix)[k_size])
   return name.size() >= k_size - 1 && std::memcmp(name.data(), prefix, k_size - 1) == 0;
 }
 
+// Whether strip_language_model() or vllm_namespace() can change a name.
 bool
 has_language_model_wrapper(std::string_view name)
 {

@@ -723,7 +723,13 @@ EntryIndex::EntryIndex(std::span<const Spelling> spellings, size_t entries, cons
       } else {
         uint32_t run = 0;
         if (!ci) {
-          const std::string_view tail = longest_glob_run(key.substr(wildcard));
+          // Without a final ".*": TensorRT-LLM also reads "X.*" as "X" (when X holds none of
+          // `*?[`; `]` counts as a wildcard here), and "X" has no dot after X.
+          std::string_view body = std::string_view(key).substr(wildcard);
+          if (key.ends_with(".*")) {
+            body.remove_suffix(std::min<size_t>(2, body.size()));
+          }
+          const std::string_view tail = longest_glob_run(body);
           if (!tail.empty()) {
             m_tail_runs.emplace_back(tail);
             run = static_cast<uint32_t>(m_tail_runs.size());

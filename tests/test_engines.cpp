@@ -1028,6 +1028,43 @@ TEST(Engines, CompiledListOffersAnEmptyEntryWhereItMatches)
   EXPECT_TRUE(entry_matches(Engine::vllm, QuantFormat::modelopt, "", "model.layers.0.mlp"));
 }
 
+// Globs whose text a match need not hold in full: TensorRT-LLM reads "X.*" as X itself too
+// (when X holds none of `*?[`, so "a]b" qualifies while the index takes `]` for a wildcard),
+// and the entry must still be offered for the name "a]b", which has no ".". Every entry that
+// matches a name is among its candidates, for each format and engine of a long list.
+TEST(Engines, CompiledListOffersGlobsWhoseLastDotAMatchMayLack)
+{
+  const std::vector<std::string> globs{"a]b.*", "x.[a]b.*", "m.y]z.*", "q?r]s.*", "k.*"};
+  const std::vector<std::string> names{"a]b",   "a]b.c", "x.[a]b", "m.y]z",
+                                       "q?r]s", "qzr]s", "k",      "k.v"};
+  size_t matches = 0;
+  for (QuantFormat format : k_list_formats) {
+    ConfigSource s;
+    s.format = format;
+    for (int i = 0; i < 20; ++i) {
+      s.excludes.push_back(fmt::format("model.layers.{}.self_attn", 40 + i));
+    }
+    s.excludes.insert(s.excludes.end(), globs.begin(), globs.end());
+    for (Engine engine : k_all_engines) {
+      const CompiledList list(engine, s);
+      for (const std::string& name : names) {
+        std::vector<uint32_t> found;
+        list.candidates(name, found);
+        for (uint32_t i = 0; i < s.excludes.size(); ++i) {
+          if (entry_matches(engine, format, s.excludes[i], name)) {
+            ++matches;
+            EXPECT_TRUE(std::binary_search(found.begin(), found.end(), i))
+              << to_string(engine) << " format " << static_cast<int>(format) << ": '"
+              << s.excludes[i] << "' matches '" << name << "' but is not a candidate";
+          }
+        }
+      }
+    }
+  }
+  EXPECT_TRUE(entry_matches(Engine::trtllm, QuantFormat::modelopt, "a]b.*", "a]b"));
+  EXPECT_GT(matches, 10u);
+}
+
 // decide() with a compiled list reaches the same decision, entry and reason as without.
 TEST(Engines, DecideWithACompiledListDecidesTheSame)
 {

@@ -367,6 +367,10 @@ TEST(Fix, RefusesAPatchThatLeavesAConfigUnreadable)
   before.findings.clear();
   after.findings = {repeated};
   EXPECT_TRUE(patch_problems(before, after, {}).empty());
+  // A repeated key's warning before does not cover an error after.
+  before.findings = {repeated};
+  after.findings = {repeated, unreadable};
+  EXPECT_EQ(patch_problems(before, after, {}).size(), 1u);
   // Another file's error does not cover this one.
   Finding other = unreadable;
   other.file = "hf_quant_config.json";
