@@ -18,7 +18,8 @@ seconds="${1:-60}"
 shift || true
 targets=("$@")
 if ((${#targets[@]} == 0)); then
-  targets=(fuzz_safetensors fuzz_index_json fuzz_config fuzz_regex fuzz_json_patch fuzz_entry_index)
+  targets=(fuzz_safetensors fuzz_index_json fuzz_config fuzz_regex fuzz_json_patch fuzz_entry_index
+           fuzz_compiled_list)
 fi
 jobs="${FUZZ_JOBS:-$(nproc)}"
 
@@ -46,6 +47,7 @@ max_len_of() {
 dict_of() {
   case "$1" in
     fuzz_regex) echo tests/fuzz/regex.dict ;;
+    fuzz_compiled_list) echo tests/fuzz/patterns.dict ;;
     *) echo tests/fuzz/json.dict ;;
   esac
 }

@@ -1,0 +1,71 @@
+// Fuzzes CompiledList, an exclusion list compiled for one engine's matching: for every name,
+// every entry that entry_matches() accepts must be among its candidates (the index may offer
+// more, never fewer). Unlike fuzz_entry_index, entries may be globs and "re:" regexes, checked
+// against the engines' own matchers. The first byte picks the format, the second the engine;
+// the rest is split at newlines into entries up to the first empty line, then names. The list
+// is padded to the length from which the index is used.
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fuzz_check.hpp"
+#include "qcheck/engines.hpp"
+#include "qcheck/quant_config.hpp"
+
+using namespace qcheck;
+
+namespace {
+
+constexpr std::array k_formats{QuantFormat::modelopt, QuantFormat::compressed_tensors,
+                               QuantFormat::quark,    QuantFormat::bitsandbytes,
+                               QuantFormat::fp8,      QuantFormat::awq};
+constexpr size_t k_min_entries = 24; // above the index's threshold (16)
+constexpr size_t k_max_entries = 64;
+constexpr size_t k_max_names = 16;
+constexpr size_t k_max_line = 96;
+
+} // namespace
+
+extern "C" int
+LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
+{
+  if (size < 2) {
+    return 0;
+  }
+  ConfigSource source;
+  source.format = k_formats[data[0] % k_formats.size()];
+  const Engine engine = k_all_engines[data[1] % k_all_engines.size()];
+  std::vector<std::string> names;
+  bool in_names = false;
+  std::string_view rest(reinterpret_cast<const char*>(data) + 2, size - 2);
+  while (!rest.empty()) {
+    const size_t newline = std::min(rest.find('\n'), rest.size());
+    const std::string_view line = rest.substr(0, std::min(newline, k_max_line));
+    rest.remove_prefix(std::min(newline + 1, rest.size()));
+    if (!in_names && line.empty()) {
+      in_names = true;
+    } else if (in_names && names.size() < k_max_names) {
+      names.emplace_back(line);
+    } else if (!in_names && source.excludes.size() < k_max_entries) {
+      source.excludes.emplace_back(line);
+    }
+  }
+  for (size_t i = 0; source.excludes.size() < k_min_entries; ++i) {
+    source.excludes.push_back("zz.unused." + std::to_string(i));
+  }
+  const CompiledList list(engine, source);
+  for (const std::string& name : names) {
+    std::vector<uint32_t> found;
+    list.candidates(name, found);
+    QCHECK_FUZZ_CHECK(std::is_sorted(found.begin(), found.end()));
+    for (uint32_t i = 0; i < source.excludes.size(); ++i) {
+      if (entry_matches(engine, source.format, source.excludes[i], name)) {
+        QCHECK_FUZZ_CHECK(std::binary_search(found.begin(), found.end(), i));
+      }
+    }
+  }
+  return 0;
+}
