@@ -314,17 +314,20 @@ modelopt_sglang_entry(std::string_view entry, std::string_view prefix)
 bool
 modelopt_trtllm_entry(std::string_view entry, std::string_view name)
 {
+  // A "re:" entry is a regex, fully matched: its ".*" is regex syntax, not the glob suffix that
+  // also stands for the node itself.
+  const bool regex = entry.starts_with("re:");
   std::string_view node = name;
   while (!node.empty()) {
-    if (entry.starts_with("re:")) {
+    if (regex) {
       if (regex_entry(entry, node, true, nullptr)) {
         return true;
       }
     } else if (fnmatch(entry, node)) {
       return true;
-    }
-    if (entry.size() > 2 && entry.ends_with(".*") && entry.substr(0, entry.size() - 2) == node &&
-        !has_glob_chars(entry.substr(0, entry.size() - 2))) {
+    } else if (entry.size() > 2 && entry.ends_with(".*") &&
+               entry.substr(0, entry.size() - 2) == node &&
+               !has_glob_chars(entry.substr(0, entry.size() - 2))) {
       return true;
     }
     node = parent_of(node);

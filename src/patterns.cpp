@@ -986,7 +986,7 @@ EntryIndex::candidates(std::span<const std::string_view> names, std::vector<uint
         }
         for (size_t b = a; b < parts; ++b) {
           const size_t s = starts[a], e = ends[b];
-          if ((e > s || n == 0) && has_length(m_literal_lengths, e - s)) {
+          if (has_length(m_literal_lengths, e - s)) { // an empty key: an empty component
             m_literal.lookup(h.window(s, e), out);
           }
         }

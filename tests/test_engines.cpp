@@ -274,7 +274,8 @@ TEST(Patterns, EntryIndexSubstringModeAgreesWithSearchingEveryPosition)
 
 // Literal keys in ancestor and dotted mode, over bytes that sit next to '.' in value ('/' is
 // '.' + 1, 0xae is '.' with the high bit) and names long enough to be read eight bytes at a
-// time: exactly the keys that are the name or an ancestor, or a run of whole components.
+// time: exactly the keys that are the name or an ancestor, or a run of whole components (an
+// empty key is one where the name has an empty component).
 TEST(Patterns, EntryIndexFindsDotsWhateverTheBytesAroundThem)
 {
   test::Lcg next(777);
@@ -297,8 +298,7 @@ TEST(Patterns, EntryIndexFindsDotsWhateverTheBytesAroundThem)
         }
         for (size_t at = name.find(key); at != std::string::npos; at = name.find(key, at + 1)) {
           const size_t end = at + key.size();
-          if ((at == 0 || name[at - 1] == '.') && (end == name.size() || name[end] == '.') &&
-              (!key.empty() || name.empty())) {
+          if ((at == 0 || name[at - 1] == '.') && (end == name.size() || name[end] == '.')) {
             expected_dotted.push_back(k);
             break;
           }
@@ -1063,6 +1063,39 @@ TEST(Engines, CompiledListOffersGlobsWhoseLastDotAMatchMayLack)
   }
   EXPECT_TRUE(entry_matches(Engine::trtllm, QuantFormat::modelopt, "a]b.*", "a]b"));
   EXPECT_GT(matches, 10u);
+}
+
+// Found by fuzz_compiled_list. SGLang reads an entry without its VLM wrapper too, and
+// "language_model." unwrapped is empty: it matches a name's empty component (a name ending in
+// '.', or holding ".."), so a long list must offer it there.
+TEST(Engines, CompiledListOffersAnEntryWhoseUnwrappedSpellingIsEmpty)
+{
+  ConfigSource s;
+  s.format = QuantFormat::modelopt;
+  for (int i = 0; i < 20; ++i) {
+    s.excludes.push_back(fmt::format("model.layers.{}.self_attn", 40 + i));
+  }
+  s.excludes.push_back("language_model.");
+  const CompiledList list(Engine::sglang, s);
+  for (const std::string name : {"e*model.", "a..b", ".x"}) {
+    ASSERT_TRUE(entry_matches(Engine::sglang, QuantFormat::modelopt, "language_model.", name));
+    std::vector<uint32_t> found;
+    list.candidates(name, found);
+    EXPECT_TRUE(std::binary_search(found.begin(), found.end(), 20u)) << name;
+  }
+}
+
+// TensorRT-LLM's trailing ".*" that also stands for the node itself is glob syntax: a "re:"
+// entry is a regex, fully matched, and its ".*" is the regex's.
+TEST(Engines, TensorRTReadsATrailingDotStarAsTheNodeOnlyInGlobs)
+{
+  EXPECT_TRUE(entry_matches(Engine::trtllm, QuantFormat::modelopt, "model.mtp.*", "model.mtp"));
+  EXPECT_FALSE(
+    entry_matches(Engine::trtllm, QuantFormat::modelopt, "re:model.mtp.*", "re:model.mtp"));
+  EXPECT_TRUE(
+    entry_matches(Engine::trtllm, QuantFormat::modelopt, R"(re:model\.mtp\..*)", "model.mtp.fc"));
+  EXPECT_FALSE(
+    entry_matches(Engine::trtllm, QuantFormat::modelopt, R"(re:model\.mtp\..*)", "model.mtp"));
 }
 
 // decide() with a compiled list reaches the same decision, entry and reason as without.
