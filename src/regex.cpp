@@ -1295,6 +1295,60 @@ consumes(const Program& program, const Program::Inst& inst, uint32_t c)
   }
 }
 
+// The literal runs of the pattern's top level and its final run (see Regex::m_required).
+struct LiteralRuns
+{
+  std::vector<std::string> required;
+  std::string tail;
+  bool anchored = false;
+  bool before_newline = true;
+};
+
+LiteralRuns
+literal_runs(const std::vector<Node>& nodes, uint32_t root)
+{
+  const Node& top = nodes[root];
+  const std::vector<uint32_t> items =
+    top.kind == NodeKind::concat ? top.children : std::vector<uint32_t>{root};
+  const auto ascii = [&](uint32_t i) {
+    return nodes[i].kind == NodeKind::literal && nodes[i].value < 0x80;
+  };
+  const auto end_anchor = [&](uint32_t i) {
+    return nodes[i].kind == NodeKind::assertion &&
+           (nodes[i].value == static_cast<uint32_t>(Assertion::end) ||
+            nodes[i].value == static_cast<uint32_t>(Assertion::end_or_newline));
+  };
+  LiteralRuns out;
+  std::string run;
+  for (const uint32_t i : items) {
+    if (ascii(i)) {
+      run.push_back(static_cast<char>(nodes[i].value));
+    } else if (!run.empty()) {
+      out.required.push_back(std::move(run));
+      run.clear();
+    }
+  }
+  if (!run.empty()) {
+    out.required.push_back(std::move(run));
+  }
+  size_t end = items.size();
+  while (end > 0 && end_anchor(items[end - 1])) {
+    out.anchored = true;
+    if (nodes[items[end - 1]].value == static_cast<uint32_t>(Assertion::end)) {
+      out.before_newline = false;
+    }
+    --end;
+  }
+  size_t begin = end;
+  while (begin > 0 && ascii(items[begin - 1])) {
+    --begin;
+  }
+  for (size_t k = begin; k < end; ++k) {
+    out.tail.push_back(static_cast<char>(nodes[items[k]].value));
+  }
+  return out;
+}
+
 } // namespace
 
 Expected<Regex>
@@ -1317,6 +1371,13 @@ Regex::compile(std::string_view pattern)
   Regex regex;
   regex.m_pattern = std::string(pattern);
   regex.m_program = std::move(program);
+  if (!parser.fold_case()) {
+    LiteralRuns runs = literal_runs(parser.nodes(), root);
+    regex.m_required = std::move(runs.required);
+    regex.m_tail = std::move(runs.tail);
+    regex.m_tail_anchored = runs.anchored;
+    regex.m_tail_before_newline = runs.anchored && runs.before_newline;
+  }
   return regex;
 }
 
@@ -1338,11 +1399,30 @@ Regex::search(std::string_view text) const
   return run(text, Mode::search);
 }
 
+bool
+Regex::may_match(std::string_view text, Mode mode) const
+{
+  for (const std::string& run : m_required) {
+    if (text.find(run) == std::string_view::npos) {
+      return false;
+    }
+  }
+  if (m_tail.empty() || (mode != Mode::fullmatch && !m_tail_anchored)) {
+    return true;
+  }
+  if (text.ends_with(m_tail)) {
+    return true;
+  }
+  // `$` also holds before a final newline, except in a fullmatch, which must consume it.
+  return mode != Mode::fullmatch && m_tail_before_newline && text.ends_with('\n') &&
+         text.substr(0, text.size() - 1).ends_with(m_tail);
+}
+
 // Pike-style simulation: one pass over the text, each state visited at most once per position.
 bool
 Regex::run(std::string_view text, Mode mode) const
 {
-  if (!m_program) {
+  if (!m_program || !may_match(text, mode)) {
     return false;
   }
   const Program& program = *m_program;

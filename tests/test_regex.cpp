@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "builder.hpp"
 #include "qcheck/regex.hpp"
 
 using namespace qcheck;
@@ -389,4 +390,68 @@ TEST(RegexApi, KeepsPatternAndCopies)
   const Regex copy = *re;
   EXPECT_TRUE(copy.match("model.layers.0.mlp.gate"));
   EXPECT_EQ(copy.pattern(), re->pattern());
+}
+
+// The literal runs a pattern's top level must find in the text (and the run that must end it)
+// only reject texts that cannot match: random patterns answer as the same pattern does behind
+// a never-matching alternative ("|\\b\\B"), which leaves no literal to pre-check.
+TEST(RegexLiterals, FastRejectAgreesWithTheSimulation)
+{
+  test::Lcg next(2024);
+  const std::vector<std::string> tokens{"a",    "b",   "ab", ".",  "\\.", "\n",  "$",   "\\Z",
+                                        "^",    "*",   "+",  "?",  "(",   ")",   "(?:", "|",
+                                        "[ab]", "\\b", "x",  "x$", "ab$", "(?i)"};
+  size_t compiled = 0;
+  size_t rejected = 0;
+  for (int round = 0; round < 20000; ++round) {
+    std::string pattern;
+    for (size_t i = next(6) + 1; i > 0; --i) {
+      pattern += tokens[next(tokens.size())];
+    }
+    const auto re = Regex::compile(pattern);
+    if (!re) {
+      continue;
+    }
+    std::string body = pattern;
+    const bool fold = body.starts_with("(?i)");
+    while (body.starts_with("(?i)")) {
+      body.erase(0, 4);
+    }
+    const auto plain = Regex::compile((fold ? "(?i)" : "") + ("(?:" + body + ")|\\b\\B"));
+    ASSERT_TRUE(plain) << pattern;
+    ++compiled;
+    for (int t = 0; t < 8; ++t) {
+      std::string text;
+      for (size_t i = next(8); i > 0; --i) {
+        text += "ab.x\n"[next(5)];
+      }
+      ASSERT_EQ(re->match(text), plain->match(text)) << pattern << " on '" << text << "'";
+      ASSERT_EQ(re->fullmatch(text), plain->fullmatch(text)) << pattern << " on '" << text << "'";
+      ASSERT_EQ(re->search(text), plain->search(text)) << pattern << " on '" << text << "'";
+      rejected += re->search(text) ? 0 : 1;
+    }
+  }
+  EXPECT_GT(compiled, 5000u);
+  EXPECT_GT(rejected, 10000u);
+}
+
+TEST(RegexLiterals, EndAnchorsKeepTheirMeaningBehindTheFastReject)
+{
+  const auto dollar = Regex::compile(R"(.*mlp\.gate$)");
+  ASSERT_TRUE(dollar);
+  EXPECT_TRUE(dollar->match("model.layers.1.mlp.gate"));
+  EXPECT_TRUE(dollar->match("model.layers.1.mlp.gate\n")); // `$` before a final newline
+  EXPECT_FALSE(dollar->fullmatch("model.layers.1.mlp.gate\n"));
+  EXPECT_FALSE(dollar->match("model.layers.1.mlp.gate_proj"));
+  EXPECT_TRUE(dollar->search("x.mlp.gate"));
+  const auto end = Regex::compile(R"(.*mlp\.gate\Z)");
+  ASSERT_TRUE(end);
+  EXPECT_FALSE(end->match("model.layers.1.mlp.gate\n"));
+  const auto open = Regex::compile(R"(model\.layers\.1)");
+  ASSERT_TRUE(open);
+  EXPECT_TRUE(open->match("model.layers.10.mlp")); // a match need not reach the end
+  EXPECT_FALSE(open->fullmatch("model.layers.10"));
+  const auto folded = Regex::compile("(?i)MODEL");
+  ASSERT_TRUE(folded);
+  EXPECT_TRUE(folded->match("model.layers"));
 }

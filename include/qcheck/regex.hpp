@@ -46,9 +46,20 @@ private:
     search
   };
   bool run(std::string_view text, Mode mode) const;
+  // False when text cannot match: it lacks a literal run every match holds, or does not end
+  // with the run that ends the pattern where the match must reach the end.
+  bool may_match(std::string_view text, Mode mode) const;
 
   std::string m_pattern;
   std::shared_ptr<const Program> m_program;
+  // Runs of ASCII literals at the top level of the pattern (none under (?i)): each occurs in
+  // any text that matches. `m_tail` is the run the pattern ends with, before only end
+  // anchors; a fullmatch, or a match ending at an anchor, ends with it (or, for `$` alone,
+  // with it and a final newline).
+  std::vector<std::string> m_required;
+  std::string m_tail;
+  bool m_tail_anchored = false;
+  bool m_tail_before_newline = false;
 };
 
 } // namespace qcheck
