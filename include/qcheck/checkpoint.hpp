@@ -54,7 +54,6 @@ struct CheckpointProblem
   std::optional<HeaderIssue> header_issue;
 };
 
-// One tensor of the checkpoint as a loader sees it.
 // An allocator that leaves the elements a resize adds unwritten (T must be an implicit-lifetime
 // type, such as a trivially copyable struct): arrays that several threads fill are not first
 // zero-filled, and faulted in, page by page by one thread.
@@ -82,6 +81,7 @@ struct UnwrittenAllocator : std::allocator<T>
   }
 };
 
+// One tensor of the checkpoint as a loader sees it.
 struct Tensor
 {
   const TensorInfo* info = nullptr; // owned by shards[shard].header
