@@ -880,47 +880,37 @@ EntryIndex::Table::seal()
 void
 EntryIndex::Table::lookup(uint64_t hash, std::vector<uint32_t>& out) const
 {
-  const auto [first, last] = find(hash);
-  for (const Key* k = first; k != last; ++k) {
-    if (k->hash == hash) {
-      out.push_back(k->entry);
+  for (const Key& k : slot(hash)) {
+    if (k.hash == hash) {
+      out.push_back(k.entry);
     }
   }
 }
 
-std::pair<const EntryIndex::Key*, const EntryIndex::Key*>
-EntryIndex::Table::find(uint64_t hash) const
+std::span<const EntryIndex::Key>
+EntryIndex::Table::slot(uint64_t hash) const
 {
   if (keys.empty()) {
-    return {nullptr, nullptr};
+    return {};
   }
   if (!filter.empty()) {
     const uint64_t bit = filter_bit(hash, filter_shift);
     if ((filter[bit >> 6] >> (bit & 63) & 1) == 0) {
-      return {nullptr, nullptr};
+      return {};
     }
   }
-  const size_t slot = hash >> shift;
-  const Key* begin = keys.data() + directory[slot];
-  const Key* end = keys.data() + directory[slot + 1];
-  while (begin != end && begin->hash != hash) {
-    ++begin;
-  }
-  while (end != begin && (end - 1)->hash != hash) {
-    --end;
-  }
-  return {begin, end};
+  const size_t at = hash >> shift;
+  return std::span(keys).subspan(directory[at], directory[at + 1] - directory[at]);
 }
 
 void
 EntryIndex::lookup_prefix(std::string_view name, size_t begin, size_t length, uint64_t hash,
                           std::vector<uint32_t>& out) const
 {
-  const auto [first, last] = m_prefixes.find(hash);
-  for (const Key* k = first; k != last; ++k) {
-    if (k->hash == hash && (k->run == 0 || find_short(name, m_tail_runs[k->run - 1],
-                                                      begin + length) != std::string_view::npos)) {
-      out.push_back(k->entry);
+  for (const Key& k : m_prefixes.slot(hash)) {
+    if (k.hash == hash && (k.run == 0 || find_short(name, m_tail_runs[k.run - 1], begin + length) !=
+                                           std::string_view::npos)) {
+      out.push_back(k.entry);
     }
   }
 }

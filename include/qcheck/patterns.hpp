@@ -7,7 +7,6 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 namespace qcheck {
@@ -159,8 +158,9 @@ private:
     unsigned filter_shift = 64;
     void seal();
     void lookup(uint64_t hash, std::vector<uint32_t>& out) const;
-    // The keys with this hash, in no set order (null, null when none).
-    std::pair<const Key*, const Key*> find(uint64_t hash) const;
+    // The keys of this hash's directory slot: every key with the hash, among others (compare
+    // their hashes); empty when the filter rules the hash out.
+    std::span<const Key> slot(uint64_t hash) const;
   };
 
   // Hashes of the first (or last) components of keys, as 4,096 bits: a name's component whose
