@@ -60,8 +60,20 @@ struct Regex::Program
     }
   };
 
+  // What any matching text holds, read from the pattern's top level (nothing under (?i)).
+  struct Literals
+  {
+    std::vector<std::string> runs; // runs of ASCII literals: each occurs in the text
+    // runs.back() ends the pattern, before nothing or only end anchors: a fullmatch, or a
+    // match ending at an anchor, ends with it (for `$` alone, or with it and a final newline).
+    bool last_run_ends = false;
+    bool anchored = false;
+    bool newline_allowed = false;
+  };
+
   std::vector<Inst> insts;
   std::vector<CharClass> classes;
+  Literals literals;
 };
 
 namespace {
@@ -1295,17 +1307,9 @@ consumes(const Program& program, const Program::Inst& inst, uint32_t c)
   }
 }
 
-// The literal runs of the pattern's top level and its final run (see Regex::m_required).
-struct LiteralRuns
-{
-  std::vector<std::string> required;
-  std::string tail;
-  bool anchored = false;
-  bool before_newline = true;
-};
-
-LiteralRuns
-literal_runs(const std::vector<Node>& nodes, uint32_t root)
+// Program::Literals of a pattern's syntax tree.
+Program::Literals
+literals_of(const std::vector<Node>& nodes, uint32_t root)
 {
   const Node& top = nodes[root];
   const std::vector<uint32_t> items =
@@ -1313,39 +1317,34 @@ literal_runs(const std::vector<Node>& nodes, uint32_t root)
   const auto ascii = [&](uint32_t i) {
     return nodes[i].kind == NodeKind::literal && nodes[i].value < 0x80;
   };
-  const auto end_anchor = [&](uint32_t i) {
+  const auto anchor = [&](uint32_t i) {
     return nodes[i].kind == NodeKind::assertion &&
            (nodes[i].value == static_cast<uint32_t>(Assertion::end) ||
             nodes[i].value == static_cast<uint32_t>(Assertion::end_or_newline));
   };
-  LiteralRuns out;
+  Program::Literals out;
   std::string run;
   for (const uint32_t i : items) {
     if (ascii(i)) {
       run.push_back(static_cast<char>(nodes[i].value));
     } else if (!run.empty()) {
-      out.required.push_back(std::move(run));
+      out.runs.push_back(std::move(run));
       run.clear();
     }
   }
   if (!run.empty()) {
-    out.required.push_back(std::move(run));
+    out.runs.push_back(std::move(run));
   }
   size_t end = items.size();
-  while (end > 0 && end_anchor(items[end - 1])) {
+  bool only_dollar = true;
+  while (end > 0 && anchor(items[end - 1])) {
     out.anchored = true;
-    if (nodes[items[end - 1]].value == static_cast<uint32_t>(Assertion::end)) {
-      out.before_newline = false;
-    }
+    only_dollar = only_dollar &&
+                  nodes[items[end - 1]].value == static_cast<uint32_t>(Assertion::end_or_newline);
     --end;
   }
-  size_t begin = end;
-  while (begin > 0 && ascii(items[begin - 1])) {
-    --begin;
-  }
-  for (size_t k = begin; k < end; ++k) {
-    out.tail.push_back(static_cast<char>(nodes[items[k]].value));
-  }
+  out.newline_allowed = out.anchored && only_dollar;
+  out.last_run_ends = end > 0 && ascii(items[end - 1]);
   return out;
 }
 
@@ -1367,17 +1366,13 @@ Regex::compile(std::string_view pattern)
   program->insts.reserve(size);
   Emitter(parser.nodes(), parser.fold_case(), program->insts).emit(root);
   program->insts.push_back({Op::match, 0, 0});
+  if (!parser.fold_case()) {
+    program->literals = literals_of(parser.nodes(), root);
+  }
   assert(program->insts.size() == size);
   Regex regex;
   regex.m_pattern = std::string(pattern);
   regex.m_program = std::move(program);
-  if (!parser.fold_case()) {
-    LiteralRuns runs = literal_runs(parser.nodes(), root);
-    regex.m_required = std::move(runs.required);
-    regex.m_tail = std::move(runs.tail);
-    regex.m_tail_anchored = runs.anchored;
-    regex.m_tail_before_newline = runs.anchored && runs.before_newline;
-  }
   return regex;
 }
 
@@ -1402,20 +1397,22 @@ Regex::search(std::string_view text) const
 bool
 Regex::may_match(std::string_view text, Mode mode) const
 {
-  for (const std::string& run : m_required) {
+  const Program::Literals& literals = m_program->literals;
+  for (const std::string& run : literals.runs) {
     if (text.find(run) == std::string_view::npos) {
       return false;
     }
   }
-  if (m_tail.empty() || (mode != Mode::fullmatch && !m_tail_anchored)) {
+  if (!literals.last_run_ends || (mode != Mode::fullmatch && !literals.anchored)) {
     return true;
   }
-  if (text.ends_with(m_tail)) {
+  const std::string& last = literals.runs.back();
+  if (text.ends_with(last)) {
     return true;
   }
   // `$` also holds before a final newline, except in a fullmatch, which must consume it.
-  return mode != Mode::fullmatch && m_tail_before_newline && text.ends_with('\n') &&
-         text.substr(0, text.size() - 1).ends_with(m_tail);
+  return mode != Mode::fullmatch && literals.newline_allowed && text.ends_with('\n') &&
+         text.substr(0, text.size() - 1).ends_with(last);
 }
 
 // Pike-style simulation: one pass over the text, each state visited at most once per position.

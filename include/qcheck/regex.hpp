@@ -52,14 +52,6 @@ private:
 
   std::string m_pattern;
   std::shared_ptr<const Program> m_program;
-  // Runs of ASCII literals at the top level of the pattern (none under (?i)): each occurs in
-  // any text that matches. `m_tail` is the run the pattern ends with, before only end
-  // anchors; a fullmatch, or a match ending at an anchor, ends with it (or, for `$` alone,
-  // with it and a final newline).
-  std::vector<std::string> m_required;
-  std::string m_tail;
-  bool m_tail_anchored = false;
-  bool m_tail_before_newline = false;
 };
 
 } // namespace qcheck
