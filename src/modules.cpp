@@ -410,6 +410,23 @@ in_slices(size_t count, unsigned threads, const Fn& fn)
   }
 }
 
+// Whether `module` holds no ".weight": then no name "module.x" holds ".weight.", where
+// split_tensor_name looks for bitsandbytes markers.
+bool
+is_plain_module(std::string_view module)
+{
+  return module.find(".weight") == std::string_view::npos;
+}
+
+// Whether `name` is "module.x" with no dot in x: for a plain module, split_tensor_name(name) is
+// then {module, x}.
+bool
+continues_module(std::string_view name, std::string_view module)
+{
+  return name.size() > module.size() && name[module.size()] == '.' && name.starts_with(module) &&
+         name.find('.', module.size() + 1) == std::string_view::npos;
+}
+
 // Groups tensors whose modules are out of name order, from the first pass's module name sizes
 // and order signs (the comparison of each tensor's module with the one before it). Order breaks
 // where a module's tensors surround a submodule's ("x.A_log", "x.conv.weight", "x.dt_bias"): the
@@ -491,21 +508,32 @@ build_inventory(const Checkpoint& checkpoint, unsigned threads)
     starts.reserve((end - begin) / 2 + 1);
     // A slice compares its first module with the one before it.
     std::string_view previous;
+    bool plain = false; // `previous` holds no ".weight" (see continues_module)
     if (begin > 0) {
       previous = split_tensor_name(checkpoint.tensors[begin - 1].info->name).first;
+      plain = is_plain_module(previous);
     }
     bool ordered = true;
     for (size_t i = begin; i < end; ++i) {
-      const auto [module, param] = split_tensor_name(checkpoint.tensors[i].info->name);
+      const std::string_view name = checkpoint.tensors[i].info->name;
+      inventory.tensor_storage[i] = static_cast<uint32_t>(i);
+      // Most tensors follow one of their module's: no split, no comparison.
+      if (plain && continues_module(name, previous)) {
+        module_sizes[i] = static_cast<uint32_t>(previous.size());
+        order_signs[i] = 0;
+        inventory.param_storage[i] = name.substr(previous.size() + 1);
+        continue;
+      }
+      const auto [module, param] = split_tensor_name(name);
       // One comparison tells the order and where a module starts.
       const int order = i == 0 ? -1 : previous.compare(module);
       ordered = ordered && order <= 0;
       if (order != 0) {
         starts.push_back(static_cast<uint32_t>(i));
+        plain = is_plain_module(module);
       }
       module_sizes[i] = static_cast<uint32_t>(module.size());
       order_signs[i] = static_cast<int8_t>(order < 0 ? -1 : order > 0 ? 1 : 0);
-      inventory.tensor_storage[i] = static_cast<uint32_t>(i);
       inventory.param_storage[i] = param;
       previous = module;
     }

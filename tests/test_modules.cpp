@@ -409,6 +409,32 @@ TEST(Modules, GroupingMatchesABruteForceGroupingWhateverTheOrder)
   }
 }
 
+// bitsandbytes names ("a.weight.absmax" belongs to "a"), mixed with modules named like them
+// ("a.weight", "a.weight.weight"): grouped as split_tensor_name says, whatever comes before.
+TEST(Modules, GroupingOfBitsandbytesNamesMatchesABruteForceGrouping)
+{
+  // "m.a.weight.a" is a tensor of module "m.a.weight"; the next name is one of "m.a".
+  const std::set<std::string> fixed{
+    "m.a.weight.a", "m.a.weight.absmax", "m.a.weight.bias",       "m.a.weight",
+    "m.weight.a",   "m.weight.weight.a", "m.weight.weight.absmax"};
+  auto l = load(bf16_tensors(fixed));
+  expect_grouped(*l, l->inventory, by_module(fixed), "fixed");
+  test::Lcg next(2024);
+  const std::vector<std::string> parts{"a", "weight", "absmax", "quant_state", "bias", "weights"};
+  for (int round = 0; round < 300; ++round) {
+    std::set<std::string> names;
+    for (size_t i = 1 + next(30); i > 0; --i) {
+      std::string name = "m";
+      for (size_t d = 1 + next(4); d > 0; --d) {
+        name += "." + parts[next(parts.size())];
+      }
+      names.insert(name);
+    }
+    l = load(bf16_tensors(names));
+    expect_grouped(*l, l->inventory, by_module(names), fmt::format("round {}", round));
+  }
+}
+
 // The same in checkpoints large enough to be split in slices, one per core.
 TEST(Modules, GroupingMatchesABruteForceGroupingInSlices)
 {
