@@ -36,10 +36,12 @@ public:
   };
 
   void reserve(size_t entries) { m_entries.reserve(entries); }
-  void add(std::string_view tensor, std::string_view file)
+  // `same_file`: the file is the one of the entry added last (entries mostly come in runs of
+  // one file).
+  void add(std::string_view tensor, std::string_view file, bool same_file)
   {
     m_increasing = m_increasing && (m_entries.empty() || m_entries.back().tensor() < tensor);
-    if (m_files.empty() || m_files[m_last_file] != file) {
+    if (!same_file) {
       auto it = std::find(m_files.begin(), m_files.end(), file);
       m_last_file = static_cast<uint32_t>(it - m_files.begin());
       if (it == m_files.end()) {
@@ -292,7 +294,7 @@ public:
     // reserving for that many touches only the memory the entries fill; a denser index grows.
     index.weight_map.reserve(index.text.bytes.size() / 40);
     std::vector<CheckpointProblem> entry_problems;
-    std::string_view last_path;
+    std::optional<std::string_view> last_path; // of the entry added last
     const auto member = [&](std::string_view tensor, const std::string_view* path) {
       const auto entry_problem = [&](std::string message, CheckpointIssue issue) {
         entry_problems.push_back(
@@ -304,21 +306,22 @@ public:
         return;
       }
       // Paths repeat: one already accepted is not checked again.
-      if (*path != last_path && !is_contained_path(*path)) {
+      const bool same_file = last_path && *path == *last_path;
+      if (!same_file && !is_contained_path(*path)) {
         entry_problem(fmt::format("weight_map sends '{}' to '{}', a path outside the model "
                                   "folder; refused",
                                   tensor, *path),
                       CheckpointIssue::index_path_escapes);
         return;
       }
-      index.weight_map.add(tensor, *path);
+      index.weight_map.add(tensor, *path, same_file);
       last_path = *path;
     };
     const auto restart = [&] {
       index.weight_map = WeightMap();
       index.weight_map.reserve(index.text.bytes.size() / 40);
       entry_problems.clear();
-      last_path = {};
+      last_path.reset();
     };
     WeightMapScan scan = scan_weight_map(index.text.bytes, member, restart);
     if (scan.status == WeightMapScan::Status::invalid_json) {

@@ -217,18 +217,22 @@ TEST(Checkpoint, SameTensorInTwoShards)
 
 TEST(Checkpoint, IndexPathLeavingTheFolderIsRefused)
 {
-  for (const std::string path :
-       {"../../etc/passwd", "/etc/passwd", "a/../../x.safetensors", "a//b.safetensors"}) {
-    auto fs = two_shards();
-    auto map = k_full_map;
-    map.emplace_back("evil.weight", path);
-    fs.add_file("m/model.safetensors.index.json", index_json(map));
-    const Checkpoint c = load(fs);
-    ASSERT_EQ(c.problems.size(), 1u) << path;
-    EXPECT_EQ(c.problems[0].issue, CheckpointIssue::index_path_escapes);
-    EXPECT_EQ(messages(c)[0], "model.safetensors.index.json: weight_map sends 'evil.weight' to '" +
-                                path + "', a path outside the model folder; refused");
-    EXPECT_EQ(c.shards.size(), 2u); // never opened
+  // Last in the map, and first, where no path was accepted before it (the empty path too).
+  for (const bool first : {false, true}) {
+    for (const std::string path :
+         {"../../etc/passwd", "/etc/passwd", "a/../../x.safetensors", "a//b.safetensors", ""}) {
+      auto fs = two_shards();
+      auto map = k_full_map;
+      map.insert(first ? map.begin() : map.end(), {"evil.weight", path});
+      fs.add_file("m/model.safetensors.index.json", index_json(map));
+      const Checkpoint c = load(fs);
+      ASSERT_EQ(c.problems.size(), 1u) << path << " " << first;
+      EXPECT_EQ(c.problems[0].issue, CheckpointIssue::index_path_escapes);
+      EXPECT_EQ(messages(c)[0], "model.safetensors.index.json: weight_map sends 'evil.weight' "
+                                "to '" +
+                                  path + "', a path outside the model folder; refused");
+      EXPECT_EQ(c.shards.size(), 2u); // never opened
+    }
   }
 }
 
