@@ -12,12 +12,6 @@ namespace {
 
 constexpr int k_max_depth = 1024; // as simdjson's DOM parser allows
 
-bool
-is_space(char c)
-{
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
-}
-
 // A recursive-descent reader over the text; every method returns false on invalid JSON and
 // leaves m_at where reading stopped.
 class Reader
@@ -50,12 +44,7 @@ public:
   bool ascii_so_far() const { return m_high == 0; }
 
 private:
-  void skip_space()
-  {
-    while (m_at < m_end && is_space(*m_at)) {
-      ++m_at;
-    }
-  }
+  void skip_space() { m_at = skip_json_space(m_at, m_end); }
 
   bool expect(char c)
   {

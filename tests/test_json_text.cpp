@@ -1004,3 +1004,27 @@ TEST(JsonTextLocate, ManyPointersIntoLargeArraysAndObjects)
   EXPECT_EQ(at(6), "4242");
   EXPECT_EQ(at(7), "error: no value at /map/zz: /map has no key \"zz\"");
 }
+
+// skip_json_space stops at the first byte that is not JSON whitespace, whatever the length of
+// the run (16-byte steps and the bytes after them), and never reads past the end of its range.
+TEST(JsonTextSpace, SkipStopsAtTheFirstOtherByte)
+{
+  const std::string spaces = " \t\n\r";
+  for (size_t run = 0; run < 40; ++run) {
+    for (const char after : {'"', '{', 'x', '\0', '\x0b', '\x1f', '\x85', '\xa0'}) {
+      std::string text;
+      for (size_t i = 0; i < run; ++i) {
+        text += spaces[(i * 7 + run) % spaces.size()];
+      }
+      const std::string whole = text + after + "   ";
+      const char* begin = whole.data();
+      EXPECT_EQ(skip_json_space(begin, begin + whole.size()) - begin,
+                static_cast<std::ptrdiff_t>(run))
+        << run << " " << static_cast<int>(after);
+      // A range that ends inside the run: the end, and nothing after it is read.
+      const auto cut = std::make_unique<char[]>(run);
+      std::copy(text.begin(), text.end(), cut.get());
+      EXPECT_EQ(skip_json_space(cut.get(), cut.get() + run), cut.get() + run) << run;
+    }
+  }
+}
