@@ -219,7 +219,7 @@ public:
   }
 
 private:
-  Finding& add(RuleId id, std::string file, std::string message)
+  static Finding make_finding(RuleId id, std::string file, std::string message)
   {
     Finding f;
     f.rule = id;
@@ -229,8 +229,18 @@ private:
     if (!f.file.empty()) {
       f.files.push_back(f.file);
     }
-    m_report.findings.push_back(std::move(f));
-    return m_report.findings.back();
+    return f;
+  }
+
+  Finding& add(RuleId id, std::string file, std::string message)
+  {
+    return add_to(m_report.findings, id, std::move(file), std::move(message));
+  }
+
+  static Finding& add_to(std::vector<Finding>& out, RuleId id, std::string file,
+                         std::string message)
+  {
+    return out.emplace_back(make_finding(id, std::move(file), std::move(message)));
   }
 
   void input_problems()
@@ -1438,7 +1448,17 @@ private:
     }
   }
 
-  // R15, R16, R21, R36: tensor layouts of stored-quantized modules.
+  static constexpr size_t k_parallel_modules = 8192; // fewer: one slice
+
+  // What layouts() finds in a stretch of modules.
+  struct LayoutFindings
+  {
+    std::vector<Finding> findings;
+    std::map<QuantFamily, std::vector<std::string>> wrong_family;
+  };
+
+  // R15, R16, R21, R36: tensor layouts of stored-quantized modules. Modules are checked in
+  // slices, one per core; findings keep the module order.
   void layouts()
   {
     const ConfigSource* s = vllm_source();
@@ -1446,85 +1466,21 @@ private:
       return;
     }
     const std::set<QuantFamily> allowed = allowed_families(*s);
+    const size_t count = m_inventory.modules.size();
+    const size_t slices = count < k_parallel_modules ? 1 : thread_count(m_options.threads);
+    std::vector<LayoutFindings> found(slices);
+    run_tasks(slices, static_cast<unsigned>(slices), [&](size_t slice) {
+      for (size_t i = count * slice / slices; i < count * (slice + 1) / slices; ++i) {
+        check_layout(m_inventory.modules[i], *s, allowed, found[slice]);
+      }
+    });
     std::map<QuantFamily, std::vector<std::string>> wrong_family;
-    const uint64_t group = s->group_size > 0 ? static_cast<uint64_t>(s->group_size) : 16;
-    for (const Module& m : m_inventory.modules) {
-      if (m.storage != Storage::quantized) {
-        continue;
-      }
-      if (!allowed.empty() && !allowed.contains(m.family) && m.family != QuantFamily::unknown) {
-        wrong_family[m.family].emplace_back(m.name);
-      }
-      const TensorInfo* weight = find_param(m_checkpoint, m, "weight");
-      auto shape_text = [](const TensorInfo* t) {
-        return t ? fmt::format("[{}]", fmt::join(t->shape, ", ")) : std::string("missing");
-      };
-      if (m.family == QuantFamily::modelopt_nvfp4 && weight && weight->shape.size() == 2) {
-        const TensorInfo* scale = find_param(m_checkpoint, m, "weight_scale");
-        const uint64_t out = weight->shape[0];
-        const uint64_t in = weight->shape[1] * 2;
-        const uint64_t nvfp4_group = s->format == QuantFormat::modelopt ? group : 16;
-        const bool scale_ok = scale && scale->dtype == Dtype::F8_E4M3 && scale->shape.size() == 2 &&
-                              scale->shape[0] == out && in % nvfp4_group == 0 &&
-                              scale->shape[1] == in / nvfp4_group;
-        if (!scale_ok) {
-          Finding& f = add(RuleId::nvfp4_layout, "",
-                           fmt::format("'{}': NVFP4 weight U8 [{}, {}] (in = {}) needs "
-                                       "weight_scale F8_E4M3 [{}, {}], found {} {}",
-                                       m.name, out, in / 2, in, out, in / nvfp4_group,
-                                       scale ? scale->dtype_text() : "", shape_text(scale)));
-          f.modules = {std::string(m.name)};
-        }
-        const TensorInfo* scale2 = find_param(m_checkpoint, m, "weight_scale_2");
-        if (!scale2 || scale2->shape.size() > 1 ||
-            (scale2->shape.size() == 1 && scale2->shape[0] != 1)) {
-          Finding& f = add(RuleId::nvfp4_layout, "",
-                           fmt::format("'{}': NVFP4 needs an F32 scalar weight_scale_2, found {}",
-                                       m.name, shape_text(scale2)));
-          f.modules = {std::string(m.name)};
-        }
-      }
-      if (m.family == QuantFamily::fp8_block && weight && weight->shape.size() == 2) {
-        const TensorInfo* inv = find_param(m_checkpoint, m, "weight_scale_inv");
-        const uint64_t b0 = s->weight_block_size.size() == 2 ? s->weight_block_size[0] : 128;
-        const uint64_t b1 = s->weight_block_size.size() == 2 ? s->weight_block_size[1] : 128;
-        const std::vector<uint64_t> expected{(weight->shape[0] + b0 - 1) / b0,
-                                             (weight->shape[1] + b1 - 1) / b1};
-        if (!inv || !std::ranges::equal(inv->shape, expected)) {
-          Finding& f = add(RuleId::fp8_layout, "",
-                           fmt::format("'{}': FP8 block weight [{}, {}] with blocks [{}, {}] needs "
-                                       "weight_scale_inv [{}, {}], found {}",
-                                       m.name, weight->shape[0], weight->shape[1], b0, b1,
-                                       expected[0], expected[1], shape_text(inv)));
-          f.modules = {std::string(m.name)};
-        }
-      }
-      if (m.family == QuantFamily::gptq || m.family == QuantFamily::awq) {
-        packed_shapes(m, *s);
-      }
-      if (m.family == QuantFamily::fp8_per_tensor && weight && weight->shape.size() == 2) {
-        const TensorInfo* scale = find_param(m_checkpoint, m, "weight_scale");
-        const uint64_t out = weight->shape[0], in = weight->shape[1];
-        const auto is = [&](std::initializer_list<uint64_t> dims) {
-          return std::ranges::equal(scale->shape, dims);
-        };
-        const bool ok = scale->shape.empty() || is({1}) || is({out}) || is({out, 1}) ||
-                        is({(out + 127) / 128, (in + 127) / 128}) ||
-                        is({(out + 127) / 128, 1, (in + 127) / 128, 1});
-        if (!ok) {
-          Finding& f = add(RuleId::fp8_layout, "",
-                           fmt::format("'{}': FP8 weight [{}, {}] needs a scalar, [{}] or a "
-                                       "128-block weight_scale, found {}",
-                                       m.name, out, in, out, shape_text(scale)));
-          f.modules = {std::string(m.name)};
-        }
-      }
-      if (m.family == QuantFamily::ct_pack && !find_param(m_checkpoint, m, "weight_shape")) {
-        Finding& f = add(RuleId::format_mismatch, "",
-                         fmt::format("'{}': pack-quantized needs weight_packed, weight_scale and "
-                                     "weight_shape; weight_shape is missing",
-                                     m.name));
-        f.modules = {std::string(m.name)};
+    for (LayoutFindings& f : found) {
+      std::move(f.findings.begin(), f.findings.end(), std::back_inserter(m_report.findings));
+      for (auto& [family, modules] : f.wrong_family) {
+        auto& all = wrong_family[family];
+        all.insert(all.end(), std::make_move_iterator(modules.begin()),
+                   std::make_move_iterator(modules.end()));
       }
     }
     for (const auto& [family, modules] : wrong_family) {
@@ -1539,10 +1495,96 @@ private:
     }
   }
 
+  // layouts() for one module.
+  void check_layout(const Module& m, const ConfigSource& source,
+                    const std::set<QuantFamily>& allowed, LayoutFindings& found) const
+  {
+    const ConfigSource* s = &source;
+    const uint64_t group = s->group_size > 0 ? static_cast<uint64_t>(s->group_size) : 16;
+    if (m.storage != Storage::quantized) {
+      return;
+    }
+    if (!allowed.empty() && !allowed.contains(m.family) && m.family != QuantFamily::unknown) {
+      found.wrong_family[m.family].emplace_back(m.name);
+    }
+    const TensorInfo* weight = find_param(m_checkpoint, m, "weight");
+    auto shape_text = [](const TensorInfo* t) {
+      return t ? fmt::format("[{}]", fmt::join(t->shape, ", ")) : std::string("missing");
+    };
+    if (m.family == QuantFamily::modelopt_nvfp4 && weight && weight->shape.size() == 2) {
+      const TensorInfo* scale = find_param(m_checkpoint, m, "weight_scale");
+      const uint64_t out = weight->shape[0];
+      const uint64_t in = weight->shape[1] * 2;
+      const uint64_t nvfp4_group = s->format == QuantFormat::modelopt ? group : 16;
+      const bool scale_ok = scale && scale->dtype == Dtype::F8_E4M3 && scale->shape.size() == 2 &&
+                            scale->shape[0] == out && in % nvfp4_group == 0 &&
+                            scale->shape[1] == in / nvfp4_group;
+      if (!scale_ok) {
+        Finding& f = add_to(found.findings, RuleId::nvfp4_layout, "",
+                            fmt::format("'{}': NVFP4 weight U8 [{}, {}] (in = {}) needs "
+                                        "weight_scale F8_E4M3 [{}, {}], found {} {}",
+                                        m.name, out, in / 2, in, out, in / nvfp4_group,
+                                        scale ? scale->dtype_text() : "", shape_text(scale)));
+        f.modules = {std::string(m.name)};
+      }
+      const TensorInfo* scale2 = find_param(m_checkpoint, m, "weight_scale_2");
+      if (!scale2 || scale2->shape.size() > 1 ||
+          (scale2->shape.size() == 1 && scale2->shape[0] != 1)) {
+        Finding& f = add_to(found.findings, RuleId::nvfp4_layout, "",
+                            fmt::format("'{}': NVFP4 needs an F32 scalar weight_scale_2, found {}",
+                                        m.name, shape_text(scale2)));
+        f.modules = {std::string(m.name)};
+      }
+    }
+    if (m.family == QuantFamily::fp8_block && weight && weight->shape.size() == 2) {
+      const TensorInfo* inv = find_param(m_checkpoint, m, "weight_scale_inv");
+      const uint64_t b0 = s->weight_block_size.size() == 2 ? s->weight_block_size[0] : 128;
+      const uint64_t b1 = s->weight_block_size.size() == 2 ? s->weight_block_size[1] : 128;
+      const std::vector<uint64_t> expected{(weight->shape[0] + b0 - 1) / b0,
+                                           (weight->shape[1] + b1 - 1) / b1};
+      if (!inv || !std::ranges::equal(inv->shape, expected)) {
+        Finding& f =
+          add_to(found.findings, RuleId::fp8_layout, "",
+                 fmt::format("'{}': FP8 block weight [{}, {}] with blocks [{}, {}] needs "
+                             "weight_scale_inv [{}, {}], found {}",
+                             m.name, weight->shape[0], weight->shape[1], b0, b1, expected[0],
+                             expected[1], shape_text(inv)));
+        f.modules = {std::string(m.name)};
+      }
+    }
+    if (m.family == QuantFamily::gptq || m.family == QuantFamily::awq) {
+      packed_shapes(m, *s, found.findings);
+    }
+    if (m.family == QuantFamily::fp8_per_tensor && weight && weight->shape.size() == 2) {
+      const TensorInfo* scale = find_param(m_checkpoint, m, "weight_scale");
+      const uint64_t out = weight->shape[0], in = weight->shape[1];
+      const auto is = [&](std::initializer_list<uint64_t> dims) {
+        return std::ranges::equal(scale->shape, dims);
+      };
+      const bool ok = scale->shape.empty() || is({1}) || is({out}) || is({out, 1}) ||
+                      is({(out + 127) / 128, (in + 127) / 128}) ||
+                      is({(out + 127) / 128, 1, (in + 127) / 128, 1});
+      if (!ok) {
+        Finding& f = add_to(found.findings, RuleId::fp8_layout, "",
+                            fmt::format("'{}': FP8 weight [{}, {}] needs a scalar, [{}] or a "
+                                        "128-block weight_scale, found {}",
+                                        m.name, out, in, out, shape_text(scale)));
+        f.modules = {std::string(m.name)};
+      }
+    }
+    if (m.family == QuantFamily::ct_pack && !find_param(m_checkpoint, m, "weight_shape")) {
+      Finding& f = add_to(found.findings, RuleId::format_mismatch, "",
+                          fmt::format("'{}': pack-quantized needs weight_packed, weight_scale and "
+                                      "weight_shape; weight_shape is missing",
+                                      m.name));
+      f.modules = {std::string(m.name)};
+    }
+  }
+
   // R36 for GPTQ/AWQ: qweight, scales and g_idx agree on a pack factor of 32 / bits for 2, 4 or
   // 8 bits. The factor is read from the shapes, since per-module overrides (dynamic,
   // extra_config) may change the bits of single layers.
-  void packed_shapes(const Module& m, const ConfigSource& s)
+  void packed_shapes(const Module& m, const ConfigSource& s, std::vector<Finding>& out) const
   {
     const TensorInfo* q = find_param(m_checkpoint, m, "qweight");
     const TensorInfo* scales = find_param(m_checkpoint, m, "scales");
@@ -1578,7 +1620,7 @@ private:
                     q->shape[0], q->shape[1], scales->shape[1], scales->shape[0], scales->shape[1]);
     }
     if (!problem.empty()) {
-      Finding& f = add(RuleId::packed_shape, "", fmt::format("'{}': {}", m.name, problem));
+      Finding& f = add_to(out, RuleId::packed_shape, "", fmt::format("'{}': {}", m.name, problem));
       f.modules = {std::string(m.name)};
     }
   }

@@ -7,6 +7,7 @@
 // Where qcheck disagrees, the test keeps the documented answer and is skipped with the evidence
 // ("qcheck bug: ...").
 #include <cstdlib>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <functional>
 #include <map>
@@ -1546,6 +1547,48 @@ TEST(RuleCases, QC113Positive)
   for (const Finding& f : findings(r, RuleId::nvfp4_layout)) {
     EXPECT_EQ(f.severity, Severity::error);
     EXPECT_EQ(f.modules, Strings{m});
+  }
+}
+
+// QC113 and a stored family the config does not declare, over enough modules to be checked in
+// slices, one per core: the same findings, in module order, whatever the number of threads.
+TEST(RuleCases, QC113InSlicesKeepsModuleOrder)
+{
+  Tensors t = bf16("lm_head");
+  Strings bad, foreign;
+  for (int i = 0; i < 9000; ++i) {
+    const std::string m =
+      fmt::format("model.layers.{:02}.mlp.experts.{:03}.down_proj", i / 200, i % 200);
+    if (i % 997 == 5) {
+      t.insert(t.end(), {{m + ".weight", "U8", {64, 32}},
+                         {m + ".weight_scale", "F8_E4M3", {64, 8}},
+                         {m + ".weight_scale_2", "F32", {}},
+                         {m + ".input_scale", "F32", {}}});
+      bad.push_back("'" + m + "': NVFP4 weight U8 [64, 32] (in = 64) needs weight_scale F8_E4M3 " +
+                    "[64, 4], found F8_E4M3 [64, 8]");
+    } else if (i % 1500 == 7) {
+      const Tensors more = fp8(m);
+      t.insert(t.end(), more.begin(), more.end());
+      foreign.push_back(m);
+    } else {
+      const Tensors more = nvfp4(m);
+      t.insert(t.end(), more.begin(), more.end());
+    }
+  }
+  const MemoryFileSystem fs = folder(config(k_llama, modelopt("NVFP4", {"lm_head"})), t);
+  std::vector<Report> reports;
+  for (const unsigned threads : {1u, 2u, 3u}) {
+    LintOptions options;
+    options.threads = threads;
+    auto run = lint_path(fs, "m", options);
+    ASSERT_TRUE(run) << run.error();
+    reports.push_back(std::move(run->report));
+  }
+  EXPECT_EQ(messages(reports[0], RuleId::nvfp4_layout), bad) << text(reports[0]);
+  ASSERT_EQ(findings(reports[0], RuleId::format_mismatch).size(), 1u) << text(reports[0]);
+  EXPECT_EQ(findings(reports[0], RuleId::format_mismatch)[0].modules, foreign);
+  for (size_t i = 1; i < reports.size(); ++i) {
+    EXPECT_EQ(render_json({reports[i]}), render_json({reports[0]})) << i;
   }
 }
 
