@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cassert>
 #include <deque>
 #include <fmt/format.h>
 #include <functional>
@@ -40,6 +41,7 @@ public:
   // one file).
   void add(std::string_view tensor, std::string_view file, bool same_file)
   {
+    assert(!same_file || !m_files.empty());
     m_increasing = m_increasing && (m_entries.empty() || m_entries.back().tensor() < tensor);
     if (!same_file) {
       auto it = std::find(m_files.begin(), m_files.end(), file);
@@ -305,7 +307,7 @@ public:
                       CheckpointIssue::index_unreadable);
         return;
       }
-      // Paths repeat: one already accepted is not checked again.
+      // Paths repeat: one equal to the last accepted is not checked again.
       const bool same_file = last_path && *path == *last_path;
       if (!same_file && !is_contained_path(*path)) {
         entry_problem(fmt::format("weight_map sends '{}' to '{}', a path outside the model "

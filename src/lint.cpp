@@ -1496,14 +1496,13 @@ private:
   }
 
   // layouts() for one module.
-  void check_layout(const Module& m, const ConfigSource& source,
-                    const std::set<QuantFamily>& allowed, LayoutFindings& found) const
+  void check_layout(const Module& m, const ConfigSource& s, const std::set<QuantFamily>& allowed,
+                    LayoutFindings& found) const
   {
-    const ConfigSource* s = &source;
-    const uint64_t group = s->group_size > 0 ? static_cast<uint64_t>(s->group_size) : 16;
     if (m.storage != Storage::quantized) {
       return;
     }
+    const uint64_t group = s.group_size > 0 ? static_cast<uint64_t>(s.group_size) : 16;
     if (!allowed.empty() && !allowed.contains(m.family) && m.family != QuantFamily::unknown) {
       found.wrong_family[m.family].emplace_back(m.name);
     }
@@ -1515,7 +1514,7 @@ private:
       const TensorInfo* scale = find_param(m_checkpoint, m, "weight_scale");
       const uint64_t out = weight->shape[0];
       const uint64_t in = weight->shape[1] * 2;
-      const uint64_t nvfp4_group = s->format == QuantFormat::modelopt ? group : 16;
+      const uint64_t nvfp4_group = s.format == QuantFormat::modelopt ? group : 16;
       const bool scale_ok = scale && scale->dtype == Dtype::F8_E4M3 && scale->shape.size() == 2 &&
                             scale->shape[0] == out && in % nvfp4_group == 0 &&
                             scale->shape[1] == in / nvfp4_group;
@@ -1538,8 +1537,8 @@ private:
     }
     if (m.family == QuantFamily::fp8_block && weight && weight->shape.size() == 2) {
       const TensorInfo* inv = find_param(m_checkpoint, m, "weight_scale_inv");
-      const uint64_t b0 = s->weight_block_size.size() == 2 ? s->weight_block_size[0] : 128;
-      const uint64_t b1 = s->weight_block_size.size() == 2 ? s->weight_block_size[1] : 128;
+      const uint64_t b0 = s.weight_block_size.size() == 2 ? s.weight_block_size[0] : 128;
+      const uint64_t b1 = s.weight_block_size.size() == 2 ? s.weight_block_size[1] : 128;
       const std::vector<uint64_t> expected{(weight->shape[0] + b0 - 1) / b0,
                                            (weight->shape[1] + b1 - 1) / b1};
       if (!inv || !std::ranges::equal(inv->shape, expected)) {
@@ -1553,7 +1552,7 @@ private:
       }
     }
     if (m.family == QuantFamily::gptq || m.family == QuantFamily::awq) {
-      packed_shapes(m, *s, found.findings);
+      packed_shapes(m, s, found.findings);
     }
     if (m.family == QuantFamily::fp8_per_tensor && weight && weight->shape.size() == 2) {
       const TensorInfo* scale = find_param(m_checkpoint, m, "weight_scale");

@@ -410,8 +410,8 @@ in_slices(size_t count, unsigned threads, const Fn& fn)
   }
 }
 
-// Whether `module` holds no ".weight": then no name "module.x" holds ".weight.", where
-// split_tensor_name looks for bitsandbytes markers.
+// Whether `module` holds no ".weight": then no name "module.x" with no dot in x holds
+// ".weight.", where split_tensor_name looks for bitsandbytes markers.
 bool
 is_plain_module(std::string_view module)
 {

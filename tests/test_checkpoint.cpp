@@ -236,6 +236,34 @@ TEST(Checkpoint, IndexPathLeavingTheFolderIsRefused)
   }
 }
 
+// A second "weight_map" key replaces the first (as Python's json reads it) and is read as if it
+// came alone: its first entry's path is checked, and its first file is not taken for the last
+// one of the first map.
+TEST(Checkpoint, RepeatedWeightMapIsReadAfresh)
+{
+  const std::string second = R"(,"weight_map":{"c.weight":"model-00002-of-00002.safetensors",)"
+                             R"("a.weight":"model-00001-of-00002.safetensors",)"
+                             R"("b.weight":"model-00001-of-00002.safetensors"})";
+  for (const bool evil : {false, true}) {
+    auto fs = two_shards();
+    std::string json = index_json(k_full_map); // its last entry names the second shard
+    json.insert(json.size() - 1,
+                evil ? R"(,"weight_map":{"evil.weight":"",)" + second.substr(15) : second);
+    fs.add_file("m/model.safetensors.index.json", json);
+    const Checkpoint c = load(fs);
+    if (!evil) {
+      EXPECT_TRUE(c.problems.empty()) << json;
+      ASSERT_EQ(c.tensors.size(), 3u);
+      EXPECT_EQ(c.shard_of(c.tensors[2]), "model-00002-of-00002.safetensors");
+      continue;
+    }
+    ASSERT_EQ(c.problems.size(), 1u) << json;
+    EXPECT_EQ(c.problems[0].issue, CheckpointIssue::index_path_escapes);
+    EXPECT_EQ(messages(c)[0], "model.safetensors.index.json: weight_map sends 'evil.weight' to "
+                              "'', a path outside the model folder; refused");
+  }
+}
+
 TEST(Checkpoint, ContainedPaths)
 {
   EXPECT_TRUE(is_contained_path("model.safetensors"));

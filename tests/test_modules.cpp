@@ -435,6 +435,23 @@ TEST(Modules, GroupingOfBitsandbytesNamesMatchesABruteForceGrouping)
   }
 }
 
+// A slice that starts at "m.N.weight.absmax", after "m.N.weight.a" (a tensor of module
+// "m.N.weight"): its first name is split, not taken as the previous module's.
+TEST(Modules, BitsandbytesNameAtTheStartOfASlice)
+{
+  std::set<std::string> names{"a.weight"}; // one name before the pairs: slices start inside them
+  for (int k = 0; k < 4500; ++k) {
+    names.insert(fmt::format("m.{:05}.weight.a", k));
+    names.insert(fmt::format("m.{:05}.weight.absmax", k));
+  }
+  auto l = load(bf16_tensors(names));
+  const auto expected = by_module(names);
+  for (const unsigned threads : {2u, 3u}) {
+    const Inventory inventory = build_inventory(l->checkpoint, threads);
+    expect_grouped(*l, inventory, expected, fmt::format("{} threads", threads));
+  }
+}
+
 // The same in checkpoints large enough to be split in slices, one per core.
 TEST(Modules, GroupingMatchesABruteForceGroupingInSlices)
 {
