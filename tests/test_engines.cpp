@@ -1000,6 +1000,20 @@ TEST(Engines, GlobCharactersAreStarQuestionMarkAndBracket)
   for (const char* plain : {"", "lm_head", "a]b", "model.layers.0.mlp", "re:a.+b"}) {
     EXPECT_FALSE(has_glob_chars(plain)) << plain;
   }
+  // Anywhere in a long entry: in the first 16 bytes, past them, or in the last few.
+  for (size_t size = 1; size < 40; ++size) {
+    const std::string plain(size, 'a');
+    EXPECT_FALSE(has_glob_chars(plain)) << size;
+    for (size_t at = 0; at < size; ++at) {
+      for (const char c : {'*', '?', '['}) {
+        std::string glob = plain;
+        glob[at] = c;
+        EXPECT_TRUE(has_glob_chars(glob)) << glob;
+        // The byte after the view is not read as its own.
+        EXPECT_FALSE(has_glob_chars(std::string_view(glob).substr(0, at))) << glob;
+      }
+    }
+  }
 }
 
 // An empty entry occurs in every name: where an engine matches by substring it excludes
