@@ -391,7 +391,8 @@ private:
       return;
     }
     for (const EngineLayer& layer : layers_for(engine)) {
-      const size_t quantized = quantized_modules(layer);
+      const auto at = static_cast<size_t>(&layer - layers_for(engine).data());
+      const size_t quantized = m_quantized.at(engine)[at];
       const bool all_quantized = quantized == layer.modules.size();
       const bool none_quantized = quantized == 0;
       if (!all_quantized && !none_quantized) {
@@ -400,8 +401,7 @@ private:
         std::sort(key.begin(), key.end());
         m_mixed.emplace(std::move(key), layer);
       }
-      const Decision& d =
-        m_decisions.at(engine)[static_cast<size_t>(&layer - layers_for(engine).data())];
+      const Decision& d = m_decisions.at(engine)[at];
       for (const auto& e : d.errors) {
         m_unevaluable[e].insert(engine);
       }
@@ -419,10 +419,12 @@ private:
         continue;
       }
       if (none_quantized && d.quantized && !d.inferred) {
+        // One line for the layer's modules (a draft's fused MoE layer holds hundreds).
+        const std::string detail = fmt::format("{}: {}", where, d.reason);
         for (uint32_t i : layer.modules) {
           auto& miss = m_undeclared[std::string(m_inventory.modules[i].name)];
           miss.engines.insert(engine);
-          miss.details.push_back(fmt::format("{}: {}", where, d.reason));
+          miss.details.push_back(detail);
           miss.prefixes.emplace(engine, layer.prefix);
         }
         if (!layer.namespace_note.empty()) {
@@ -430,6 +432,8 @@ private:
         }
         m_source_for[engine] = source;
       } else if (all_quantized && !d.quantized && !d.inferred) {
+        const std::string detail =
+          fmt::format("{}: {}", where, d.override_note.empty() ? d.reason : d.override_note);
         for (uint32_t i : layer.modules) {
           auto& miss = m_excluded[std::string(m_inventory.modules[i].name)];
           miss.engines.insert(engine);
@@ -439,8 +443,7 @@ private:
             miss.entries.insert(d.matched);
             miss.source = source;
           }
-          miss.details.push_back(
-            fmt::format("{}: {}", where, d.override_note.empty() ? d.reason : d.override_note));
+          miss.details.push_back(detail);
         }
       } else if (none_quantized && !d.override_note.empty()) {
         m_overrides[d.override_note].insert(layer.prefix);
@@ -1290,7 +1293,8 @@ private:
       std::unique_ptr<CompiledList> built{}; // a list compiled here
       std::vector<EngineLayer> layers{};
       std::vector<Decision> decisions{};
-      std::once_flag ready{}; // list and layers
+      std::vector<uint32_t> quantized{}; // per layer: its modules stored quantized
+      std::once_flag ready{};            // list and layers
     };
     std::vector<Work> work(k_all_engines.size());
     for (size_t i = 0; i < work.size(); ++i) {
@@ -1320,6 +1324,7 @@ private:
         w.layers = engine_layers(w.engine, m_inventory, m_drafts, m_declaration.model);
         if (w.source != nullptr) {
           w.decisions.resize(w.layers.size());
+          w.quantized.resize(w.layers.size());
         }
       });
       if (w.source == nullptr) {
@@ -1329,8 +1334,11 @@ private:
       const size_t end = w.layers.size() * (half + 1) / k_halves;
       for (size_t i = begin; i < end; ++i) {
         const EngineLayer& layer = w.layers[i];
-        w.decisions[i] = decide(w.engine, *w.source, m_declaration.model, layer,
-                                quantized_modules(layer) > 0, w.list);
+        // Counted once: check_engine() reads the count (the modules' table is large for 10^6
+        // tensors, and reading it again per engine is memory bound).
+        w.quantized[i] = static_cast<uint32_t>(quantized_modules(layer));
+        w.decisions[i] =
+          decide(w.engine, *w.source, m_declaration.model, layer, w.quantized[i] > 0, w.list);
       }
     });
     for (Work& w : work) {
@@ -1340,6 +1348,7 @@ private:
       }
       m_layers[w.engine] = std::move(w.layers);
       m_decisions[w.engine] = std::move(w.decisions);
+      m_quantized[w.engine] = std::move(w.quantized);
     }
   }
 
@@ -1915,6 +1924,7 @@ private:
   std::map<Engine, const ConfigSource*> m_source_for;
   std::map<Engine, std::vector<EngineLayer>> m_layers;
   std::map<Engine, std::vector<Decision>> m_decisions; // per layer of m_layers, selected engines
+  std::map<Engine, std::vector<uint32_t>> m_quantized; // the same layers' modules stored quantized
   static constexpr size_t k_compile_threshold = 16;
   std::array<std::optional<NameList>, 2> m_module_names;
   std::map<std::pair<Engine, bool>, NameList> m_layer_names;
