@@ -597,17 +597,21 @@ private:
         }
       }
     }
-    // In order of first appearance; a draft layer can hold thousands of modules.
-    std::vector<std::string> module_spellings;
-    std::unordered_set<std::string> spelled;
-    for (const auto& m : modules) {
-      for (const auto& s : spellings) {
-        std::string name = s + m.substr(where.size());
-        if (spelled.insert(name).second) {
-          module_spellings.push_back(std::move(name));
+    // In order of first appearance; a draft layer can hold thousands of modules, and a whole
+    // subtree needs none of them.
+    const auto module_spellings = [&] {
+      std::vector<std::string> out;
+      std::unordered_set<std::string> spelled;
+      for (const auto& m : modules) {
+        for (const auto& s : spellings) {
+          std::string name = s + m.substr(where.size());
+          if (spelled.insert(name).second) {
+            out.push_back(std::move(name));
+          }
         }
       }
-    }
+      return out;
+    };
     switch (source.format) {
     case QuantFormat::modelopt:
     case QuantFormat::quark:
@@ -616,11 +620,15 @@ private:
           f.suggested_entries.push_back(s + "*");
         }
         // Layers an engine builds outside every spelled root (SGLang's model.shared_head.head)
-        // are named exactly.
+        // are named exactly. Each layer once: a fused MoE layer is every expert's prefix.
+        std::set<std::pair<Engine, std::string_view>> checked;
         for (const auto& m : modules) {
           for (const auto& engine_prefix : m_undeclared.at(m).prefixes) {
             const Engine engine = engine_prefix.first;
             const std::string& layer_prefix = engine_prefix.second;
+            if (!checked.emplace(engine, layer_prefix).second) {
+              continue;
+            }
             const bool covered = std::any_of(
               f.suggested_entries.begin(), f.suggested_entries.end(), [&](const std::string& e) {
                 return entry_matches(engine, source.format, e, layer_prefix);
@@ -631,11 +639,11 @@ private:
           }
         }
       } else {
-        f.suggested_entries = module_spellings;
+        f.suggested_entries = module_spellings();
       }
       break;
     case QuantFormat::compressed_tensors:
-      f.suggested_entries = module_spellings;
+      f.suggested_entries = module_spellings();
       if (is_draft) {
         // Name the fused draft layers too (R37): drafters without packed_modules_mapping match
         // the fused name literally.
@@ -653,7 +661,7 @@ private:
     case QuantFormat::fp8:
     case QuantFormat::awq:
     case QuantFormat::bitsandbytes:
-      f.suggested_entries = module_spellings;
+      f.suggested_entries = module_spellings();
       break;
     case QuantFormat::gptq:
       for (const auto& s : spellings) {
@@ -671,7 +679,7 @@ private:
           f.suggested_entries.push_back(fmt::format("^{}\\.", regex_escape(sp)));
         }
       } else {
-        f.suggested_entries = module_spellings;
+        f.suggested_entries = module_spellings();
       }
       break;
     default:

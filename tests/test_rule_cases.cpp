@@ -593,6 +593,21 @@ TEST(RuleCases, QC101Positive)
   EXPECT_EQ(f.pointer, "/quantization_config/ignore");
 }
 
+// QC101 for part of a layer: the rest of layer 1 is quantized, so a "layer 1" pattern would
+// exclude too much; the suggestion names the unquantized module.
+TEST(RuleCases, QC101PositivePartOfALayer)
+{
+  const Report r = lint_folder(
+    folder(config(k_llama, modelopt("NVFP4", {"lm_head"})),
+           nvfp4("model.layers.0.self_attn.o_proj") + nvfp4("model.layers.0.mlp.down_proj") +
+             nvfp4("model.layers.1.self_attn.o_proj") + bf16("model.layers.1.mlp.down_proj") +
+             bf16("lm_head") + norm("model.norm")));
+  const auto found = findings(r, RuleId::undeclared_unquantized);
+  ASSERT_EQ(found.size(), 1u) << text(r);
+  EXPECT_EQ(found[0].modules, Strings{"model.layers.1.mlp.down_proj"});
+  EXPECT_EQ(found[0].suggested_entries, Strings{"model.layers.1.mlp.down_proj"});
+}
+
 TEST(RuleCases, QC101Negative)
 {
   const Report r =
