@@ -1964,10 +1964,13 @@ TEST(RuleCases, QC121Positive)
                      "name: vLLM compares exactly and quantizes the layer anyway (BF16 cast to "
                      "FP8, no error)"}))
     << text(r);
-  // The consequence: vLLM alone quantizes the fused in_proj_qkvz.
+  // The consequence: vLLM alone quantizes the fused in_proj_qkvz. The fix names both modules
+  // in full, as vLLM compares them.
   const auto undeclared = findings(r, RuleId::undeclared_unquantized);
   ASSERT_EQ(undeclared.size(), 1u) << text(r);
   EXPECT_EQ(engines(undeclared[0]), std::set<Engine>{Engine::vllm});
+  EXPECT_EQ(undeclared[0].suggested_entries, (Strings{"model.layers.0.linear_attn.in_proj_qkv",
+                                                      "model.layers.0.linear_attn.in_proj_z"}));
 }
 
 TEST(RuleCases, QC121Negative)
