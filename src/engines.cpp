@@ -1094,6 +1094,7 @@ engine_layers(Engine engine, const Inventory& inventory, const Drafts& drafts,
     EngineLayer& layer = *last;
     layer.kind = kind;
     layer.modules.push_back(i);
+    layer.quantized += m.storage == Storage::quantized ? 1 : 0;
     if (!shard.empty()) {
       if (!renamed.empty()) {
         shard = renamed_names->emplace_back(shard);

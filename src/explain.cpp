@@ -105,11 +105,7 @@ explain_module(const LintRun& run, const std::string& name, const std::vector<En
                            display_name(engine), it->prefix, kind_text(it->kind));
         continue;
       }
-      bool quantized = false;
-      for (uint32_t i : it->modules) {
-        quantized |= run.inventory.modules[i].storage == Storage::quantized;
-      }
-      const Decision d = decide(engine, *source, run.declaration.model, *it, quantized);
+      const Decision d = decide(engine, *source, run.declaration.model, *it, it->quantized > 0);
       out += fmt::format(
         "  {}: checks '{}' ({}) against {} {}: {}{}\n", display_name(engine), it->prefix,
         kind_text(it->kind), source->file, source->list_key.empty() ? "" : source->list_key,

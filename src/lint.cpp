@@ -391,8 +391,7 @@ private:
       return;
     }
     for (const EngineLayer& layer : layers_for(engine)) {
-      const auto at = static_cast<size_t>(&layer - layers_for(engine).data());
-      const size_t quantized = m_quantized.at(engine)[at];
+      const size_t quantized = layer.quantized;
       const bool all_quantized = quantized == layer.modules.size();
       const bool none_quantized = quantized == 0;
       if (!all_quantized && !none_quantized) {
@@ -401,7 +400,8 @@ private:
         std::sort(key.begin(), key.end());
         m_mixed.emplace(std::move(key), layer);
       }
-      const Decision& d = m_decisions.at(engine)[at];
+      const Decision& d =
+        m_decisions.at(engine)[static_cast<size_t>(&layer - layers_for(engine).data())];
       for (const auto& e : d.errors) {
         m_unevaluable[e].insert(engine);
       }
@@ -1280,15 +1280,6 @@ private:
 
   const ConfigSource* vllm_source() const { return source_for(m_declaration, Engine::vllm); }
 
-  size_t quantized_modules(const EngineLayer& layer) const
-  {
-    size_t quantized = 0;
-    for (uint32_t i : layer.modules) {
-      quantized += m_inventory.modules[i].storage == Storage::quantized ? 1 : 0;
-    }
-    return quantized;
-  }
-
   // Every engine's layers, and each selected engine's decision for each of its layers, computed
   // side by side: the work only reads the inventory and the declaration.
   void prepare_engines()
@@ -1301,8 +1292,7 @@ private:
       std::unique_ptr<CompiledList> built{}; // a list compiled here
       std::vector<EngineLayer> layers{};
       std::vector<Decision> decisions{};
-      std::vector<uint32_t> quantized{}; // per layer: its modules stored quantized
-      std::once_flag ready{};            // list and layers
+      std::once_flag ready{}; // list and layers
     };
     std::vector<Work> work(k_all_engines.size());
     for (size_t i = 0; i < work.size(); ++i) {
@@ -1332,7 +1322,6 @@ private:
         w.layers = engine_layers(w.engine, m_inventory, m_drafts, m_declaration.model);
         if (w.source != nullptr) {
           w.decisions.resize(w.layers.size());
-          w.quantized.resize(w.layers.size());
         }
       });
       if (w.source == nullptr) {
@@ -1342,11 +1331,8 @@ private:
       const size_t end = w.layers.size() * (half + 1) / k_halves;
       for (size_t i = begin; i < end; ++i) {
         const EngineLayer& layer = w.layers[i];
-        // Counted once: check_engine() reads the count (the modules' table is large for 10^6
-        // tensors, and reading it again per engine is memory bound).
-        w.quantized[i] = static_cast<uint32_t>(quantized_modules(layer));
         w.decisions[i] =
-          decide(w.engine, *w.source, m_declaration.model, layer, w.quantized[i] > 0, w.list);
+          decide(w.engine, *w.source, m_declaration.model, layer, layer.quantized > 0, w.list);
       }
     });
     for (Work& w : work) {
@@ -1356,7 +1342,6 @@ private:
       }
       m_layers[w.engine] = std::move(w.layers);
       m_decisions[w.engine] = std::move(w.decisions);
-      m_quantized[w.engine] = std::move(w.quantized);
     }
   }
 
@@ -1932,7 +1917,6 @@ private:
   std::map<Engine, const ConfigSource*> m_source_for;
   std::map<Engine, std::vector<EngineLayer>> m_layers;
   std::map<Engine, std::vector<Decision>> m_decisions; // per layer of m_layers, selected engines
-  std::map<Engine, std::vector<uint32_t>> m_quantized; // the same layers' modules stored quantized
   static constexpr size_t k_compile_threshold = 16;
   std::array<std::optional<NameList>, 2> m_module_names;
   std::map<std::pair<Engine, bool>, NameList> m_layer_names;

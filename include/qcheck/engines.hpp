@@ -69,6 +69,7 @@ struct EngineLayer
   // names, or `renamed` for the names an engine gives draft modules.
   std::vector<std::string_view> shards;
   std::vector<uint32_t> modules; // indices into Inventory::modules
+  uint32_t quantized = 0;        // how many of them are stored quantized
   bool draft = false;
   std::string draft_root;
   std::string namespace_note; // e.g. "the text-only drafter strips 'model.language_model.'"
