@@ -78,6 +78,21 @@ expect_grouped(const Loaded& l, const Inventory& inventory,
   ASSERT_EQ(order.size(), expected.size()) << label;
 }
 
+// Up to `most` distinct names "m.P1[.P2[.P3[.P4]]]" made of `parts`.
+std::set<std::string>
+random_names(test::Lcg& next, const std::vector<std::string>& parts, size_t most)
+{
+  std::set<std::string> names;
+  for (size_t i = 1 + next(most); i > 0; --i) {
+    std::string name = "m";
+    for (size_t d = 1 + next(4); d > 0; --d) {
+      name += "." + parts[next(parts.size())];
+    }
+    names.insert(name);
+  }
+  return names;
+}
+
 const Module&
 module(const Loaded& l, std::string_view name)
 {
@@ -396,14 +411,7 @@ TEST(Modules, GroupingMatchesABruteForceGroupingWhateverTheOrder)
   test::Lcg next(4242);
   const std::vector<std::string> parts{"a", "b", "conv", "x", "A_log", "dt_bias", "weight", "bias"};
   for (int round = 0; round < 200; ++round) {
-    std::set<std::string> names;
-    for (size_t i = 1 + next(40); i > 0; --i) {
-      std::string name = "m";
-      for (size_t d = 1 + next(4); d > 0; --d) {
-        name += "." + parts[next(parts.size())];
-      }
-      names.insert(name);
-    }
+    const std::set<std::string> names = random_names(next, parts, 40);
     auto l = load(bf16_tensors(names));
     expect_grouped(*l, l->inventory, by_module(names), fmt::format("round {}", round));
   }
@@ -422,14 +430,7 @@ TEST(Modules, GroupingOfBitsandbytesNamesMatchesABruteForceGrouping)
   test::Lcg next(2024);
   const std::vector<std::string> parts{"a", "weight", "absmax", "quant_state", "bias", "weights"};
   for (int round = 0; round < 300; ++round) {
-    std::set<std::string> names;
-    for (size_t i = 1 + next(30); i > 0; --i) {
-      std::string name = "m";
-      for (size_t d = 1 + next(4); d > 0; --d) {
-        name += "." + parts[next(parts.size())];
-      }
-      names.insert(name);
-    }
+    const std::set<std::string> names = random_names(next, parts, 30);
     l = load(bf16_tensors(names));
     expect_grouped(*l, l->inventory, by_module(names), fmt::format("round {}", round));
   }
