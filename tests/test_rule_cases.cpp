@@ -1923,6 +1923,23 @@ TEST(RuleCases, QC120Negative)
   EXPECT_TRUE(r.findings.empty()) << text(r);
 }
 
+// QC101 for AutoRound outside a whole draft layer: extra_config keys are exact module names,
+// so the fix names each BF16 module of the quantized block, never the block.
+TEST(RuleCases, QC101PositiveAutoRoundModules)
+{
+  const Report r = lint_folder(
+    folder(config(k_llama, autoround({"model.layers.0.", "model.layers.1."})),
+           gptq("model.layers.0.self_attn.o_proj") + bf16("model.layers.0.mlp.down_proj") +
+             bf16("model.layers.1.self_attn.o_proj") + bf16("model.layers.1.mlp.down_proj") +
+             bf16("lm_head")));
+  const auto found = findings(r, RuleId::undeclared_unquantized);
+  ASSERT_EQ(found.size(), 2u) << text(r);
+  EXPECT_EQ(found[0].suggested_entries, Strings{"model.layers.0.mlp.down_proj"}) << text(r);
+  EXPECT_EQ(found[1].suggested_entries,
+            (Strings{"model.layers.1.mlp.down_proj", "model.layers.1.self_attn.o_proj"}))
+    << text(r);
+}
+
 namespace {
 
 // Qwen3-Next linear attention kept BF16 in an FP8 block checkpoint (spec 5.1, R27).
