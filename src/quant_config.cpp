@@ -239,84 +239,229 @@ upper(std::string s)
   return s;
 }
 
-std::string
-get_string(const Json& j, const char* key)
+// A parsed JSON value, over nlohmann's ordered_json or simdjson's DOM: the declaration is read
+// through this interface from either (DomValue below has the same members).
+class JsonValue
 {
-  if (j.is_object()) {
-    if (auto it = j.find(key); it != j.end() && it->is_string()) {
-      return it->get<std::string>();
+public:
+  explicit JsonValue(const Json& j) : m_j(&j) {}
+
+  bool is_object() const { return m_j->is_object(); }
+  bool is_array() const { return m_j->is_array(); }
+  bool is_string() const { return m_j->is_string(); }
+  bool is_null() const { return m_j->is_null(); }
+  // An object's member; nullopt when the key is absent or this is no object.
+  std::optional<JsonValue> find(std::string_view key) const
+  {
+    if (!m_j->is_object()) {
+      return std::nullopt;
+    }
+    const auto it = m_j->find(std::string(key));
+    return it == m_j->end() ? std::nullopt : std::optional(JsonValue(*it));
+  }
+  // Only when is_string().
+  std::string_view string() const { return m_j->get_ref<const std::string&>(); }
+  // An integer written without '-' (nlohmann's number_unsigned).
+  std::optional<uint64_t> unsigned_number() const
+  {
+    return m_j->is_number_unsigned() ? std::optional(m_j->get<uint64_t>()) : std::nullopt;
+  }
+  std::optional<bool> boolean() const
+  {
+    return m_j->is_boolean() ? std::optional(m_j->get<bool>()) : std::nullopt;
+  }
+  // Arrays only.
+  size_t size() const { return m_j->size(); }
+  template<typename F>
+  void for_each_element(F&& f) const
+  {
+    for (const Json& e : *m_j) {
+      f(JsonValue(e));
     }
   }
-  return {};
+  // Objects only, in document order.
+  template<typename F>
+  void for_each_member(F&& f) const
+  {
+    for (auto it = m_j->begin(); it != m_j->end(); ++it) {
+      f(std::string_view(it.key()), JsonValue(*it));
+    }
+  }
+
+private:
+  const Json* m_j;
+};
+
+class DomValue
+{
+public:
+  explicit DomValue(simdjson::dom::element e) : m_e(e) {}
+
+  bool is_object() const { return m_e.type() == Type::OBJECT; }
+  bool is_array() const { return m_e.type() == Type::ARRAY; }
+  bool is_string() const { return m_e.type() == Type::STRING; }
+  bool is_null() const { return m_e.type() == Type::NULL_VALUE; }
+  std::optional<DomValue> find(std::string_view key) const
+  {
+    if (!is_object()) {
+      return std::nullopt;
+    }
+    const simdjson::dom::object object = m_e.get_object().value_unsafe();
+    simdjson::dom::element value;
+    if (object.at_key(key).get(value)) {
+      return std::nullopt;
+    }
+    return DomValue(value);
+  }
+  std::string_view string() const { return m_e.get_string().value_unsafe(); }
+  // simdjson keeps an integer that fits int64 as INT64, a larger one as UINT64.
+  std::optional<uint64_t> unsigned_number() const
+  {
+    if (m_e.type() == Type::UINT64) {
+      return m_e.get_uint64().value_unsafe();
+    }
+    if (m_e.type() == Type::INT64 && m_e.get_int64().value_unsafe() >= 0) {
+      return static_cast<uint64_t>(m_e.get_int64().value_unsafe());
+    }
+    return std::nullopt;
+  }
+  std::optional<bool> boolean() const
+  {
+    return m_e.type() == Type::BOOL ? std::optional(m_e.get_bool().value_unsafe()) : std::nullopt;
+  }
+  size_t size() const
+  {
+    const simdjson::dom::array array = m_e.get_array().value_unsafe();
+    return array.size();
+  }
+  template<typename F>
+  void for_each_element(F&& f) const
+  {
+    const simdjson::dom::array array = m_e.get_array().value_unsafe();
+    for (simdjson::dom::element e : array) {
+      f(DomValue(e));
+    }
+  }
+  template<typename F>
+  void for_each_member(F&& f) const
+  {
+    const simdjson::dom::object object = m_e.get_object().value_unsafe();
+    for (simdjson::dom::key_value_pair member : object) {
+      f(member.key, DomValue(member.value));
+    }
+  }
+
+private:
+  using Type = simdjson::dom::element_type;
+  simdjson::dom::element m_e;
+};
+
+// Whether the document at `e` nests no deeper than `depth_left` and no object in it repeats a
+// key: then its DOM reads as the ordered_json replay of it would.
+bool
+plain_document(simdjson::dom::element e, size_t depth_left)
+{
+  using Type = simdjson::dom::element_type;
+  if (e.type() == Type::ARRAY) {
+    if (depth_left == 0) {
+      return false;
+    }
+    const simdjson::dom::array array = e.get_array().value_unsafe();
+    for (simdjson::dom::element item : array) {
+      if (!plain_document(item, depth_left - 1)) {
+        return false;
+      }
+    }
+    return true;
+  }
+  if (e.type() != Type::OBJECT) {
+    return true;
+  }
+  if (depth_left == 0) {
+    return false;
+  }
+  const simdjson::dom::object object = e.get_object().value_unsafe();
+  std::vector<std::string_view> keys;
+  for (simdjson::dom::key_value_pair member : object) {
+    if (!plain_document(member.value, depth_left - 1)) {
+      return false;
+    }
+    keys.push_back(member.key);
+  }
+  std::sort(keys.begin(), keys.end());
+  return std::adjacent_find(keys.begin(), keys.end()) == keys.end();
 }
 
-std::optional<uint64_t>
-get_uint(const Json& j, const char* key)
+template<typename Value>
+std::string
+get_string(const Value& j, const char* key)
 {
-  if (j.is_object()) {
-    if (auto it = j.find(key); it != j.end() && it->is_number_unsigned()) {
-      return it->get<uint64_t>();
-    }
-  }
-  return std::nullopt;
+  const auto v = j.find(key);
+  return v && v->is_string() ? std::string(v->string()) : std::string();
+}
+
+template<typename Value>
+std::optional<uint64_t>
+get_uint(const Value& j, const char* key)
+{
+  const auto v = j.find(key);
+  return v ? v->unsigned_number() : std::nullopt;
 }
 
 // A list of strings; a comma-separated string is split (AutoRound accepts both).
+template<typename Value>
 std::vector<std::string>
-get_strings(const Json& j, const char* key, bool* present = nullptr)
+get_strings(const Value& j, const char* key, bool* present = nullptr)
 {
   std::vector<std::string> out;
-  if (!j.is_object()) {
-    return out;
-  }
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) {
+  const auto list = j.find(key);
+  if (!list || list->is_null()) {
     return out;
   }
   if (present) {
     *present = true;
   }
-  if (it->is_string()) {
-    const std::string& s = it->get_ref<const std::string&>();
+  if (list->is_string()) {
+    const std::string_view s = list->string();
     size_t start = 0;
     while (start <= s.size()) {
       size_t comma = s.find(',', start);
-      if (comma == std::string::npos) {
+      if (comma == std::string_view::npos) {
         comma = s.size();
       }
-      std::string part = s.substr(start, comma - start);
-      if (!part.empty()) {
-        out.push_back(part);
+      if (comma > start) {
+        out.emplace_back(s.substr(start, comma - start));
       }
       start = comma + 1;
     }
     return out;
   }
-  if (it->is_array()) {
-    out.reserve(it->size()); // exact unless it is a list of lists
-    for (const auto& e : *it) {
+  if (list->is_array()) {
+    out.reserve(list->size()); // exact unless it is a list of lists
+    list->for_each_element([&](const Value& e) {
       if (e.is_string()) {
-        out.push_back(e.get<std::string>());
+        out.emplace_back(e.string());
       } else if (e.is_array()) { // GPTQ list of lists
-        for (const auto& inner : e) {
+        e.for_each_element([&](const Value& inner) {
           if (inner.is_string()) {
-            out.push_back(inner.get<std::string>());
+            out.emplace_back(inner.string());
           }
-        }
+        });
       }
-    }
+    });
   }
   return out;
 }
 
+template<typename Value>
 QuantFormat
-format_of(const std::string& method, const Json& block)
+format_of(const std::string& method, const Value& block)
 {
   const std::string m = lower(method);
   if (m == "modelopt" || m == "modelopt_fp4" || m == "modelopt_mixed") {
     return QuantFormat::modelopt;
   }
-  if (m.empty() && (block.contains("quant_algo") || block.contains("quantization"))) {
+  if (m.empty() && (block.find("quant_algo") || block.find("quantization"))) {
     return QuantFormat::modelopt;
   }
   if (m == "compressed-tensors" || m == "compressed_tensors") {
@@ -347,13 +492,13 @@ format_of(const std::string& method, const Json& block)
   return QuantFormat::unknown;
 }
 
+template<typename Value>
 void
-fill_source(ConfigSource& src, const Json& block)
+fill_source(ConfigSource& src, const Value& block)
 {
   // ModelOpt's legacy file nests everything under "quantization".
-  const Json& body = block.contains("quantization") && block["quantization"].is_object()
-                       ? block["quantization"]
-                       : block;
+  const std::optional<Value> nested = block.find("quantization");
+  const Value body = nested && nested->is_object() ? *nested : block;
   src.method = get_string(block, "quant_method");
   src.format = format_of(src.method, block);
   if (src.format == QuantFormat::modelopt && src.method.empty()) {
@@ -363,8 +508,8 @@ fill_source(ConfigSource& src, const Json& block)
   src.group_size = static_cast<int>(get_uint(body, "group_size").value_or(0));
   src.bits = static_cast<int>(get_uint(body, "bits").value_or(get_uint(body, "w_bit").value_or(0)));
   src.not_convert = get_strings(body, "modules_to_not_convert");
-  if (auto it = body.find("lm_head"); it != body.end() && it->is_boolean()) {
-    src.lm_head = it->get<bool>();
+  if (const auto lm_head = body.find("lm_head"); lm_head && lm_head->boolean()) {
+    src.lm_head = *lm_head->boolean();
   }
 
   switch (src.format) {
@@ -380,55 +525,56 @@ fill_source(ConfigSource& src, const Json& block)
       }
     }
     if (src.list_key.empty()) {
-      src.list_key = block.contains("quantization") ? "exclude_modules" : "ignore";
+      src.list_key = nested ? "exclude_modules" : "ignore";
     }
-    if (auto it = body.find("quantized_layers"); it != body.end() && it->is_object()) {
-      for (const auto& [name, cfg] : it->items()) {
+    if (const auto layers = body.find("quantized_layers"); layers && layers->is_object()) {
+      layers->for_each_member([&](std::string_view name, const Value& cfg) {
         src.quantized_layers.emplace_back(name, upper(get_string(cfg, "quant_algo")));
-      }
+      });
     }
     break;
   case QuantFormat::compressed_tensors:
     src.list_key = "ignore";
     src.excludes = get_strings(body, "ignore", &src.has_list);
     src.ct_format = get_string(body, "format");
-    if (auto it = body.find("config_groups"); it != body.end() && it->is_object()) {
-      for (const auto& [name, group] : it->items()) {
+    if (const auto groups = body.find("config_groups"); groups && groups->is_object()) {
+      groups->for_each_member([&](std::string_view name, const Value& group) {
         CtGroup g;
         g.name = name;
         g.targets = get_strings(group, "targets");
         g.format = get_string(group, "format");
-        if (group.contains("weights") && group["weights"].is_object()) {
-          g.num_bits = static_cast<int>(get_uint(group["weights"], "num_bits").value_or(0));
-          g.type = get_string(group["weights"], "type");
+        if (const auto weights = group.find("weights"); weights && weights->is_object()) {
+          g.num_bits = static_cast<int>(get_uint(*weights, "num_bits").value_or(0));
+          g.type = get_string(*weights, "type");
         }
         src.groups.push_back(std::move(g));
-      }
+      });
     }
     break;
   case QuantFormat::gptq:
   case QuantFormat::auto_round:
-    if (auto it = body.find("dynamic"); it != body.end() && it->is_object()) {
-      for (const auto& [key, value] : it->items()) {
+    if (const auto dynamic = body.find("dynamic"); dynamic && dynamic->is_object()) {
+      dynamic->for_each_member([&](std::string_view key, const Value& /*value*/) {
         DynamicRule rule;
         rule.key = key;
         rule.negative = key.starts_with("-:");
         rule.regex = key.starts_with("-:") || key.starts_with("+:") ? key.substr(2) : key;
         src.dynamic.push_back(std::move(rule));
-      }
+      });
     }
     src.modules_in_block = get_strings(body, "modules_in_block_to_quantize");
     src.block_names = get_strings(body, "block_name_to_quantize");
     if (src.block_names.empty()) {
       src.block_names = get_strings(body, "to_quant_block_names");
     }
-    if (auto it = body.find("extra_config"); it != body.end() && it->is_object()) {
-      for (const auto& [key, value] : it->items()) {
-        src.extra_config.push_back({key, static_cast<int>(get_uint(value, "bits").value_or(0))});
-      }
+    if (const auto extra = body.find("extra_config"); extra && extra->is_object()) {
+      extra->for_each_member([&](std::string_view key, const Value& value) {
+        src.extra_config.push_back(
+          {std::string(key), static_cast<int>(get_uint(value, "bits").value_or(0))});
+      });
     }
     src.list_key = src.format == QuantFormat::gptq ? "dynamic" : "extra_config";
-    src.has_list = body.contains(src.list_key);
+    src.has_list = body.find(src.list_key).has_value();
     break;
   case QuantFormat::awq:
   case QuantFormat::mxfp4:
@@ -436,17 +582,17 @@ fill_source(ConfigSource& src, const Json& block)
     src.excludes = get_strings(body, "modules_to_not_convert", &src.has_list);
     break;
   case QuantFormat::fp8:
-    src.list_key = body.contains("ignored_layers") ? "ignored_layers" : "modules_to_not_convert";
+    src.list_key = body.find("ignored_layers") ? "ignored_layers" : "modules_to_not_convert";
     src.excludes = get_strings(body, "ignored_layers", &src.has_list);
     for (auto& e : get_strings(body, "modules_to_not_convert", &src.has_list)) {
       src.excludes.push_back(std::move(e));
     }
-    if (auto it = body.find("weight_block_size"); it != body.end() && it->is_array()) {
-      for (const auto& v : *it) {
-        if (v.is_number_unsigned()) {
-          src.weight_block_size.push_back(v.get<uint64_t>());
+    if (const auto sizes = body.find("weight_block_size"); sizes && sizes->is_array()) {
+      sizes->for_each_element([&](const Value& v) {
+        if (const auto n = v.unsigned_number()) {
+          src.weight_block_size.push_back(*n);
         }
-      }
+      });
     }
     break;
   case QuantFormat::quark:
@@ -462,7 +608,27 @@ fill_source(ConfigSource& src, const Json& block)
   }
 }
 
-std::optional<Json>
+// One config file's JSON. Clean text (simdjson reads it as nlohmann would, it nests no deeper
+// than k_max_replay_depth and no object repeats a key) is kept as simdjson's DOM: a long list
+// is read straight into the declaration. Any other text becomes an ordered_json document.
+struct ParsedConfig
+{
+  std::unique_ptr<simdjson::dom::parser> parser; // owns `dom` (which points into it)
+  simdjson::dom::element dom;
+  std::optional<Json> json; // set instead of the DOM
+
+  template<typename F>
+  void visit(F&& f) const
+  {
+    if (json) {
+      f(JsonValue(*json));
+    } else {
+      f(DomValue(dom));
+    }
+  }
+};
+
+std::optional<ParsedConfig>
 parse_file(const FileSystem& fs, const std::string& root, const std::string& name, Declaration& out)
 {
   const std::string path = join_path(root, name);
@@ -470,15 +636,34 @@ parse_file(const FileSystem& fs, const std::string& root, const std::string& nam
   if (info.kind == FileKind::missing) {
     return std::nullopt;
   }
-  auto text = fs.read_file(path, k_max_config_size);
-  if (!text) {
+  // Read with simdjson's padding after it (a disk file is mapped, not copied).
+  auto source = fs.open_at_most(path, k_max_config_size);
+  auto bytes = source ? (*source)->read_all_padded(simdjson::SIMDJSON_PADDING)
+                      : Expected<PaddedBytes>(unexpected(source.error()));
+  if (!bytes) {
+    const size_t colon = bytes.error().find(": ");
     out.problems.push_back(
-      {name, text.error().substr(text.error().find(": ") + 2), ConfigIssue::invalid});
+      {name, colon == std::string::npos ? bytes.error() : bytes.error().substr(colon + 2),
+       ConfigIssue::invalid});
     return std::nullopt;
   }
+  const std::string_view clean = bytes->bytes;
   // Text simdjson reads whole, no deeper than the replay depth and without a repeated key, is
   // text check_json accepts without a reason (it refuses nesting past 512 levels, and more
   // values than k_max_clean_text bytes can hold): only other text is scanned.
+  if (clean.size() <= k_max_clean_text && simdjson_reads(clean)) {
+    ParsedConfig parsed{std::make_unique<simdjson::dom::parser>(), {}, std::nullopt};
+    if (!parsed.parser->parse(clean.data(), clean.size(), false).get(parsed.dom) &&
+        plain_document(parsed.dom, k_max_replay_depth)) {
+      if (!parsed.dom.is_object()) {
+        out.problems.push_back({name, "is not a JSON object", ConfigIssue::invalid});
+        return std::nullopt;
+      }
+      return parsed;
+    }
+  }
+  auto text = std::make_optional(std::string(clean));
+  bytes = unexpected(std::string()); // the copy is read from here on
   std::optional<Json> json;
   bool repeated = false;
   if (text->size() <= k_max_clean_text && simdjson_reads(*text)) {
@@ -510,18 +695,21 @@ parse_file(const FileSystem& fs, const std::string& root, const std::string& nam
     out.problems.push_back({name, "is not a JSON object", ConfigIssue::invalid});
     return std::nullopt;
   }
-  return json;
+  return ParsedConfig{nullptr, {}, std::move(json)};
 }
 
+template<typename Value>
 void
-read_model_info(const Json& config, ModelInfo& info)
+read_model_info(const Value& config, ModelInfo& info)
 {
   info.model_type = get_string(config, "model_type");
   info.architectures = get_strings(config, "architectures");
-  const Json* text = nullptr;
-  if (auto it = config.find("text_config"); it != config.end() && it->is_object()) {
-    text = &*it;
-    info.text_model_type = get_string(*it, "model_type");
+  std::optional<Value> text = config.find("text_config");
+  if (text && !text->is_object()) {
+    text.reset();
+  }
+  if (text) {
+    info.text_model_type = get_string(*text, "model_type");
   }
   info.num_hidden_layers = text ? get_uint(*text, "num_hidden_layers") : std::nullopt;
   if (!info.num_hidden_layers) {
@@ -529,18 +717,20 @@ read_model_info(const Json& config, ModelInfo& info)
   }
   struct Key
   {
-    const Json* object;
+    const Value* object;
     const char* key;
     const char* label;
   };
-  const Json* mtp_config = config.contains("mtp_config") ? &config["mtp_config"] : nullptr;
+  const std::optional<Value> mtp_config = config.find("mtp_config");
+  const Value* text_object = text ? &*text : nullptr;
   const std::vector<Key> keys{
-    {text, "mtp_num_hidden_layers", "text_config.mtp_num_hidden_layers"},
-    {text, "num_nextn_predict_layers", "text_config.num_nextn_predict_layers"},
+    {text_object, "mtp_num_hidden_layers", "text_config.mtp_num_hidden_layers"},
+    {text_object, "num_nextn_predict_layers", "text_config.num_nextn_predict_layers"},
     {&config, "num_nextn_predict_layers", "num_nextn_predict_layers"},
     {&config, "mtp_num_hidden_layers", "mtp_num_hidden_layers"},
     {&config, "num_mtp_modules", "num_mtp_modules"},
-    {mtp_config, "num_nextn_predict_layers", "mtp_config.num_nextn_predict_layers"}};
+    {mtp_config ? &*mtp_config : nullptr, "num_nextn_predict_layers",
+     "mtp_config.num_nextn_predict_layers"}};
   for (const auto& k : keys) {
     if (k.object == nullptr) {
       continue;
@@ -552,6 +742,38 @@ read_model_info(const Json& config, ModelInfo& info)
     }
   }
   info.disable_quant_module = get_strings(config, "disable_quant_module");
+}
+
+// config.json: the model facts and the first quantization block found.
+template<typename Value>
+void
+read_config(const Value& config, Declaration& out)
+{
+  read_model_info(config, out.model);
+  std::optional<Value> block;
+  std::string pointer;
+  for (const char* key : {"quantization_config", "compression_config"}) {
+    if (const auto b = config.find(key); b && b->is_object()) {
+      block = b;
+      pointer = std::string("/") + key;
+      break;
+    }
+  }
+  if (!block) {
+    if (const auto text = config.find("text_config"); text && text->is_object()) {
+      if (const auto q = text->find("quantization_config"); q && q->is_object()) {
+        block = q;
+        pointer = "/text_config/quantization_config";
+      }
+    }
+  }
+  if (block) {
+    ConfigSource src;
+    src.file = "config.json";
+    src.pointer = pointer;
+    fill_source(src, *block);
+    out.sources.push_back(std::move(src));
+  }
 }
 
 } // namespace
@@ -603,7 +825,7 @@ parse_quant_block(const std::string& file, const std::string& pointer, const std
   src.pointer = pointer;
   const std::optional<Json> json = parse_ordered(text);
   if (json && json->is_object()) {
-    fill_source(src, *json);
+    fill_source(src, JsonValue(*json));
   }
   return src;
 }
@@ -612,41 +834,19 @@ Declaration
 read_declaration(const FileSystem& fs, const std::string& root)
 {
   Declaration out;
-  if (auto config = parse_file(fs, root, "config.json", out)) {
+  if (const auto config = parse_file(fs, root, "config.json", out)) {
     out.has_config = true;
-    read_model_info(*config, out.model);
-    const Json* block = nullptr;
-    std::string pointer;
-    for (const char* key : {"quantization_config", "compression_config"}) {
-      if (auto it = config->find(key); it != config->end() && it->is_object()) {
-        block = &*it;
-        pointer = std::string("/") + key;
-        break;
-      }
-    }
-    if (!block) {
-      if (auto it = config->find("text_config"); it != config->end() && it->is_object()) {
-        if (auto q = it->find("quantization_config"); q != it->end() && q->is_object()) {
-          block = &*q;
-          pointer = "/text_config/quantization_config";
-        }
-      }
-    }
-    if (block) {
-      ConfigSource src;
-      src.file = "config.json";
-      src.pointer = pointer;
-      fill_source(src, *block);
-      out.sources.push_back(std::move(src));
-    }
+    config->visit([&](const auto& json) { read_config(json, out); });
   }
   for (const char* name : {"hf_quant_config.json", "quantization_config.json"}) {
-    if (auto json = parse_file(fs, root, name, out)) {
-      ConfigSource src;
-      src.file = name;
-      src.pointer = json->contains("quantization") ? "/quantization" : "";
-      fill_source(src, *json);
-      out.sources.push_back(std::move(src));
+    if (const auto file = parse_file(fs, root, name, out)) {
+      file->visit([&](const auto& json) {
+        ConfigSource src;
+        src.file = name;
+        src.pointer = json.find("quantization") ? "/quantization" : "";
+        fill_source(src, json);
+        out.sources.push_back(std::move(src));
+      });
     }
   }
   for (const auto& src : out.sources) {

@@ -10,6 +10,7 @@
 #include "qcheck/checkpoint.hpp"
 #include "qcheck/engines.hpp"
 #include "qcheck/patterns.hpp"
+#include "qcheck/quant_config.hpp"
 
 using namespace qcheck;
 
@@ -554,6 +555,134 @@ TEST(Engines, BlockReadsTheSameWhicheverParserReadsIt)
   }
   EXPECT_EQ(source(R"({"quant_method": "modelopt", "quant_algo": NaN})").format,
             QuantFormat::unknown);
+}
+
+namespace {
+
+std::string
+joined(const std::vector<std::string>& items)
+{
+  std::string out = "[";
+  for (const auto& item : items) {
+    out += "'" + item + "' ";
+  }
+  return out + "]";
+}
+
+// Every field of a declaration, as text.
+std::string
+describe(const Declaration& d)
+{
+  const ModelInfo& m = d.model;
+  std::string out = fmt::format(
+    "config={} model_type={} text={} architectures={} layers={} mtp={} ({}) disable={}\n",
+    d.has_config, m.model_type, m.text_model_type, joined(m.architectures),
+    m.num_hidden_layers ? std::to_string(*m.num_hidden_layers) : "none", m.num_mtp_layers,
+    m.mtp_key, joined(m.disable_quant_module));
+  for (const ConfigSource& s : d.sources) {
+    out += fmt::format("{}{} {} method={} algo={} {}={} {} ct={} group_size={} bits={} lm_head={} "
+                       "in_block={} blocks={} not_convert={}\n",
+                       s.file, s.pointer, to_string(s.format), s.method, s.algo, s.list_key,
+                       s.has_list, joined(s.excludes), s.ct_format, s.group_size, s.bits, s.lm_head,
+                       joined(s.modules_in_block), joined(s.block_names), joined(s.not_convert));
+    for (const CtGroup& g : s.groups) {
+      out += fmt::format("  group {} {} {} {} {}\n", g.name, joined(g.targets), g.format,
+                         g.num_bits, g.type);
+    }
+    for (const DynamicRule& r : s.dynamic) {
+      out += fmt::format("  dynamic {} {} {}\n", r.key, r.negative, r.regex);
+    }
+    for (const ExtraConfigEntry& e : s.extra_config) {
+      out += fmt::format("  extra {} {}\n", e.key, e.bits);
+    }
+    for (const auto& [name, algo] : s.quantized_layers) {
+      out += fmt::format("  layer {} {}\n", name, algo);
+    }
+    for (const uint64_t size : s.weight_block_size) {
+      out += fmt::format("  block {}\n", size);
+    }
+  }
+  for (const ConfigProblem& p : d.problems) {
+    out += fmt::format("problem {} {} {}\n", p.file, p.message, static_cast<int>(p.issue));
+  }
+  return out;
+}
+
+// The text with a member simdjson is never asked to read ("-0"), or a byte order mark: what
+// nlohmann reads.
+std::string
+for_nlohmann(const std::string& text, bool bom)
+{
+  if (bom || text.find('{') == std::string::npos) {
+    return "\xEF\xBB\xBF" + text;
+  }
+  const size_t open = text.find('{');
+  return text.substr(0, open + 1) + R"("qcheck_pad": "-0", )" + text.substr(open + 1);
+}
+
+} // namespace
+
+// read_declaration() reads clean text from simdjson's DOM and other text from an ordered_json
+// tree: every field comes out the same from both, for every kind of value each block holds
+// (numbers signed, unsigned, past int64, fractional; lists of lists; comma-separated strings;
+// nested objects in document order).
+TEST(Engines, DeclarationReadsTheSameWhicheverParserReadsIt)
+{
+  const std::vector<std::map<std::string, std::string>> folders{
+    {{"config.json",
+      R"({"model_type": "deepseek_v3", "architectures": ["A", 7, "B"], "num_hidden_layers": 61,
+          "text_config": {"model_type": "t", "num_hidden_layers": -3, "num_nextn_predict_layers": 0},
+          "mtp_config": {"num_nextn_predict_layers": 2}, "num_mtp_modules": 1.0,
+          "disable_quant_module": ",a,,b,",
+          "quantization_config": {"quant_method": "modelopt", "quant_algo": "mixed_precision",
+            "group_size": 16, "bits": -4, "w_bit": 4, "lm_head": true,
+            "modules_to_not_convert": [["x", 1, "y"], "z", null],
+            "ignore": ["lm_head", "model.layers.61*"],
+            "quantized_layers": {"model.layers.0.mlp": {"quant_algo": "fp8"},
+                                 "model.layers.1.mlp": {"quant_algo": 3}, "q": [] }}})"},
+     {"hf_quant_config.json",
+      R"({"producer": {"name": "modelopt"}, "quantization": {"quant_algo": "nvfp4",
+          "group_size": 16.0, "exclude_modules": ["lm_head", "a\u00e9\\b"]}})"},
+     {"quantization_config.json",
+      R"({"quant_method": "auto-round", "bits": 18446744073709551615, "group_size": 128,
+          "block_name_to_quantize": "model.layers,mtp.layers",
+          "dynamic": {"-:.*mtp.*": {}, "+:.*mlp.*": {"bits": 8}, "plain": 1},
+          "extra_config": {"model.layers.0.mlp.gate": {"bits": 16}, "lm_head": {"bits": "16"},
+                           "x": 5}})"}},
+    {{"config.json",
+      R"({"model_type": "qwen3", "num_hidden_layers": 2, "compression_config": {
+          "quant_method": "compressed-tensors", "format": "float-quantized",
+          "ignore": ["lm_head", "re:.*mlp.gate$"],
+          "config_groups": {"group_0": {"targets": ["Linear"], "format": "nvfp4-pack-quantized",
+                                        "weights": {"num_bits": 4, "type": "float"}},
+                            "group_1": {"targets": "Linear,Embedding", "weights": [4]},
+                            "group_2": 5}}})"}},
+    {{"config.json",
+      R"({"model_type": "qwen3_next", "text_config": {"model_type": "qwen3_next_text",
+          "mtp_num_hidden_layers": 1, "quantization_config": {"quant_method": "fp8",
+          "ignored_layers": ["a"], "modules_to_not_convert": ["b"],
+          "weight_block_size": [128, -128, 1.5, 18446744073709551615, "128"]}}})"}},
+    {{"config.json",
+      R"({"model_type": "llama", "quantization_config": {"quant_method": "gptq", "bits": 4,
+          "lm_head": false, "dynamic": {"-:model.layers.1.*": {}},
+          "modules_in_block_to_quantize": [["self_attn.q_proj", "self_attn.k_proj"], ["mlp.up_proj"]]}})"},
+     {"hf_quant_config.json", R"(["not", "an", "object"])"},
+     {"quantization_config.json", R"({"quant_method": "quark", "exclude": null})"}},
+    {{"config.json", R"({"quantization_config": {"quant_method": "AWQ", "lm_head": 1,
+          "modules_to_not_convert": ["visual"]}, "text_config": 3, "mtp_config": [1]})"}},
+  };
+  for (const auto& files : folders) {
+    std::vector<std::string> described;
+    for (int variant = 0; variant < 3; ++variant) {
+      MemoryFileSystem fs;
+      for (const auto& [name, text] : files) {
+        fs.add_file("m/" + name, variant == 0 ? text : for_nlohmann(text, variant == 2));
+      }
+      described.push_back(describe(read_declaration(fs, "m")));
+    }
+    EXPECT_EQ(described[0], described[1]);
+    EXPECT_EQ(described[0], described[2]);
+  }
 }
 
 TEST(Engines, NamespaceHelpers)
