@@ -54,7 +54,8 @@ summary(const ConfigSource& s)
 {
   std::string out = s.method + "|" + std::string(to_string(s.format)) + "|" + s.algo + "|" +
                     s.list_key + "|" + (s.has_list ? "1" : "0") + "|" + s.ct_format + "|" +
-                    std::to_string(s.group_size) + "|" + (s.lm_head ? "1" : "0") + "|";
+                    std::to_string(s.group_size) + "|" + std::to_string(s.bits) + "|" +
+                    (s.lm_head ? "1" : "0") + "|";
   const auto list = [&](const std::vector<std::string>& items) {
     for (const auto& item : items) {
       out += item + ",";
@@ -121,6 +122,8 @@ LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
   const std::string text(reinterpret_cast<const char*>(data), size);
   const auto reference = nlohmann::ordered_json::parse(text, nullptr, false);
 
+  const ConfigSource block = parse_quant_block("config.json", "/quantization_config", text);
+  std::string file_block; // hf_quant_config.json's block as read_declaration reads the file
   for (const char* name : {"config.json", "hf_quant_config.json"}) {
     MemoryFileSystem fs;
     fs.add_file(std::string("model/") + name, text);
@@ -129,10 +132,15 @@ LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
     check_json_verdict(declaration, text, !reference.is_discarded());
     for (const ConfigSource& source : declaration.sources) {
       QCHECK_FUZZ_CHECK(known_file(source.file));
+      if (source.file == "hf_quant_config.json") {
+        file_block = summary(source);
+      }
     }
   }
+  // The file is read from simdjson's DOM when its text is clean, the block always from an
+  // ordered_json tree: the same fields either way.
+  QCHECK_FUZZ_CHECK(file_block.empty() || file_block == summary(block));
 
-  const ConfigSource block = parse_quant_block("config.json", "/quantization_config", text);
   QCHECK_FUZZ_CHECK(block.file == "config.json");
   QCHECK_FUZZ_CHECK(block.pointer == "/quantization_config");
 
