@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "qcheck/index_json.hpp"
+#include "qcheck/parallel.hpp"
 
 namespace qcheck {
 
@@ -633,12 +634,6 @@ is_contained_path(std::string_view path)
     start = end + 1;
   }
   return true;
-}
-
-unsigned
-thread_count(unsigned threads)
-{
-  return threads != 0 ? threads : std::max(1u, std::thread::hardware_concurrency());
 }
 
 Expected<Checkpoint>

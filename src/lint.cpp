@@ -19,34 +19,13 @@
 
 #include "qcheck/json_text.hpp"
 #include "qcheck/name_set.hpp"
+#include "qcheck/parallel.hpp"
 #include "qcheck/patterns.hpp"
 #include "qcheck/regex.hpp"
 
 namespace qcheck {
 
 namespace {
-
-// Runs task(0) .. task(count - 1) on up to `threads` threads, the calling one included; each
-// thread takes the next index as it finishes one.
-template<typename Task>
-void
-run_tasks(size_t count, unsigned threads, const Task& task)
-{
-  std::atomic<size_t> next{0};
-  const auto worker = [&] {
-    for (size_t i = next++; i < count; i = next++) {
-      task(i);
-    }
-  };
-  std::vector<std::thread> pool;
-  for (size_t i = 1; i < std::min<size_t>(threads, count); ++i) {
-    pool.emplace_back(worker);
-  }
-  worker();
-  for (auto& t : pool) {
-    t.join();
-  }
-}
 
 RuleId
 rule_for(CheckpointIssue issue)
@@ -1450,8 +1429,6 @@ private:
     }
   }
 
-  static constexpr size_t k_parallel_modules = 8192; // fewer: one slice
-
   // What layouts() finds in a stretch of modules.
   struct LayoutFindings
   {
@@ -1469,10 +1446,9 @@ private:
     }
     const std::set<QuantFamily> allowed = allowed_families(*s);
     const size_t count = m_inventory.modules.size();
-    const size_t slices = count < k_parallel_modules ? 1 : thread_count(m_options.threads);
-    std::vector<LayoutFindings> found(slices);
-    run_tasks(slices, static_cast<unsigned>(slices), [&](size_t slice) {
-      for (size_t i = count * slice / slices; i < count * (slice + 1) / slices; ++i) {
+    std::vector<LayoutFindings> found(slice_count(count, m_options.threads));
+    in_slices(count, m_options.threads, [&](size_t slice, size_t begin, size_t end) {
+      for (size_t i = begin; i < end; ++i) {
         check_layout(m_inventory.modules[i], *s, allowed, found[slice]);
       }
     });
@@ -2002,7 +1978,7 @@ lint_all(const FileSystem& fs, const std::vector<std::string>& paths,
 {
   std::vector<std::optional<Expected<LintRun>>> slots(paths.size());
   std::atomic<size_t> done{0};
-  run_tasks(paths.size(), std::max(1u, std::thread::hardware_concurrency()), [&](size_t i) {
+  run_tasks(paths.size(), thread_count(0), [&](size_t i) {
     LintOptions options = options_for(paths[i]);
     if (paths.size() > 1) {
       options.threads = 1; // parallel across folders instead

@@ -6,8 +6,8 @@
 #include <memory>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <thread>
 
+#include "qcheck/parallel.hpp"
 #include "qcheck/patterns.hpp"
 
 namespace qcheck {
@@ -384,32 +384,6 @@ find_param(const Checkpoint& checkpoint, const Module& module, std::string_view 
 
 namespace {
 
-constexpr size_t k_parallel_items = 8192;
-
-// How many slices in_slices() cuts `count` items into: one per core, or one when few.
-size_t
-slices(size_t count, unsigned threads)
-{
-  return count < k_parallel_items ? 1 : thread_count(threads);
-}
-
-// Runs fn(slice, begin, end) over [0, count) in slices(count, threads) slices, the calling
-// thread taking the first.
-template<typename Fn>
-void
-in_slices(size_t count, unsigned threads, const Fn& fn)
-{
-  const size_t n = slices(count, threads);
-  std::vector<std::thread> pool;
-  for (size_t i = 1; i < n; ++i) {
-    pool.emplace_back(fn, i, count * i / n, count * (i + 1) / n);
-  }
-  fn(size_t{0}, size_t{0}, count / n);
-  for (auto& t : pool) {
-    t.join();
-  }
-}
-
 // Whether `module` holds no ".weight": then no name "module.x" with no dot in x holds
 // ".weight.", where split_tensor_name looks for bitsandbytes markers.
 bool
@@ -501,7 +475,7 @@ build_inventory(const Checkpoint& checkpoint, unsigned threads)
   const std::unique_ptr<uint32_t[]> module_sizes(new uint32_t[count]);
   const std::unique_ptr<int8_t[]> order_signs(new int8_t[count]);
   // Per slice, where in storage each module's tensors start.
-  std::vector<std::vector<uint32_t>> slice_starts(slices(count, threads));
+  std::vector<std::vector<uint32_t>> slice_starts(slice_count(count, threads));
   std::atomic<bool> in_order = true;
   in_slices(count, threads, [&](size_t slice, size_t begin, size_t end) {
     std::vector<uint32_t>& starts = slice_starts[slice];

@@ -108,9 +108,6 @@ struct LoadOptions
   std::function<void(const std::string& root)> alongside{};
 };
 
-// `threads`, or one per core when it is 0: how many threads a `threads` option means.
-unsigned thread_count(unsigned threads);
-
 // Loads a model folder, or a single *.safetensors file. Fails only when `path` is neither.
 Expected<Checkpoint> load_checkpoint(const FileSystem& fs, const std::string& path,
                                      const LoadOptions& options = {});
