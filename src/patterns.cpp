@@ -798,17 +798,47 @@ EntryIndex::EntryIndex(std::span<const Spelling> spellings, size_t entries, cons
 
 namespace {
 
-// name.find(text, from) for a short name: a byte loop rather than library calls at each position
-// holding the text's first byte.
+// name.find(text, from) for a short name, without library calls at each position holding the
+// text's first byte (a tail run such as ".mlp.gate" starts at every dot). 16 start positions at
+// a time hold the text's first and last bytes where both are; only those are compared whole.
 size_t
 find_short(std::string_view name, std::string_view text, size_t from = 0)
 {
-  for (size_t i = from; i + text.size() <= name.size(); ++i) {
+  const size_t m = text.size();
+  if (name.size() < m || from > name.size() - m) {
+    return std::string_view::npos;
+  }
+  const size_t last = name.size() - m; // the last start position
+  size_t i = from;
+  const auto equal_at = [&](size_t at) {
     size_t k = 0;
-    while (k < text.size() && name[i + k] == text[k]) {
+    while (k < m && name[at + k] == text[k]) {
       ++k;
     }
-    if (k == text.size()) {
+    return k == m;
+  };
+#if defined(__SSE2__)
+  if (m >= 2) {
+    const __m128i first = _mm_set1_epi8(text[0]);
+    const __m128i final = _mm_set1_epi8(text[m - 1]);
+    // Starts i .. i + 15 read name[i, i + 16) and name[i + m - 1, i + m + 15): inside the name.
+    for (; last >= 15 && i <= last - 15; i += 16) {
+      const __m128i heads = _mm_loadu_si128(reinterpret_cast<const __m128i*>(name.data() + i));
+      const __m128i tails =
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(name.data() + i + m - 1));
+      auto both = static_cast<unsigned>(_mm_movemask_epi8(
+        _mm_and_si128(_mm_cmpeq_epi8(heads, first), _mm_cmpeq_epi8(tails, final))));
+      for (; both != 0; both &= both - 1) {
+        const size_t at = i + static_cast<size_t>(std::countr_zero(both));
+        if (equal_at(at)) {
+          return at;
+        }
+      }
+    }
+  }
+#endif
+  for (; i <= last; ++i) {
+    if (equal_at(i)) {
       return i;
     }
   }

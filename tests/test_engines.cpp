@@ -374,6 +374,42 @@ TEST(Patterns, EntryIndexOffersAGlobOnlyToNamesHoldingItsTailRun)
   }
 }
 
+// The tail run is searched for 16 start positions at a time (its first and last bytes, then the
+// whole run): wherever it lies in a name of any length, next to near misses (its first or last
+// byte alone, or both with a middle byte changed), it is found exactly where find() finds it.
+TEST(Patterns, EntryIndexFindsATailRunAnywhereInALongName)
+{
+  for (size_t m = 1; m <= 20; ++m) {
+    std::string run;
+    for (size_t k = 0; k < m; ++k) {
+      run += static_cast<char>('a' + (k * 7) % 26);
+    }
+    const EntryIndex index({{"s*" + run + "*"}}, {.mode = EntryIndex::Mode::exact, .globs = true});
+    std::vector<std::string> pieces{run, run.substr(0, 1), run.substr(m - 1)};
+    if (m >= 3) {
+      std::string miss = run;
+      miss[m / 2] = '#';
+      pieces.push_back(miss);
+    }
+    for (const std::string& piece : pieces) {
+      for (size_t before = 0; before <= 40; ++before) {
+        for (const size_t after : {size_t{0}, size_t{1}, size_t{15}, size_t{16}, size_t{33}}) {
+          // Filler of the run's first and last bytes: partial matches everywhere.
+          std::string name = "s";
+          for (size_t k = 0; k < before; ++k) {
+            name += k % 2 == 0 ? run.front() : run.back();
+          }
+          name += piece + std::string(after, run.back());
+          const bool holds = std::string_view(name).find(run, 1) != std::string_view::npos;
+          EXPECT_EQ(candidates_of(index, name),
+                    holds ? std::vector<uint32_t>{0} : std::vector<uint32_t>{})
+            << name << " / " << run;
+        }
+      }
+    }
+  }
+}
+
 TEST(Patterns, RegexLiteralStartStopsWhereTheRegexMayDiffer)
 {
   EXPECT_EQ(regex_literal_start(R"(model\.layers\.3\.mlp\.experts\..*)"),
