@@ -1447,7 +1447,7 @@ private:
     const std::set<QuantFamily> allowed = allowed_families(*s);
     const size_t count = m_inventory.modules.size();
     std::vector<LayoutFindings> found(slice_count(count, m_options.threads));
-    in_slices(count, m_options.threads, [&](size_t slice, size_t begin, size_t end) {
+    in_slices(count, found.size(), [&](size_t slice, size_t begin, size_t end) {
       for (size_t i = begin; i < end; ++i) {
         check_layout(m_inventory.modules[i], *s, allowed, found[slice]);
       }

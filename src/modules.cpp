@@ -477,7 +477,7 @@ build_inventory(const Checkpoint& checkpoint, unsigned threads)
   // Per slice, where in storage each module's tensors start.
   std::vector<std::vector<uint32_t>> slice_starts(slice_count(count, threads));
   std::atomic<bool> in_order = true;
-  in_slices(count, threads, [&](size_t slice, size_t begin, size_t end) {
+  in_slices(count, slice_starts.size(), [&](size_t slice, size_t begin, size_t end) {
     std::vector<uint32_t>& starts = slice_starts[slice];
     starts.reserve((end - begin) / 2 + 1);
     // A slice compares its first module with the one before it.
@@ -531,21 +531,22 @@ build_inventory(const Checkpoint& checkpoint, unsigned threads)
   inventory.modules.resize(starts.size());
   const std::span<const uint32_t> all(inventory.tensor_storage);
   const std::span<const std::string_view> params(inventory.param_storage);
-  in_slices(starts.size(), threads, [&](size_t, size_t begin, size_t end) {
-    for (size_t m = begin; m < end; ++m) {
-      const uint32_t start = starts[m];
-      const uint32_t size = (m + 1 < starts.size() ? starts[m + 1] : count) - start;
-      const uint32_t t = all[start];
-      const std::string_view name = checkpoint.tensors[t].info->name.substr(0, module_sizes[t]);
-      inventory.modules[m] = Module{name,
-                                    all.subspan(start, size),
-                                    params.subspan(start, size),
-                                    Storage::no_weight,
-                                    QuantFamily::none,
-                                    ModuleRole::other};
-      classify(checkpoint, inventory.modules[m]);
-    }
-  });
+  in_slices(
+    starts.size(), slice_count(starts.size(), threads), [&](size_t, size_t begin, size_t end) {
+      for (size_t m = begin; m < end; ++m) {
+        const uint32_t start = starts[m];
+        const uint32_t size = (m + 1 < starts.size() ? starts[m + 1] : count) - start;
+        const uint32_t t = all[start];
+        const std::string_view name = checkpoint.tensors[t].info->name.substr(0, module_sizes[t]);
+        inventory.modules[m] = Module{name,
+                                      all.subspan(start, size),
+                                      params.subspan(start, size),
+                                      Storage::no_weight,
+                                      QuantFamily::none,
+                                      ModuleRole::other};
+        classify(checkpoint, inventory.modules[m]);
+      }
+    });
   return inventory;
 }
 

@@ -34,11 +34,12 @@ TEST(Parallel, SlicesCoverTheRangeInOrder)
   EXPECT_EQ(slice_count(k_parallel_items - 1, 4), 1u);
   EXPECT_EQ(slice_count(k_parallel_items, 4), 4u);
   EXPECT_EQ(slice_count(k_parallel_items, 1), 1u);
+  EXPECT_EQ(slice_count(k_parallel_items, 0), thread_count(0));
   for (const size_t count : {size_t{0}, size_t{5}, k_parallel_items, k_parallel_items * 3 + 1}) {
     for (const unsigned threads : {1u, 2u, 3u}) {
       std::mutex mutex;
       std::vector<std::pair<size_t, size_t>> bounds(slice_count(count, threads), {1, 0});
-      in_slices(count, threads, [&](size_t slice, size_t begin, size_t end) {
+      in_slices(count, bounds.size(), [&](size_t slice, size_t begin, size_t end) {
         const std::lock_guard lock(mutex);
         bounds.at(slice) = {begin, end};
       });

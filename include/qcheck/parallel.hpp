@@ -2,6 +2,7 @@
 // returns. Tasks must not throw.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <thread>
@@ -37,20 +38,21 @@ run_tasks(size_t count, unsigned threads, const Task& task)
 // Fewer items than this are not worth a thread: one slice.
 inline constexpr size_t k_parallel_items = 8192;
 
-// How many slices in_slices() cuts `count` items into: one per thread, or one when few.
+// How many slices to cut `count` items into: one per thread, or one when few. Asked once per
+// cut: with `threads` 0 the answer follows the cores online, which may change.
 inline size_t
 slice_count(size_t count, unsigned threads)
 {
   return count < k_parallel_items ? 1 : thread_count(threads);
 }
 
-// Runs fn(slice, begin, end) over [0, count) cut into slice_count(count, threads) contiguous
-// slices of about equal size, one thread each, the calling thread taking the first.
+// Runs fn(slice, begin, end) over [0, count) cut into `slices` (at least 1) contiguous slices
+// of about equal size, one thread each, the calling thread taking the first.
 template<typename Fn>
 void
-in_slices(size_t count, unsigned threads, const Fn& fn)
+in_slices(size_t count, size_t slices, const Fn& fn)
 {
-  const size_t n = slice_count(count, threads);
+  const size_t n = std::max<size_t>(slices, 1);
   std::vector<std::thread> pool;
   for (size_t i = 1; i < n; ++i) {
     pool.emplace_back(fn, i, count * i / n, count * (i + 1) / n);
