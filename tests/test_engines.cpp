@@ -664,6 +664,12 @@ for_nlohmann(const std::string& text, bool bom)
 // nested objects in document order).
 TEST(Engines, DeclarationReadsTheSameWhicheverParserReadsIt)
 {
+  // Keys and values spelled with escapes, an empty key, a NUL inside a string.
+  const std::map<std::string, std::string> escaped{
+    {"config.json",
+     R"({"model\u005ftype": "ll\u0061ma", "": {"": 1}, "quantization_config": {
+          "quant\u005fmethod": "fp8", "\u0069gnored_layers": ["a\u0000b", "", "\u00e9"],
+          "modules_to_not_convert": "x,\u002cy"}})"}};
   const std::vector<std::map<std::string, std::string>> folders{
     {{"config.json",
       R"({"model_type": "deepseek_v3", "architectures": ["A", 7, "B"], "num_hidden_layers": 61,
@@ -704,6 +710,11 @@ TEST(Engines, DeclarationReadsTheSameWhicheverParserReadsIt)
           "modules_in_block_to_quantize": [["self_attn.q_proj", "self_attn.k_proj"], ["mlp.up_proj"]]}})"},
      {"hf_quant_config.json", R"(["not", "an", "object"])"},
      {"quantization_config.json", R"({"quant_method": "quark", "exclude": null})"}},
+    escaped,
+    // Nested 300 deep (past the DOM's 256, within the scan's 512): read from the tree.
+    {{"config.json",
+      R"({"model_type": "llama", "deep": )" + std::string(300, '[') + std::string(300, ']') +
+        R"(, "quantization_config": {"quant_method": "awq", "modules_to_not_convert": ["v"]}})"}},
     {{"config.json", R"({"quantization_config": {"quant_method": "AWQ", "lm_head": 1,
           "modules_to_not_convert": ["visual"]}, "text_config": 3, "mtp_config": [1]})"}},
   };
@@ -719,6 +730,15 @@ TEST(Engines, DeclarationReadsTheSameWhicheverParserReadsIt)
     EXPECT_EQ(described[0], described[1]);
     EXPECT_EQ(described[0], described[2]);
   }
+  // The escaped spellings are read as what they decode to, from the DOM as from the tree.
+  MemoryFileSystem fs;
+  fs.add_file("m/config.json", escaped.at("config.json"));
+  const Declaration d = read_declaration(fs, "m");
+  EXPECT_EQ(d.model.model_type, "llama");
+  ASSERT_EQ(d.sources.size(), 1u);
+  EXPECT_EQ(d.sources[0].format, QuantFormat::fp8);
+  EXPECT_EQ(d.sources[0].excludes,
+            (std::vector<std::string>{std::string("a\0b", 3), "", "\xC3\xA9", "x", "y"}));
 }
 
 TEST(Engines, NamespaceHelpers)

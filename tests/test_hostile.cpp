@@ -471,6 +471,17 @@ TEST_F(Hostile, MillionNestedBracketsInConfig)
                                "deep")});
 }
 
+// Deeper than qcheck reads (512) yet within simdjson's 1,024: simdjson parses it, and the DOM
+// must not be used in place of the positional scan that refuses it.
+TEST_F(Hostile, ConfigNested600Deep)
+{
+  valid_shard();
+  write("config.json",
+        R"({"model_type":"llama","a":)" + std::string(600, '[') + std::string(600, ']') + "}");
+  expect_lint(1, {config_error("invalid JSON at line 1, column 538: nested more than 512 levels "
+                               "deep")});
+}
+
 TEST_F(Hostile, DuplicateKeyInConfig)
 {
   valid_shard();
