@@ -918,20 +918,28 @@ private:
       return (at < layer.modules.size() && m_inventory.modules[layer.modules[at]].name == name) ||
              m_inventory.find(name) >= 0;
     };
-    // Independent passes, run side by side: every module name under each engine, and each
-    // reading engine's layer names. Each pass marks the entries it sees match; the substring
-    // engine's module pass also keeps each entry's first overmatched module.
+    // Independent passes, run side by side: the module names under each engine (in two
+    // halves, so that two cores share three engines evenly), and each reading engine's layer
+    // names. Each pass marks the entries it sees match; the substring engine's module passes
+    // also keep each entry's first overmatched module.
     struct Pass
     {
       Engine engine;
       const CompiledList* list;
-      const std::vector<EngineLayer>* layers; // null: the module names
+      const std::vector<EngineLayer>* layers; // null: modules [begin, end)
+      size_t begin = 0;
+      size_t end = 0;
       std::vector<char> matched{};
       std::vector<std::string> examples{};
     };
     std::vector<Pass> passes;
+    constexpr size_t k_halves = 2;
+    const size_t module_count = m_inventory.modules.size();
     for (Engine e : k_all_engines) {
-      passes.push_back({e, compiled(e, s), nullptr});
+      for (size_t half = 0; half < k_halves; ++half) {
+        passes.push_back({e, compiled(e, s), nullptr, module_count * half / k_halves,
+                          module_count * (half + 1) / k_halves});
+      }
     }
     for (Engine e : engines) {
       passes.push_back({e, compiled(e, s), &layers_for(e)});
@@ -953,7 +961,8 @@ private:
         }
       };
       if (pass.layers == nullptr) {
-        for (const Module& m : m_inventory.modules) {
+        for (size_t k = pass.begin; k < pass.end; ++k) {
+          const Module& m = m_inventory.modules[k];
           visit(m.name);
           if (!examples) {
             continue;
@@ -991,8 +1000,15 @@ private:
       for (size_t i = 0; i < pass.matched.size(); ++i) {
         use.matched[i] = use.matched[i] || pass.matched[i] != 0;
       }
-      if (!pass.examples.empty()) {
+      // Passes in module order: an earlier half's example comes first.
+      if (use.examples.empty()) {
         use.examples = std::move(pass.examples);
+      } else {
+        for (size_t i = 0; i < pass.examples.size(); ++i) {
+          if (use.examples[i].empty()) {
+            use.examples[i] = std::move(pass.examples[i]);
+          }
+        }
       }
     }
     return use;
