@@ -1,9 +1,10 @@
 // Fuzzes the configuration reader: the input is stored as config.json, then as
 // hf_quant_config.json, of an in-memory model folder and read with read_declaration; it is also
-// parsed as a bare quantization block with parse_quant_block. Checks the Declaration invariants,
-// and that the block reads the same as nlohmann's own ordered parse of it, re-serialised (which
-// keeps a repeated key at its first position with its last value, as Python does), and that
-// the file's JSON problems are check_json's verdict on it.
+// parsed as a bare quantization block with parse_quant_block. Checks the Declaration invariants;
+// that config.json reads the same from simdjson's DOM as from nlohmann's tree; that the block
+// reads the same as nlohmann's own ordered parse of it, re-serialised (which keeps a repeated key
+// at its first position with its last value, as Python does); and that the file's JSON problems
+// are check_json's verdict on it.
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -85,6 +86,48 @@ summary(const ConfigSource& s)
   return out;
 }
 
+// The model facts and the block config.json declares, as one string.
+std::string
+config_summary(const Declaration& d)
+{
+  const ModelInfo& m = d.model;
+  std::string out = m.model_type + "|" + m.text_model_type + "|" +
+                    (m.num_hidden_layers ? std::to_string(*m.num_hidden_layers) : "-") + "|" +
+                    std::to_string(m.num_mtp_layers) + "|" + m.mtp_key + "|";
+  for (const auto& items : {m.architectures, m.disable_quant_module}) {
+    for (const auto& item : items) {
+      out += item + ",";
+    }
+    out += "|";
+  }
+  for (const ConfigSource& s : d.sources) {
+    out += s.pointer + ":" + summary(s) + "|";
+  }
+  return out;
+}
+
+// config.json as read from simdjson's DOM (clean text) and from nlohmann's tree: the same root
+// object with one more member holding "-0", which simdjson is never given. Compared when the
+// text is a readable object (other text has problems whose columns the member would move).
+void
+check_readers_agree(const std::string& text, const Declaration& declaration)
+{
+  const size_t open = text.find_first_not_of(" \t\r\n");
+  if (open == std::string::npos || text[open] != '{' || !declaration.has_config ||
+      text.find("qcheck_pad") != std::string::npos) {
+    return;
+  }
+  const size_t next = text.find_first_not_of(" \t\r\n", open + 1);
+  const bool empty = next != std::string::npos && text[next] == '}';
+  const std::string padded = text.substr(0, open + 1) + R"("qcheck_pad": "-0")" +
+                             (empty ? "" : ", ") + text.substr(open + 1);
+  MemoryFileSystem fs;
+  fs.add_file("model/config.json", padded);
+  const Declaration tree = read_declaration(fs, "model");
+  QCHECK_FUZZ_CHECK(tree.has_config);
+  QCHECK_FUZZ_CHECK(config_summary(tree) == config_summary(declaration));
+}
+
 // The file's JSON problems are the positional scan's verdict, whichever parser read the file:
 // its syntax error, else (when the text is not JSON to nlohmann) its reason, else a repeated
 // key, else none.
@@ -130,6 +173,9 @@ LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
     const Declaration declaration = read_declaration(fs, "model");
     check_declaration(declaration, name);
     check_json_verdict(declaration, text, !reference.is_discarded());
+    if (std::string_view(name) == "config.json") {
+      check_readers_agree(text, declaration);
+    }
     for (const ConfigSource& source : declaration.sources) {
       QCHECK_FUZZ_CHECK(known_file(source.file));
       if (source.file == "hf_quant_config.json") {
