@@ -184,10 +184,23 @@ simdjson_reads(std::string_view text)
   return text.size() <= k_max_simdjson_text && text.find("-0") == std::string_view::npos;
 }
 
+// simdjson's document at `root` replayed into an ordered_json document; nullopt when it nests
+// deeper than k_max_replay_depth. `repeated`: some object holds a key twice.
+std::optional<Json>
+replayed(simdjson::dom::element root, bool& repeated)
+{
+  OrderedBuilder builder;
+  if (!replay(root, builder, k_max_replay_depth)) {
+    return std::nullopt;
+  }
+  repeated = builder.repeated();
+  return std::move(builder.root());
+}
+
 // simdjson's reading of `text` replayed into an ordered_json document (a 50,000-entry list in a
 // fraction of nlohmann's time); nullopt when simdjson refuses the text or it nests deeper than
-// k_max_replay_depth. `repeated`: some object holds a key twice. `text` gains capacity for
-// simdjson's padding, so it is read in place rather than from a copy.
+// k_max_replay_depth. `text` gains capacity for simdjson's padding, so it is read in place
+// rather than from a copy.
 std::optional<Json>
 parse_with_simdjson(std::string& text, bool& repeated)
 {
@@ -197,12 +210,7 @@ parse_with_simdjson(std::string& text, bool& repeated)
   if (parser.parse(text).get(root)) {
     return std::nullopt;
   }
-  OrderedBuilder builder;
-  if (!replay(root, builder, k_max_replay_depth)) {
-    return std::nullopt;
-  }
-  repeated = builder.repeated();
-  return std::move(builder.root());
+  return replayed(root, repeated);
 }
 
 // Parses JSON text into an ordered_json document; nullopt when it is not valid JSON. simdjson
@@ -647,39 +655,44 @@ parse_file(const FileSystem& fs, const std::string& root, const std::string& nam
        ConfigIssue::invalid});
     return std::nullopt;
   }
-  const std::string_view clean = bytes->bytes;
+  const std::string_view text = bytes->bytes;
+  std::optional<Json> json;
+  bool repeated = false;
   // Text simdjson reads whole, no deeper than the replay depth and without a repeated key, is
   // text check_json accepts without a reason (it refuses nesting past 512 levels, and more
   // values than k_max_clean_text bytes can hold): only other text is scanned.
-  if (clean.size() <= k_max_clean_text && simdjson_reads(clean)) {
+  if (text.size() <= k_max_clean_text && simdjson_reads(text)) {
     ParsedConfig parsed{std::make_unique<simdjson::dom::parser>(), {}, std::nullopt};
-    if (!parsed.parser->parse(clean.data(), clean.size(), false).get(parsed.dom) &&
-        plain_document(parsed.dom, k_max_replay_depth)) {
-      if (!parsed.dom.is_object()) {
-        out.problems.push_back({name, "is not a JSON object", ConfigIssue::invalid});
-        return std::nullopt;
+    if (!parsed.parser->parse(text.data(), text.size(), false).get(parsed.dom)) {
+      if (plain_document(parsed.dom, k_max_replay_depth)) {
+        if (!parsed.dom.is_object()) {
+          out.problems.push_back({name, "is not a JSON object", ConfigIssue::invalid});
+          return std::nullopt;
+        }
+        return parsed;
       }
-      return parsed;
+      // A repeated key (the last value wins, at the first one's place) or deep nesting: the
+      // same parse, replayed into the tree (not past the replay depth).
+      json = replayed(parsed.dom, repeated);
     }
-  }
-  auto text = std::make_optional(std::string(clean));
-  bytes = unexpected(std::string()); // the copy is read from here on
-  std::optional<Json> json;
-  bool repeated = false;
-  if (text->size() <= k_max_clean_text && simdjson_reads(*text)) {
-    json = parse_with_simdjson(*text, repeated);
   }
   if (!json || repeated) {
     // The positional scanner explains syntax errors (line, column) and refuses deep nesting
     // before the tree parser runs; the same scan finds NaN and duplicate keys.
-    const auto checked = check_json(*text);
+    const auto checked = check_json(text);
     if (!checked) {
       out.problems.push_back({name, checked.error(), ConfigIssue::invalid});
       return std::nullopt;
     }
     const std::optional<std::string>& why = *checked;
     if (!json) {
-      json = parse_ordered(std::move(*text));
+      // A copy with room for simdjson's padding; the mapping goes first (a config can be tens
+      // of MB, and the copy is all the parse needs).
+      std::string copy;
+      copy.reserve(text.size() + simdjson::SIMDJSON_PADDING);
+      copy.assign(text);
+      bytes->owner.reset(); // `text` views it: not read from here on
+      json = parse_ordered(std::move(copy));
     }
     if (!json) {
       out.problems.push_back({name, why ? *why : "not valid JSON", ConfigIssue::invalid});
