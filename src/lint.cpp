@@ -891,6 +891,9 @@ private:
     }
   }
 
+  // Per-engine work is cut in this many parts, so that two cores share three engines evenly.
+  static constexpr size_t k_halves = 2;
+
   struct EntryUse
   {
     std::vector<bool> matched;         // the entry matches some name
@@ -933,7 +936,6 @@ private:
       std::vector<std::string> examples{};
     };
     std::vector<Pass> passes;
-    constexpr size_t k_halves = 2;
     const size_t module_count = m_inventory.modules.size();
     for (Engine e : k_all_engines) {
       for (size_t half = 0; half < k_halves; ++half) {
@@ -1305,7 +1307,6 @@ private:
     // cores share three engines evenly. The first half to start builds what both need (each
     // engine reads one block, so no two engines compile the same list); the first halves of all
     // engines come first, so a second half rarely waits.
-    constexpr size_t k_halves = 2;
     run_tasks(work.size() * k_halves, thread_count(m_options.threads), [&](size_t task) {
       Work& w = work[task % work.size()];
       const size_t half = task / work.size();
