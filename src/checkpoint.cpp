@@ -7,7 +7,6 @@
 #include <fmt/format.h>
 #include <functional>
 #include <memory>
-#include <thread>
 #include <unordered_map>
 
 #include "qcheck/index_json.hpp"
@@ -107,8 +106,9 @@ read_shards(const FileSystem& fs, const std::string& root, std::vector<ShardFile
             size_t first, unsigned threads, const std::function<void()>& before = {})
 {
   std::atomic<size_t> next{first};
+  Workers workers;
   auto worker = [&] {
-    for (size_t i = next++; i < shards.size(); i = next++) {
+    for (size_t i = next++; i < shards.size() && !workers.failed(); i = next++) {
       ShardFile& shard = shards[i];
       const std::string path = join_path(root, shard.file);
       shard.info = fs.stat(path);
@@ -126,17 +126,16 @@ read_shards(const FileSystem& fs, const std::string& root, std::vector<ShardFile
   };
   const size_t count = shards.size() > first ? shards.size() - first : 0;
   const auto helpers = static_cast<unsigned>(std::min<size_t>(std::max(1u, threads) - 1, count));
-  std::vector<std::thread> pool;
   for (unsigned i = 0; i < helpers; ++i) {
-    pool.emplace_back(worker);
+    if (!workers.start(worker)) {
+      break; // no thread to be had: the calling thread reads the rest
+    }
   }
   if (before) {
-    before();
+    workers.run(before);
   }
-  worker();
-  for (auto& t : pool) {
-    t.join();
-  }
+  workers.run(worker);
+  workers.join();
 }
 
 // A sorted run of tensors: what is left of one shard's.
@@ -568,13 +567,20 @@ private:
     // Each half compacts its own range; the second's picks then move up to follow the first's.
     Walk first, second;
     if (halves) {
-      std::thread helper([&] {
+      const auto second_half = [&] {
         merge_runs(plan.from, all.data() + mid);
         second = walk(all, mid, all.size(), index, shard_of_file, entry_mid, entries.end());
+      };
+      Workers workers;
+      const bool helped = workers.start(second_half);
+      workers.run([&] {
+        merge_runs(plan.before, all.data());
+        first = walk(all, 0, mid, index, shard_of_file, entries.begin(), entry_mid);
       });
-      merge_runs(plan.before, all.data());
-      first = walk(all, 0, mid, index, shard_of_file, entries.begin(), entry_mid);
-      helper.join();
+      if (!helped) {
+        workers.run(second_half);
+      }
+      workers.join();
     } else {
       merge_runs(plan.before, all.data());
       first = walk(all, 0, mid, index, shard_of_file, entries.begin(), entries.end());

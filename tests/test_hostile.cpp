@@ -517,6 +517,26 @@ TEST_F(Hostile, ConfigOfTooManyValuesThatSimdjsonWouldRead)
                                "than any configuration holds; not read")});
 }
 
+TEST_F(Hostile, OutOfMemoryWhileShardsAreReadEndsWithOneLine)
+{
+#ifdef QCHECK_TEST_ASAN
+  GTEST_SKIP() << "needs an address-space limit, which ASan cannot run under";
+#endif
+  // The index (100,000 entries naming tensors the shard lacks) is read while a helper thread
+  // reads the shard, and 16 MiB leave no room for its findings. The shortage must end the run
+  // with the CLI's line: it used to end in std::terminate, a joinable thread being destroyed.
+  valid_shard();
+  std::string index = R"({"metadata":{},"weight_map":{"w.weight":"model.safetensors")";
+  for (int i = 0; i < 100'000; ++i) {
+    index += ",\"model.layers." + std::to_string(i / 5000) + ".mlp.experts." +
+             std::to_string(i % 5000) + ".gate_proj.weight\":\"model.safetensors\"";
+  }
+  write("model.safetensors.index.json", index + "}}");
+  const LintRun r = lint(16 * k_mib);
+  EXPECT_EQ(r.exit_code, 2) << "signal " << r.signal << "\n" << r.stderr_text;
+  EXPECT_EQ(r.stderr_text, "qcheck: error: out of memory\n");
+}
+
 TEST_F(Hostile, ConfigOf50MBWithALongStringIsRead)
 {
   valid_shard();

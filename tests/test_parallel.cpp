@@ -1,8 +1,13 @@
-// Unit tests for parallel.hpp: every index runs once, slices cover the range in order.
+// Unit tests for parallel.hpp: every index runs once, slices cover the range in order, and what
+// a task throws on any thread reaches the caller after every thread has ended.
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <mutex>
+#include <new>
+#include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include "qcheck/parallel.hpp"
@@ -51,5 +56,118 @@ TEST(Parallel, SlicesCoverTheRangeInOrder)
       }
       EXPECT_EQ(next, count) << count << " items, " << threads << " threads";
     }
+  }
+}
+
+namespace {
+
+// Waits, up to 10 seconds, until `flag` is set.
+void
+wait_for(const std::atomic<bool>& flag)
+{
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!flag && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
+} // namespace
+
+TEST(Parallel, RunTasksRethrowsWhatAnotherThreadThrew)
+{
+  const auto caller = std::this_thread::get_id();
+  std::atomic<bool> thrown{false};
+  std::atomic<size_t> ran{0};
+  EXPECT_THROW(run_tasks(1000, 3,
+                         [&](size_t) {
+                           ++ran;
+                           if (std::this_thread::get_id() != caller) {
+                             thrown = true;
+                             throw std::bad_alloc();
+                           }
+                           wait_for(thrown); // the calling thread's task outlasts the throw
+                         }),
+               std::bad_alloc);
+  EXPECT_TRUE(thrown);
+  EXPECT_LT(ran.load(), 1000u); // no index is taken after the throw
+}
+
+TEST(Parallel, RunTasksJoinsItsThreadsWhenTheCallingThreadThrows)
+{
+  const auto caller = std::this_thread::get_id();
+  std::atomic<bool> started{false};
+  std::atomic<int> running{0};
+  try {
+    run_tasks(4, 2, [&](size_t) {
+      if (std::this_thread::get_id() == caller) {
+        wait_for(started);
+        throw std::runtime_error("calling thread");
+      }
+      ++running;
+      started = true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      --running;
+    });
+    ADD_FAILURE() << "nothing thrown";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "calling thread");
+  }
+  EXPECT_TRUE(started);
+  EXPECT_EQ(running.load(), 0); // the helper's task ended before run_tasks returned
+}
+
+TEST(Parallel, InSlicesRethrowsWhatASliceThrew)
+{
+  for (const size_t thrower : {size_t{0}, size_t{2}}) {
+    std::vector<std::atomic<int>> runs(4);
+    try {
+      in_slices(400, runs.size(), [&](size_t slice, size_t, size_t) {
+        ++runs[slice];
+        if (slice == thrower) {
+          throw std::runtime_error("slice " + std::to_string(slice));
+        }
+      });
+      ADD_FAILURE() << "nothing thrown";
+    } catch (const std::runtime_error& e) {
+      EXPECT_EQ(e.what(), "slice " + std::to_string(thrower));
+    }
+    for (size_t s = 0; s < runs.size(); ++s) {
+      EXPECT_LE(runs[s].load(), 1) << "slice " << s;
+    }
+    EXPECT_EQ(runs[thrower].load(), 1);
+  }
+}
+
+TEST(Parallel, WorkersKeepTheFirstExceptionAndJoinOnDestruction)
+{
+  std::atomic<bool> finished{false};
+  {
+    Workers workers;
+    ASSERT_TRUE(workers.start([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      finished = true;
+    }));
+    workers.run([] { throw std::runtime_error("first"); });
+    EXPECT_TRUE(workers.failed());
+    workers.run([] { throw std::runtime_error("second"); });
+    try {
+      workers.join();
+      ADD_FAILURE() << "nothing thrown";
+    } catch (const std::runtime_error& e) {
+      EXPECT_STREQ(e.what(), "first");
+    }
+    EXPECT_TRUE(finished);
+    workers.join(); // what was kept is rethrown once
+  }
+  std::atomic<bool> outlived{false};
+  try {
+    Workers workers;
+    ASSERT_TRUE(workers.start([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      outlived = true;
+    }));
+    throw std::runtime_error("unwinding");
+  } catch (const std::runtime_error&) {
+    EXPECT_TRUE(outlived); // the destructor joined the thread
   }
 }

@@ -1,11 +1,16 @@
 // Work spread over threads: the few shapes qcheck uses, each joining its threads before it
-// returns. Tasks must not throw.
+// returns. What a task throws, on any thread, reaches the caller once every thread has ended;
+// a thread the system cannot start is not an error: the calling thread does its work.
 #pragma once
 
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
+#include <exception>
+#include <mutex>
+#include <system_error>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace qcheck {
@@ -13,26 +18,98 @@ namespace qcheck {
 // `threads`, or one per core when it is 0: how many threads a `threads` option means.
 unsigned thread_count(unsigned threads);
 
+// Threads working beside the calling one. The first exception thrown by work given to start()
+// or run() is kept; join() waits for every thread, then rethrows it. The destructor joins too
+// (and drops what was kept), so no thread outlives the group, even while an exception unwinds.
+class Workers
+{
+public:
+  Workers() = default;
+  Workers(const Workers&) = delete;
+  Workers& operator=(const Workers&) = delete;
+  ~Workers() { wait(); }
+
+  // Runs fn() on a new thread. False, with nothing started, when the system has no thread to
+  // give: the caller then does that work itself. Throws only std::bad_alloc.
+  template<typename Fn>
+  bool start(Fn fn)
+  {
+    try {
+      m_threads.emplace_back([this, fn = std::move(fn)]() mutable { guarded(fn); });
+    } catch (const std::system_error&) {
+      return false;
+    }
+    return true;
+  }
+
+  // Runs fn() on the calling thread, keeping what it throws as start() does.
+  template<typename Fn>
+  void run(Fn&& fn)
+  {
+    guarded(fn);
+  }
+
+  // Whether some work has thrown: loops over many items stop taking new ones.
+  bool failed() const { return m_failed.load(std::memory_order_relaxed); }
+
+  // Waits for every thread, then rethrows the first exception kept, if any.
+  void join()
+  {
+    wait();
+    if (m_error) {
+      std::rethrow_exception(std::exchange(m_error, nullptr));
+    }
+  }
+
+private:
+  template<typename Fn>
+  void guarded(Fn& fn) noexcept
+  {
+    try {
+      fn();
+    } catch (...) {
+      const std::lock_guard lock(m_mutex);
+      if (!m_error) {
+        m_error = std::current_exception();
+      }
+      m_failed.store(true, std::memory_order_relaxed);
+    }
+  }
+
+  void wait() noexcept
+  {
+    for (auto& thread : m_threads) {
+      thread.join();
+    }
+    m_threads.clear();
+  }
+
+  std::vector<std::thread> m_threads;
+  std::mutex m_mutex;
+  std::exception_ptr m_error;
+  std::atomic<bool> m_failed{false};
+};
+
 // Runs task(0) .. task(count - 1) on up to `threads` threads, the calling one included; each
-// thread takes the next index as it finishes one.
+// thread takes the next index as it finishes one. After a task throws, no new index is taken.
 template<typename Task>
 void
 run_tasks(size_t count, unsigned threads, const Task& task)
 {
   std::atomic<size_t> next{0};
+  Workers workers;
   const auto worker = [&] {
-    for (size_t i = next++; i < count; i = next++) {
+    for (size_t i = next++; i < count && !workers.failed(); i = next++) {
       task(i);
     }
   };
-  std::vector<std::thread> pool;
   for (size_t i = 1; i < std::min<size_t>(threads, count); ++i) {
-    pool.emplace_back(worker);
+    if (!workers.start(worker)) {
+      break;
+    }
   }
-  worker();
-  for (auto& t : pool) {
-    t.join();
-  }
+  workers.run(worker);
+  workers.join();
 }
 
 // Fewer items than this are not worth a thread: one slice.
@@ -47,20 +124,27 @@ slice_count(size_t count, unsigned threads)
 }
 
 // Runs fn(slice, begin, end) over [0, count) cut into `slices` (at least 1) contiguous slices
-// of about equal size, one thread each, the calling thread taking the first.
+// of about equal size, one thread each, the calling thread taking the first and any slice no
+// thread could be started for.
 template<typename Fn>
 void
 in_slices(size_t count, size_t slices, const Fn& fn)
 {
   const size_t n = std::max<size_t>(slices, 1);
-  std::vector<std::thread> pool;
-  for (size_t i = 1; i < n; ++i) {
-    pool.emplace_back(fn, i, count * i / n, count * (i + 1) / n);
+  const auto bounds = [&](size_t i) { return std::pair{count * i / n, count * (i + 1) / n}; };
+  Workers workers;
+  size_t started = 1;
+  while (started < n && workers.start([&fn, i = started, range = bounds(started)] {
+    fn(i, range.first, range.second);
+  })) {
+    ++started;
   }
-  fn(size_t{0}, size_t{0}, count / n);
-  for (auto& t : pool) {
-    t.join();
+  for (size_t i = 0; i < n && !workers.failed(); ++i) {
+    if (i == 0 || i >= started) {
+      workers.run([&] { fn(i, bounds(i).first, bounds(i).second); });
+    }
   }
+  workers.join();
 }
 
 } // namespace qcheck

@@ -1,0 +1,160 @@
+// When the system cannot start a thread (a pids cgroup full, RLIMIT_NPROC reached), qcheck does
+// the work on the threads it has and reports the same. A separate binary: it replaces
+// pthread_create, which std::thread calls, to refuse threads on demand.
+#include <atomic>
+#include <cerrno>
+#include <dlfcn.h>
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <mutex>
+#include <pthread.h>
+#include <string>
+#include <vector>
+
+#include "builder.hpp"
+#include "qcheck/input.hpp"
+#include "qcheck/lint.hpp"
+#include "qcheck/parallel.hpp"
+#include "qcheck/report.hpp"
+
+namespace {
+
+// Threads pthread_create may still start; negative: any number.
+std::atomic<int> g_allowed{-1};
+std::atomic<int> g_refused{0};
+
+// Sets how many threads may start from now on, and clears the count of refusals.
+void
+allow_threads(int count)
+{
+  g_allowed = count;
+  g_refused = 0;
+}
+
+} // namespace
+
+extern "C" int
+pthread_create(pthread_t* thread, const pthread_attr_t* attr, void* (*start)(void*), void* arg)
+{
+  using Create = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
+  static const auto real = reinterpret_cast<Create>(dlsym(RTLD_NEXT, "pthread_create"));
+  int allowed = g_allowed.load();
+  while (allowed >= 0) {
+    if (allowed == 0) {
+      ++g_refused;
+      return EAGAIN;
+    }
+    if (g_allowed.compare_exchange_weak(allowed, allowed - 1)) {
+      break;
+    }
+  }
+  return real(thread, attr, start, arg);
+}
+
+using namespace qcheck;
+using test::TensorSpec;
+
+TEST(ThreadStart, RunTasksRunsEveryTaskWhenNoThreadStarts)
+{
+  allow_threads(0);
+  std::vector<std::atomic<int>> runs(1000);
+  run_tasks(runs.size(), 4, [&](size_t i) { ++runs[i]; });
+  EXPECT_EQ(g_refused.load(), 1); // the first refusal ends the attempts
+  allow_threads(-1);
+  for (size_t i = 0; i < runs.size(); ++i) {
+    ASSERT_EQ(runs[i].load(), 1) << "task " << i;
+  }
+}
+
+TEST(ThreadStart, InSlicesRunsTheSlicesNoThreadStartedFor)
+{
+  allow_threads(1);
+  std::mutex mutex;
+  std::vector<std::vector<std::pair<size_t, size_t>>> seen(4);
+  in_slices(100, seen.size(), [&](size_t slice, size_t begin, size_t end) {
+    const std::lock_guard lock(mutex);
+    seen.at(slice).emplace_back(begin, end);
+  });
+  EXPECT_EQ(g_refused.load(), 1);
+  allow_threads(-1);
+  const std::vector<std::pair<size_t, size_t>> bounds{{0, 25}, {25, 50}, {50, 75}, {75, 100}};
+  for (size_t s = 0; s < seen.size(); ++s) {
+    EXPECT_EQ(seen[s], std::vector{bounds[s]}) << "slice " << s;
+  }
+}
+
+namespace {
+
+// DeepSeek-style ModelOpt NVFP4: 48 layers of 64 experts in four shards with an index, NextN
+// layer 48 stored BF16 and not excluded. Large enough that every parallel step splits its work.
+MemoryFileSystem
+large_checkpoint()
+{
+  std::vector<std::vector<TensorSpec>> shards(4);
+  std::vector<std::pair<std::string, std::string>> map;
+  const auto add = [&](size_t layer, const std::string& name, const std::string& dtype,
+                       std::vector<uint64_t> shape) {
+    const size_t shard = layer * shards.size() / 49;
+    shards[shard].push_back({name, dtype, std::move(shape)});
+    map.emplace_back(name, fmt::format("model-{:05}-of-00004.safetensors", shard + 1));
+  };
+  for (size_t layer = 0; layer < 48; ++layer) {
+    for (int e = 0; e < 64; ++e) {
+      for (const char* p : {"gate_proj", "up_proj", "down_proj"}) {
+        const std::string m = fmt::format("model.layers.{}.mlp.experts.{}.{}", layer, e, p);
+        add(layer, m + ".weight", "U8", {64, 32});
+        add(layer, m + ".weight_scale", "F8_E4M3", {64, 4});
+        add(layer, m + ".weight_scale_2", "F32", {});
+        add(layer, m + ".input_scale", "F32", {});
+      }
+    }
+  }
+  for (const char* m : {"eh_proj", "self_attn.o_proj", "mlp.down_proj", "shared_head.head"}) {
+    add(48, fmt::format("model.layers.48.{}.weight", m), "BF16", {64, 64});
+  }
+  MemoryFileSystem fs;
+  for (size_t s = 0; s < shards.size(); ++s) {
+    fs.add_file(fmt::format("m/model-{:05}-of-00004.safetensors", s + 1),
+                test::safetensors(shards[s]));
+  }
+  std::string index = R"({"metadata": {"total_size": 0}, "weight_map": {)";
+  for (size_t i = 0; i < map.size(); ++i) {
+    index += (i ? ", \"" : "\"") + map[i].first + "\": \"" + map[i].second + "\"";
+  }
+  fs.add_file("m/model.safetensors.index.json", index + "}}\n");
+  fs.add_file("m/config.json",
+              R"({"architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3", )"
+              R"("num_hidden_layers": 48, "num_nextn_predict_layers": 1, )"
+              R"("quantization_config": {"quant_method": "modelopt", "quant_algo": "NVFP4", )"
+              R"("group_size": 16, "ignore": ["lm_head"]}})");
+  return fs;
+}
+
+std::string
+lint_json(const FileSystem& fs, unsigned threads)
+{
+  LintOptions options;
+  options.threads = threads;
+  auto run = lint_path(fs, "m", options);
+  EXPECT_TRUE(run) << (run ? "" : run.error());
+  return run ? render_json({run->report}) : "";
+}
+
+} // namespace
+
+TEST(ThreadStart, ACheckpointLintsAlikeWhicheverThreadsStart)
+{
+  const MemoryFileSystem fs = large_checkpoint();
+  const std::string alone = lint_json(fs, 1);
+  EXPECT_NE(alone.find("\"QC101\""), std::string::npos) << alone;
+  EXPECT_NE(alone.find("model.layers.48.eh_proj"), std::string::npos) << alone;
+  EXPECT_EQ(lint_json(fs, 4), alone);
+  for (const int allowed : {0, 1, 2}) {
+    allow_threads(allowed);
+    const std::string refused = lint_json(fs, 4);
+    const int refusals = g_refused.load();
+    allow_threads(-1);
+    EXPECT_GT(refusals, 0) << allowed << " threads allowed";
+    EXPECT_EQ(refused, alone) << allowed << " threads allowed";
+  }
+}
