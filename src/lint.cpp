@@ -896,8 +896,8 @@ private:
 
   struct EntryUse
   {
-    std::vector<bool> matched;         // the entry matches some name
-    std::vector<std::string> examples; // substring formats: a module it overmatches, or ""
+    std::vector<bool> matched;              // the entry matches some name
+    std::vector<std::string_view> examples; // substring formats: a module it overmatches, or ""
   };
 
   // Which entries of a long list match a module (under any engine) or a layer prefix or fused
@@ -933,7 +933,8 @@ private:
       size_t begin = 0;
       size_t end = 0;
       std::vector<char> matched{};
-      std::vector<std::string> examples{};
+      std::vector<char> exampled{};                          // the entry has an example here
+      std::vector<std::pair<uint32_t, uint32_t>> examples{}; // (entry, module), module order
     };
     std::vector<Pass> passes;
     const size_t module_count = m_inventory.modules.size();
@@ -950,7 +951,7 @@ private:
       pass.matched.assign(s.excludes.size(), 0);
       const bool examples = pass.layers == nullptr && pass.engine == substring_engine;
       if (examples) {
-        pass.examples.resize(s.excludes.size());
+        pass.exampled.assign(s.excludes.size(), 0);
       }
       std::vector<uint32_t> found;
       const auto visit = [&](std::string_view name) {
@@ -970,8 +971,9 @@ private:
             continue;
           }
           for (uint32_t i : found) {
-            if (pass.examples[i].empty() && overmatches(s.excludes[i], m.name)) {
-              pass.examples[i] = m.name;
+            if (!pass.exampled[i] && overmatches(s.excludes[i], m.name)) {
+              pass.exampled[i] = 1;
+              pass.examples.emplace_back(i, static_cast<uint32_t>(k));
             }
           }
         }
@@ -1003,13 +1005,12 @@ private:
         use.matched[i] = use.matched[i] || pass.matched[i] != 0;
       }
       // Passes in module order: an earlier half's example comes first.
-      if (use.examples.empty()) {
-        use.examples = std::move(pass.examples);
-      } else {
-        for (size_t i = 0; i < pass.examples.size(); ++i) {
-          if (use.examples[i].empty()) {
-            use.examples[i] = std::move(pass.examples[i]);
-          }
+      if (!pass.exampled.empty() && use.examples.empty()) {
+        use.examples.resize(s.excludes.size());
+      }
+      for (const auto& [entry, module] : pass.examples) {
+        if (use.examples[entry].empty()) {
+          use.examples[entry] = m_inventory.modules[module].name;
         }
       }
     }
@@ -1111,8 +1112,8 @@ private:
   struct DecidedList
   {
     const ConfigSource* source;
-    std::vector<uint8_t> verdicts;     // EntryVerdict bits, per entry
-    std::vector<std::string> examples; // per entry: a module it overmatches, or ""
+    std::vector<uint8_t> verdicts;          // EntryVerdict bits, per entry
+    std::vector<std::string_view> examples; // per entry: a module it overmatches, or ""
   };
 
   DecidedList decide_entries(const ConfigSource& s)
