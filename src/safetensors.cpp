@@ -136,14 +136,97 @@ public:
   bool uint(uint64_t& out)
   {
     skip_space();
-    const char* const start = m_p;
+    return read_uint(m_p, m_end, out);
+  }
+
+  // An entry's value as safetensors writers spell it, with no whitespace and the fields in
+  // their order: {"dtype":"F8_E4M3","shape":[7168,2048],"data_offsets":[0,14680064]}. Read in
+  // one pass: the dtype's text (letters, digits, '_'), the dimensions appended to `dims`, the
+  // offsets (end not below begin). Numbers are read as uint() reads them. False, with the
+  // cursor and `dims` as they were, on any other spelling: the general reader takes it.
+  bool compact_entry(std::string_view& dtype, std::vector<uint64_t>& dims, uint64_t& begin,
+                     uint64_t& end)
+  {
+    const char* p = m_p;
+    const size_t dims_before = dims.size();
+    const auto literal = [&]<size_t N>(const char(&text)[N]) {
+      if (static_cast<size_t>(m_end - p) < N - 1 || std::memcmp(p, text, N - 1) != 0) {
+        return false;
+      }
+      p += N - 1;
+      return true;
+    };
+    const auto number = [&](uint64_t& out) { return read_uint(p, m_end, out); };
+    const auto fail = [&] {
+      dims.resize(dims_before);
+      return false;
+    };
+    if (!literal("{\"dtype\":\"")) {
+      return false;
+    }
+    const char* const dtype_start = p;
+    while (p < m_end && is_dtype_char(*p)) {
+      ++p;
+    }
+    if (p == dtype_start) {
+      return false;
+    }
+    dtype = std::string_view(dtype_start, static_cast<size_t>(p - dtype_start));
+    if (!literal("\",\"shape\":[")) {
+      return false;
+    }
+    if (p < m_end && *p == ']') {
+      ++p;
+    } else {
+      for (;;) {
+        uint64_t dim = 0;
+        if (!number(dim)) {
+          return fail();
+        }
+        dims.push_back(dim);
+        if (p < m_end && *p == ',') {
+          ++p;
+          continue;
+        }
+        if (p < m_end && *p == ']') {
+          ++p;
+          break;
+        }
+        return fail();
+      }
+    }
+    if (!literal(",\"data_offsets\":[") || !number(begin) || !literal(",") || !number(end) ||
+        !literal("]}") || end < begin) {
+      return fail();
+    }
+    m_p = p;
+    return true;
+  }
+
+private:
+  static bool is_dtype_char(char c)
+  {
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || is_digit(c) || c == '_';
+  }
+
+  static constexpr uint64_t k_powers[9] = {1,      10,      100,      1000,     10000,
+                                           100000, 1000000, 10000000, 100000000};
+
+  static bool is_digit(char c) { return static_cast<unsigned char>(c - '0') < 10; }
+
+  // The digits of an integer at `p`, which moves past them: without sign or leading zero, at
+  // most 19 so that it fits in 64 bits. A fraction or exponent stops the caller, who expects
+  // ',' or ']' next.
+  static bool read_uint(const char*& p, const char* end, uint64_t& out)
+  {
+    const char* const start = p;
     uint64_t value = 0;
     for (;;) {
       uint64_t word = 0;
       size_t digits = 0;
-      if (!leading_digits(word, digits)) {
-        for (; m_p < m_end && is_digit(*m_p); ++m_p) {
-          value = value * 10 + static_cast<uint64_t>(*m_p - '0');
+      if (!leading_digits(p, end, word, digits)) {
+        for (; p < end && is_digit(*p); ++p) {
+          value = value * 10 + static_cast<uint64_t>(*p - '0');
         }
         break;
       }
@@ -151,13 +234,12 @@ public:
         break;
       }
       value = value * k_powers[digits] + eight_digits(word << (8 * (8 - digits)));
-      m_p += digits;
-      if (digits < 8 || m_p - start > 19) {
+      p += digits;
+      if (digits < 8 || p - start > 19) {
         break;
       }
     }
-    const auto digits = m_p - start;
-    // A fraction or exponent stops the caller, who expects ',' or ']' next.
+    const auto digits = p - start;
     if (digits == 0 || digits > 19 || (digits > 1 && *start == '0')) {
       return false;
     }
@@ -165,23 +247,17 @@ public:
     return true;
   }
 
-private:
-  static constexpr uint64_t k_powers[9] = {1,      10,      100,      1000,     10000,
-                                           100000, 1000000, 10000000, 100000000};
-
-  static bool is_digit(char c) { return static_cast<unsigned char>(c - '0') < 10; }
-
-  // With 8 bytes readable at m_p (little-endian only): `word` holds them less '0' each, and
+  // With 8 bytes readable at p (little-endian only): `word` holds them less '0' each, and
   // `digits` how many of them, from the first, are digits.
-  bool leading_digits(uint64_t& word, size_t& digits) const
+  static bool leading_digits(const char* p, const char* end, uint64_t& word, size_t& digits)
   {
     if constexpr (std::endian::native != std::endian::little) {
       return false;
     }
-    if (m_end - m_p < 8) {
+    if (end - p < 8) {
       return false;
     }
-    std::memcpy(&word, m_p, 8);
+    std::memcpy(&word, p, 8);
     word -= 0x3030303030303030ull; // a borrow only crosses out of a byte that is no digit
     // A byte is a digit when it is now 0..9: high nibble clear, and still clear after adding 6.
     const uint64_t other = (word | (word + 0x0606060606060606ull)) & 0xF0F0F0F0F0F0F0F0ull;
@@ -481,7 +557,7 @@ private:
         }
         in_order = in_order && (m_out.tensors.empty() || previous < key);
         previous = key;
-        if (!plain_tensor(in, key)) {
+        if (!compact_tensor(in, key) && !plain_tensor(in, key)) {
           return false;
         }
         if (m_out.tensors.size() == 1) {
@@ -515,6 +591,20 @@ private:
       m_out.metadata.emplace_back(std::string(key), std::string(value));
     } while (in.take(','));
     return in.take('}');
+  }
+
+  // The usual spelling of an entry, read by PlainCursor::compact_entry; false, with nothing
+  // consumed or added, for plain_tensor to read any other.
+  bool compact_tensor(PlainCursor& in, std::string_view key)
+  {
+    std::string_view dtype_text;
+    const size_t dims_start = m_out.dim_storage.size();
+    uint64_t begin = 0, end = 0;
+    if (!in.compact_entry(dtype_text, m_out.dim_storage, begin, end)) {
+      return false;
+    }
+    add_tensor(key, checked_dtype(key, dtype_text), dtype_text, dims_start, begin, end);
+    return true;
   }
 
   bool plain_tensor(PlainCursor& in, std::string_view key)
