@@ -108,34 +108,67 @@ is_weight_like(std::string_view param)
 void
 classify(const Checkpoint& checkpoint, Module& module)
 {
-  const Params p(checkpoint, module);
+  // The tensors the family is told by: the first of each parameter name, found in the one pass.
+  struct Known
+  {
+    const TensorInfo* weight = nullptr;
+    const TensorInfo* weight_scale = nullptr;
+    const TensorInfo* weight_scale_2 = nullptr;
+    const TensorInfo* weight_scale_inv = nullptr;
+    const TensorInfo* weight_packed = nullptr;
+    const TensorInfo* weight_global_scale = nullptr;
+    const TensorInfo* qweight = nullptr;
+    const TensorInfo* scales = nullptr;
+    const TensorInfo* bitsandbytes = nullptr; // absmax, SCB or quant_map
+  } known;
+  const auto keep = [](const TensorInfo*& slot, const TensorInfo* t) {
+    if (slot == nullptr) {
+      slot = t;
+    }
+  };
   bool has_marker = false;
   bool has_float_weight = false;
   bool has_narrow_weight = false;
   bool has_blocks = false;
   size_t weight_rank = 0;
-  for (const auto& [param, tensor] : p.items) {
-    const TensorInfo& t = *tensor;
+  for (size_t i = 0; i < module.tensors.size(); ++i) {
+    const std::string_view param = module.params[i];
+    const TensorInfo& t = *checkpoint.tensors[module.tensors[i]].info;
     // The commonest names first, one comparison each; the rest go through the predicates.
-    if (param == "weight_scale" || param == "weight_scale_2") {
+    if (param == "weight_scale") {
+      keep(known.weight_scale, &t);
       has_marker = true;
       continue;
     }
-    if (param == "input_scale") {
+    if (param == "weight_scale_2") {
+      keep(known.weight_scale_2, &t);
+      has_marker = true;
       continue;
     }
-    if (is_activation_scale(param)) {
+    if (param == "input_scale" || is_activation_scale(param)) {
       continue;
     }
     if (is_weight_like(param)) {
+      if (param == "weight") {
+        keep(known.weight, &t);
+      }
       weight_rank = std::max(weight_rank, t.shape.size());
       (is_wide_float(t.dtype) ? has_float_weight : has_narrow_weight) = true;
     } else if (is_quant_marker(param)) {
       has_marker = true;
       has_blocks |= ends_with(param, "_blocks");
       if (param == "qweight" || param == "weight_packed") {
+        keep(param == "qweight" ? known.qweight : known.weight_packed, &t);
         weight_rank = std::max(weight_rank, t.shape.size());
+      } else if (param == "weight_scale_inv") {
+        keep(known.weight_scale_inv, &t);
+      } else if (param == "weight_global_scale") {
+        keep(known.weight_global_scale, &t);
+      } else if (param == "absmax" || param == "SCB" || param == "quant_map") {
+        keep(known.bitsandbytes, &t);
       }
+    } else if (param == "scales") {
+      keep(known.scales, &t);
     }
   }
   if (has_marker || has_narrow_weight) {
@@ -148,33 +181,33 @@ classify(const Checkpoint& checkpoint, Module& module)
 
   // Family.
   if (module.storage == Storage::quantized) {
-    const TensorInfo* weight = p.get("weight");
-    const TensorInfo* scale = p.get("weight_scale");
-    const TensorInfo* packed = p.get("weight_packed");
-    const TensorInfo* qweight = p.get("qweight");
+    const TensorInfo* weight = known.weight;
+    const TensorInfo* scale = known.weight_scale;
+    const TensorInfo* packed = known.weight_packed;
+    const TensorInfo* qweight = known.qweight;
     const auto dtype_of = [](const TensorInfo* t) { return t ? t->dtype : Dtype::unknown; };
     const bool is_f8 = dtype_of(weight) == Dtype::F8_E4M3 || dtype_of(weight) == Dtype::F8_E5M2 ||
                        dtype_of(weight) == Dtype::F8_E4M3FNUZ;
     if (packed) {
       if (packed->dtype == Dtype::I32) {
         module.family = QuantFamily::ct_pack;
-      } else if (p.get("weight_global_scale")) {
+      } else if (known.weight_global_scale) {
         module.family = QuantFamily::ct_nvfp4_pack;
       } else {
         module.family = QuantFamily::ct_mxfp4_pack;
       }
     } else if (qweight) {
-      const TensorInfo* scales = p.get("scales");
+      const TensorInfo* scales = known.scales;
       const bool along_output = scales && qweight->shape.size() == 2 && scales->shape.size() == 2 &&
                                 qweight->shape[1] != scales->shape[1];
       module.family = along_output ? QuantFamily::awq : QuantFamily::gptq;
     } else if (has_blocks) {
       module.family = QuantFamily::mxfp4;
-    } else if (p.get("absmax") || p.get("SCB") || p.get("quant_map")) {
+    } else if (known.bitsandbytes) {
       module.family = QuantFamily::bitsandbytes;
-    } else if (dtype_of(weight) == Dtype::U8 && p.get("weight_scale_2")) {
+    } else if (dtype_of(weight) == Dtype::U8 && known.weight_scale_2) {
       module.family = QuantFamily::modelopt_nvfp4;
-    } else if (is_f8 && p.get("weight_scale_inv")) {
+    } else if (is_f8 && known.weight_scale_inv) {
       module.family = QuantFamily::fp8_block;
     } else if (is_f8 && scale && (scale->dtype == Dtype::U8 || scale->dtype == Dtype::F8_E8M0)) {
       module.family = QuantFamily::mxfp8;

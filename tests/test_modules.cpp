@@ -264,6 +264,15 @@ TEST(Modules, EveryStorageFamily)
     {"bitsandbytes 8-bit",
      {{"p.weight", "I8", {8, 8}}, {"p.SCB", "F32", {8}}},
      QuantFamily::bitsandbytes},
+    {"bitsandbytes 4-bit, absmax alone",
+     {{"p.weight", "U8", {32, 1}}, {"p.weight.absmax", "F32", {4}}},
+     QuantFamily::bitsandbytes},
+    {"bitsandbytes 4-bit, quant_map alone",
+     {{"p.weight", "U8", {32, 1}}, {"p.weight.quant_map", "F32", {16}}},
+     QuantFamily::bitsandbytes},
+    {"nvfp4 without its second scale",
+     {{"p.weight", "U8", {8, 16}}, {"p.weight_scale", "F8_E4M3", {8, 2}}},
+     QuantFamily::unknown},
     {"unknown", {{"p.weight", "I8", {8, 8}}}, QuantFamily::unknown},
   };
   for (const auto& c : cases) {
