@@ -223,14 +223,19 @@ classify(const Checkpoint& checkpoint, Module& module)
   // Role.
   const std::string_view name = module.name;
   const std::string_view last = leaf_of(name);
-  if (last == "embed_tokens" || last == "wte" || last == "wpe" || ends_with(last, "embed") ||
-      ends_with(last, "embeds") || ends_with(last, "embedding") || ends_with(last, "embeddings")) {
+  // Every leaf the next four tests name ends in one of these letters; most leaves ("down_proj",
+  // "input_layernorm") end in another, and skip them.
+  const char end = last.empty() ? '\0' : last.back();
+  const bool named_role = end == 'd' || end == 'e' || end == 'g' || end == 'r' || end == 's';
+  if (named_role && (last == "embed_tokens" || last == "wte" || last == "wpe" ||
+                     ends_with(last, "embed") || ends_with(last, "embeds") ||
+                     ends_with(last, "embedding") || ends_with(last, "embeddings"))) {
     module.role = ModuleRole::embedding;
-  } else if (last == "lm_head" || ends_with(name, "shared_head.head")) {
+  } else if (named_role && (last == "lm_head" || ends_with(name, "shared_head.head"))) {
     module.role = ModuleRole::lm_head;
-  } else if (last == "gate" || last == "router" || last == "shared_expert_gate") {
+  } else if (named_role && (last == "gate" || last == "router" || last == "shared_expert_gate")) {
     module.role = ModuleRole::router;
-  } else if (last == "experts") {
+  } else if (named_role && last == "experts") {
     module.role = ModuleRole::fused_experts;
   } else if (is_expert_projection(name)) {
     module.role = ModuleRole::expert;

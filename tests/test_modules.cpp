@@ -336,6 +336,37 @@ TEST(Modules, Roles)
   EXPECT_EQ(module(*l, "model.visual.pos_embed").role, ModuleRole::embedding);
 }
 
+// Each leaf name that gives a role, and names that only look like one.
+TEST(Modules, EveryNamedRole)
+{
+  const std::vector<std::pair<std::string, ModuleRole>> cases{
+    {"t.wte", ModuleRole::embedding},
+    {"t.wpe", ModuleRole::embedding},
+    {"t.embed_tokens", ModuleRole::embedding},
+    {"t.tok_embed", ModuleRole::embedding},
+    {"t.inputs_embeds", ModuleRole::embedding},
+    {"t.word_embedding", ModuleRole::embedding},
+    {"t.position_embeddings", ModuleRole::embedding},
+    {"t.lm_head", ModuleRole::lm_head},
+    {"t.mtp.shared_head.head", ModuleRole::lm_head},
+    {"t.mlp.gate", ModuleRole::router},
+    {"t.mlp.router", ModuleRole::router},
+    {"t.mlp.shared_expert_gate", ModuleRole::router},
+    {"t.mlp.gate_proj", ModuleRole::linear},
+    {"t.mlp.router_proj", ModuleRole::linear},
+    {"t.embedding_proj", ModuleRole::linear},
+    {"t.head", ModuleRole::linear},
+  };
+  std::vector<TensorSpec> tensors;
+  for (const auto& [name, role] : cases) {
+    tensors.push_back({name + ".weight", "BF16", {8, 8}});
+  }
+  auto l = load(tensors);
+  for (const auto& [name, role] : cases) {
+    EXPECT_EQ(module(*l, name).role, role) << name << ": got " << to_string(module(*l, name).role);
+  }
+}
+
 // Past a few thousand modules classification runs in slices on several threads: every module
 // still gets its own storage, family and role.
 TEST(Modules, LargeInventoryIsClassifiedModuleByModule)
