@@ -308,7 +308,9 @@ public:
         return;
       }
       // Paths repeat: one equal to the last accepted is not checked again.
-      const bool same_file = last_path && *path == *last_path;
+      const bool same_file =
+        last_path && ((path->data() == last_path->data() && path->size() == last_path->size()) ||
+                      *path == *last_path);
       if (!same_file && !is_contained_path(*path)) {
         entry_problem(fmt::format("weight_map sends '{}' to '{}', a path outside the model "
                                   "folder; refused",

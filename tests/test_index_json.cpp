@@ -78,6 +78,36 @@ TEST(IndexJson, MembersInTextOrderAsViews)
                                 {"d\xc3\xa9\n", "f\"g"}}));
 }
 
+// A file spelled like the one before is recognized by its bytes: only when the earlier one held
+// no escape, and only when the string ends where the earlier one did.
+TEST(IndexJson, RepeatedFilesReadAsTheirText)
+{
+  const Scanned s = scan(
+    R"({"weight_map": {"a": "m1", "b": "m1", "c": "m1x", "d": "m1", "e": "m\u0031", "f": "m1",)"
+    R"( "g": "", "h": "", "i": "m", "j": "m1", "k": "a\"b", "l": "a\"b", "m": "a\\b"}})");
+  EXPECT_EQ(s.status, WeightMapScan::Status::ok);
+  EXPECT_EQ(s.members, (Members{{"a", "m1"},
+                                {"b", "m1"},
+                                {"c", "m1x"},
+                                {"d", "m1"},
+                                {"e", "m1"},
+                                {"f", "m1"},
+                                {"g", ""},
+                                {"h", ""},
+                                {"i", "m"},
+                                {"j", "m1"},
+                                {"k", "a\"b"},
+                                {"l", "a\"b"},
+                                {"m", "a\\b"}}));
+  // After an escaped "a\"b", the raw bytes a"b are no string.
+  EXPECT_EQ(scan(R"({"weight_map": {"x": "a\"b", "y": "a"b"}})").status,
+            WeightMapScan::Status::invalid_json);
+  EXPECT_EQ(scan(R"({"weight_map": {"x": "m1", "y": "m1)").status,
+            WeightMapScan::Status::invalid_json);
+  EXPECT_EQ(scan(R"({"weight_map": {"x": "m1", "y": "m1")").status,
+            WeightMapScan::Status::invalid_json);
+}
+
 TEST(IndexJson, NoWeightMapObject)
 {
   for (const std::string json :
