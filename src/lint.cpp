@@ -448,13 +448,22 @@ private:
       const bool is_draft = m_drafts.root_of(modules.front()) != nullptr;
       const ConfigSource& source = *m_source_for.at(*engines.begin());
       size_t tensors = 0;
-      std::set<std::string> files, dtypes;
+      // Shards by index (their files sort as the shards do), dtypes as viewed: a draft layer
+      // holds thousands of tensors, and copying each one's file name cost milliseconds.
+      std::vector<bool> in_shard(m_checkpoint.shards.size());
+      std::set<std::string_view> dtypes;
       for (const auto& name : modules) {
         const Module& m = m_inventory.modules[static_cast<size_t>(m_inventory.find(name))];
         tensors += m.tensors.size();
         for (uint32_t t : m.tensors) {
-          files.insert(m_checkpoint.shard_of(m_checkpoint.tensors[t]));
-          dtypes.insert(std::string(m_checkpoint.tensors[t].info->dtype_text()));
+          in_shard[m_checkpoint.tensors[t].shard] = true;
+          dtypes.insert(m_checkpoint.tensors[t].info->dtype_text());
+        }
+      }
+      std::vector<std::string> files;
+      for (size_t s = 0; s < in_shard.size(); ++s) {
+        if (in_shard[s]) {
+          files.push_back(m_checkpoint.shards[s].file);
         }
       }
       std::vector<std::string> list_files;
@@ -476,7 +485,7 @@ private:
       f.engines.assign(engines.begin(), engines.end());
       f.files = list_files;
       f.files.insert(f.files.end(), files.begin(), files.end());
-      std::set<std::string> seen;
+      std::set<std::string_view> seen; // views m_undeclared's details
       for (const auto& name : modules) {
         for (const auto& d : m_undeclared.at(name).details) {
           if (seen.insert(d).second && seen.size() <= 6) {
