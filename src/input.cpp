@@ -1,6 +1,8 @@
 #include "qcheck/input.hpp"
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -86,6 +88,46 @@ ByteSource::read_all_padded(size_t padding) const
 
 namespace {
 
+// Live mappings, for mapped_file_at(): a fixed table of lock-free slots, so that a signal
+// handler can read it. `begin` is 0 for a free slot and 1 while one is being filled or
+// emptied; the path belongs to the mapping's owner, which outlives the slot.
+struct MappedSlot
+{
+  std::atomic<uintptr_t> begin{0};
+  std::atomic<uintptr_t> end{0};
+  std::atomic<const char*> path{nullptr};
+};
+constexpr size_t k_mapped_slots = 64;
+std::array<MappedSlot, k_mapped_slots> g_mapped;
+
+// The slot now describing [begin, end) of `path`, or null when all are taken (the mapping then
+// goes unnamed).
+MappedSlot*
+register_mapping(const void* begin, size_t size, const char* path)
+{
+  for (MappedSlot& slot : g_mapped) {
+    uintptr_t expected = 0;
+    if (slot.begin.compare_exchange_strong(expected, 1)) {
+      slot.path.store(path);
+      slot.end.store(reinterpret_cast<uintptr_t>(begin) + size);
+      slot.begin.store(reinterpret_cast<uintptr_t>(begin), std::memory_order_release);
+      return &slot;
+    }
+  }
+  return nullptr;
+}
+
+void
+unregister_mapping(MappedSlot* slot)
+{
+  if (slot != nullptr) {
+    slot->begin.store(1);
+    slot->path.store(nullptr);
+    slot->end.store(0);
+    slot->begin.store(0, std::memory_order_release);
+  }
+}
+
 class FdSource final : public ByteSource
 {
 public:
@@ -134,8 +176,23 @@ public:
     if (area == MAP_FAILED) {
       return ByteSource::read_all_padded(padding);
     }
-    std::shared_ptr<const void> owner(
-      area, [span](const void* p) { ::munmap(const_cast<void*>(p), span); });
+    // The owner keeps the path for mapped_file_at() while the mapping lives.
+    struct Mapping
+    {
+      Mapping(void* a, size_t s, std::string p) : area(a), span(s), path(std::move(p)) {}
+      Mapping(const Mapping&) = delete;
+      Mapping& operator=(const Mapping&) = delete;
+      ~Mapping()
+      {
+        unregister_mapping(slot);
+        ::munmap(area, span);
+      }
+      void* area;
+      size_t span;
+      std::string path;
+      MappedSlot* slot = nullptr;
+    };
+    const auto mapping = std::make_shared<Mapping>(area, span, m_path);
     struct stat now
     {};
     if (::mmap(area, static_cast<size_t>(m_size), PROT_READ, MAP_PRIVATE | MAP_FIXED | MAP_POPULATE,
@@ -143,6 +200,8 @@ public:
         ::fstat(m_fd, &now) != 0 || static_cast<uint64_t>(now.st_size) < m_size) {
       return ByteSource::read_all_padded(padding);
     }
+    mapping->slot = register_mapping(area, static_cast<size_t>(m_size), mapping->path.c_str());
+    std::shared_ptr<const void> owner(mapping, area);
     return PaddedBytes{
       std::string_view(static_cast<const char*>(area), static_cast<size_t>(m_size)),
       std::move(owner)};
@@ -378,6 +437,19 @@ Expected<std::vector<std::string>>
 OverlayFileSystem::list_dir(const std::string& path) const
 {
   return m_base.list_dir(path);
+}
+
+const char*
+mapped_file_at(const void* address) noexcept
+{
+  const auto at = reinterpret_cast<uintptr_t>(address);
+  for (const MappedSlot& slot : g_mapped) {
+    const uintptr_t begin = slot.begin.load(std::memory_order_acquire);
+    if (begin > 1 && at >= begin && at < slot.end.load()) {
+      return slot.path.load();
+    }
+  }
+  return nullptr;
 }
 
 } // namespace qcheck

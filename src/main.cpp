@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <vector>
 
+#include "cli_signals.hpp"
 #include "qcheck/explain.hpp"
 #include "qcheck/fix.hpp"
 #include "qcheck/inspect.hpp"
@@ -438,6 +439,7 @@ run_main(int argc, char** argv)
 int
 main(int argc, char** argv)
 {
+  qcheck::cli::report_shrunk_files(k_exit_usage);
   try {
     return run_main(argc, argv);
   } catch (const std::bad_alloc&) {

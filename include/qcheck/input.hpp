@@ -125,6 +125,11 @@ private:
   std::map<std::string, std::string_view> m_overrides;
 };
 
+// The path of the file whose live mapping (made by a disk file's read_all_padded) holds
+// `address`, or null. A mapped file that another process shrinks raises SIGBUS at the next read
+// of a page past its new end: this lets a SIGBUS handler name it. Async-signal-safe.
+const char* mapped_file_at(const void* address) noexcept;
+
 // Joins two path pieces with exactly one '/'. An empty base yields the name.
 std::string join_path(const std::string& base, const std::string& name);
 
