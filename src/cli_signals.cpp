@@ -29,7 +29,8 @@ write_all(const char* text)
 void
 on_sigbus(int signal, siginfo_t* info, void*)
 {
-  const char* path = info != nullptr ? mapped_file_at(info->si_addr) : nullptr;
+  // Only a fault the kernel raised (si_code > 0) has an address; kill() and raise() do not.
+  const char* path = info != nullptr && info->si_code > 0 ? mapped_file_at(info->si_addr) : nullptr;
   if (path == nullptr) {
     ::signal(signal, SIG_DFL); // not a mapped file of ours: crash as usual
     ::raise(signal);

@@ -89,10 +89,12 @@ ByteSource::read_all_padded(size_t padding) const
 namespace {
 
 // Live mappings, for mapped_file_at(): a fixed table of lock-free slots, so that a signal
-// handler can read it. `begin` is 0 for a free slot and 1 while one is being filled or
-// emptied; the path belongs to the mapping's owner, which outlives the slot.
+// handler can read it. `begin` is 0 for a free slot and 1 while one is being filled or emptied;
+// `version` is odd while the fields change, so that a reader can tell a torn read (seqlock).
+// The path belongs to the mapping's owner, which outlives the slot.
 struct MappedSlot
 {
+  std::atomic<uint32_t> version{0};
   std::atomic<uintptr_t> begin{0};
   std::atomic<uintptr_t> end{0};
   std::atomic<const char*> path{nullptr};
@@ -108,9 +110,11 @@ register_mapping(const void* begin, size_t size, const char* path)
   for (MappedSlot& slot : g_mapped) {
     uintptr_t expected = 0;
     if (slot.begin.compare_exchange_strong(expected, 1)) {
+      slot.version.fetch_add(1);
       slot.path.store(path);
       slot.end.store(reinterpret_cast<uintptr_t>(begin) + size);
-      slot.begin.store(reinterpret_cast<uintptr_t>(begin), std::memory_order_release);
+      slot.begin.store(reinterpret_cast<uintptr_t>(begin));
+      slot.version.fetch_add(1);
       return &slot;
     }
   }
@@ -121,10 +125,12 @@ void
 unregister_mapping(MappedSlot* slot)
 {
   if (slot != nullptr) {
+    slot->version.fetch_add(1);
     slot->begin.store(1);
     slot->path.store(nullptr);
     slot->end.store(0);
-    slot->begin.store(0, std::memory_order_release);
+    slot->version.fetch_add(1);
+    slot->begin.store(0); // free for the next register_mapping
   }
 }
 
@@ -172,27 +178,32 @@ public:
       return ByteSource::read_all_padded(padding);
     }
     const size_t span = static_cast<size_t>((m_size + padding + page - 1) / page * page);
-    void* area = ::mmap(nullptr, span, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (area == MAP_FAILED) {
-      return ByteSource::read_all_padded(padding);
-    }
-    // The owner keeps the path for mapped_file_at() while the mapping lives.
+    // The owner: unmaps the area, and keeps the path for mapped_file_at() while it is mapped.
+    // Made first, so that nothing is left mapped if making it throws.
     struct Mapping
     {
-      Mapping(void* a, size_t s, std::string p) : area(a), span(s), path(std::move(p)) {}
+      explicit Mapping(std::string p) : path(std::move(p)) {}
       Mapping(const Mapping&) = delete;
       Mapping& operator=(const Mapping&) = delete;
       ~Mapping()
       {
         unregister_mapping(slot);
-        ::munmap(area, span);
+        if (area != nullptr) {
+          ::munmap(area, span);
+        }
       }
-      void* area;
-      size_t span;
       std::string path;
+      void* area = nullptr;
+      size_t span = 0;
       MappedSlot* slot = nullptr;
     };
-    const auto mapping = std::make_shared<Mapping>(area, span, m_path);
+    const auto mapping = std::make_shared<Mapping>(m_path);
+    void* area = ::mmap(nullptr, span, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (area == MAP_FAILED) {
+      return ByteSource::read_all_padded(padding);
+    }
+    mapping->area = area;
+    mapping->span = span;
     struct stat now
     {};
     if (::mmap(area, static_cast<size_t>(m_size), PROT_READ, MAP_PRIVATE | MAP_FIXED | MAP_POPULATE,
@@ -200,7 +211,8 @@ public:
         ::fstat(m_fd, &now) != 0 || static_cast<uint64_t>(now.st_size) < m_size) {
       return ByteSource::read_all_padded(padding);
     }
-    mapping->slot = register_mapping(area, static_cast<size_t>(m_size), mapping->path.c_str());
+    // The whole area: after a truncation the padding in the file's last page faults too.
+    mapping->slot = register_mapping(area, span, mapping->path.c_str());
     std::shared_ptr<const void> owner(mapping, area);
     return PaddedBytes{
       std::string_view(static_cast<const char*>(area), static_cast<size_t>(m_size)),
@@ -444,9 +456,13 @@ mapped_file_at(const void* address) noexcept
 {
   const auto at = reinterpret_cast<uintptr_t>(address);
   for (const MappedSlot& slot : g_mapped) {
-    const uintptr_t begin = slot.begin.load(std::memory_order_acquire);
-    if (begin > 1 && at >= begin && at < slot.end.load()) {
-      return slot.path.load();
+    const uint32_t version = slot.version.load();
+    const uintptr_t begin = slot.begin.load();
+    const uintptr_t end = slot.end.load();
+    const char* path = slot.path.load();
+    if (version % 2 == 0 && slot.version.load() == version && begin > 1 && at >= begin &&
+        at < end) {
+      return path;
     }
   }
   return nullptr;
