@@ -139,10 +139,9 @@ in_slices(size_t count, size_t slices, const Fn& fn)
   })) {
     ++started;
   }
-  for (size_t i = 0; i < n && !workers.failed(); ++i) {
-    if (i == 0 || i >= started) {
-      workers.run([&] { fn(i, bounds(i).first, bounds(i).second); });
-    }
+  workers.run([&] { fn(size_t{0}, size_t{0}, bounds(0).second); });
+  for (size_t i = started; i < n && !workers.failed(); ++i) {
+    workers.run([&] { fn(i, bounds(i).first, bounds(i).second); });
   }
   workers.join();
 }
