@@ -679,6 +679,38 @@ decide_ct(Decision& d, Engine engine, const ConfigSource& s, const EngineLayer& 
       }
     }
   }
+  // Then the parts (R20): a fused layer is targeted when each part is, by name or re:. Both
+  // engines resolve an MoE layer's scheme from expert 0's three projections.
+  std::vector<std::string> parts;
+  if (layer.kind == LayerKind::fused_moe) {
+    for (const char* proj : {"gate_proj", "up_proj", "down_proj"}) {
+      parts.push_back(fmt::format("{}.0.{}", layer.prefix, proj));
+    }
+  } else if (layer.kind != LayerKind::lm_head) {
+    parts.assign(layer.shards.begin(), layer.shards.end());
+  }
+  const auto part_target =
+    [&](std::string_view part) -> std::pair<const CtGroup*, const std::string*> {
+    for (const auto& group : s.groups) {
+      for (const auto& target : group.targets) {
+        if (target == part ||
+            (target.starts_with("re:") && regex_entry(target, part, false, &d.errors))) {
+          return {&group, &target};
+        }
+      }
+    }
+    return {nullptr, nullptr};
+  };
+  if (!parts.empty() && std::all_of(parts.begin(), parts.end(), [&](const std::string& part) {
+        return part_target(part).second != nullptr;
+      })) {
+    const auto [group, target] = part_target(parts.front());
+    d.matched = *target;
+    d.reason = fmt::format("target '{}' of {} matches '{}' and each other part, and no ignore "
+                           "entry does",
+                           *target, group->name, parts.front());
+    return;
+  }
   d.quantized = false;
   d.reason = "no config_groups target matches";
 }

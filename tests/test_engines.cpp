@@ -488,6 +488,50 @@ TEST(Engines, FusedShardsMustAgree)
                             "model.layers.0.self_attn.k_proj, model.layers.0.self_attn.v_proj not");
 }
 
+// compressed-tensors targets (R20): a fused layer no target names is targeted when each of its
+// parts is; an MoE layer by expert 0's gate, up and down projections.
+TEST(Engines, CompressedTensorsTargetsReachAFusedLayerThroughEachPart)
+{
+  const auto ct = [](const std::string& targets) {
+    return source(fmt::format(R"({{"quant_method":"compressed-tensors","format":"pack-quantized",
+      "ignore":["lm_head"],"config_groups":{{"group_0":{{"targets":{},
+      "weights":{{"num_bits":4,"type":"int","strategy":"group","group_size":128}}}}}}}})",
+                              targets));
+  };
+  const EngineLayer gate_up = layer("model.layers.0.mlp.gate_up_proj", LayerKind::linear,
+                                    {"model.layers.0.mlp.gate_proj", "model.layers.0.mlp.up_proj"});
+  const EngineLayer experts =
+    layer("model.layers.0.mlp.experts", LayerKind::fused_moe,
+          {"model.layers.0.mlp.experts.0.gate_proj", "model.layers.0.mlp.experts.0.up_proj",
+           "model.layers.0.mlp.experts.0.down_proj"});
+  const EngineLayer down = layer("model.layers.0.mlp.down_proj");
+  for (Engine engine : {Engine::vllm, Engine::sglang}) {
+    SCOPED_TRACE(to_string(engine));
+    const ConfigSource mlp = ct(R"(["re:.*mlp\\.(gate|up|down)_proj$"])");
+    Decision d = decide(engine, mlp, {}, gate_up, true);
+    EXPECT_TRUE(d.quantized) << d.reason;
+    EXPECT_EQ(d.matched, R"(re:.*mlp\.(gate|up|down)_proj$)");
+    EXPECT_TRUE(decide(engine, mlp, {}, down, true).quantized);
+    // One part left out: the fused layer is not targeted.
+    d = decide(engine, ct(R"(["re:.*mlp\\.(gate|down)_proj$"])"), {}, gate_up, true);
+    EXPECT_FALSE(d.quantized);
+    EXPECT_EQ(d.reason, "no config_groups target matches");
+    // Exact names of the parts count as well.
+    EXPECT_TRUE(decide(engine,
+                       ct(R"(["model.layers.0.mlp.gate_proj", "model.layers.0.mlp.up_proj"])"), {},
+                       gate_up, true)
+                  .quantized);
+    d = decide(engine, ct(R"(["re:.*mlp\\.experts.*_proj$"])"), {}, experts, true);
+    EXPECT_TRUE(d.quantized) << d.reason;
+    EXPECT_NE(d.reason.find("model.layers.0.mlp.experts.0.gate_proj"), std::string::npos);
+    // The engines probe the three projections by these names, whatever the shards are called.
+    EXPECT_FALSE(
+      decide(engine, ct(R"(["re:.*experts.*(gate|up)_proj$"])"), {}, experts, true).quantized);
+    // Parts are not matched by a class name the whole layer's name would not match either.
+    EXPECT_FALSE(decide(engine, ct(R"(["re:.*self_attn.*"])"), {}, gate_up, true).quantized);
+  }
+}
+
 TEST(Engines, GptqDynamicFirstMatchWins)
 {
   const ConfigSource s = source(R"({"quant_method":"gptq","bits":4,

@@ -699,6 +699,65 @@ TEST(RuleCases, QC102Negative)
   EXPECT_TRUE(r.findings.empty()) << text(r);
 }
 
+// compressed-tensors W4A16 whose targets are regexes naming the parts of fused layers (the
+// MLP's gate/up/down, the experts' projections); attention BF16 and ignored by a regex.
+std::string
+ct_w4a16_targets(const Strings& targets)
+{
+  return R"({"quant_method": "compressed-tensors", "format": "pack-quantized", )"
+         R"("config_groups": {"group_0": {"targets": )" +
+         json_list(targets) +
+         R"(, "weights": {"num_bits": 4, "type": "int", "symmetric": true, "strategy": "group", )"
+         R"("group_size": 32}}}, "ignore": ["lm_head", "re:.*self_attn.*"]})";
+}
+
+const std::string k_qwen3_moe_ct =
+  R"("architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe", "num_hidden_layers": 1)";
+
+Tensors
+qwen3_moe_ct_mlp()
+{
+  const std::string l = "model.layers.0.";
+  return bf16(l + "self_attn.q_proj") + bf16(l + "self_attn.k_proj") +
+         bf16(l + "self_attn.v_proj") + bf16(l + "self_attn.o_proj") +
+         experts(l + "mlp.experts", 0, 1,
+                 [](const std::string& m, uint64_t, uint64_t) { return ct_pack(m); }) +
+         bf16(l + "mlp.gate", 2, 64) + ct_pack(l + "mlp.shared_expert.gate_proj") +
+         ct_pack(l + "mlp.shared_expert.up_proj") + ct_pack(l + "mlp.shared_expert.down_proj") +
+         bf16("lm_head");
+}
+
+// QC102 negative (spec 3.3 targets, R20): both engines target a fused layer whose every part a
+// target names (gate_up_proj from gate_proj and up_proj, q/k/v likewise), and an MoE layer by
+// expert 0's projections; stored quantized, nothing to report.
+TEST(RuleCases, QC102NegativeRegexTargetsNameTheParts)
+{
+  const Report r = lint_folder(folder(
+    config(k_qwen3_moe_ct, ct_w4a16_targets({"re:.*mlp\\\\.experts.*_proj$",
+                                             "re:.*shared_expert\\\\.(gate|up|down)_proj$"})),
+    qwen3_moe_ct_mlp()));
+  EXPECT_TRUE(r.findings.empty()) << text(r);
+}
+
+// QC102 positive: one part of the fused gate_up_proj left out of the targets leaves the fused
+// layer untargeted (unquantized) while both parts are stored W4A16.
+TEST(RuleCases, QC102PositiveRegexTargetsMissAPart)
+{
+  const Report r = lint_folder(
+    folder(config(k_qwen3_moe_ct, ct_w4a16_targets({"re:.*mlp\\\\.experts.*_proj$",
+                                                    "re:.*shared_expert\\\\.(gate|down)_proj$"})),
+           qwen3_moe_ct_mlp()));
+  const auto excluded = findings(r, RuleId::excluded_but_quantized);
+  Strings modules;
+  for (const Finding& f : excluded) {
+    modules.insert(modules.end(), f.modules.begin(), f.modules.end());
+  }
+  std::sort(modules.begin(), modules.end());
+  EXPECT_EQ(modules, (Strings{"model.layers.0.mlp.shared_expert.gate_proj",
+                              "model.layers.0.mlp.shared_expert.up_proj"}))
+    << text(r);
+}
+
 // QC102 (spec 6.2 Qwen3.5 row, 6.4 "4096 vs 2048 (reverse)"): SGLang's Qwen3.5 drafter returns
 // no quant config for Quark when any mtp.* entry is excluded, so the FP8 draft attention and
 // experts are built BF16 - the same R8 error qcheck reports for the ModelOpt NVFP4 variant
