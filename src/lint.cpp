@@ -1585,8 +1585,9 @@ private:
     }
   }
 
-  // R36 for GPTQ/AWQ: qweight, scales and g_idx agree on a pack factor of 32 / bits for 2, 4 or
-  // 8 bits. The factor is read from the shapes, since per-module overrides (dynamic,
+  // R36 for GPTQ/AWQ: qweight, scales and g_idx agree on packing `bits`-bit values into 32-bit
+  // words: GPTQ at 2, 3, 4 or 8 bits (3-bit values straddle words: 32 inputs take 3 words), AWQ
+  // at 2, 4 or 8. The bits are read from the shapes, since per-module overrides (dynamic,
   // extra_config) may change the bits of single layers.
   void packed_shapes(const Module& m, const ConfigSource& s, std::vector<Finding>& out) const
   {
@@ -1596,32 +1597,41 @@ private:
     if (!q || q->shape.size() != 2 || q->shape[0] == 0 || q->shape[1] == 0) {
       return;
     }
-    // Without per-module overrides the config's bits fix the factor.
-    const bool uniform =
-      s.bits > 0 && 32 % s.bits == 0 && s.dynamic.empty() && s.extra_config.empty();
+    const bool gptq = m.family == QuantFamily::gptq;
+    // Without per-module overrides the config's bits fix the packing.
+    const bool uniform = s.bits > 0 && s.dynamic.empty() && s.extra_config.empty();
+    const auto packs = [](uint64_t whole, uint64_t packed, uint64_t bits) {
+      unsigned long long stored = 0, needed = 0;
+      return checked_mul(whole, bits, needed) && checked_mul(packed, 32, stored) &&
+             stored == needed;
+    };
     auto valid_pack = [&](uint64_t whole, uint64_t packed) {
-      if (packed == 0 || whole % packed != 0) {
+      if (packed == 0) {
         return false;
       }
-      const uint64_t ratio = whole / packed;
-      return uniform ? ratio == static_cast<uint64_t>(32 / s.bits)
-                     : ratio == 4 || ratio == 8 || ratio == 16;
+      if (uniform) {
+        return packs(whole, packed, static_cast<uint64_t>(s.bits));
+      }
+      return packs(whole, packed, 2) || packs(whole, packed, 4) || packs(whole, packed, 8) ||
+             (gptq && packs(whole, packed, 3));
     };
+    const std::string bits_text = uniform ? fmt::format("{} bits", s.bits)
+                                  : gptq  ? "2, 3, 4 or 8 bits"
+                                          : "2, 4 or 8 bits";
     std::string problem;
-    if (m.family == QuantFamily::gptq) {
+    if (gptq) {
       if (g_idx && g_idx->shape.size() == 1 && !valid_pack(g_idx->shape[0], q->shape[0])) {
-        problem = fmt::format("qweight [{}, {}] cannot pack the {} input rows g_idx lists at 2, 4 "
-                              "or 8 bits",
-                              q->shape[0], q->shape[1], g_idx->shape[0]);
+        problem = fmt::format("qweight [{}, {}] cannot pack the {} input rows g_idx lists at {}",
+                              q->shape[0], q->shape[1], g_idx->shape[0], bits_text);
       } else if (scales && scales->shape.size() == 2 && scales->shape[1] != q->shape[1]) {
         problem = fmt::format("qweight [{}, {}] and scales [{}, {}] disagree on the output width",
                               q->shape[0], q->shape[1], scales->shape[0], scales->shape[1]);
       }
     } else if (scales && scales->shape.size() == 2 && !valid_pack(scales->shape[1], q->shape[1])) {
-      problem =
-        fmt::format("AWQ qweight [{}, {}] cannot pack the {} outputs of scales [{}, {}] "
-                    "at 2, 4 or 8 bits",
-                    q->shape[0], q->shape[1], scales->shape[1], scales->shape[0], scales->shape[1]);
+      problem = fmt::format("AWQ qweight [{}, {}] cannot pack the {} outputs of scales [{}, {}] "
+                            "at {}",
+                            q->shape[0], q->shape[1], scales->shape[1], scales->shape[0],
+                            scales->shape[1], bits_text);
     }
     if (!problem.empty()) {
       Finding& f = add_to(out, RuleId::packed_shape, "", fmt::format("'{}': {}", m.name, problem));

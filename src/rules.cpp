@@ -147,7 +147,8 @@ constexpr std::array<Rule, 35> k_rules{{
   {RuleId::packed_shape, "QC119", "packed-shape-mismatch", Severity::error, false,
    "A quantized tensor's shape does not match its packing",
    "Packed weights have fixed ratios: NVFP4 weight [out, in/2] with weight_scale [out, in/16], "
-   "GPTQ qweight [in/8, out] with scales [in/group, out], AWQ qweight [in, out/8]. A mismatch is "
+   "GPTQ qweight [in/8, out] at 4 bits (in * bits / 32 rows: 2, 3, 4 or 8 bits) with scales "
+   "[in/group, out], AWQ qweight [in, out/8]. A mismatch is "
    "exactly `The size of tensor a (X) must match the size of tensor b (2X)` at load."},
   {RuleId::block_prefix_overmatch, "QC120", "block-prefix-overmatch", Severity::warning, false,
    "A block_name_to_quantize entry is a string prefix of unintended modules",

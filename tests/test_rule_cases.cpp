@@ -1914,8 +1914,52 @@ TEST(RuleCases, QC119Positive)
                          gptq("model.layers.0.mlp.down_proj", 64, 64, 48) + bf16("lm_head")));
   const Finding f = only(r, RuleId::packed_shape,
                          "'model.layers.0.mlp.down_proj': qweight [8, 64] cannot pack the 48 input "
-                         "rows g_idx lists at 2, 4 or 8 bits");
+                         "rows g_idx lists at 4 bits");
   EXPECT_EQ(f.modules, Strings{"model.layers.0.mlp.down_proj"});
+}
+
+// GPTQ at 3 bits (spec 4.5, pack = 32/bits; vLLM's gptq takes 2, 3, 4 and 8): 32 input rows fill
+// three 32-bit words, so qweight holds in * 3 / 32 rows.
+Tensors
+gptq3(const std::string& module, uint64_t rows)
+{
+  return {{module + ".qweight", "I32", {rows, 64}},
+          {module + ".qzeros", "I32", {2, 6}},
+          {module + ".scales", "F16", {2, 64}},
+          {module + ".g_idx", "I32", {128}}};
+}
+
+TEST(RuleCases, QC119NegativeThreeBits)
+{
+  const std::string three_bits = R"({"quant_method": "gptq", "bits": 3, "group_size": 64, )"
+                                 R"("desc_act": false, "sym": true, "lm_head": false)" +
+                                 k_gptq_listed + "}";
+  const Report r = lint_folder(folder(
+    config(k_llama, three_bits), gptq3("model.layers.0.self_attn.o_proj", 12) +
+                                   gptq3("model.layers.0.mlp.down_proj", 12) + bf16("lm_head")));
+  EXPECT_TRUE(findings(r, RuleId::packed_shape).empty()) << text(r);
+  // 16 rows would be 4-bit packing, which the config does not declare.
+  const Report wrong = lint_folder(folder(
+    config(k_llama, three_bits), gptq3("model.layers.0.self_attn.o_proj", 12) +
+                                   gptq3("model.layers.0.mlp.down_proj", 16) + bf16("lm_head")));
+  only(wrong, RuleId::packed_shape,
+       "'model.layers.0.mlp.down_proj': qweight [16, 64] cannot pack the 128 input rows g_idx "
+       "lists at 3 bits");
+  // With per-module overrides any of 2, 3, 4 and 8 bits is read from the shapes.
+  const std::string dynamic = R"({"quant_method": "gptq", "bits": 4, "group_size": 64, )"
+                              R"("desc_act": false, "sym": true, "lm_head": false, )"
+                              R"("dynamic": {"+:.*down_proj": {"bits": 3}})" +
+                              k_gptq_listed + "}";
+  const Report mixed = lint_folder(folder(
+    config(k_llama, dynamic), gptq("model.layers.0.self_attn.o_proj", 64, 128) +
+                                gptq3("model.layers.0.mlp.down_proj", 12) + bf16("lm_head")));
+  EXPECT_TRUE(findings(mixed, RuleId::packed_shape).empty()) << text(mixed);
+  const Report odd = lint_folder(folder(
+    config(k_llama, dynamic), gptq("model.layers.0.self_attn.o_proj", 64, 128) +
+                                gptq3("model.layers.0.mlp.down_proj", 13) + bf16("lm_head")));
+  only(odd, RuleId::packed_shape,
+       "'model.layers.0.mlp.down_proj': qweight [13, 64] cannot pack the 128 input rows g_idx "
+       "lists at 2, 3, 4 or 8 bits");
 }
 
 TEST(RuleCases, QC119Negative)
