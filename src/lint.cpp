@@ -1142,6 +1142,11 @@ private:
     }
     const bool long_examples = !out.examples.empty();
     out.examples.resize(s.excludes.size());
+    const bool stores_lm_head =
+      std::any_of(m_inventory.modules.begin(), m_inventory.modules.end(), [](const Module& m) {
+        return m.role == ModuleRole::lm_head &&
+               (m.name == "lm_head" || m.name.ends_with(".lm_head"));
+      });
     const std::vector<bool>& matched = use.matched;
     for (size_t index = 0; index < s.excludes.size(); ++index) {
       const std::string& entry = s.excludes[index];
@@ -1165,6 +1170,12 @@ private:
       if (!used && matched.empty()) {
         used = entry_used_by_scan(s, engines, entry);
       }
+      // A checkpoint that stores no LM head ties it to the embeddings: the engines still build
+      // an lm_head module, and llm-compressor lists it by default.
+      used = used || (!stores_lm_head &&
+                      std::any_of(k_all_engines.begin(), k_all_engines.end(), [&](Engine e) {
+                        return entry_matches(e, s.format, entry, "lm_head");
+                      }));
       if (s.format == QuantFormat::compressed_tensors && regex && misses_renamed_prefixes(entry)) {
         verdict |= k_entry_renamed_regex;
       }

@@ -1378,6 +1378,39 @@ TEST(RuleCases, QC112Positive)
   EXPECT_EQ(f.end_column, f.column + 30); // the quoted entry
 }
 
+// QC112 negative: a model that ties its LM head to the embeddings stores no lm_head, yet the
+// engines build one, and llm-compressor lists it by default (ignore: ["lm_head"]). A stored
+// NextN shared_head.head is a draft's head, not the model's: the entry is still in use.
+TEST(RuleCases, QC112NegativeTiedLmHead)
+{
+  const std::string tied =
+    R"("architectures": ["LlamaForCausalLM"], "model_type": "llama", "num_hidden_layers": 1, )"
+    R"("tie_word_embeddings": true)";
+  const Tensors stored = nvfp4("model.layers.0.self_attn.o_proj") +
+                         nvfp4("model.layers.0.mlp.down_proj") +
+                         bf16("model.embed_tokens", 128, 64) + norm("model.norm");
+  for (const Strings& list : {Strings{"lm_head"}, Strings{"re:.*lm_head"}, Strings{"*lm_head"}}) {
+    const bool ct = list.front().starts_with("re:");
+    const Report r = lint_folder(folder(
+      config(tied,
+             ct ? R"({"quant_method": "compressed-tensors", "format": "nvfp4-pack-quantized", )"
+                  R"("config_groups": {"group_0": {"targets": ["Linear"], "weights": )"
+                  R"({"num_bits": 4, "type": "float", "strategy": "tensor_group", )"
+                  R"("group_size": 16}}}, "ignore": )" +
+                    json_list(list) + "}"
+                : modelopt("NVFP4", list)),
+      ct ? ct_nvfp4("model.layers.0.self_attn.o_proj") + ct_nvfp4("model.layers.0.mlp.down_proj") +
+             bf16("model.embed_tokens", 128, 64) + norm("model.norm")
+         : stored));
+    EXPECT_TRUE(findings(r, RuleId::unused_entry).empty()) << list.front() << "\n" << text(r);
+  }
+  // The LM head is stored: an entry for another head is still reported.
+  const Report stored_head = lint_folder(folder(
+    config(tied, modelopt("NVFP4", {"lm_head", "model.lm_head"})), stored + bf16("lm_head", 128)));
+  only(stored_head, RuleId::unused_entry,
+       "ignore entry 'model.lm_head' matches no module of the checkpoint");
+}
+
 // Consecutive dead entries are one finding that spans them, from the first entry's line and
 // column to the end of the last (pointer to end_pointer); up to six are spelled out.
 TEST(RuleCases, QC112ConsecutiveDeadEntriesAreOneFinding)
