@@ -239,6 +239,8 @@ classify(const Checkpoint& checkpoint, Module& module)
     module.role = ModuleRole::fused_experts;
   } else if (is_expert_projection(name)) {
     module.role = ModuleRole::expert;
+  } else if (end == 'j' && ends_with(name, ".indexer.weights_proj")) {
+    module.role = ModuleRole::unquantized_linear;
   } else if (module.storage == Storage::quantized || weight_rank == 2) {
     module.role = ModuleRole::linear;
   } else if (weight_rank == 1) {
@@ -312,6 +314,8 @@ to_string(ModuleRole role)
     return "fused-experts";
   case ModuleRole::router:
     return "router";
+  case ModuleRole::unquantized_linear:
+    return "unquantized-linear";
   case ModuleRole::lm_head:
     return "lm-head";
   case ModuleRole::embedding:

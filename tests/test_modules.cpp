@@ -356,6 +356,9 @@ TEST(Modules, EveryNamedRole)
     {"t.mlp.router_proj", ModuleRole::linear},
     {"t.embedding_proj", ModuleRole::linear},
     {"t.head", ModuleRole::linear},
+    {"t.self_attn.indexer.weights_proj", ModuleRole::unquantized_linear},
+    {"t.self_attn.indexer.wk", ModuleRole::linear},
+    {"t.self_attn.weights_proj", ModuleRole::linear},
   };
   std::vector<TensorSpec> tensors;
   for (const auto& [name, role] : cases) {

@@ -1714,6 +1714,33 @@ const std::string k_fp8_block =
 
 } // namespace
 
+// QC101 negative: DeepSeek-V3.2 as released (HF FP8 block, no exclusion list) stores each
+// layer's self_attn.indexer.weights_proj BF16; vLLM's and SGLang's Indexer build it with
+// quant_config=None, so it is never quantized and nothing is missing. wq_b and wk are FP8.
+TEST(RuleCases, QC101NegativeDeepseekV32IndexerWeightsProj)
+{
+  const std::string v32 =
+    R"("architectures": ["DeepseekV32ForCausalLM"], "model_type": "deepseek_v32", )"
+    R"("num_hidden_layers": 1, "q_lora_rank": 128, "index_n_heads": 64)";
+  const std::string a = "model.layers.0.self_attn.";
+  const Tensors stored = fp8_block(a + "q_a_proj") + fp8_block(a + "o_proj") +
+                         fp8_block(a + "indexer.wq_b") + fp8_block(a + "indexer.wk") +
+                         norm(a + "indexer.k_norm", 128) +
+                         fp8_block("model.layers.0.mlp.down_proj") + bf16("lm_head", 128, 128);
+  const Report r = lint_folder(
+    folder(config(v32, k_fp8_block), stored + bf16(a + "indexer.weights_proj", 64, 128)));
+  EXPECT_TRUE(r.findings.empty()) << text(r);
+  // Another projection of the indexer stored BF16 is still declared FP8.
+  const Report wk = lint_folder(
+    folder(config(v32, k_fp8_block),
+           fp8_block(a + "q_a_proj") + fp8_block(a + "o_proj") + fp8_block(a + "indexer.wq_b") +
+             bf16(a + "indexer.wk", 128, 128) + bf16(a + "indexer.weights_proj", 64, 128) +
+             fp8_block("model.layers.0.mlp.down_proj") + bf16("lm_head", 128, 128)));
+  const auto missing = findings(wk, RuleId::undeclared_unquantized);
+  ASSERT_EQ(missing.size(), 1u) << text(wk);
+  EXPECT_EQ(missing[0].modules, Strings{a + "indexer.wk"});
+}
+
 // QC114 (R28): weight_scale_inv stored transposed for a non-square weight.
 TEST(RuleCases, QC114Positive)
 {

@@ -44,10 +44,13 @@ enum class ModuleRole
   expert,        // one expert's projection inside a fused MoE (...experts.{e}.{proj})
   fused_experts, // all experts in one module (...mlp.experts with 3-D or *_blocks tensors)
   router,        // MoE router (mlp.gate, router, shared_expert_gate)
-  lm_head,       // output head (lm_head, shared_head.head)
-  embedding,     // token embeddings
-  norm,          // 1-D weights (layer norms, RMS norms)
-  other,         // convolutions, buffers, anything else
+  // A projection every engine builds without a quantization config: DeepSeek-V3.2's
+  // self_attn.indexer.weights_proj (vLLM's and SGLang's Indexer pass quant_config=None).
+  unquantized_linear,
+  lm_head,   // output head (lm_head, shared_head.head)
+  embedding, // token embeddings
+  norm,      // 1-D weights (layer norms, RMS norms)
+  other,     // convolutions, buffers, anything else
 };
 
 std::string_view to_string(Storage storage);
