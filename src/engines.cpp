@@ -1048,8 +1048,9 @@ engine_layers(Engine engine, const Inventory& inventory, const Drafts& drafts,
   };
   for (uint32_t i = 0; i < inventory.modules.size(); ++i) {
     const Module& m = inventory.modules[i];
-    if (m.role != ModuleRole::linear && m.role != ModuleRole::expert &&
-        m.role != ModuleRole::fused_experts && m.role != ModuleRole::lm_head) {
+    if ((m.role != ModuleRole::linear && m.role != ModuleRole::expert &&
+         m.role != ModuleRole::fused_experts && m.role != ModuleRole::lm_head) ||
+        !m.loaded) {
       continue;
     }
     const std::string* root = root_of(i);

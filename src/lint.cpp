@@ -1515,7 +1515,7 @@ private:
   void check_layout(const Module& m, const ConfigSource& s, const std::set<QuantFamily>& allowed,
                     LayoutFindings& found) const
   {
-    if (m.storage != Storage::quantized) {
+    if (m.storage != Storage::quantized || !m.loaded) {
       return;
     }
     const uint64_t group = s.group_size > 0 ? static_cast<uint64_t>(s.group_size) : 16;

@@ -573,6 +573,9 @@ build_inventory(const Checkpoint& checkpoint, unsigned threads)
   inventory.modules.resize(starts.size());
   const std::span<const uint32_t> all(inventory.tensor_storage);
   const std::span<const std::string_view> params(inventory.param_storage);
+  const bool some_unlisted =
+    checkpoint.has_index && std::any_of(checkpoint.shards.begin(), checkpoint.shards.end(),
+                                        [](const ShardFile& shard) { return !shard.in_index; });
   in_slices(
     starts.size(), slice_count(starts.size(), threads), [&](size_t, size_t begin, size_t end) {
       for (size_t m = begin; m < end; ++m) {
@@ -587,6 +590,13 @@ build_inventory(const Checkpoint& checkpoint, unsigned threads)
                                       QuantFamily::none,
                                       ModuleRole::other};
         classify(checkpoint, inventory.modules[m]);
+        if (some_unlisted) {
+          const std::span<const uint32_t> tensors = inventory.modules[m].tensors;
+          inventory.modules[m].loaded =
+            std::any_of(tensors.begin(), tensors.end(), [&](uint32_t i) {
+              return checkpoint.shards[checkpoint.tensors[i].shard].in_index;
+            });
+        }
       }
     });
   return inventory;

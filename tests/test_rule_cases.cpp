@@ -455,6 +455,41 @@ TEST(RuleCases, QC005Negative)
   EXPECT_TRUE(r.findings.empty()) << text(r);
 }
 
+// QC005 and nothing else: a Mistral-style repository ships the native consolidated.safetensors
+// beside the indexed shards. Loaders never read it, so its BF16 modules are not judged against
+// the declared quantization (no QC101); named in the index, the same file's modules are.
+TEST(RuleCases, QC005UnloadedModulesAreNotJudged)
+{
+  const auto make = [](bool listed) {
+    MemoryFileSystem fs;
+    fs.add_file("m/config.json", config(k_llama, modelopt("NVFP4", {"lm_head"})));
+    fs.add_file("m/model-00001-of-00001.safetensors",
+                test::safetensors(nvfp4("model.layers.0.self_attn.o_proj") + bf16("lm_head")));
+    fs.add_file("m/consolidated.safetensors",
+                test::safetensors(bf16("layers.0.attention.wo") + bf16("output", 128)));
+    std::vector<std::pair<std::string, std::string>> map{
+      {"lm_head.weight", "model-00001-of-00001.safetensors"},
+      {"model.layers.0.self_attn.o_proj.input_scale", "model-00001-of-00001.safetensors"},
+      {"model.layers.0.self_attn.o_proj.weight", "model-00001-of-00001.safetensors"},
+      {"model.layers.0.self_attn.o_proj.weight_scale", "model-00001-of-00001.safetensors"},
+      {"model.layers.0.self_attn.o_proj.weight_scale_2", "model-00001-of-00001.safetensors"}};
+    if (listed) {
+      map.insert(map.begin(), {"layers.0.attention.wo.weight", "consolidated.safetensors"});
+      map.insert(map.begin() + 2, {"output.weight", "consolidated.safetensors"});
+    }
+    fs.add_file("m/model.safetensors.index.json", index_json(map));
+    return fs;
+  };
+  const Report r = lint_folder(make(false));
+  only(r, RuleId::unindexed_shard,
+       "is not named in model.safetensors.index.json; vLLM and SGLang load only the files the "
+       "index names, so its tensors are never loaded");
+  EXPECT_EQ(r.findings.size(), 1u) << text(r);
+  const Report listed = lint_folder(make(true));
+  EXPECT_TRUE(findings(listed, RuleId::unindexed_shard).empty()) << text(listed);
+  EXPECT_FALSE(findings(listed, RuleId::undeclared_unquantized).empty()) << text(listed);
+}
+
 // QC006: model.norm.weight stored in both shards; the index picks the second.
 TEST(RuleCases, QC006Positive)
 {

@@ -65,6 +65,9 @@ struct Module
   Storage storage = Storage::no_weight;
   QuantFamily family = QuantFamily::none;
   ModuleRole role = ModuleRole::other;
+  // Some tensor is in a file a loader reads: with an index, only the files it names (a module
+  // stored only elsewhere is never loaded, QC005).
+  bool loaded = true;
 };
 
 // Move-only: modules view `tensor_storage` and `param_storage`, whose buffers a move keeps.
