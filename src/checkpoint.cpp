@@ -44,10 +44,24 @@ public:
     assert(!same_file || !m_files.empty());
     m_increasing = m_increasing && (m_entries.empty() || m_entries.back().tensor() < tensor);
     if (!same_file) {
-      auto it = std::find(m_files.begin(), m_files.end(), file);
-      m_last_file = static_cast<uint32_t>(it - m_files.begin());
-      if (it == m_files.end()) {
+      // A handful of files: a scan. An index naming thousands of files: a hash of the views
+      // (they stay valid as long as the index text does), not a scan per entry.
+      if (m_by_file.empty() && m_files.size() < k_scanned_files) {
+        auto it = std::find(m_files.begin(), m_files.end(), file);
+        m_last_file = static_cast<uint32_t>(it - m_files.begin());
+      } else {
+        if (m_by_file.empty()) {
+          for (uint32_t i = 0; i < m_files.size(); ++i) {
+            m_by_file.emplace(m_file_views[i], i);
+          }
+        }
+        const auto [it, added] = m_by_file.emplace(file, static_cast<uint32_t>(m_files.size()));
+        m_last_file = it->second;
+        (void)added;
+      }
+      if (m_last_file == m_files.size()) {
         m_files.emplace_back(file);
+        m_file_views.push_back(file);
         m_counts.push_back(0);
       }
     }
@@ -84,7 +98,10 @@ public:
   const std::string& file_of(const Entry& e) const { return m_files[e.file]; }
 
 private:
+  static constexpr size_t k_scanned_files = 64;
   std::vector<std::string> m_files;
+  std::vector<std::string_view> m_file_views;               // as add() was given them
+  std::unordered_map<std::string_view, uint32_t> m_by_file; // filled past k_scanned_files
   std::vector<size_t> m_counts;
   uint32_t m_last_file = 0;
   std::vector<Entry> m_entries;

@@ -197,6 +197,45 @@ TEST(Checkpoint, ShardTheIndexDoesNotName)
                             "never loaded");
 }
 
+// An index naming more files than are looked up by scanning (files are then found by hash): the
+// files, and how many tensors each is named for, are the same as for a few files.
+TEST(Checkpoint, IndexNamingHundredsOfFilesInTurn)
+{
+  MemoryFileSystem fs;
+  std::vector<std::pair<std::string, std::string>> map;
+  constexpr int k_files = 150;
+  for (int f = 0; f < k_files; ++f) {
+    std::vector<TensorSpec> tensors;
+    for (int k = f; k < 3 * k_files; k += k_files) {
+      tensors.push_back({fmt::format("w{:03}.weight", k), "BF16", {2}});
+    }
+    fs.add_file(fmt::format("m/part-{}.safetensors", f), safetensors(tensors));
+  }
+  for (int k = 0; k < 3 * k_files; ++k) { // name order: the file changes at every entry
+    map.emplace_back(fmt::format("w{:03}.weight", k),
+                     fmt::format("part-{}.safetensors", k % k_files));
+  }
+  // Two files the index names that do not exist, one of them twice, late and apart.
+  map.emplace_back("x0.weight", "gone-a.safetensors");
+  map.emplace_back("x1.weight", "gone-b.safetensors");
+  map.emplace_back("x2.weight", "gone-a.safetensors");
+  fs.add_file("m/model.safetensors.index.json", index_json(map));
+  const Checkpoint c = load(fs);
+  EXPECT_EQ(messages(c),
+            (std::vector<std::string>{
+              "gone-a.safetensors: named by model.safetensors.index.json for 2 tensors, but the "
+              "file does not exist",
+              "gone-b.safetensors: named by model.safetensors.index.json for 1 tensor, but the "
+              "file does not exist"}));
+  ASSERT_EQ(c.tensors.size(), static_cast<size_t>(3 * k_files));
+  for (int k = 0; k < 3 * k_files; ++k) {
+    const Tensor& t = c.tensors[static_cast<size_t>(k)];
+    EXPECT_EQ(t.info->name, fmt::format("w{:03}.weight", k));
+    EXPECT_EQ(c.shards[t.shard].file, fmt::format("part-{}.safetensors", k % k_files));
+    EXPECT_TRUE(c.shards[t.shard].in_index);
+  }
+}
+
 TEST(Checkpoint, SameTensorInTwoShards)
 {
   MemoryFileSystem fs;
