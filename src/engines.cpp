@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <cstring>
 #include <deque>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -972,26 +974,66 @@ locate_drafts(const ModelInfo& model, const Checkpoint& checkpoint, const Invent
     }
     return false;
   };
+  static constexpr std::array<const char*, 3> k_bases{"model.layers", "model.language_model.layers",
+                                                      "language_model.model.layers"};
   if (model.num_hidden_layers) {
-    for (uint64_t k = 0; k < model.num_mtp_layers; ++k) {
+    const uint64_t first = *model.num_hidden_layers;
+    const uint64_t count =
+      std::min<uint64_t>(model.num_mtp_layers, std::numeric_limits<uint64_t>::max() - first);
+    // The draft indices to look up: each declared one, or for a count too large to walk (a
+    // typo, a hostile config) the declared ones some module is stored under.
+    std::vector<uint64_t> candidates;
+    const bool walk = count <= k_walked_draft_layers;
+    if (walk) {
+      for (uint64_t k = 0; k < count; ++k) {
+        candidates.push_back(first + k);
+      }
+    } else {
+      for (const char* base : k_bases) {
+        const std::string dotted = fmt::format("{}.", base);
+        for (const Module& m : inventory.under(base)) {
+          uint64_t n = 0;
+          const std::string_view rest = m.name.substr(dotted.size());
+          const auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), n);
+          if (ec == std::errc() && (end == rest.data() + rest.size() || *end == '.') &&
+              n >= first && n - first < count) {
+            candidates.push_back(n);
+          }
+        }
+      }
+      std::sort(candidates.begin(), candidates.end());
+      candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+    }
+    std::vector<uint64_t> found_layers;
+    for (const uint64_t layer : candidates) {
       bool found = false;
       std::vector<std::string> unindexed;
-      for (const char* base :
-           {"model.layers", "model.language_model.layers", "language_model.model.layers"}) {
-        const std::string root = fmt::format("{}.{}", base, *model.num_hidden_layers + k);
+      for (const char* base : k_bases) {
+        const std::string root = fmt::format("{}.{}", base, layer);
         if (!inventory.under(root).empty()) {
           drafts.roots.push_back(root);
           found = found || loaded_under(root, unindexed);
         }
       }
-      if (!found) {
-        drafts.missing.push_back(*model.num_hidden_layers + k);
-        for (std::string& file : unindexed) {
-          if (std::find(drafts.unindexed_files.begin(), drafts.unindexed_files.end(), file) ==
-              drafts.unindexed_files.end()) {
-            drafts.unindexed_files.push_back(std::move(file));
-          }
+      if (found) {
+        found_layers.push_back(layer);
+        continue;
+      }
+      for (std::string& file : unindexed) {
+        if (std::find(drafts.unindexed_files.begin(), drafts.unindexed_files.end(), file) ==
+            drafts.unindexed_files.end()) {
+          drafts.unindexed_files.push_back(std::move(file));
         }
+      }
+    }
+    // The missing ones: counted, and the first few listed.
+    drafts.missing_count = count - found_layers.size();
+    for (uint64_t k = 0, f = 0; k < count && drafts.missing.size() < Drafts::k_listed_missing;
+         ++k) {
+      if (f < found_layers.size() && found_layers[f] == first + k) {
+        ++f;
+      } else {
+        drafts.missing.push_back(first + k);
       }
     }
   }
@@ -1005,6 +1047,7 @@ locate_drafts(const ModelInfo& model, const Checkpoint& checkpoint, const Invent
   if (std::any_of(drafts.roots.begin(), drafts.roots.end(),
                   [](const std::string& r) { return r.find("layers.") == std::string::npos; })) {
     drafts.missing.clear();
+    drafts.missing_count = 0;
     drafts.unindexed_files.clear();
   }
   return drafts;

@@ -305,7 +305,12 @@ private:
     if (!m_drafts.missing.empty() && !m_checkpoint.tensors.empty()) {
       std::string key = m_declaration.model.mtp_key;
       std::replace(key.begin(), key.end(), '.', '/');
-      const bool one = m_drafts.missing.size() == 1;
+      const bool one = m_drafts.missing_count == 1;
+      const std::string listed =
+        m_drafts.missing_count > m_drafts.missing.size()
+          ? fmt::format("{}, ... ({} in all)", fmt::join(m_drafts.missing, ", "),
+                        m_drafts.missing_count)
+          : fmt::format("{}", fmt::join(m_drafts.missing, ", "));
       const std::string where =
         m_drafts.unindexed_files.empty()
           ? "is stored"
@@ -313,13 +318,12 @@ private:
                         "index does not name)",
                         fmt::join(m_drafts.unindexed_files, ", "),
                         m_drafts.unindexed_files.size() == 1 ? "s" : "", one ? "it" : "them");
-      Finding& f =
-        add(RuleId::mtp_missing, "config.json",
-            fmt::format("{} = {} declares draft layer{} {} but no tensor of {} {}; vLLM stops with "
-                        "`MTP speculative decoding layer {} weights missing from checkpoint`",
-                        m_declaration.model.mtp_key, m_declaration.model.num_mtp_layers,
-                        one ? "" : "s", fmt::join(m_drafts.missing, ", "), one ? "it" : "them",
-                        where, m_drafts.missing.front()));
+      Finding& f = add(
+        RuleId::mtp_missing, "config.json",
+        fmt::format("{} = {} declares draft layer{} {} but no tensor of {} {}; vLLM stops with "
+                    "`MTP speculative decoding layer {} weights missing from checkpoint`",
+                    m_declaration.model.mtp_key, m_declaration.model.num_mtp_layers, one ? "" : "s",
+                    listed, one ? "it" : "them", where, m_drafts.missing.front()));
       f.pointer = "/" + key;
       f.files.insert(f.files.end(), m_drafts.unindexed_files.begin(),
                      m_drafts.unindexed_files.end());

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <functional>
+#include <limits>
 #include <map>
 #include <set>
 #include <string>
@@ -1116,6 +1117,30 @@ TEST(RuleCases, QC107Positive)
                          "missing from checkpoint`");
   EXPECT_EQ(f.file, "config.json");
   EXPECT_EQ(f.pointer, "/num_nextn_predict_layers");
+}
+
+// QC107 with a declared count far past what is stored (a typo, or a hostile config): only the
+// layers some module is stored under are looked up, the rest are counted, and the first few
+// named. Stored layers 2 and 5 of "num_nextn_predict_layers": 2000000000 are not missing.
+TEST(RuleCases, QC107PositiveHugeCountNamesTheFirstMissingLayers)
+{
+  for (const uint64_t count :
+       {uint64_t{5000}, uint64_t{2'000'000'000}, std::numeric_limits<uint64_t>::max()}) {
+    std::string model = k_deepseek;
+    model.replace(model.find("\"num_nextn_predict_layers\": 1"),
+                  std::string_view("\"num_nextn_predict_layers\": 1").size(),
+                  fmt::format("\"num_nextn_predict_layers\": {}", count));
+    const Report r = lint_folder(folder(config(model), bf16("model.layers.0.self_attn.o_proj") +
+                                                         bf16("model.layers.2.eh_proj", 64, 128) +
+                                                         bf16("model.layers.5.eh_proj", 64, 128) +
+                                                         bf16("lm_head")));
+    only(r, RuleId::mtp_missing,
+         fmt::format("num_nextn_predict_layers = {} declares draft layers 1, 3, 4, 6, 7, 8, 9, 10, "
+                     "11, 12, 13, 14, 15, 16, 17, 18, ... ({} in all) but no tensor of them is "
+                     "stored; vLLM stops with `MTP speculative decoding layer 1 weights missing "
+                     "from checkpoint`",
+                     count, std::min(count, std::numeric_limits<uint64_t>::max() - 1) - 2));
+  }
 }
 
 TEST(RuleCases, QC107Negative)

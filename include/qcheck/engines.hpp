@@ -48,12 +48,20 @@ struct Drafts
 {
   uint64_t declared = 0;          // num_nextn_predict_layers and friends
   std::vector<std::string> roots; // module-name roots, e.g. "model.language_model.layers.45", "mtp"
-  std::vector<uint64_t> missing;  // declared draft indices with no tensor a loader reads
+  // Declared draft indices with no tensor a loader reads: how many, and the first of them (at
+  // most k_listed_missing, increasing).
+  uint64_t missing_count = 0;
+  std::vector<uint64_t> missing;
+  static constexpr size_t k_listed_missing = 16;
   // Files the index does not name that hold tensors of a missing layer (loaders skip them).
   std::vector<std::string> unindexed_files;
   // The root a module belongs to, or nullptr.
   const std::string* root_of(std::string_view module) const;
 };
+
+// Up to this many declared draft layers are looked up one by one; past it, only those some
+// module is stored under (the rest are missing without a lookup each).
+inline constexpr uint64_t k_walked_draft_layers = 4096;
 
 // Finds the draft layers `model` declares among the inventory's modules. With an index, a
 // declared layer counts as stored only when one of its tensors is in a file the index names.
