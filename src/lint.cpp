@@ -2067,9 +2067,13 @@ find_model_folders(const FileSystem& fs, const std::string& root)
         config = true;
       } else if (name.ends_with(".safetensors") || name.ends_with(".safetensors.index.json")) {
         weights = true;
-      } else if (!name.starts_with(".") && depth < 32 &&
-                 fs.stat(path).kind == FileKind::directory) {
-        stack.emplace_back(path, depth + 1);
+      } else if (!name.starts_with(".") && depth < 32) {
+        // Links to folders are not followed (as find without -L): a link to an ancestor would
+        // walk the same folders again and again.
+        const FileInfo info = fs.stat(path);
+        if (info.kind == FileKind::directory && !info.is_symlink) {
+          stack.emplace_back(path, depth + 1);
+        }
       }
     }
     if (config && weights) {

@@ -7,6 +7,7 @@
 
 #include "builder.hpp"
 #include "qcheck/checkpoint.hpp"
+#include "qcheck/lint.hpp"
 
 namespace fs = std::filesystem;
 using namespace qcheck;
@@ -57,6 +58,25 @@ TEST_F(DiskFolder, SymlinkedShardIntoABlobStoreIsRead)
   EXPECT_TRUE(c->problems.empty());
   ASSERT_EQ(c->tensors.size(), 1u);
   EXPECT_TRUE(c->shards[0].info.is_symlink);
+}
+
+// --recursive does not follow links to folders: a link back to an ancestor (`a -> .`) would
+// otherwise find the same model once per level down to the depth limit, and two such links
+// (`a`, `b`) would walk 2^32 paths. A model folder
+// named by a link is found when the link is the root itself.
+TEST_F(DiskFolder, RecursiveSearchDoesNotFollowLinkedFolders)
+{
+  write(m_root / "model/config.json", "{}");
+  write(m_root / "model/model.safetensors", test::safetensors({{"a.weight", "BF16", {2}}}));
+  fs::create_directories(m_root / "zoo/inner");
+  fs::create_symlink(m_root / "zoo", m_root / "zoo/inner/up");
+  fs::create_directory_symlink(".", m_root / "a");
+  fs::create_directory_symlink(m_root / "model", m_root / "zoo/linked-model");
+  DiskFileSystem disk;
+  EXPECT_EQ(find_model_folders(disk, m_root.string()),
+            std::vector<std::string>{(m_root / "model").string()});
+  EXPECT_EQ(find_model_folders(disk, (m_root / "zoo/linked-model").string()),
+            std::vector<std::string>{(m_root / "zoo/linked-model").string()});
 }
 
 TEST_F(DiskFolder, FifoDirectoryAndDanglingLinkAreReportedNotOpened)

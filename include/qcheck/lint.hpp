@@ -58,7 +58,8 @@ std::vector<Expected<LintRun>> lint_all(
   const std::function<void(size_t, size_t)>& progress = {});
 
 // Every folder under `root` (itself included) holding a config.json and safetensors weights or
-// an index, sorted. Hidden folders (".git", ...) are skipped; the walk stops 32 levels down.
+// an index, sorted. Hidden folders (".git", ...) and links to folders are skipped (`root` may be
+// one); the walk stops 32 levels down.
 std::vector<std::string> find_model_folders(const FileSystem& fs, const std::string& root);
 
 } // namespace qcheck
