@@ -433,6 +433,7 @@ private:
                          const std::vector<uint32_t>& shard_of_file)
   {
     std::vector<size_t> index_counts(m_out.shards.size(), 0);
+    size_t missing_files = 0;
     if (index) {
       for (size_t f = 0; f < shard_of_file.size(); ++f) {
         if (const size_t count = index->weight_map.counts()[f]; count > 0) {
@@ -446,6 +447,9 @@ private:
       case FileKind::regular:
         break;
       case FileKind::missing:
+        if (++missing_files > k_listed_problems) {
+          break; // counted below
+        }
         problem(CheckpointIssue::index_missing_file, shard.file, "",
                 fmt::format("named by {} for {} tensor{}, but the file does not exist",
                             index ? index->file : k_index_name, index_counts[s],
@@ -463,14 +467,21 @@ private:
                             index->file));
       }
     }
+    if (missing_files > k_listed_problems) {
+      problem(CheckpointIssue::index_missing_file, index ? index->file : k_index_name, "",
+              fmt::format("names {} more files that do not exist (the first {} are listed)",
+                          missing_files - k_listed_problems, k_listed_problems));
+    }
   }
 
   // What one walk over a stretch of the merged tensors and the index entries finds.
   struct Walk
   {
-    size_t tensors = 0;                          // written: one per name, the index's pick
-    std::vector<CheckpointProblem> duplicates;   // in name order
-    std::vector<CheckpointProblem> missing;      // index_missing_tensor, in entry order
+    size_t tensors = 0;                        // written: one per name, the index's pick
+    std::vector<CheckpointProblem> duplicates; // in name order
+    std::vector<CheckpointProblem> missing;    // index_missing_tensor, in entry order
+    size_t duplicates_more = 0;                // past k_listed_problems: counted only
+    size_t missing_more = 0;
     std::vector<size_t> unnamed;                 // per shard: tensors the index does not name
     std::vector<std::string_view> first_unnamed; // per shard
   };
@@ -495,6 +506,10 @@ private:
         return; // a missing, irregular or unreadable shard is reported already
       }
       if (found != nullptr && found->shard == s) {
+        return;
+      }
+      if (out.missing.size() == k_listed_problems) {
+        ++out.missing_more;
         return;
       }
       const std::string& file = index->weight_map.file_of(e);
@@ -526,6 +541,10 @@ private:
         }
       }
       for (size_t k = i + 1; k < j; ++k) {
+        if (out.duplicates.size() == k_listed_problems) {
+          out.duplicates_more += j - k;
+          break;
+        }
         out.duplicates.push_back(
           {CheckpointIssue::duplicate_tensor, false, m_out.shards[all[k].shard].file,
            std::string(name),
@@ -614,8 +633,29 @@ private:
       m_out.problems.insert(m_out.problems.end(), std::make_move_iterator(problems.begin()),
                             std::make_move_iterator(problems.end()));
     };
-    append(first.duplicates);
-    append(second.duplicates);
+    // Past k_listed_problems of a kind, one line says how many more there are.
+    const auto listed = [&](Walk& a, Walk& b, auto member, size_t more) {
+      std::vector<CheckpointProblem>& first_list = a.*member;
+      std::vector<CheckpointProblem>& second_list = b.*member;
+      const size_t room = k_listed_problems - std::min(k_listed_problems, first_list.size());
+      if (second_list.size() > room) {
+        more += second_list.size() - room;
+        second_list.resize(room);
+      }
+      append(first_list);
+      append(second_list);
+      return more;
+    };
+    if (const size_t more =
+          listed(first, second, &Walk::duplicates, first.duplicates_more + second.duplicates_more);
+        more > 0) {
+      const CheckpointProblem& last = m_out.problems.back();
+      m_out.problems.push_back({CheckpointIssue::duplicate_tensor, false, last.file, "",
+                                fmt::format("{} more tensors are stored in more than one file "
+                                            "(the first {} are listed)",
+                                            more, k_listed_problems),
+                                std::nullopt});
+    }
     for (size_t s = 0; s < m_out.shards.size(); ++s) {
       const size_t unnamed = first.unnamed[s] + (second.unnamed.empty() ? 0 : second.unnamed[s]);
       if (unnamed > 0) {
@@ -626,11 +666,21 @@ private:
                             unnamed == 1 ? "" : "s", example));
       }
     }
-    append(first.missing);
-    append(second.missing);
+    if (const size_t more =
+          listed(first, second, &Walk::missing, first.missing_more + second.missing_more);
+        more > 0) {
+      m_out.problems.push_back({CheckpointIssue::index_missing_tensor, false, index->file, "",
+                                fmt::format("maps {} more tensors to files that do not hold them "
+                                            "(the first {} are listed)",
+                                            more, k_listed_problems),
+                                std::nullopt});
+    }
   }
 
   static constexpr size_t k_parallel_tensors = 16384;
+  // Problems of one kind kept one by one: an index can name millions of tensors, and a line each
+  // would cost gigabytes; past this many they are counted.
+  static constexpr size_t k_listed_problems = 1000;
 
   const FileSystem& m_fs;
   Checkpoint& m_out;

@@ -799,6 +799,76 @@ TEST(Checkpoint, IndexOnlyShardsBesideShortNamedShards)
 // a name near the middle: with duplicates, tensors the index misses and entries the shards miss
 // all over the names (thick around the middle, wherever the cut falls), one thread and two
 // report the same problems, in the same order, and pick alike.
+// An index that names 30,000 tensors no shard holds, and 1,300 tensors stored twice: the first
+// 1,000 of each kind are listed one by one, then one line counts the rest, with one thread or
+// two (the halves' lists are joined before they are cut).
+TEST(Checkpoint, ProblemsPastAThousandOfAKindAreCounted)
+{
+  std::vector<TensorSpec> first, second;
+  std::vector<std::pair<std::string, std::string>> map;
+  for (int t = 0; t < 40000; ++t) {
+    const std::string name = fmt::format("model.layers.{:05}.weight", t);
+    if (t % 4 != 0) { // three in four are named but stored nowhere
+      map.emplace_back(name, "model-00001-of-00002.safetensors");
+      continue;
+    }
+    first.push_back({name, "BF16", {2}});
+    map.emplace_back(name, "model-00001-of-00002.safetensors");
+    if (t < 4 * 1300) {
+      second.push_back({name, "BF16", {2}});
+    }
+  }
+  MemoryFileSystem fs;
+  fs.add_file("m/model-00001-of-00002.safetensors", safetensors(first));
+  fs.add_file("m/model-00002-of-00002.safetensors", safetensors(second));
+  fs.add_file("m/model.safetensors.index.json", index_json(map));
+  for (unsigned threads : {1u, 2u}) {
+    auto c = load_checkpoint(fs, "m", LoadOptions{threads});
+    ASSERT_TRUE(c);
+    size_t duplicates = 0, missing = 0;
+    std::vector<std::string> counted;
+    for (const auto& p : c->problems) {
+      if (p.issue == CheckpointIssue::unindexed_shard) {
+        continue; // the second file holds only copies
+      }
+      if (p.tensor.empty()) {
+        counted.push_back(p.file + ": " + p.message);
+      } else if (p.issue == CheckpointIssue::duplicate_tensor) {
+        ++duplicates;
+      } else if (p.issue == CheckpointIssue::index_missing_tensor) {
+        ++missing;
+      }
+    }
+    EXPECT_EQ(duplicates, 1000u);
+    EXPECT_EQ(missing, 1000u);
+    EXPECT_EQ(counted, (std::vector<std::string>{
+                         "model-00002-of-00002.safetensors: 300 more tensors are stored in more "
+                         "than one file (the first 1000 are listed)",
+                         "model.safetensors.index.json: maps 29000 more tensors to files that do "
+                         "not hold them (the first 1000 are listed)"}));
+  }
+}
+
+// An index naming 1,100 files that do not exist: 1,000 lines, then one that counts the rest.
+TEST(Checkpoint, MissingFilesPastAThousandAreCounted)
+{
+  MemoryFileSystem fs;
+  fs.add_file("m/model-00001-of-00001.safetensors", safetensors({{"a.weight", "BF16", {2}}}));
+  std::vector<std::pair<std::string, std::string>> map{
+    {"a.weight", "model-00001-of-00001.safetensors"}};
+  for (int f = 0; f < 1100; ++f) {
+    map.emplace_back(fmt::format("b{:04}.weight", f), fmt::format("gone-{:04}.safetensors", f));
+  }
+  fs.add_file("m/model.safetensors.index.json", index_json(map));
+  const Checkpoint c = load(fs);
+  const std::vector<std::string> all = messages(c);
+  ASSERT_EQ(all.size(), 1001u);
+  EXPECT_EQ(all.front(), "gone-0000.safetensors: named by model.safetensors.index.json for 1 "
+                         "tensor, but the file does not exist");
+  EXPECT_EQ(all.back(), "model.safetensors.index.json: names 100 more files that do not exist "
+                        "(the first 1000 are listed)");
+}
+
 TEST(Checkpoint, LargeCheckpointsMatchTheirIndexAlikeWhateverTheThreads)
 {
   test::Lcg next(17);
