@@ -8,6 +8,7 @@
 
 #include "qcheck/json_text.hpp"
 #include "qcheck/patterns.hpp"
+#include "qcheck/report.hpp"
 
 namespace qcheck {
 
@@ -60,23 +61,25 @@ write_inspect_text(const Checkpoint& checkpoint, const Inventory& inventory,
     for (const auto& [dtype, n] : dtype_counts(checkpoint, module)) {
       counts.push_back(fmt::format("{} {}", n, dtype));
     }
+    // Names and dtypes come from the files: control characters are shown escaped.
     fmt::format_to(std::back_inserter(out), "{}  [{} {}{}{}] ({})\n",
-                   module.name.empty() ? "<root>" : module.name, to_string(module.role),
+                   module.name.empty() ? "<root>" : printable(module.name), to_string(module.role),
                    to_string(module.storage), module.family == QuantFamily::none ? "" : " ",
                    module.family == QuantFamily::none ? "" : to_string(module.family),
-                   fmt::join(counts, ", "));
+                   printable(fmt::format("{}", fmt::join(counts, ", "))));
     for (uint32_t index : module.tensors) {
       const Tensor& tensor = checkpoint.tensors[index];
       const TensorInfo& info = *tensor.info;
       ++tensor_count;
       fmt::format_to(std::back_inserter(out), "  {:<24} {:<8} [{}]  {}",
-                     split_tensor_name(info.name).second, info.dtype_text(),
-                     fmt::join(info.shape, ", "), checkpoint.shard_of(tensor));
+                     printable(split_tensor_name(info.name).second), printable(info.dtype_text()),
+                     fmt::join(info.shape, ", "), printable(checkpoint.shard_of(tensor)));
       const auto sib = siblings(checkpoint, module, info);
       if (sib.empty()) {
         out += '\n';
       } else {
-        fmt::format_to(std::back_inserter(out), "  siblings: {}\n", fmt::join(sib, ", "));
+        fmt::format_to(std::back_inserter(out), "  siblings: {}\n",
+                       printable(fmt::format("{}", fmt::join(sib, ", "))));
       }
     }
     output.maybe_flush();

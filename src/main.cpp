@@ -297,7 +297,8 @@ run_inspect(std::string path, const std::string& format, const std::string& modu
     return k_exit_usage;
   }
   for (const auto& problem : checkpoint->problems) {
-    spdlog::warn("{}: {}", problem.file.empty() ? path : problem.file, problem.message);
+    spdlog::warn("{}: {}", qcheck::printable(problem.file.empty() ? path : problem.file),
+                 qcheck::printable(problem.message));
   }
   const auto& inventory = keep_until_exit(qcheck::build_inventory(*checkpoint));
   const qcheck::InspectOptions options{module_glob};

@@ -64,10 +64,6 @@ Report::has_at_least(Severity severity) const
   return false;
 }
 
-namespace {
-
-// Control characters from tensor names or entries must not reach a terminal or forge a line:
-// they are shown as \xNN (ESC included).
 std::string
 printable(std::string_view text)
 {
@@ -83,6 +79,8 @@ printable(std::string_view text)
   }
   return out;
 }
+
+namespace {
 
 std::string
 finding_path(const Report& report, const Finding& f)

@@ -162,3 +162,23 @@ TEST(Inspect, TextSummaryCountsInTheRightNumber)
   text = render_inspect_text(*checkpoint, build_inventory(*checkpoint), {});
   EXPECT_TRUE(text.ends_with("2 tensors in 2 modules, 1 shard\n")) << text;
 }
+
+// Names and dtypes come from the files: a line break or ESC in them is shown as \xNN, so they
+// can neither forge a line of output nor reach the terminal (as lint's text output does).
+TEST(Inspect, TextShowsControlCharactersEscaped)
+{
+  MemoryFileSystem fs;
+  // JSON-escaped spellings: a line break and ESC in names, a line break in an unknown dtype.
+  fs.add_file("m/model.safetensors", test::safetensors({{R"(a\n: error: FAKE.weight)", "BF16", {2}},
+                                                        {R"(b\u001b[31m.weight)", "BF16", {2}},
+                                                        {"c.weight", R"(X\nY)", {2}}}));
+  auto checkpoint = load_checkpoint(fs, "m");
+  ASSERT_TRUE(checkpoint);
+  const std::string text = render_inspect_text(*checkpoint, build_inventory(*checkpoint), {});
+  EXPECT_EQ(text.find('\x1b'), std::string::npos) << text;
+  EXPECT_NE(text.find(R"(a\x0a: error: FAKE  [)"), std::string::npos) << text;
+  EXPECT_NE(text.find(R"(b\x1b[31m  [)"), std::string::npos) << text;
+  EXPECT_NE(text.find(R"(X\x0aY)"), std::string::npos) << text;
+  // One line per module and per tensor, and the summary.
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 7) << text;
+}

@@ -101,6 +101,9 @@ void write_sarif(const std::vector<Report>& reports, const TextSink& sink);
 std::string render_sarif(const std::vector<Report>& reports);
 // GitHub workflow commands: ::error file=F,line=L,col=C,title=T::message
 std::string render_github(const std::vector<Report>& reports);
+// Text for a terminal: control characters (ESC, line breaks...) as \xNN, so that a tensor name
+// or an entry can neither forge a line nor send escape sequences.
+std::string printable(std::string_view text);
 // Escaping for workflow commands: data (message) and property values.
 std::string github_escape_data(std::string_view text);
 std::string github_escape_property(std::string_view text);
