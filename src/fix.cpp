@@ -425,25 +425,48 @@ apply_fix(const FileSystem& fs, FileWriter& writer, const std::string& root, con
     }
     temps.emplace_back(*temp, dest);
   }
+  // Writing (and syncing) takes time: an edit another process saved meanwhile is not replaced.
+  for (const FileEdit& edit : plan.edits) {
+    if (!output_dir.empty()) {
+      break;
+    }
+    const std::string path = join_path(root, edit.file);
+    auto now = fs.read_file(path, k_max_config_size);
+    if (!now || *now != edit.original) {
+      discard();
+      return unexpected(
+        fmt::format("{}: changed on disk while qcheck wrote; nothing was changed", path));
+    }
+  }
   for (size_t i = 0; i < temps.size(); ++i) {
     if (auto renamed = writer.rename(temps[i].first, temps[i].second); !renamed) {
       // Restore what was already replaced, then drop the remaining temporary files.
-      std::vector<std::string> restore_errors;
+      std::vector<std::string> restore_errors, unlinked;
       for (size_t j = 0; j < i; ++j) {
         const FileEdit& edit = plan.edits[j];
         auto back = writer.write_temp(temps[j].second, edit.original, edit.mode);
         if (!back || !writer.rename(*back, temps[j].second)) {
           restore_errors.push_back(temps[j].second);
+        } else if (edit.is_symlink && output_dir.empty()) {
+          unlinked.push_back(temps[j].second);
         }
       }
       for (size_t j = i; j < temps.size(); ++j) {
         writer.remove(temps[j].first);
       }
+      // A link replaced by the patched file comes back as a regular file with its contents.
+      const std::string links =
+        unlinked.empty()
+          ? ""
+          : fmt::format(" ({} {} a symbolic link; now a regular file with the "
+                        "original contents, the link's target unchanged)",
+                        fmt::join(unlinked, ", "), unlinked.size() == 1 ? "was" : "were");
       return unexpected(
-        fmt::format("{}; {}", renamed.error(),
+        fmt::format("{}; {}{}", renamed.error(),
                     restore_errors.empty()
                       ? "every file was restored"
-                      : fmt::format("could not restore {}", fmt::join(restore_errors, ", "))));
+                      : fmt::format("could not restore {}", fmt::join(restore_errors, ", ")),
+                    links));
     }
     result.written.push_back(temps[i].second);
     if (plan.edits[i].is_symlink && output_dir.empty()) {

@@ -256,13 +256,19 @@ run_fix(const FixArgs& args)
     }
   } else if (!plan.edits.empty()) {
     std::error_code error;
-    if (!args.output_dir.empty() && !std::filesystem::create_directories(args.output_dir, error) &&
-        error) {
-      spdlog::error("{}: cannot create: {}", args.output_dir, error.message());
+    std::string output_dir = args.output_dir;
+    // The model folder itself, however it is spelled (a link, "m/../m"), is an edit in place,
+    // with the checks that go with it.
+    if (!output_dir.empty() &&
+        std::filesystem::equivalent(output_dir, run->checkpoint.root, error)) {
+      output_dir.clear();
+    }
+    if (!output_dir.empty() && !std::filesystem::create_directories(output_dir, error) && error) {
+      spdlog::error("{}: cannot create: {}", output_dir, error.message());
       return k_exit_usage;
     }
     qcheck::DiskFileWriter writer;
-    auto applied = qcheck::apply_fix(fs, writer, run->checkpoint.root, plan, args.output_dir);
+    auto applied = qcheck::apply_fix(fs, writer, run->checkpoint.root, plan, output_dir);
     if (!applied) {
       spdlog::error("{}", applied.error());
       return k_exit_usage;

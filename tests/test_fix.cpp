@@ -1,7 +1,9 @@
 // qcheck fix: plans verified by re-linting, byte-preserving edits, all-or-nothing writes.
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <gtest/gtest.h>
+#include <utility>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sys/stat.h>
@@ -94,6 +96,7 @@ public:
   bool fail_writes = false;
   DiskFileWriter disk;
   int renames = 0;
+  std::function<void()> after_write; // runs after each temporary file is written
 
   Expected<std::string> write_temp(const std::string& path, std::string_view contents,
                                    uint32_t mode) override
@@ -101,7 +104,11 @@ public:
     if (fail_writes) {
       return unexpected(path + ": write failed: No space left on device");
     }
-    return disk.write_temp(path, contents, mode);
+    auto temp = disk.write_temp(path, contents, mode);
+    if (after_write) {
+      after_write();
+    }
+    return temp;
   }
   Expected<void> rename(const std::string& from, const std::string& to) override
   {
@@ -429,6 +436,57 @@ TEST_F(FixFolder, FailedRenameRestoresEveryFile)
   EXPECT_EQ(listing().size(), 6u);
 }
 
+// Another process saves config.json while the patched files are written (and synced): its edit
+// is kept, nothing is replaced, and no temporary file is left.
+TEST_F(FixFolder, EditSavedWhileWritingIsNotReplaced)
+{
+  copy_fixture("glm-nvfp4-nextn");
+  const std::string before_hf = read(m_dir / "model/hf_quant_config.json");
+  DiskFileSystem disk;
+  const FixPlan plan = plan_for(disk, model());
+  FaultyWriter writer;
+  bool saved_once = false;
+  writer.after_write = [&] {
+    if (!std::exchange(saved_once, true)) {
+      std::ofstream(m_dir / "model/config.json", std::ios::app) << "\n";
+    }
+  };
+  const std::string saved = read(m_dir / "model/config.json") + "\n";
+  auto applied = apply_fix(disk, writer, model(), plan);
+  ASSERT_FALSE(applied);
+  EXPECT_EQ(applied.error(),
+            model() + "/config.json: changed on disk while qcheck wrote; nothing was changed");
+  EXPECT_EQ(writer.renames, 0);
+  EXPECT_EQ(read(m_dir / "model/config.json"), saved);
+  EXPECT_EQ(read(m_dir / "model/hf_quant_config.json"), before_hf);
+  EXPECT_EQ(listing().size(), 6u);
+}
+
+// A rename fails after a linked config.json was replaced: it is restored as a regular file with
+// its original contents (the link's target untouched), and the error says so.
+TEST_F(FixFolder, FailedRenameSaysALinkCameBackAsAFile)
+{
+  copy_fixture("glm-nvfp4-nextn");
+  fs::create_directories(m_dir / "blobs");
+  fs::rename(m_dir / "model/config.json", m_dir / "blobs/3f2a");
+  fs::create_symlink(m_dir / "blobs/3f2a", m_dir / "model/config.json");
+  const std::string blob = read(m_dir / "blobs/3f2a");
+  DiskFileSystem disk;
+  const FixPlan plan = plan_for(disk, model());
+  FaultyWriter writer;
+  writer.fail_rename_at = 1;
+  auto applied = apply_fix(disk, writer, model(), plan);
+  ASSERT_FALSE(applied);
+  EXPECT_EQ(applied.error(), model() +
+                               "/hf_quant_config.json: rename failed: Input/output error; "
+                               "every file was restored (" +
+                               model() +
+                               "/config.json was a symbolic link; now a regular file with the "
+                               "original contents, the link's target unchanged)");
+  EXPECT_EQ(read(m_dir / "model/config.json"), blob);
+  EXPECT_EQ(read(m_dir / "blobs/3f2a"), blob);
+}
+
 TEST_F(FixFolder, DiskFullChangesNothing)
 {
   copy_fixture("glm-nvfp4-nextn");
@@ -571,6 +629,28 @@ TEST_F(FixFolder, CliOutputDirWritesPatchedCopiesOnly)
   }
   std::sort(written.begin(), written.end());
   EXPECT_EQ(written, (std::vector<std::string>{"config.json", "quantization_config.json"}));
+}
+
+// --output-dir naming the model folder itself, however spelled, edits in place with the
+// in-place checks: a read-only config.json is refused, not overwritten.
+TEST_F(FixFolder, CliOutputDirThatIsTheModelFolderIsAnEditInPlace)
+{
+  copy_fixture("glm-nvfp4-nextn");
+  fs::create_directory_symlink(m_dir / "model", m_dir / "alias");
+  fs::permissions(m_dir / "model/config.json", fs::perms(0444));
+  const std::string before = read(m_dir / "model/config.json");
+  for (const std::string dir : {".", "../model", "../alias"}) {
+    const CliOut r = qcheck::test::run_qcheck("fix --output-dir " + dir, true, model());
+    EXPECT_EQ(r.exit_code, 2) << dir;
+    EXPECT_NE(r.out.find("config.json: is read-only (mode 0444); nothing was changed"),
+              std::string::npos)
+      << r.out;
+    EXPECT_EQ(read(m_dir / "model/config.json"), before) << dir;
+  }
+  fs::permissions(m_dir / "model/config.json", fs::perms(0644));
+  EXPECT_EQ(run_in(model(), "fix --output-dir ../alias").exit_code, 0);
+  EXPECT_EQ(read(m_dir / "model/config.json"),
+            read(fixture("glm-nvfp4-nextn-fixed") + "/config.json"));
 }
 
 TEST_F(FixFolder, CliReportsWhatNeedsAHuman)

@@ -84,10 +84,12 @@ struct ApplyResult
   std::vector<std::string> notes;   // e.g. "config.json was a symlink; replaced by a file"
 };
 
-// Writes every edit into `root` (in place) or into `output_dir` (patched copies). All files or
-// none: every file is checked first (read-only mode bits, changed on disk since it was read,
-// *.safetensors), temporary files are written next to their targets, then renamed; if a rename
-// fails, files already replaced are restored. On failure no temporary file is left behind.
+// Writes every edit into `root` (in place) or into `output_dir` (patched copies; it must not be
+// `root`). All files or none: every file is checked first (read-only mode bits, changed on disk
+// since it was read, *.safetensors), temporary files are written next to their targets, each
+// target is checked again for changes, then all are renamed; if a rename fails, files already
+// replaced are restored (a replaced link comes back as a regular file, and the error says so).
+// On failure no temporary file is left behind.
 Expected<ApplyResult> apply_fix(const FileSystem& fs, FileWriter& writer, const std::string& root,
                                 const FixPlan& plan, const std::string& output_dir = {});
 
