@@ -133,20 +133,25 @@ plan_fix(const FileSystem& fs, LintRun& run, const LintOptions& options,
       }
     }
   }
-  // Every copy of a list ends with the same entries (R2): add what the others have.
+  // Every copy of a list ends with the same entries (R2): add what the others have. A block
+  // of the format without the list (config.json with no "ignore") reads as an empty list: it
+  // gets the key, with every entry of the others.
   for (QuantFormat format : {QuantFormat::modelopt, QuantFormat::compressed_tensors}) {
-    std::vector<const ConfigSource*> copies;
+    std::vector<const ConfigSource*> copies, listing;
     for (const ConfigSource& s : decl.sources) {
-      if (s.format == format && s.has_list) {
+      if (s.format == format && !s.list_key.empty()) {
         copies.push_back(&s);
+        if (s.has_list) {
+          listing.push_back(&s);
+        }
       }
     }
-    if (copies.size() < 2) {
+    if (copies.size() < 2 || listing.empty()) {
       continue;
     }
     for (const ConfigSource* to : copies) {
       const std::unordered_set<std::string_view> has(to->excludes.begin(), to->excludes.end());
-      for (const ConfigSource* from : copies) {
+      for (const ConfigSource* from : listing) {
         for (const std::string& e : from->excludes) {
           if (!has.contains(e)) {
             additions[{to->file, list_pointer(*to, to->list_key), false}].emplace_back(e, "");

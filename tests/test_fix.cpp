@@ -487,6 +487,36 @@ TEST_F(FixFolder, FailedRenameSaysALinkCameBackAsAFile)
   EXPECT_EQ(read(m_dir / "blobs/3f2a"), blob);
 }
 
+// config.json's quantization_config without "ignore" reads as an empty list beside
+// hf_quant_config.json's exclude_modules (R2): fix adds the key, with every entry of the other
+// list and the missing ones, and the folder then lints clean.
+TEST_F(FixFolder, ConfigWithoutItsListGetsTheKey)
+{
+  copy_fixture("glm-nvfp4-nextn");
+  std::string config = read(m_dir / "model/config.json");
+  const size_t at = config.find("    \"ignore\": [");
+  ASSERT_NE(at, std::string::npos);
+  const size_t end = config.find("],\n", at);
+  ASSERT_NE(end, std::string::npos);
+  config.erase(at, end + 3 - at);
+  std::ofstream(m_dir / "model/config.json", std::ios::binary) << config;
+  DiskFileSystem disk;
+  const FixPlan plan = plan_for(disk, model());
+  EXPECT_TRUE(plan.refused.empty()) << (plan.refused.empty() ? "" : plan.refused.front());
+  ASSERT_EQ(plan.edits.size(), 2u);
+  DiskFileWriter writer;
+  auto applied = apply_fix(disk, writer, model(), plan);
+  ASSERT_TRUE(applied) << applied.error();
+  LintRun after = lint_or_die(disk, model());
+  EXPECT_TRUE(after.report.findings.empty()) << render_text(after.report);
+  const auto& sources = after.declaration.sources;
+  ASSERT_EQ(sources.size(), 2u);
+  std::set<std::string> a(sources[0].excludes.begin(), sources[0].excludes.end());
+  std::set<std::string> b(sources[1].excludes.begin(), sources[1].excludes.end());
+  EXPECT_EQ(a, b);
+  EXPECT_TRUE(a.contains("model.language_model.layers.*.mlp.gate"));
+}
+
 TEST_F(FixFolder, DiskFullChangesNothing)
 {
   copy_fixture("glm-nvfp4-nextn");
