@@ -22,6 +22,30 @@ ends_with(std::string_view text, std::string_view suffix)
   return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
 }
 
+// A contained path (is_contained_path) without its "." components: "./a/./b" names "a/b".
+std::string
+without_dot_parts(std::string_view path)
+{
+  if (path != "." && !path.starts_with("./") && path.find("/./") == std::string_view::npos &&
+      !path.ends_with("/.")) {
+    return std::string(path);
+  }
+  std::string out;
+  size_t start = 0;
+  while (start <= path.size()) {
+    size_t end = path.find('/', start);
+    if (end == std::string_view::npos) {
+      end = path.size();
+    }
+    if (const std::string_view part = path.substr(start, end - start); part != ".") {
+      out += out.empty() ? "" : "/";
+      out += part;
+    }
+    start = end + 1;
+  }
+  return out.empty() ? std::string(path) : out; // "." is left to name the folder
+}
+
 // weight_map as a vector sorted by tensor name; names view the parser's strings, paths are
 // interned (the index repeats each path thousands of times).
 class WeightMap
@@ -391,7 +415,7 @@ public:
     std::vector<std::string> index_only;
     if (index) {
       for (size_t f = 0; f < index->weight_map.files().size(); ++f) {
-        const std::string& file = index->weight_map.files()[f];
+        const std::string file = without_dot_parts(index->weight_map.files()[f]);
         if (index->weight_map.counts()[f] == 0) {
           continue; // named only by entries a later copy of the same tensor replaced
         }
@@ -402,6 +426,9 @@ public:
         }
       }
     }
+    // One shard per file however the index spells it ("./x", "x").
+    std::sort(index_only.begin(), index_only.end());
+    index_only.erase(std::unique(index_only.begin(), index_only.end()), index_only.end());
     // Appended only now: by_name views the names of the shards already listed.
     for (auto& file : index_only) {
       m_out.shards.push_back({std::move(file), {}, true, false, {}});
@@ -417,7 +444,8 @@ public:
     // Index file id -> shard.
     std::vector<uint32_t> shard_of_file;
     if (index) {
-      for (const auto& file : index->weight_map.files()) {
+      for (const auto& spelled : index->weight_map.files()) {
+        const std::string file = without_dot_parts(spelled);
         const auto it =
           std::lower_bound(m_out.shards.begin(), m_out.shards.end(), file,
                            [](const ShardFile& s, const std::string& f) { return s.file < f; });

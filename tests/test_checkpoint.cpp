@@ -236,6 +236,29 @@ TEST(Checkpoint, IndexNamingHundredsOfFilesInTurn)
   }
 }
 
+// "./x" and "x" (and "sub/./y", "sub/y") in weight_map name one file each: one shard, no tensor
+// stored twice, nothing missing.
+TEST(Checkpoint, DotComponentsNameTheSameShard)
+{
+  auto fs = two_shards();
+  fs.add_file("m/sub/extra.safetensors",
+              safetensors({{"e.weight", "BF16", {2}}, {"f.weight", "BF16", {2}}}));
+  fs.add_file("m/model.safetensors.index.json",
+              index_json({{"a.weight", "./model-00001-of-00002.safetensors"},
+                          {"b.weight", "model-00001-of-00002.safetensors"},
+                          {"c.weight", "./model-00002-of-00002.safetensors"},
+                          {"e.weight", "sub/./extra.safetensors"},
+                          {"f.weight", "./sub/extra.safetensors"}}));
+  const Checkpoint c = load(fs);
+  EXPECT_TRUE(c.problems.empty()) << messages(c).front();
+  ASSERT_EQ(c.shards.size(), 3u);
+  EXPECT_EQ(c.shards[2].file, "sub/extra.safetensors");
+  ASSERT_EQ(c.tensors.size(), 5u);
+  for (const auto& shard : c.shards) {
+    EXPECT_TRUE(shard.in_index) << shard.file;
+  }
+}
+
 TEST(Checkpoint, SameTensorInTwoShards)
 {
   MemoryFileSystem fs;
