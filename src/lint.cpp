@@ -1813,7 +1813,10 @@ private:
       const std::set<std::string, std::less<>> listed(s.excludes.begin(), s.excludes.end());
       std::set<std::string> reported;
       for (const EngineLayer& layer : layers_for(Engine::vllm)) {
-        if (!layer.draft || layer.shards.empty() || reported.contains(layer.prefix)) {
+        // Experts are matched one by one whatever the drafter declares (Quark's check_children,
+        // compressed-tensors' expert-0 probe, spec 5.3 and 3.3): R37 is about fused linears.
+        if (!layer.draft || layer.shards.empty() || layer.kind == LayerKind::fused_moe ||
+            reported.contains(layer.prefix)) {
           continue;
         }
         std::vector<std::string> named;

@@ -176,7 +176,8 @@ constexpr std::array<Rule, 35> k_rules{{
    "Drafters build q/k/v as qkv_proj and gate/up as gate_up_proj. Shard names (q_proj, ...) "
    "only reach the fused layer through the drafter class's packed_modules_mapping; a drafter "
    "without it matches the fused name literally and quantizes the layer (Qwen3.5 MTP history in "
-   "vLLM and SGLang). Add the fused name as well, e.g. `mtp.layers.0.self_attn.qkv_proj`."},
+   "vLLM and SGLang). Add the fused name as well, e.g. `mtp.layers.0.self_attn.qkv_proj`. "
+   "Experts listed one by one are not concerned: engines match them expert by expert."},
 }};
 
 std::string

@@ -2368,6 +2368,29 @@ TEST(RuleCases, QC124Negative)
   EXPECT_TRUE(r.findings.empty()) << text(r);
 }
 
+// QC124 is about fused linears: a draft MoE whose experts are listed one by one is matched
+// expert by expert (Quark's check_children, spec 5.3; compressed-tensors' expert-0 probe, 3.3).
+// Its q/k/v without qkv_proj are still reported.
+TEST(RuleCases, QC124NegativeDraftExpertsListedOneByOne)
+{
+  const std::string a = "mtp.layers.0.self_attn.";
+  const std::string moe = "mtp.layers.0.mlp.experts";
+  Strings ignore = k_draft_ignore;
+  for (int e = 0; e <= 1; ++e) {
+    for (const char* p : {"gate_proj", "up_proj", "down_proj"}) {
+      ignore.push_back(fmt::format("{}.{}.{}", moe, e, p));
+    }
+  }
+  const Report r = lint_folder(
+    folder(config(k_qwen35_text, ct_w4a16(ignore)),
+           qwen35_ct_draft_attention() +
+             experts(moe, 0, 1, [](const std::string& m, uint64_t, uint64_t) { return bf16(m); })));
+  only(r, RuleId::fused_draft_shards,
+       "ignore names k_proj, q_proj, v_proj of draft layer 'mtp.layers.0.self_attn.qkv_proj' but "
+       "not the fused name; a drafter without packed_modules_mapping matches "
+       "'mtp.layers.0.self_attn.qkv_proj' literally");
+}
+
 // Every rule of the registry has its pair above.
 TEST(RuleCases, EveryRuleHasAPositiveAndANegativeCase)
 {
