@@ -1196,6 +1196,40 @@ struct CompiledList::Impl
   ListIndexes indexes;
 };
 
+// A draft layer SGLang renames (model.decoder.X, model.shared_head.head) spelled as the
+// checkpoint names it, under its draft root; nullopt for any other layer.
+std::optional<EngineLayer>
+checkpoint_spelling(const EngineLayer& layer)
+{
+  if (!layer.draft || layer.draft_root.empty()) {
+    return std::nullopt;
+  }
+  const auto original = [&](std::string_view name) -> std::optional<std::string> {
+    for (const std::string_view renamed : {"model.decoder.", "model."}) {
+      if (name.starts_with(renamed)) {
+        return fmt::format("{}.{}", layer.draft_root, name.substr(renamed.size()));
+      }
+    }
+    return std::nullopt;
+  };
+  const bool renamed = layer.prefix.starts_with("model.decoder.") ||
+                       layer.prefix == "model.shared_head.head" || layer.prefix == "model.eh_proj";
+  const auto prefix = original(layer.prefix);
+  if (!renamed || !prefix) {
+    return std::nullopt;
+  }
+  EngineLayer out = layer;
+  out.prefix = *prefix;
+  auto names = std::make_shared<std::deque<std::string>>();
+  out.shards.clear();
+  for (const std::string_view shard : layer.shards) {
+    names->push_back(original(shard).value_or(std::string(shard)));
+    out.shards.push_back(names->back());
+  }
+  out.renamed = std::move(names);
+  return out;
+}
+
 Decision
 decide(Engine engine, const ConfigSource& s, const ModelInfo& model, const EngineLayer& layer,
        bool stored_quantized, const CompiledList* list)
@@ -1261,6 +1295,21 @@ decide(Engine engine, const ConfigSource& s, const ModelInfo& model, const Engin
       return quark_entry(e, n, &d.errors);
     };
     decide_by_list(d, layer, s.excludes, "exclude", match, match, ix);
+    // SGLang maps a NextN layer's checkpoint names onto its decoder before it reads Quark's
+    // excludes (PRs 23219, 30265; spec 6.2): entries for model.layers.{N}.X reach
+    // model.decoder.X.
+    if (const auto original = engine == Engine::sglang && d.quantized
+                                ? checkpoint_spelling(layer)
+                                : std::optional<EngineLayer>();
+        original) {
+      Decision o;
+      decide_by_list(o, *original, s.excludes, "exclude", match, match, ix);
+      if (!o.quantized) {
+        o.reason +=
+          fmt::format(" (SGLang maps '{}' onto '{}' for Quark)", original->prefix, layer.prefix);
+        d = std::move(o);
+      }
+    }
     break;
   }
   case QuantFormat::bitsandbytes:

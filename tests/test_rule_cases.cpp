@@ -674,6 +674,31 @@ glm_vlm_nvfp4()
 
 // QC101 (R32, registry example): the draft excluded only in checkpoint namespace; vLLM's
 // drafter strips 'model.language_model.' and its substring rule misses model.layers.1.
+// QC101 negative (spec 6.2, DeepSeek and GLM-5 rows): a Quark NextN layer excluded module by
+// module in checkpoint names. SGLang builds it under model.decoder but maps the checkpoint
+// names onto it before reading the excludes (PRs 23219, 30265): every engine leaves it BF16.
+// One module left out is reported for both engines that read Quark, SGLang included.
+TEST(RuleCases, QC101NegativeQuarkNextnListedModuleByModule)
+{
+  const std::string d = "model.layers.1.";
+  const Tensors stored = fp8("model.layers.0.self_attn.o_proj") +
+                         fp8("model.layers.0.mlp.down_proj") + bf16(d + "eh_proj", 64, 128) +
+                         norm(d + "enorm") + norm(d + "hnorm") + norm(d + "shared_head.norm") +
+                         bf16(d + "shared_head.head") + bf16(d + "self_attn.o_proj") +
+                         bf16(d + "mlp.down_proj") + bf16("lm_head");
+  const Strings every{"lm_head", d + "eh_proj", d + "shared_head.head", d + "self_attn.o_proj",
+                      d + "mlp.down_proj"};
+  const Report r = lint_folder(folder(config(k_deepseek, quark(every)), stored));
+  EXPECT_TRUE(findings(r, RuleId::undeclared_unquantized).empty()) << text(r);
+  Strings partial = every;
+  partial.pop_back();
+  const Report missing = lint_folder(folder(config(k_deepseek, quark(partial)), stored));
+  const auto found = findings(missing, RuleId::undeclared_unquantized);
+  ASSERT_EQ(found.size(), 1u) << text(missing);
+  EXPECT_EQ(found[0].modules, Strings{d + "mlp.down_proj"});
+  EXPECT_EQ(engines(found[0]), (std::set<Engine>{Engine::vllm, Engine::sglang})); // Quark readers
+}
+
 TEST(RuleCases, QC101PositiveVlmDraft)
 {
   const Report r = lint_folder(
