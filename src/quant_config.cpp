@@ -656,6 +656,14 @@ parse_file(const FileSystem& fs, const std::string& root, const std::string& nam
     return std::nullopt;
   }
   const std::string_view text = bytes->bytes;
+  // The parsers here skip a byte order mark; Python's json.loads (transformers, and so every
+  // engine) refuses the text. The rest is still read, for the other findings.
+  if (text.starts_with("\xEF\xBB\xBF")) {
+    out.problems.push_back({name,
+                            "starts with a UTF-8 byte order mark, which Python's json (and so "
+                            "transformers and every engine) refuses; save it without one",
+                            ConfigIssue::invalid});
+  }
   std::optional<Json> json;
   bool repeated = false;
   // Text simdjson reads whole, no deeper than the replay depth and without a repeated key, is

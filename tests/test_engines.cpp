@@ -769,7 +769,21 @@ TEST(Engines, DeclarationReadsTheSameWhicheverParserReadsIt)
       for (const auto& [name, text] : files) {
         fs.add_file("m/" + name, variant == 0 ? text : for_nlohmann(text, variant == 2));
       }
-      described.push_back(describe(read_declaration(fs, "m")));
+      std::string text = describe(read_declaration(fs, "m"));
+      // A byte order mark is reported (Python's json refuses it), once per file that has one;
+      // the rest reads the same.
+      for (const auto& [name, given] : files) {
+        if (variant != 0 && for_nlohmann(given, variant == 2).starts_with("\xEF\xBB\xBF")) {
+          const std::string line = fmt::format(
+            "problem {} starts with a UTF-8 byte order mark, which Python's json (and so "
+            "transformers and every engine) refuses; save it without one 0\n",
+            name);
+          const size_t at = text.find(line);
+          ASSERT_NE(at, std::string::npos) << name << "\n" << text;
+          text.erase(at, line.size());
+        }
+      }
+      described.push_back(text);
     }
     EXPECT_EQ(described[0], described[1]);
     EXPECT_EQ(described[0], described[2]);

@@ -571,6 +571,21 @@ TEST(RuleCases, QC009Negative)
   EXPECT_TRUE(r.findings.empty()) << text(r);
 }
 
+// QC009: a UTF-8 byte order mark before config.json's text. simdjson and nlohmann skip it, but
+// Python's json.loads refuses it ("Unexpected UTF-8 BOM"), and transformers reads config.json
+// with it. The rest is still read: the ModelOpt list's findings stay.
+TEST(RuleCases, QC009PositiveByteOrderMark)
+{
+  const Report r =
+    lint_folder(folder("\xEF\xBB\xBF" + config(k_llama, modelopt("NVFP4", {"lm_head"})),
+                       llama_nvfp4_with_bf16_layer1()));
+  const Finding f = only(r, RuleId::config_invalid,
+                         "starts with a UTF-8 byte order mark, which Python's json (and so "
+                         "transformers and every engine) refuses; save it without one");
+  EXPECT_EQ(f.file, "config.json");
+  EXPECT_FALSE(findings(r, RuleId::undeclared_unquantized).empty()) << text(r);
+}
+
 // QC010: a method qcheck has no semantics for (HQQ).
 TEST(RuleCases, QC010Positive)
 {
