@@ -138,6 +138,7 @@ struct IndexData
   PaddedBytes text;                // the index; weight_map views its names
   std::deque<std::string> decoded; // names and paths that held escapes, viewed likewise
   WeightMap weight_map;
+  bool readable = true; // false: unreadable, not JSON, or no weight_map (reported)
 };
 
 // Reads the header of every regular shard in `shards[first..]`, `threads` at a time, the calling
@@ -317,6 +318,7 @@ public:
     index.file = index_name;
     const auto fail = [&](std::string tensor, std::string message,
                           CheckpointIssue issue = CheckpointIssue::index_unreadable) {
+      index.readable = false;
       problems.push_back(
         {issue, false, index_name, std::move(tensor), std::move(message), std::nullopt});
     };
@@ -404,6 +406,11 @@ public:
         m_alongside(m_out.root);
       }
     });
+    // An index no loader can read is reported; the shards are then judged as without one
+    // (not each "missing from the index", nor draft layers "in files the index does not name").
+    if (index && !index->readable) {
+      index.reset();
+    }
     m_out.has_index = index.has_value();
     m_out.problems.insert(m_out.problems.begin(), index_problems.begin(), index_problems.end());
 
@@ -433,7 +440,7 @@ public:
     for (auto& file : index_only) {
       m_out.shards.push_back({std::move(file), {}, true, false, {}});
     }
-    if (m_out.shards.empty() && !index) {
+    if (m_out.shards.empty() && index_file.empty()) {
       problem(CheckpointIssue::no_weights, "", "",
               "no *.safetensors files and no model.safetensors.index.json");
       return;

@@ -335,14 +335,27 @@ TEST(Checkpoint, ContainedPaths)
   EXPECT_FALSE(is_contained_path("a\\..\\b"));
 }
 
+// An index no loader can read is the one problem: the shards are then read as without an index,
+// not each reported as missing from it.
 TEST(Checkpoint, IndexNotJson)
 {
-  auto fs = two_shards();
-  fs.add_file("m/model.safetensors.index.json", "{\"weight_map\": ");
-  const Checkpoint c = load(fs);
-  ASSERT_GE(c.problems.size(), 1u);
-  EXPECT_EQ(c.problems[0].issue, CheckpointIssue::index_unreadable);
-  EXPECT_EQ(messages(c)[0], "model.safetensors.index.json: not valid JSON");
+  for (const std::string text : {"{\"weight_map\": ", "{\"metadata\": {}}"}) {
+    auto fs = two_shards();
+    fs.add_file("m/model.safetensors.index.json", text);
+    const Checkpoint c = load(fs);
+    ASSERT_EQ(c.problems.size(), 1u) << messages(c).back();
+    EXPECT_EQ(c.problems[0].issue, CheckpointIssue::index_unreadable);
+    EXPECT_EQ(messages(c)[0], text.starts_with("{\"w")
+                                ? "model.safetensors.index.json: not valid JSON"
+                                : "model.safetensors.index.json: has no 'weight_map' object");
+    EXPECT_FALSE(c.has_index);
+    EXPECT_EQ(c.tensors.size(), 3u);
+  }
+  // With no shard beside it, the unreadable index is still the one problem.
+  MemoryFileSystem alone;
+  alone.add_file("m/model.safetensors.index.json", "[");
+  const Checkpoint c = load(alone);
+  EXPECT_EQ(messages(c), std::vector<std::string>{"model.safetensors.index.json: not valid JSON"});
 }
 
 TEST(Checkpoint, ShardThatIsNotARegularFile)
