@@ -816,11 +816,20 @@ private:
               fmt::format("tensor '{}': entry is not an object", key));
       return;
     }
-    // One pass over the entry's fields; the first of a repeated field counts, as at_key has it.
+    // One pass over the entry's fields. A repeated one makes the header unreadable upstream
+    // (serde refuses a duplicate field), so the tensor is reported and skipped.
     simdjson::dom::element dtype_el, shape_el, offsets_el;
     bool has_dtype = false, has_shape = false, has_offsets = false;
     for (auto field : entry) {
       const std::string_view name = field.key;
+      if ((has_dtype && name == "dtype") || (has_shape && name == "shape") ||
+          (has_offsets && name == "data_offsets")) {
+        problem(HeaderIssue::bad_entry, std::string(key),
+                fmt::format("tensor '{}': '{}' appears twice; safetensors refuses a header with "
+                            "a repeated field",
+                            key, name));
+        return;
+      }
       if (!has_dtype && name == "dtype") {
         dtype_el = field.value;
         has_dtype = true;

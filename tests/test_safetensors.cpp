@@ -208,6 +208,26 @@ TEST(Safetensors, MissingField)
                 "tensor 't': missing 'data_offsets'");
 }
 
+// serde, which the safetensors loaders use, refuses a field repeated within an entry ("duplicate
+// field `dtype`"): the header cannot be loaded, whichever value comes first.
+TEST(Safetensors, RepeatedFieldInAnEntry)
+{
+  for (const std::string& entry : {std::string(R"("dtype":"BF16","dtype":"F32","shape":[2])"),
+                                   std::string(R"("dtype":"U8","shape":[2],"shape":[2])")}) {
+    expect_single(
+      parse(R"({"t":{)" + entry + R"(,"data_offsets":[0,4]}})", 4), HeaderIssue::bad_entry,
+      fmt::format("tensor 't': '{}' appears twice; safetensors refuses a header "
+                  "with a repeated field",
+                  entry.find("\"dtype\":\"F32\"") != std::string::npos ? "dtype" : "shape"));
+  }
+  expect_single(parse(R"({"t":{"dtype":"U8","shape":[2],"data_offsets":[0,2],)"
+                      R"("data_offsets":[0,2]}})",
+                      2),
+                HeaderIssue::bad_entry,
+                "tensor 't': 'data_offsets' appears twice; safetensors refuses a header with a "
+                "repeated field");
+}
+
 TEST(Safetensors, DtypeNotString)
 {
   expect_single(parse(R"({"t":{"dtype":8,"shape":[1],"data_offsets":[0,1]}})", 1),
