@@ -482,6 +482,12 @@ private:
       case FileKind::regular:
         break;
       case FileKind::missing:
+        if (!shard.in_index) { // only the folder's listing names it
+          problem(CheckpointIssue::shard_unreadable, shard.file, "",
+                  "is in the folder's listing but cannot be examined (removed meanwhile, or no "
+                  "permission to search the folder); not read");
+          break;
+        }
         if (++missing_files > k_listed_problems) {
           break; // counted below
         }

@@ -259,6 +259,22 @@ TEST(Checkpoint, DotComponentsNameTheSameShard)
   }
 }
 
+// A file the folder's listing names but that cannot be examined (no search permission on the
+// folder for this user, or removed meanwhile) is reported as such, not as "named by the index
+// ... does not exist".
+TEST(Checkpoint, ListedFileThatCannotBeExamined)
+{
+  MemoryFileSystem fs;
+  fs.add_file("m/model-00001-of-00001.safetensors", safetensors(k_shard1));
+  fs.add_special("m/model-00002-of-00002.safetensors", FileKind::missing); // listed, not there
+  const Checkpoint c = load(fs);
+  EXPECT_EQ(messages(c), std::vector<std::string>{
+                           "model-00002-of-00002.safetensors: is in the folder's listing but "
+                           "cannot be examined (removed meanwhile, or no permission to search "
+                           "the folder); not read"});
+  EXPECT_EQ(c.problems[0].issue, CheckpointIssue::shard_unreadable);
+}
+
 TEST(Checkpoint, SameTensorInTwoShards)
 {
   MemoryFileSystem fs;
