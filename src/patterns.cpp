@@ -728,8 +728,13 @@ EntryIndex::EntryIndex(std::span<const Spelling> spellings, size_t entries, cons
         mark_length(m_literal_lengths, key.size());
         note_first_component(m_literal_firsts, key);
       } else if (prefix == 0) {
-        // "*x*": its longest literal run occurs somewhere in any name it matches.
-        const std::string_view run = longest_glob_run(key);
+        // "*x*": its longest literal run occurs somewhere in any name it matches. Not counting a
+        // final ".*", which TensorRT-LLM also reads as the node itself ("].*" matches "]").
+        std::string_view body = key;
+        if (!ci && key.ends_with(".*")) {
+          body.remove_suffix(2);
+        }
+        const std::string_view run = longest_glob_run(body);
         if (run.empty()) {
           always = true;
         } else {

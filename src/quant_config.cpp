@@ -662,7 +662,7 @@ parse_file(const FileSystem& fs, const std::string& root, const std::string& nam
     out.problems.push_back({name,
                             "starts with a UTF-8 byte order mark, which Python's json (and so "
                             "transformers and every engine) refuses; save it without one",
-                            ConfigIssue::invalid});
+                            ConfigIssue::python_refuses});
   }
   std::optional<Json> json;
   bool repeated = false;

@@ -776,7 +776,7 @@ TEST(Engines, DeclarationReadsTheSameWhicheverParserReadsIt)
         if (variant != 0 && for_nlohmann(given, variant == 2).starts_with("\xEF\xBB\xBF")) {
           const std::string line = fmt::format(
             "problem {} starts with a UTF-8 byte order mark, which Python's json (and so "
-            "transformers and every engine) refuses; save it without one 0\n",
+            "transformers and every engine) refuses; save it without one 1\n",
             name);
           const size_t at = text.find(line);
           ASSERT_NE(at, std::string::npos) << name << "\n" << text;
@@ -1291,9 +1291,11 @@ TEST(Engines, CompiledListOffersAnEmptyEntryWhereItMatches)
 // matches a name is among its candidates, for each format and engine of a long list.
 TEST(Engines, CompiledListOffersGlobsWhoseLastDotAMatchMayLack)
 {
-  const std::vector<std::string> globs{"a]b.*", "x.[a]b.*", "m.y]z.*", "q?r]s.*", "k.*"};
-  const std::vector<std::string> names{"a]b",   "a]b.c", "x.[a]b", "m.y]z",
-                                       "q?r]s", "qzr]s", "k",      "k.v"};
+  // "].*" (found by fuzz_compiled_list): a ']' first, so no literal start; its run "." is not
+  // in "]", which TensorRT-LLM's "X.*" = "X" reading matches.
+  const std::vector<std::string> globs{"a]b.*", "x.[a]b.*", "m.y]z.*", "q?r]s.*", "k.*", "].*"};
+  const std::vector<std::string> names{"a]b",   "a]b.c", "x.[a]b", "m.y]z", "q?r]s",
+                                       "qzr]s", "k",     "k.v",    "]",     "].x"};
   size_t matches = 0;
   for (QuantFormat format : k_list_formats) {
     ConfigSource s;
@@ -1319,6 +1321,7 @@ TEST(Engines, CompiledListOffersGlobsWhoseLastDotAMatchMayLack)
     }
   }
   EXPECT_TRUE(entry_matches(Engine::trtllm, QuantFormat::modelopt, "a]b.*", "a]b"));
+  EXPECT_TRUE(entry_matches(Engine::trtllm, QuantFormat::modelopt, "].*", "]"));
   EXPECT_GT(matches, 10u);
 }
 

@@ -95,7 +95,8 @@ struct ModelInfo
 
 enum class ConfigIssue
 {
-  invalid,        // not JSON, not an object, unreadable
+  invalid,        // not JSON, not an object, unreadable: the file declares nothing
+  python_refuses, // read, but Python's json (and so every engine) refuses it: a byte order mark
   duplicate_key,  // valid, but a key repeats (engines keep the last value)
   unknown_method, // a quantization block qcheck cannot evaluate
 };

@@ -130,18 +130,22 @@ check_readers_agree(const std::string& text, const Declaration& declaration)
 
 // The file's JSON problems are the positional scan's verdict, whichever parser read the file:
 // its syntax error, else (when the text is not JSON to nlohmann) its reason, else a repeated
-// key, else none.
+// key, else none. A byte order mark is reported beside them, once.
 void
 check_json_verdict(const Declaration& declaration, std::string_view text, bool json)
 {
   std::vector<const ConfigProblem*> invalid, repeated;
+  size_t marks = 0;
   for (const ConfigProblem& problem : declaration.problems) {
-    if (problem.issue == ConfigIssue::invalid && problem.message != "is not a JSON object") {
+    if (problem.issue == ConfigIssue::python_refuses) {
+      ++marks;
+    } else if (problem.issue == ConfigIssue::invalid && problem.message != "is not a JSON object") {
       invalid.push_back(&problem);
     } else if (problem.issue == ConfigIssue::duplicate_key) {
       repeated.push_back(&problem);
     }
   }
+  QCHECK_FUZZ_CHECK(marks == (text.starts_with("\xEF\xBB\xBF") ? 1u : 0u));
   const auto checked = check_json(text);
   if (!checked) {
     QCHECK_FUZZ_CHECK(invalid.size() == 1 && invalid[0]->message == checked.error());
