@@ -68,24 +68,11 @@ public:
     assert(!same_file || !m_files.empty());
     m_increasing = m_increasing && (m_entries.empty() || m_entries.back().tensor() < tensor);
     if (!same_file) {
-      // A handful of files: a scan. An index naming thousands of files: a hash of the views
-      // (they stay valid as long as the index text does), not a scan per entry.
-      if (m_by_file.empty() && m_files.size() < k_scanned_files) {
-        auto it = std::find(m_files.begin(), m_files.end(), file);
-        m_last_file = static_cast<uint32_t>(it - m_files.begin());
-      } else {
-        if (m_by_file.empty()) {
-          for (uint32_t i = 0; i < m_files.size(); ++i) {
-            m_by_file.emplace(m_file_views[i], i);
-          }
-        }
-        const auto [it, added] = m_by_file.emplace(file, static_cast<uint32_t>(m_files.size()));
-        m_last_file = it->second;
-        (void)added;
-      }
+      // By hash: an index can name thousands of files. The views stay valid as long as the
+      // index text does.
+      m_last_file = m_by_file.emplace(file, static_cast<uint32_t>(m_files.size())).first->second;
       if (m_last_file == m_files.size()) {
         m_files.emplace_back(file);
-        m_file_views.push_back(file);
         m_counts.push_back(0);
       }
     }
@@ -122,10 +109,8 @@ public:
   const std::string& file_of(const Entry& e) const { return m_files[e.file]; }
 
 private:
-  static constexpr size_t k_scanned_files = 64;
   std::vector<std::string> m_files;
-  std::vector<std::string_view> m_file_views;               // as add() was given them
-  std::unordered_map<std::string_view, uint32_t> m_by_file; // filled past k_scanned_files
+  std::unordered_map<std::string_view, uint32_t> m_by_file; // file as add() was given it
   std::vector<size_t> m_counts;
   uint32_t m_last_file = 0;
   std::vector<Entry> m_entries;
@@ -419,21 +404,26 @@ public:
       by_name.emplace(m_out.shards[i].file, i);
     }
     const size_t listed = m_out.shards.size();
-    std::vector<std::string> index_only;
+    // The index's files as the shards are named: one shard per file however the index spells
+    // it ("./x", "x").
+    std::vector<std::string> index_files;
     if (index) {
-      for (size_t f = 0; f < index->weight_map.files().size(); ++f) {
-        const std::string file = without_dot_parts(index->weight_map.files()[f]);
-        if (index->weight_map.counts()[f] == 0) {
-          continue; // named only by entries a later copy of the same tensor replaced
-        }
-        if (auto it = by_name.find(file); it != by_name.end()) {
-          m_out.shards[it->second].in_index = true;
-        } else {
-          index_only.push_back(file);
-        }
+      for (const std::string& spelled : index->weight_map.files()) {
+        index_files.push_back(without_dot_parts(spelled));
       }
     }
-    // One shard per file however the index spells it ("./x", "x").
+    std::vector<std::string> index_only;
+    for (size_t f = 0; f < index_files.size(); ++f) {
+      const std::string& file = index_files[f];
+      if (index->weight_map.counts()[f] == 0) {
+        continue; // named only by entries a later copy of the same tensor replaced
+      }
+      if (auto it = by_name.find(file); it != by_name.end()) {
+        m_out.shards[it->second].in_index = true;
+      } else {
+        index_only.push_back(file);
+      }
+    }
     std::sort(index_only.begin(), index_only.end());
     index_only.erase(std::unique(index_only.begin(), index_only.end()), index_only.end());
     // Appended only now: by_name views the names of the shards already listed.
@@ -450,14 +440,11 @@ public:
               [](const ShardFile& a, const ShardFile& b) { return a.file < b.file; });
     // Index file id -> shard.
     std::vector<uint32_t> shard_of_file;
-    if (index) {
-      for (const auto& spelled : index->weight_map.files()) {
-        const std::string file = without_dot_parts(spelled);
-        const auto it =
-          std::lower_bound(m_out.shards.begin(), m_out.shards.end(), file,
-                           [](const ShardFile& s, const std::string& f) { return s.file < f; });
-        shard_of_file.push_back(static_cast<uint32_t>(it - m_out.shards.begin()));
-      }
+    for (const std::string& file : index_files) {
+      const auto it =
+        std::lower_bound(m_out.shards.begin(), m_out.shards.end(), file,
+                         [](const ShardFile& s, const std::string& f) { return s.file < f; });
+      shard_of_file.push_back(static_cast<uint32_t>(it - m_out.shards.begin()));
     }
     check_shard_files(index, shard_of_file);
     collect_tensors(index, shard_of_file, threads);

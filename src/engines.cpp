@@ -703,10 +703,11 @@ decide_ct(Decision& d, Engine engine, const ConfigSource& s, const EngineLayer& 
     }
     return {nullptr, nullptr};
   };
-  if (!parts.empty() && std::all_of(parts.begin(), parts.end(), [&](const std::string& part) {
-        return part_target(part).second != nullptr;
-      })) {
-    const auto [group, target] = part_target(parts.front());
+  const auto [group, target] =
+    parts.empty() ? std::pair<const CtGroup*, const std::string*>() : part_target(parts.front());
+  if (target != nullptr &&
+      std::all_of(parts.begin() + 1, parts.end(),
+                  [&](const std::string& part) { return part_target(part).second != nullptr; })) {
     d.matched = *target;
     d.reason = fmt::format("target '{}' of {} matches '{}' and each other part, and no ignore "
                            "entry does",
@@ -1212,14 +1213,12 @@ checkpoint_spelling(const EngineLayer& layer)
     }
     return std::nullopt;
   };
-  const bool renamed = layer.prefix.starts_with("model.decoder.") ||
-                       layer.prefix == "model.shared_head.head" || layer.prefix == "model.eh_proj";
-  const auto prefix = original(layer.prefix);
-  if (!renamed || !prefix) {
+  if (!layer.prefix.starts_with("model.decoder.") && layer.prefix != "model.shared_head.head" &&
+      layer.prefix != "model.eh_proj") {
     return std::nullopt;
   }
   EngineLayer out = layer;
-  out.prefix = *prefix;
+  out.prefix = *original(layer.prefix);
   auto names = std::make_shared<std::deque<std::string>>();
   out.shards.clear();
   for (const std::string_view shard : layer.shards) {

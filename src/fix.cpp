@@ -395,6 +395,11 @@ apply_fix(const FileSystem& fs, FileWriter& writer, const std::string& root, con
 {
   ApplyResult result;
   const std::string dest_root = output_dir.empty() ? root : output_dir;
+  // In place: the file on disk still holds what the plan was made from.
+  const auto unchanged = [&](const FileEdit& edit) {
+    auto now = fs.read_file(join_path(root, edit.file), k_max_config_size);
+    return now && *now == edit.original;
+  };
   // Check every file before writing any.
   for (const FileEdit& edit : plan.edits) {
     if (edit.file.ends_with(".safetensors")) {
@@ -408,8 +413,7 @@ apply_fix(const FileSystem& fs, FileWriter& writer, const std::string& root, con
       return unexpected(
         fmt::format("{}: is read-only (mode {:04o}); nothing was changed", path, edit.mode));
     }
-    auto now = fs.read_file(path, k_max_config_size);
-    if (!now || *now != edit.original) {
+    if (!unchanged(edit)) {
       return unexpected(
         fmt::format("{}: changed on disk since it was read; nothing was changed", path));
     }
@@ -432,15 +436,10 @@ apply_fix(const FileSystem& fs, FileWriter& writer, const std::string& root, con
   }
   // Writing (and syncing) takes time: an edit another process saved meanwhile is not replaced.
   for (const FileEdit& edit : plan.edits) {
-    if (!output_dir.empty()) {
-      break;
-    }
-    const std::string path = join_path(root, edit.file);
-    auto now = fs.read_file(path, k_max_config_size);
-    if (!now || *now != edit.original) {
+    if (output_dir.empty() && !unchanged(edit)) {
       discard();
-      return unexpected(
-        fmt::format("{}: changed on disk while qcheck wrote; nothing was changed", path));
+      return unexpected(fmt::format("{}: changed on disk while qcheck wrote; nothing was changed",
+                                    join_path(root, edit.file)));
     }
   }
   for (size_t i = 0; i < temps.size(); ++i) {

@@ -197,8 +197,8 @@ TEST(Checkpoint, ShardTheIndexDoesNotName)
                             "never loaded");
 }
 
-// An index naming more files than are looked up by scanning (files are then found by hash): the
-// files, and how many tensors each is named for, are the same as for a few files.
+// An index naming 150 files in turn: each entry finds its file again (by hash), and each file
+// is named for the right number of tensors.
 TEST(Checkpoint, IndexNamingHundredsOfFilesInTurn)
 {
   MemoryFileSystem fs;

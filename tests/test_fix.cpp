@@ -85,6 +85,15 @@ protected:
     return names;
   }
 
+  // config.json as a link into blobs/ (as in the Hugging Face cache); returns its contents.
+  std::string link_config_into_blobs()
+  {
+    fs::create_directories(m_dir / "blobs");
+    fs::rename(m_dir / "model/config.json", m_dir / "blobs/3f2a");
+    fs::create_symlink(m_dir / "blobs/3f2a", m_dir / "model/config.json");
+    return read(m_dir / "blobs/3f2a");
+  }
+
   fs::path m_dir;
 };
 
@@ -467,10 +476,7 @@ TEST_F(FixFolder, EditSavedWhileWritingIsNotReplaced)
 TEST_F(FixFolder, FailedRenameSaysALinkCameBackAsAFile)
 {
   copy_fixture("glm-nvfp4-nextn");
-  fs::create_directories(m_dir / "blobs");
-  fs::rename(m_dir / "model/config.json", m_dir / "blobs/3f2a");
-  fs::create_symlink(m_dir / "blobs/3f2a", m_dir / "model/config.json");
-  const std::string blob = read(m_dir / "blobs/3f2a");
+  const std::string blob = link_config_into_blobs();
   DiskFileSystem disk;
   const FixPlan plan = plan_for(disk, model());
   FaultyWriter writer;
@@ -569,10 +575,7 @@ TEST_F(FixFolder, FileChangedOnDiskIsNotOverwritten)
 TEST_F(FixFolder, SymlinkedConfigIsReplacedAndItsTargetUntouched)
 {
   copy_fixture("glm-nvfp4-nextn");
-  fs::create_directories(m_dir / "blobs");
-  fs::rename(m_dir / "model/config.json", m_dir / "blobs/3f2a");
-  fs::create_symlink(m_dir / "blobs/3f2a", m_dir / "model/config.json");
-  const std::string blob = read(m_dir / "blobs/3f2a");
+  const std::string blob = link_config_into_blobs();
   DiskFileSystem disk;
   const FixPlan plan = plan_for(disk, model());
   DiskFileWriter writer;
