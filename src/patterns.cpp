@@ -60,19 +60,27 @@ fnmatch(std::string_view pattern, std::string_view text)
   // The literal run at the end of the pattern must end the text: most names fail here, before
   // any backtracking over '*'.
   const auto is_meta = [](char c) { return c == '*' || c == '?' || c == '[' || c == ']'; };
+  // Each literal character takes one of the text's: a run longer than the text fails without
+  // being read to its start (a megabyte-long entry costs the name's length, not its own).
   size_t tail = 0;
-  while (tail < pattern.size() && !is_meta(pattern[pattern.size() - 1 - tail])) {
+  while (tail < pattern.size() && tail <= text.size() &&
+         !is_meta(pattern[pattern.size() - 1 - tail])) {
     ++tail;
+  }
+  if (tail > text.size()) {
+    return false;
   }
   if (tail == pattern.size()) {
     return pattern == text;
   }
-  if (tail > text.size() ||
-      text.substr(text.size() - tail) != pattern.substr(pattern.size() - tail)) {
+  if (text.substr(text.size() - tail) != pattern.substr(pattern.size() - tail)) {
     return false;
   }
   size_t p = 0, t = 0;
   size_t star_p = std::string_view::npos, star_t = 0;
+  // A '[' with no closing bracket after it is literal, and so is every '[' after that one: each
+  // is looked at once, however often a '*' brings the match back before it.
+  size_t unclosed_from = std::string_view::npos;
   while (t < text.size()) {
     if (p < pattern.size()) {
       const char pc = pattern[p];
@@ -89,7 +97,10 @@ fnmatch(std::string_view pattern, std::string_view text)
       if (pc == '[') {
         size_t end = 0;
         bool valid = false;
-        const bool ok = match_bracket(pattern, p, text[t], end, valid);
+        const bool ok = p < unclosed_from && match_bracket(pattern, p, text[t], end, valid);
+        if (!valid && p < unclosed_from) {
+          unclosed_from = p;
+        }
         if (valid) {
           if (ok) {
             p = end;
@@ -325,6 +336,8 @@ longest_glob_run(std::string_view glob)
       best = glob.substr(start, end - start);
     }
   };
+  // Past a '[' that no ']' closes, none is closed: those are not searched again.
+  bool unclosed = false;
   for (size_t i = 0; i < glob.size(); ++i) {
     const char c = glob[i];
     if (c == '[') {
@@ -332,10 +345,11 @@ longest_glob_run(std::string_view glob)
       size_t j = i + 1;
       j += j < glob.size() && glob[j] == '!' ? 1 : 0;
       j += j < glob.size() && glob[j] == ']' ? 1 : 0;
-      while (j < glob.size() && glob[j] != ']') {
+      while (!unclosed && j < glob.size() && glob[j] != ']') {
         ++j;
       }
-      i = j < glob.size() ? j : i;
+      unclosed = unclosed || j >= glob.size();
+      i = unclosed ? i : j;
       start = i + 1;
     } else if (is_wildcard(c)) {
       close(i);

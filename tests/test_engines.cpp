@@ -64,6 +64,16 @@ TEST(Patterns, FnmatchIsPythonFnmatchcase)
   EXPECT_FALSE(fnmatch("Lm_head", "lm_head")); // case-sensitive
   EXPECT_TRUE(fnmatch("*", ""));
   EXPECT_FALSE(fnmatch("a*b*c", std::string(10000, 'a') + "b")); // no blow-up
+  // Past an unclosed '[' every '[' is literal, however often '*' comes back before them.
+  EXPECT_TRUE(fnmatch("*[a[b", "x[a[b"));
+  EXPECT_TRUE(fnmatch("*[!]", "x[!]"));
+  EXPECT_TRUE(fnmatch("*[[]", "x["));
+  EXPECT_TRUE(fnmatch("*" + std::string(3000, '['), std::string(3001, '[')));
+  EXPECT_FALSE(fnmatch("*" + std::string(3000, '['), std::string(2999, '[')));
+  // A literal run longer than the text fails, wildcards before it or not.
+  EXPECT_FALSE(fnmatch("*" + std::string(100, 'x'), std::string(99, 'x')));
+  EXPECT_FALSE(fnmatch(std::string(100, 'x'), std::string(99, 'x')));
+  EXPECT_TRUE(fnmatch("?" + std::string(99, 'x'), std::string(100, 'x')));
 }
 
 namespace {
