@@ -247,7 +247,8 @@ any_vllm_spelling(std::string_view entry, const Test& test)
   return test(base) || test(std::string(base) + ".*");
 }
 
-// Every entry as vLLM splits it; origin[i] is the index in `list` of expanded[i].
+// Every entry as vLLM splits it, but those over k_longest_entry; origin[i] is the index in
+// `list` of expanded[i].
 void
 expand_for_vllm(const std::vector<std::string>& list, std::vector<std::string>& expanded,
                 std::vector<uint32_t>& origin)
@@ -255,6 +256,9 @@ expand_for_vllm(const std::vector<std::string>& list, std::vector<std::string>& 
   expanded.reserve(list.size());
   origin.reserve(list.size());
   for (uint32_t i = 0; i < list.size(); ++i) {
+    if (list[i].size() > k_longest_entry) {
+      continue;
+    }
     any_vllm_spelling(list[i], [&](std::string_view spelling) {
       expanded.emplace_back(spelling);
       origin.push_back(i);
@@ -470,14 +474,14 @@ first_match(const std::vector<std::string>& list, std::string_view name, Match m
       found.clear();
       indexed->candidates(name, found);
       for (uint32_t i : found) {
-        if (match(list[i], name)) {
+        if (list[i].size() <= k_longest_entry && match(list[i], name)) {
           return &list[i];
         }
       }
       return nullptr;
     }
     for (const auto& e : list) {
-      if (match(e, name)) {
+      if (e.size() <= k_longest_entry && match(e, name)) {
         return &e;
       }
     }
@@ -1438,6 +1442,9 @@ CompiledList::candidates(std::string_view name, std::vector<uint32_t>& out) cons
 bool
 entry_matches(Engine engine, QuantFormat format, std::string_view entry, std::string_view prefix)
 {
+  if (entry.size() > k_longest_entry) {
+    return false;
+  }
   switch (format) {
   case QuantFormat::modelopt:
     if (engine == Engine::vllm) {

@@ -1121,6 +1121,7 @@ private:
     k_entry_renamed_regex = 4, // QC122: a compressed-tensors regex in checkpoint namespace
     k_entry_short_fp8 = 8,     // QC121: used, but not a whole module name
     k_entry_broad = 16,        // QC111: a substring engine also excludes a module it does not name
+    k_entry_too_long = 32,     // QC115: longer than k_longest_entry, not evaluated
   };
   struct DecidedList
   {
@@ -1155,6 +1156,10 @@ private:
     for (size_t index = 0; index < s.excludes.size(); ++index) {
       const std::string& entry = s.excludes[index];
       uint8_t& verdict = out.verdicts[index];
+      if (entry.size() > k_longest_entry) {
+        verdict = k_entry_unchecked | k_entry_too_long;
+        continue;
+      }
       const bool regex = entry.starts_with("re:");
       if (!regex && entry.find('.') == std::string::npos &&
           s.format == QuantFormat::compressed_tensors &&
@@ -1239,10 +1244,17 @@ private:
     DeadRuns dead(*this, s);
     for (size_t index = 0; index < s.excludes.size(); ++index) {
       const uint8_t verdict = list.verdicts[index];
+      const std::string& entry = s.excludes[index];
+      if ((verdict & k_entry_too_long) != 0) {
+        add(RuleId::unevaluable_entry, s.file,
+            fmt::format("{} entry {} is {} bytes long ('{}...'); qcheck evaluates entries of up "
+                        "to {} bytes and treats it as matching nothing",
+                        s.list_key, index, entry.size(), entry.substr(0, 40), k_longest_entry))
+          .pointer = entry_pointer(s, index);
+      }
       if ((verdict & k_entry_unchecked) != 0) {
         continue;
       }
-      const std::string& entry = s.excludes[index];
       if ((verdict & k_entry_renamed_regex) != 0) {
         add(RuleId::regex_checkpoint_namespace, s.file,
             fmt::format("ignore entry '{}' is written in checkpoint namespace; vLLM does not map "

@@ -128,7 +128,9 @@ constexpr std::array<Rule, 35> k_rules{{
   {RuleId::unevaluable_entry, "QC115", "unevaluable-entry", Severity::error, false,
    "An entry uses a construct qcheck cannot evaluate exactly",
    "A `re:` entry or dynamic key uses syntax outside the supported Python-re subset (look-around, "
-   "back-references). qcheck refuses to guess; rewrite the pattern."},
+   "back-references), or an exclusion entry is longer than 4,096 bytes (no module name is; "
+   "comparing it with every name would cost its length each time). qcheck refuses to guess; "
+   "rewrite the pattern."},
   {RuleId::inferred_exclusions, "QC116", "relies-on-inference", Severity::info, false,
    "The engine infers exclusions from dtypes instead of an explicit list",
    "GPTQ without modules_in_block_to_quantize and AWQ with an empty modules_to_not_convert let "

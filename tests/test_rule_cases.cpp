@@ -1928,6 +1928,34 @@ TEST(RuleCases, QC115Negative)
   EXPECT_TRUE(r.findings.empty()) << text(r);
 }
 
+// QC115: an entry longer than k_longest_entry is not evaluated (5,000 '*' would match every
+// module), and says so where it is; no QC112 for it. The mtp draft is then not excluded.
+TEST(RuleCases, QC115PositiveEntryLongerThanTheLimit)
+{
+  const std::string stars(5000, '*');
+  const Report r =
+    lint_folder(folder(config(k_qwen35_text, ct_w4a16({"lm_head", stars})), qwen35_ct_pack()));
+  const Finding f =
+    only(r, RuleId::unevaluable_entry,
+         "ignore entry 1 is 5000 bytes long ('" + stars.substr(0, 40) +
+           "...'); qcheck evaluates entries of up to 4096 bytes and treats it as matching nothing");
+  EXPECT_EQ(f.file, "config.json");
+  EXPECT_EQ(f.pointer, "/quantization_config/ignore/1");
+  EXPECT_EQ(findings(r, RuleId::undeclared_unquantized).size(), 1u) << text(r);
+  EXPECT_TRUE(findings(r, RuleId::unused_entry).empty()) << text(r);
+}
+
+// An entry of exactly k_longest_entry bytes is evaluated: it matches nothing here (QC112).
+TEST(RuleCases, QC115NegativeEntryAtTheLimit)
+{
+  const std::string long_entry(k_longest_entry, 'x');
+  const Report r = lint_folder(folder(
+    config(k_qwen35_text, ct_w4a16({"lm_head", "re:mtp\\\\..*", long_entry})), qwen35_ct_pack()));
+  EXPECT_TRUE(findings(r, RuleId::unevaluable_entry).empty()) << text(r);
+  EXPECT_EQ(findings(r, RuleId::unused_entry).size(), 1u) << text(r);
+  EXPECT_TRUE(findings(r, RuleId::undeclared_unquantized).empty()) << text(r);
+}
+
 // QC115 says qcheck "refuses to guess" about an entry it cannot evaluate; declaring the same
 // entry dead (QC112) is a guess, and a wrong one: Python's re.match of this look-behind at
 // position 0 matches 'mtp.fc'.

@@ -63,6 +63,11 @@ struct Drafts
 // module is stored under (the rest are missing without a lookup each).
 inline constexpr uint64_t k_walked_draft_layers = 4096;
 
+// Exclusion entries longer than this many bytes are not evaluated: no matcher accepts them
+// (decide, entry_matches) and lint reports each (QC115). Real entries are module names and short
+// patterns; a longer one would make every name's comparison cost its length.
+inline constexpr size_t k_longest_entry = 4096;
+
 // Finds the draft layers `model` declares among the inventory's modules. With an index, a
 // declared layer counts as stored only when one of its tensors is in a file the index names.
 Drafts locate_drafts(const ModelInfo& model, const Checkpoint& checkpoint,
