@@ -47,7 +47,9 @@ bool
 vllm_renames(std::string_view name)
 {
   return starts_with_literal(name, "model.language_model.") ||
-         starts_with_literal(name, "model.visual.");
+         starts_with_literal(name, "model.visual.") ||
+         starts_with_literal(name, "model.vision_tower.") ||
+         starts_with_literal(name, "model.multi_modal_projector.");
 }
 
 std::string_view
@@ -341,15 +343,37 @@ modelopt_trtllm_entry(std::string_view entry, std::string_view name)
   return false;
 }
 
+// The name a compressed-tensors regex meets: the engine's own module name (exact entries go
+// through the engine's mapper, which compares them the same way in checkpoint namespace). vLLM:
+// vllm_namespace() for every model. SGLang: its model file's prefixes where qcheck knows them to
+// differ from the checkpoint's (gemma3_mm.py: vision_tower.X, multi_modal_projector.X,
+// language_model.model.X; qwen2_5_vl.py: visual.X and model.X); else the checkpoint name.
+std::string
+regex_subject(Engine engine, const ModelInfo* model, std::string_view prefix)
+{
+  if (engine == Engine::vllm) {
+    return vllm_namespace(prefix);
+  }
+  if (engine == Engine::sglang && model != nullptr) {
+    if (model->model_type == "gemma3") {
+      return vllm_namespace(prefix);
+    }
+    if (model->model_type == "qwen2_5_vl") {
+      return prefix.starts_with("model.visual.") ? std::string(prefix.substr(6))
+                                                 : strip_language_model(prefix);
+    }
+  }
+  return std::string(prefix);
+}
+
 bool
 ct_entry(Engine engine, std::string_view entry, std::string_view prefix,
-         std::vector<std::string>* errors)
+         std::vector<std::string>* errors, const ModelInfo* model = nullptr)
 {
   if (entry.starts_with("re:")) {
     // vLLM maps exact entries through the model's mapper but not regexes: a regex meets the
-    // renamed prefix (visual.X, language_model.model.X).
-    return regex_entry(entry, engine == Engine::vllm ? vllm_namespace(prefix) : std::string(prefix),
-                       false, errors);
+    // renamed prefix (visual.X, vision_tower.X, language_model.model.X).
+    return regex_entry(entry, regex_subject(engine, model, prefix), false, errors);
   }
   if (entry == prefix) {
     return true;
@@ -645,11 +669,11 @@ decide_modelopt(Decision& d, Engine engine, const ConfigSource& s, const EngineL
 }
 
 void
-decide_ct(Decision& d, Engine engine, const ConfigSource& s, const EngineLayer& layer,
-          const ListIndexes* ix)
+decide_ct(Decision& d, Engine engine, const ConfigSource& s, const ModelInfo& model,
+          const EngineLayer& layer, const ListIndexes* ix)
 {
   auto match = [&](std::string_view e, std::string_view n) {
-    return ct_entry(engine, e, n, &d.errors);
+    return ct_entry(engine, e, n, &d.errors, &model);
   };
   if (layer.kind == LayerKind::fused_moe) {
     // SGLang probes expert 0; vLLM honours the fused prefix or every listed expert.
@@ -805,6 +829,20 @@ decide_auto_round(Decision& d, const ConfigSource& s, const EngineLayer& layer)
 
 // Hard-coded drafter overrides (R35): the note naming the special case that builds this draft
 // layer unquantized, or empty.
+// A vision tower the engine builds with no quantization config, whatever the list says; "" for
+// any other layer. SGLang's Qwen3-VL models pass quant_config=None to their vision model
+// (qwen3_vl.py since PR 18926; qwen3_vl_moe.py inherits it).
+std::string
+tower_override(Engine engine, const ModelInfo& model, const EngineLayer& layer)
+{
+  if (engine == Engine::sglang &&
+      (model.model_type == "qwen3_vl" || model.model_type == "qwen3_vl_moe") &&
+      layer.prefix.starts_with("model.visual.")) {
+    return "SGLang builds Qwen3-VL's vision tower without a quantization config";
+  }
+  return {};
+}
+
 std::string
 draft_override(Engine engine, const ConfigSource& s, const ModelInfo& model,
                const EngineLayer& layer)
@@ -915,7 +953,8 @@ vllm_namespace(std::string_view name)
   if (name.starts_with("model.language_model.")) {
     return fmt::format("language_model.model.{}", name.substr(21));
   }
-  if (name.starts_with("model.visual.")) {
+  if (name.starts_with("model.visual.") || name.starts_with("model.vision_tower.") ||
+      name.starts_with("model.multi_modal_projector.")) {
     return std::string(name.substr(6));
   }
   return std::string(name);
@@ -1258,7 +1297,7 @@ decide(Engine engine, const ConfigSource& s, const ModelInfo& model, const Engin
     decide_modelopt(d, engine, s, layer, ix);
     break;
   case QuantFormat::compressed_tensors:
-    decide_ct(d, engine, s, layer, ix);
+    decide_ct(d, engine, s, model, layer, ix);
     break;
   case QuantFormat::gptq:
     decide_gptq(d, s, layer, stored_quantized);
@@ -1332,7 +1371,11 @@ decide(Engine engine, const ConfigSource& s, const ModelInfo& model, const Engin
     break;
   }
   if (d.quantized) {
-    if (std::string note = draft_override(engine, s, model, layer); !note.empty()) {
+    std::string note = draft_override(engine, s, model, layer);
+    if (note.empty()) {
+      note = tower_override(engine, model, layer);
+    }
+    if (!note.empty()) {
       d.quantized = false;
       d.override_note = std::move(note);
     }
@@ -1406,7 +1449,9 @@ CompiledList::CompiledList(Engine engine, const ConfigSource& source)
     }
   }
   const size_t entries = ix.list->size();
-  const bool mapped = source.format == QuantFormat::compressed_tensors && engine == Engine::vllm;
+  // SGLang's regexes meet vLLM's renamed names for some models (regex_subject): its candidates
+  // include that spelling too.
+  const bool mapped = source.format == QuantFormat::compressed_tensors && engine != Engine::trtllm;
   ix.whole = IndexedList(EntryIndex(spellings, entries, whole), *ix.list, strip, mapped);
   ix.shard = vllm_modelopt ? IndexedList(EntryIndex(spellings, entries, {.mode = Mode::exact}),
                                          *ix.list, false, false)

@@ -1259,7 +1259,7 @@ private:
         add(RuleId::regex_checkpoint_namespace, s.file,
             fmt::format("ignore entry '{}' is written in checkpoint namespace; vLLM does not map "
                         "regexes, and matches them against renamed prefixes (visual.X, "
-                        "language_model.model.X)",
+                        "vision_tower.X, language_model.model.X)",
                         entry))
           .pointer = entry_pointer(s, index);
       }

@@ -2324,12 +2324,13 @@ TEST(RuleCases, QC122Positive)
   const Finding f = only(r, RuleId::regex_checkpoint_namespace,
                          "ignore entry 're:model\\.visual\\..*' is written in checkpoint "
                          "namespace; vLLM does not map regexes, and matches them against renamed "
-                         "prefixes (visual.X, language_model.model.X)");
+                         "prefixes (visual.X, vision_tower.X, language_model.model.X)");
   EXPECT_EQ(f.pointer, "/quantization_config/ignore/1");
-  // The consequence: vLLM alone quantizes the BF16 vision tower.
+  // The consequence: both engines quantize the BF16 vision tower (SGLang's Qwen2.5-VL names it
+  // visual.X too).
   const auto undeclared = findings(r, RuleId::undeclared_unquantized);
   ASSERT_EQ(undeclared.size(), 1u) << text(r);
-  EXPECT_EQ(engines(undeclared[0]), std::set<Engine>{Engine::vllm});
+  EXPECT_EQ(engines(undeclared[0]), (std::set<Engine>{Engine::vllm, Engine::sglang}));
 }
 
 TEST(RuleCases, QC122Negative)
@@ -2347,6 +2348,104 @@ TEST(RuleCases, QC122NegativeRegexCoversBothNamespaces)
     folder(config(k_qwen_vl, ct_fp8_config({"lm_head", "re:(model\\\\.visual|visual)\\\\..*"})),
            qwen_vl_fp8()));
   EXPECT_TRUE(r.findings.empty()) << text(r);
+}
+
+namespace {
+
+const std::string k_qwen3_vl =
+  R"("architectures": ["Qwen3VLForConditionalGeneration"], "model_type": "qwen3_vl", )"
+  R"("text_config": {"model_type": "qwen3_vl_text", "num_hidden_layers": 1})";
+
+const std::string k_gemma3 =
+  R"("architectures": ["Gemma3ForConditionalGeneration"], "model_type": "gemma3", )"
+  R"("text_config": {"model_type": "gemma3_text", "num_hidden_layers": 1})";
+
+// Gemma3 in the transformers >= 4.50 layout: a BF16 SigLIP tower and projector under "model.".
+Tensors
+gemma3_fp8()
+{
+  const std::string layer = "model.vision_tower.vision_model.encoder.layers.0.";
+  return bf16(layer + "self_attn.q_proj") + bf16(layer + "self_attn.k_proj") +
+         bf16(layer + "self_attn.v_proj") + bf16(layer + "self_attn.out_proj") +
+         bf16(layer + "mlp.fc1") + bf16(layer + "mlp.fc2") +
+         ct_fp8("model.language_model.layers.0.self_attn.o_proj") +
+         ct_fp8("model.language_model.layers.0.mlp.down_proj");
+}
+
+} // namespace
+
+// SGLang's Qwen3-VL builds its vision tower with no quantization config (qwen3_vl.py since PR
+// 18926), so a tower the list names only in vLLM's namespace loads there too: no QC101, and an
+// info that SGLang relies on its own rule.
+TEST(RuleCases, QC101NegativeQwen3VlTowerSglangBuildsUnquantized)
+{
+  const Report r = lint_folder(
+    folder(config(k_qwen3_vl, ct_fp8_config({"lm_head", "re:visual.*"})), qwen_vl_fp8()));
+  EXPECT_TRUE(findings(r, RuleId::undeclared_unquantized).empty()) << text(r);
+  const auto overrides = findings(r, RuleId::engine_override);
+  ASSERT_EQ(overrides.size(), 1u) << text(r);
+  EXPECT_NE(overrides[0].message.find("SGLang builds Qwen3-VL's vision tower without a "
+                                      "quantization config"),
+            std::string::npos)
+    << overrides[0].message;
+}
+
+// Qwen2.5-VL: SGLang quantizes that tower, under its own name visual.X (qwen2_5_vl.py), which
+// the regex meets as vLLM's renamed prefix does.
+TEST(RuleCases, QC101NegativeQwen25VlTowerRegexInEngineNamespace)
+{
+  const Report r = lint_folder(
+    folder(config(k_qwen_vl, ct_fp8_config({"lm_head", "re:visual.*"})), qwen_vl_fp8()));
+  EXPECT_TRUE(r.findings.empty()) << text(r);
+}
+
+// Gemma3: vLLM's mapper and SGLang's own names put the tower at vision_tower.X, which
+// llm-compressor's usual regexes name (spec 7.4; gemma3_mm.py of both engines).
+TEST(RuleCases, QC101NegativeGemma3TowerRegexInEngineNamespace)
+{
+  const Report r = lint_folder(folder(
+    config(k_gemma3, ct_fp8_config({"lm_head", "re:vision_tower.*", "re:multi_modal_projector.*"})),
+    gemma3_fp8()));
+  EXPECT_TRUE(findings(r, RuleId::undeclared_unquantized).empty()) << text(r);
+  EXPECT_TRUE(findings(r, RuleId::regex_checkpoint_namespace).empty()) << text(r);
+  // A list long enough to be compiled finds the regexes through the renamed names too.
+  Strings ignore{"lm_head", "re:vision_tower.*", "re:multi_modal_projector.*"};
+  for (int i = 0; i < 20; ++i) {
+    ignore.push_back(fmt::format("model.language_model.layers.{}.mlp.gate", i + 1));
+  }
+  const Report compiled =
+    lint_folder(folder(config(k_gemma3, ct_fp8_config(ignore)), gemma3_fp8()));
+  EXPECT_TRUE(findings(compiled, RuleId::undeclared_unquantized).empty()) << text(compiled);
+}
+
+// Both engines build Gemma3's language model as language_model.model.X: a regex in that
+// namespace excludes a quantized layer for both (QC102), in a short list and a compiled one.
+TEST(RuleCases, QC102PositiveGemma3RegexInEngineNamespace)
+{
+  Strings ignore{"lm_head", "re:vision_tower.*",
+                 "re:language_model\\\\.model\\\\.layers\\\\.0\\\\.mlp\\\\..*"};
+  for (const size_t padding : {0, 20}) {
+    for (size_t i = 0; i < padding; ++i) {
+      ignore.push_back(fmt::format("model.language_model.layers.{}.mlp.gate", i + 1));
+    }
+    const Report r = lint_folder(folder(config(k_gemma3, ct_fp8_config(ignore)), gemma3_fp8()));
+    const auto excluded = findings(r, RuleId::excluded_but_quantized);
+    ASSERT_EQ(excluded.size(), 1u) << padding << "\n" << text(r);
+    EXPECT_EQ(engines(excluded[0]), (std::set<Engine>{Engine::vllm, Engine::sglang}));
+    EXPECT_EQ(excluded[0].modules, Strings{"model.language_model.layers.0.mlp.down_proj"});
+  }
+}
+
+// The checkpoint's own root in a regex meets neither engine's name.
+TEST(RuleCases, QC122PositiveGemma3TowerRegexInCheckpointNamespace)
+{
+  const Report r = lint_folder(
+    folder(config(k_gemma3, ct_fp8_config({"lm_head", "re:model\\\\.vision_tower\\\\..*"})),
+           gemma3_fp8()));
+  EXPECT_EQ(findings(r, RuleId::regex_checkpoint_namespace).size(), 1u) << text(r);
+  const auto undeclared = findings(r, RuleId::undeclared_unquantized);
+  ASSERT_EQ(undeclared.size(), 1u) << text(r);
+  EXPECT_EQ(engines(undeclared[0]), (std::set<Engine>{Engine::vllm, Engine::sglang}));
 }
 
 namespace {

@@ -149,7 +149,11 @@ bool entry_matches(Engine engine, QuantFormat format, std::string_view entry,
 // keeps the checkpoint name.
 std::string draft_root_spelling(Engine engine, const std::string& root, const ModelInfo& model);
 
-// Checkpoint namespace -> the namespace vLLM's mapper produces for VLM roots.
+// Checkpoint namespace -> the namespace vLLM's mapper produces for VLM roots:
+// model.language_model.X
+// -> language_model.model.X; model.visual.X, model.vision_tower.X and
+// model.multi_modal_projector.X lose "model." (Qwen-VL, and the Gemma3 / LLaVA layout of
+// transformers >= 4.52).
 std::string vllm_namespace(std::string_view name);
 // Removes a VLM wrapper: "model.language_model.X" -> "model.X", "language_model.model.X" ->
 // "model.X", "language_model.X" -> "X". Returns the name unchanged when there is none.
