@@ -1448,7 +1448,7 @@ last column); `tests/test_formats.cpp` asserts them.
 | `awq-qwen2-substring` | same | `modules_to_not_convert: ["mlp.down_proj"]` | QC102 for `model.layers.0.mlp.down_proj` (substring match, R25) |
 | `fp8-block-qwen3-next` | HF FP8 block 128x128 (`weight_scale_inv` `[ceil(out/128), ceil(in/128)]`), `qwen3_next` without draft | layer 0 `linear_attn.out_proj`, routers, `lm_head` BF16; `modules_to_not_convert` with full names | clean (5.1, R28) |
 | `fp8-block-qwen3-next-short-names` | same | `linear_attn.out_proj` instead of the full name | QC101 for vLLM only (exact match; SGLang matches on dotted boundaries) and QC121 (R27) |
-| `fp8-block-qwen3-next-short-router-names` | same | routers listed as `mlp.gate`, `mlp.shared_expert_gate` | QC121 for both entries (R27); they do name modules (SGLang, transformers), so no QC112 |
+| `fp8-block-qwen3-next-short-router-names` | same | routers listed as `mlp.gate`, `mlp.shared_expert_gate` | clean: they do name modules (SGLang, transformers), so no QC112, and vLLM builds Qwen3-Next's routers with `quant_config=None`, so no QC121 either |
 | `mxfp4-gpt-oss` | MXFP4, `gpt_oss`: fused `mlp.experts.{gate_up,down}_proj_{blocks,scales,bias}`, attention with biases and `sinks`, `mlp.router` | attention, router, embeddings, `lm_head` BF16; the stock gpt-oss `modules_to_not_convert` | clean (5.4) |
 | `mxfp4-gpt-oss-bf16-experts` | same | layer 1 experts stored BF16 (`gate_up_proj` `[E, H, 2I]`, `down_proj` `[E, I, H]`), listed in `modules_to_not_convert` | QC101 for vLLM on `model.layers.1.mlp.experts`: vLLM's MXFP4 ignores the list (5.4) |
 """

@@ -777,6 +777,61 @@ private:
     std::string m_signature;
   };
 
+  // Whether a plain entry names a stored parameter: its last component ("e_score_correction_bias")
+  // or a module and one of its parameters.
+  bool names_a_stored_parameter(std::string_view entry)
+  {
+    if (entry.find('.') != std::string_view::npos) {
+      const auto [module, param] = split_tensor_name(entry);
+      const int64_t at = m_inventory.find(module);
+      if (at < 0) {
+        return false;
+      }
+      const Module& m = m_inventory.modules[static_cast<size_t>(at)];
+      return std::find(m.params.begin(), m.params.end(), param) != m.params.end();
+    }
+    if (!m_param_names) {
+      m_param_names.emplace();
+      for (const Module& m : m_inventory.modules) {
+        m_param_names->insert(m.params.begin(), m.params.end());
+      }
+    }
+    return m_param_names->contains(entry);
+  }
+
+  // Whether an FP8 entry reaches, by SGLang's and transformers' dotted rule, a module vLLM
+  // builds quantized: QC121 is about those. vLLM builds most routers with no quantization config
+  // (GateLinear in minimax_m2.py and deepseek_v2.py, quant_config=None in qwen3_next.py,
+  // mixtral.py...); Qwen3-MoE's and Arctic's gate take the model's.
+  bool reaches_a_quantizable_module(std::string_view entry)
+  {
+    const std::string& type = m_declaration.model.model_type;
+    const bool quantized_router = type == "qwen3_moe" || type == "arctic";
+    const auto quantizable = [&](const Module& m) {
+      return m.role == ModuleRole::linear || m.role == ModuleRole::expert ||
+             m.role == ModuleRole::fused_experts ||
+             (m.role == ModuleRole::router && quantized_router && leaf_of(m.name) == "gate");
+    };
+    if (entry.find('.') != std::string_view::npos) {
+      return std::any_of(
+        m_inventory.modules.begin(), m_inventory.modules.end(), [&](const Module& m) {
+          return quantizable(m) && entry_matches(Engine::sglang, QuantFormat::fp8, entry, m.name);
+        });
+    }
+    // A component of any quantizable module's name: a set, built once.
+    if (!m_quantizable_components) {
+      m_quantizable_components.emplace();
+      for (const Module& m : m_inventory.modules) {
+        if (quantizable(m)) {
+          for (const std::string_view part : split_dots(m.name)) {
+            m_quantizable_components->insert(part);
+          }
+        }
+      }
+    }
+    return m_quantizable_components->contains(entry);
+  }
+
   // Every module name, or (`one_per_signature`) one per digit signature: what an entry blind to
   // digits needs to be tried on. Built once per run.
   NameList& module_names(bool one_per_signature)
@@ -1185,6 +1240,9 @@ private:
                       std::any_of(k_all_engines.begin(), k_all_engines.end(), [&](Engine e) {
                         return entry_matches(e, s.format, entry, "lm_head");
                       }));
+      // MiniMax-M2 lists its routers' e_score_correction_bias: a stored parameter, not a module;
+      // the entry is deliberate, not stale.
+      used = used || (!glob && !regex && names_a_stored_parameter(entry));
       if (s.format == QuantFormat::compressed_tensors && regex && misses_renamed_prefixes(entry)) {
         verdict |= k_entry_renamed_regex;
       }
@@ -1194,7 +1252,8 @@ private:
       if (s.format == QuantFormat::fp8 && used &&
           std::none_of(
             m_inventory.modules.begin(), m_inventory.modules.end(),
-            [&](const Module& m) { return m.name == entry || vllm_namespace(m.name) == entry; })) {
+            [&](const Module& m) { return m.name == entry || vllm_namespace(m.name) == entry; }) &&
+          reaches_a_quantizable_module(entry)) {
         verdict |= k_entry_short_fp8;
       }
       const bool substring_engine = s.format == QuantFormat::modelopt ||
@@ -1954,6 +2013,8 @@ private:
   std::map<std::string, Miss> m_plain;
   std::map<std::string, Miss> m_shard_disagree;
   std::map<std::string, std::set<Engine>> m_unevaluable;
+  std::optional<std::unordered_set<std::string_view>> m_param_names;            // lazily
+  std::optional<std::unordered_set<std::string_view>> m_quantizable_components; // lazily
   std::map<std::string, std::set<std::string>> m_overrides;
   std::map<std::string, std::set<std::string>> m_notes;
   std::map<std::vector<uint32_t>, EngineLayer> m_mixed;

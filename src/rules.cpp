@@ -115,7 +115,8 @@ constexpr std::array<Rule, 35> k_rules{{
    "Usually spelling drift (checkpoint vs engine namespace, fused vs shard names): the entry "
    "protects nothing. Correct or remove it. Consecutive dead entries (a list copied from a "
    "larger model) are one finding spanning them, from json_pointer to end_json_pointer in "
-   "`--format json`."},
+   "`--format json`. An entry naming a stored parameter (MiniMax-M2's e_score_correction_bias) "
+   "is deliberate and not reported."},
   {RuleId::nvfp4_layout, "QC113", "nvfp4-layout", Severity::error, false,
    "An NVFP4 module's tensors do not have the NVFP4 layout",
    "ModelOpt NVFP4 needs U8 weight [out, in/2], F8_E4M3 weight_scale [out, in/16] and F32 "
@@ -161,7 +162,8 @@ constexpr std::array<Rule, 35> k_rules{{
    "vLLM's FP8 loader compares ignored_layers / modules_to_not_convert exactly against full "
    "prefixes; a leaf like `linear_attn.in_proj_qkv` matches nothing there, so the layer is built "
    "FP8 and the BF16 weight is cast silently (garbage, no crash), while SGLang and transformers "
-   "match it by suffix. Use full module names."},
+   "match it by suffix. Use full module names. Entries that reach only modules no engine "
+   "quantizes (MoE routers: MiniMax-M2's 'gate') are not reported."},
   {RuleId::regex_checkpoint_namespace, "QC122", "regex-checkpoint-namespace", Severity::warning,
    false, "A re: ignore entry is anchored on a checkpoint root that vLLM renames",
    "vLLM passes exact ignore entries through the model's name mapper but not `re:` entries, and "

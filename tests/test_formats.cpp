@@ -421,18 +421,15 @@ TEST(Formats, Fp8BlockShortLeafName)
             std::string::npos);
 }
 
-// R27 flags every short leaf pattern; `mlp.gate` and `mlp.shared_expert_gate` do name the
-// routers under SGLang's dotted-boundary match (2.3) and transformers' suffix match (5.1), so
-// they are not dead entries. Whether vLLM then quantizes a router is engine-specific (7.3:
-// "subject to the ignore list in some engines"), so QC101 is not asserted either way.
+// `mlp.gate` and `mlp.shared_expert_gate` name the routers under SGLang's dotted-boundary match
+// (2.3) and transformers' suffix match (5.1), so they are not dead entries; and vLLM builds
+// Qwen3-Next's routers with quant_config=None (qwen3_next.py), so the short names cost nothing
+// there: no QC121 (R27 is about layers vLLM would quantize).
 TEST(Formats, Fp8BlockShortRouterNames)
 {
   const auto r = lint("fp8-block-qwen3-next-short-router-names");
-  EXPECT_TRUE(findings_of(r.j, "QC112").empty()) << r.j.dump(2);
-  EXPECT_EQ(findings_of(r.j, "QC121").size(), 2u) << r.j.dump(2);
-  for (const auto& code : codes(r.j)) {
-    EXPECT_TRUE(code == "QC121" || code == "QC101") << code;
-  }
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_TRUE(r.j["findings"].empty()) << r.j.dump(2);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -2290,6 +2290,56 @@ TEST(RuleCases, QC121Negative)
   EXPECT_TRUE(r.findings.empty()) << text(r);
 }
 
+// vLLM's Qwen3-MoE builds its router with the model's quantization config (qwen3_moe.py): the
+// short 'mlp.gate' leaves it FP8 there, so QC121 stays.
+TEST(RuleCases, QC121PositiveQwen3MoeRouter)
+{
+  const std::string k_qwen3_moe_fp8 =
+    R"("architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe", )"
+    R"("num_hidden_layers": 1)";
+  const Tensors tensors = fp8_block("model.layers.0.self_attn.o_proj") + bf16("lm_head") +
+                          bf16("model.layers.0.mlp.gate", 4, 64) +
+                          fp8_block("model.layers.0.mlp.experts.0.down_proj") +
+                          fp8_block("model.layers.0.mlp.experts.0.gate_proj") +
+                          fp8_block("model.layers.0.mlp.experts.0.up_proj");
+  const Report r =
+    lint_folder(folder(config(k_qwen3_moe_fp8, fp8_not_convert({"lm_head", "mlp.gate"})), tensors));
+  EXPECT_EQ(messages(r, RuleId::short_fp8_entry),
+            Strings{"modules_to_not_convert entry 'mlp.gate' is not a full module name: vLLM "
+                    "compares exactly and quantizes the layer anyway (BF16 cast to FP8, no error)"})
+    << text(r);
+}
+
+// MiniMax-M2 as released: modules_to_not_convert ["gate", "e_score_correction_bias",
+// "lm_head"]. 'gate' reaches only routers, which no engine quantizes (no QC121), and
+// e_score_correction_bias is a stored parameter of the MoE block (no QC112).
+TEST(RuleCases, QC121NegativeMiniMaxRouterAndBiasEntries)
+{
+  const std::string k_minimax =
+    R"("architectures": ["MiniMaxM2ForCausalLM"], "model_type": "minimax_m2", )"
+    R"("num_hidden_layers": 1)";
+  const std::string moe = "model.layers.0.block_sparse_moe.";
+  Tensors tensors =
+    fp8_block("model.layers.0.self_attn.q_proj") + fp8_block("model.layers.0.self_attn.o_proj") +
+    bf16("lm_head") +
+    Tensors{{moe + "gate.weight", "F32", {4, 64}}, {moe + "e_score_correction_bias", "F32", {4}}};
+  for (const char* expert : {"0", "1"}) {
+    for (const char* w : {"w1", "w2", "w3"}) {
+      tensors = tensors + fp8_block(fmt::format("{}experts.{}.{}", moe, expert, w));
+    }
+  }
+  const Report r = lint_folder(folder(
+    config(k_minimax, fp8_not_convert({"gate", "e_score_correction_bias", "lm_head"})), tensors));
+  EXPECT_TRUE(r.findings.empty()) << text(r);
+  // A parameter name no module stores is still dead.
+  const Report typo = lint_folder(folder(
+    config(k_minimax, fp8_not_convert({"gate", "e_score_correction_biass", "lm_head"})), tensors));
+  EXPECT_EQ(messages(typo, RuleId::unused_entry),
+            Strings{"modules_to_not_convert entry 'e_score_correction_biass' matches no module of "
+                    "the checkpoint"})
+    << text(typo);
+}
+
 namespace {
 
 // Qwen2.5-VL style checkpoint, compressed-tensors FP8 channel, BF16 vision tower.
