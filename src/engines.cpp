@@ -378,7 +378,10 @@ ct_entry(Engine engine, std::string_view entry, std::string_view prefix,
   if (entry == prefix) {
     return true;
   }
-  return engine == Engine::sglang && icontains(prefix, entry);
+  // SGLang also takes a plain entry as a dotted suffix ("self_attn.kv_b_proj"), never as a prefix
+  // or a substring (compressed_tensors/utils.py since f69af7b, PR 32736; spec 3.4 predates it).
+  return engine == Engine::sglang && prefix.size() > entry.size() && prefix.ends_with(entry) &&
+         prefix[prefix.size() - entry.size() - 1] == '.';
 }
 
 bool
@@ -1409,9 +1412,8 @@ CompiledList::CompiledList(Engine engine, const ConfigSource& source)
     }
     break;
   case QuantFormat::compressed_tensors:
-    whole = {.mode = engine == Engine::sglang ? Mode::substring : Mode::exact,
-             .case_insensitive = engine == Engine::sglang,
-             .regex_entries = true};
+    // SGLang's dotted suffixes are among the dotted runs.
+    whole = {.mode = engine == Engine::sglang ? Mode::dotted : Mode::exact, .regex_entries = true};
     break;
   case QuantFormat::quark:
     whole = {.mode = Mode::exact, .globs = true, .regex_entries = true};

@@ -980,8 +980,6 @@ private:
     std::optional<Engine> substring_engine;
     if (s.format == QuantFormat::modelopt) {
       substring_engine = Engine::vllm;
-    } else if (s.format == QuantFormat::compressed_tensors) {
-      substring_engine = Engine::sglang;
     }
     // Layer prefixes and shards are mostly module names, already visited: most often the name
     // of the layer's own module (a shard per module when every module is a shard).
@@ -1256,8 +1254,7 @@ private:
           reaches_a_quantizable_module(entry)) {
         verdict |= k_entry_short_fp8;
       }
-      const bool substring_engine = s.format == QuantFormat::modelopt ||
-                                    (s.format == QuantFormat::compressed_tensors && !regex);
+      const bool substring_engine = s.format == QuantFormat::modelopt;
       if (substring_engine && !glob) {
         if (!long_examples) {
           out.examples[index] = overmatch_example(entry);
@@ -1334,9 +1331,8 @@ private:
       }
       if ((verdict & k_entry_broad) != 0) {
         add(RuleId::broad_substring_entry, s.file,
-            fmt::format("{} entry '{}' is matched as a substring by {} and also excludes {}",
-                        s.list_key, entry, s.format == QuantFormat::modelopt ? "vLLM" : "SGLang",
-                        list.examples[index]))
+            fmt::format("{} entry '{}' is matched as a substring by vLLM and also excludes {}",
+                        s.list_key, entry, list.examples[index]))
           .pointer = entry_pointer(s, index);
       }
     }

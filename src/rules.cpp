@@ -108,8 +108,10 @@ constexpr std::array<Rule, 35> k_rules{{
    "modelopt_fp4). Other engines, or other versions, will fail; declare the exclusion instead."},
   {RuleId::broad_substring_entry, "QC111", "broad-substring-entry", Severity::warning, false,
    "An exclusion entry is a short substring that catches unintended modules",
-   "vLLM ModelOpt and SGLang compressed-tensors match entries as substrings: `model.layers.1` "
-   "also excludes layers 10-19. Use a dotted glob (`model.layers.1.*`) or exact names."},
+   "vLLM's ModelOpt loader matches entries as substrings: `model.layers.1` also excludes layers "
+   "10-19. Use a dotted glob (`model.layers.1.*`) or exact names. (SGLang's compressed-tensors "
+   "loader matched substrings too until PR 32736; it now takes an entry whole or as a dotted "
+   "suffix.)"},
   {RuleId::unused_entry, "QC112", "unused-entry", Severity::warning, false,
    "An exclusion entry matches no module under any engine",
    "Usually spelling drift (checkpoint vs engine namespace, fused vs shard names): the entry "

@@ -469,7 +469,9 @@ TEST(Engines, TrtllmMatchesAncestorsAndRegex)
   EXPECT_FALSE(trt_mo("model.layers.45*", "model.language_model.layers.45.mlp.experts"));
 }
 
-TEST(Engines, CompressedTensorsRegexIsStartAnchoredAndSglangAddsSubstring)
+// SGLang takes a plain entry whole or as a dotted suffix, case-sensitively, never as a prefix or
+// substring (compressed_tensors/utils.py since PR 32736).
+TEST(Engines, CompressedTensorsRegexIsStartAnchoredAndSglangAddsDottedSuffixes)
 {
   auto vllm = [](auto e, auto p) {
     return entry_matches(Engine::vllm, QuantFormat::compressed_tensors, e, p);
@@ -481,7 +483,12 @@ TEST(Engines, CompressedTensorsRegexIsStartAnchoredAndSglangAddsSubstring)
   EXPECT_FALSE(vllm("re:mlp\\.gate", "model.layers.0.mlp.gate")); // match, not search
   EXPECT_FALSE(vllm("lm_head", "model.lm_head"));
   EXPECT_TRUE(sglang("lm_head", "model.lm_head"));
-  EXPECT_TRUE(sglang("MTP", "mtp.fc")); // case-insensitive
+  EXPECT_TRUE(sglang("self_attn.kv_b_proj", "model.layers.0.self_attn.kv_b_proj"));
+  EXPECT_FALSE(sglang("mtp", "mtp.fc")); // a prefix
+  EXPECT_FALSE(sglang("model.layers.0.mlp", "model.layers.0.mlp.down_proj"));
+  EXPECT_FALSE(sglang("layers.1", "model.layers.10"));                          // a substring
+  EXPECT_FALSE(sglang("attn.kv_b_proj", "model.layers.0.self_attn.kv_b_proj")); // not dotted
+  EXPECT_FALSE(sglang("LM_HEAD", "model.lm_head"));                             // case-sensitive
   EXPECT_FALSE(vllm("mtp", "mtp.fc"));
 }
 
