@@ -435,6 +435,13 @@ public:
       problem(HeaderIssue::not_an_object, "", "header is not a JSON object");
       return;
     }
+    if (const size_t at = negative_zero_at(json); at != std::string_view::npos) {
+      problem(HeaderIssue::bad_entry, "",
+              fmt::format("header byte {} holds the number -0, which safetensors reads as the "
+                          "float -0.0 and refuses as a shape or offset",
+                          at));
+      return;
+    }
     reserve(object.size());
     RepeatedKeys keys;
     bool has_metadata = false;
@@ -742,6 +749,26 @@ private:
       }
     }
     return false;
+  }
+
+  // The offset of a number written -0 outside strings, or npos. JSON allows it and simdjson
+  // reads it as 0; serde reads the float -0.0, which no shape or offset may be.
+  static size_t negative_zero_at(std::string_view json)
+  {
+    if (json.find("-0") == std::string_view::npos) {
+      return std::string_view::npos;
+    }
+    for (size_t i = 0; i < json.size(); ++i) {
+      const char c = json[i];
+      if (c == '"') {
+        i = string_token_end(json, i);
+      } else if (c == '-' && i + 1 < json.size() && json[i + 1] == '0' &&
+                 (i + 2 == json.size() ||
+                  std::string_view(",]} \t\r\n").find(json[i + 2]) != std::string_view::npos)) {
+        return i;
+      }
+    }
+    return std::string_view::npos;
   }
 
   static simdjson::dom::parser& thread_parser()

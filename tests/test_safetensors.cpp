@@ -228,6 +228,25 @@ TEST(Safetensors, RepeatedFieldInAnEntry)
                 "repeated field");
 }
 
+// JSON allows -0 and simdjson reads it as 0; safetensors (serde) reads the float -0.0 and
+// refuses it as a usize. A "-0" inside a string is only text.
+TEST(Safetensors, NegativeZeroIsRefused)
+{
+  expect_single(parse(R"({"t":{"dtype":"U8","shape":[-0],"data_offsets":[0,0]}})", 0),
+                HeaderIssue::bad_entry,
+                "header byte 28 holds the number -0, which safetensors reads as the float -0.0 "
+                "and refuses as a shape or offset");
+  expect_single(parse(R"({"t": {"dtype": "U8", "shape": [2], "data_offsets": [ -0 , 2]}})", 2),
+                HeaderIssue::bad_entry,
+                "header byte 54 holds the number -0, which safetensors reads as the float -0.0 "
+                "and refuses as a shape or offset");
+  const auto named = parse(R"({"t-0":{"dtype":"U8","shape":[2],"data_offsets":[0,2]},)"
+                           R"("__metadata__":{"v":"-0"}})",
+                           2);
+  EXPECT_TRUE(named.problems.empty());
+  EXPECT_EQ(named.tensors.size(), 1u);
+}
+
 TEST(Safetensors, DtypeNotString)
 {
   expect_single(parse(R"({"t":{"dtype":8,"shape":[1],"data_offsets":[0,1]}})", 1),
