@@ -1113,6 +1113,7 @@ parse_header_dom(std::string_view json, uint64_t data_size)
 Header
 read_header(const ByteSource& source, bool sort_by_name)
 {
+  constexpr uint64_t k_early_start_check = 1u << 20;
   Header header;
   header.file_size = source.size();
   auto fail = [&](HeaderIssue issue, std::string message) {
@@ -1144,6 +1145,17 @@ read_header(const ByteSource& source, bool sort_by_name)
     return fail(HeaderIssue::length_beyond_file,
                 fmt::format("header length {} exceeds the {} bytes that follow it in the file",
                             length, header.file_size - 8));
+  }
+  // A long header whose first byte already fails is not read (nor its buffer allocated): one
+  // byte says so. Whitespace first is read whole, for the message that tells it apart.
+  if (length > k_early_start_check) {
+    std::array<char, 1> first{};
+    if (auto read = source.read_at(8, first); !read) {
+      return fail(HeaderIssue::read_failed, read.error());
+    }
+    if (first[0] != '{' && std::string_view(" \t\r\n").find(first[0]) == std::string_view::npos) {
+      return fail(HeaderIssue::bad_start, "header does not start with '{'");
+    }
   }
   // Read straight into a padded buffer, reused by the thread for the next header: its pages are
   // touched once, and nothing is zero-filled.

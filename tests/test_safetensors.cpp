@@ -392,6 +392,40 @@ TEST(Safetensors, ReadsOnlyTheHeader)
   EXPECT_TRUE(h.problems.empty()) << h.problems[0].message;
 }
 
+// A 100 MB header of zeros fails on its first byte: the rest is neither read nor allocated.
+// Whitespace first is read whole (its message needs the '{' after it).
+TEST(Safetensors, LongHeaderWithABadFirstByteIsNotRead)
+{
+  class Counting final : public ByteSource
+  {
+  public:
+    Counting(uint64_t length, char first) : m_length(length), m_first(first) {}
+    uint64_t size() const override { return 8 + m_length; }
+    Expected<void> read_at(uint64_t offset, std::span<char> out) const override
+    {
+      m_read += out.size();
+      for (size_t i = 0; i < out.size(); ++i) {
+        const uint64_t at = offset + i;
+        out[i] = at < 8 ? static_cast<char>((m_length >> (8 * at)) & 0xff)
+                        : (at == 8 ? m_first : (at == 9 ? '{' : ' '));
+      }
+      return {};
+    }
+    mutable uint64_t m_read = 0;
+
+  private:
+    uint64_t m_length;
+    char m_first;
+  };
+  const Counting zeros(100'000'000, '\0');
+  expect_single(read_header(zeros), HeaderIssue::bad_start, "header does not start with '{'");
+  EXPECT_EQ(zeros.m_read, 9u);
+  const Counting spaced(2'000'000, ' ');
+  expect_single(read_header(spaced), HeaderIssue::bad_start,
+                "header starts with whitespace; the format requires '{' as its first byte");
+  EXPECT_EQ(spaced.m_read, 9u + 2'000'000u);
+}
+
 // Name order, duplicate keys and storage ownership of the header reader.
 
 namespace {
