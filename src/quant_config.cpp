@@ -416,6 +416,59 @@ get_uint(const Value& j, const char* key)
   return v ? v->unsigned_number() : std::nullopt;
 }
 
+template<typename Value>
+std::string_view
+kind_of(const Value& v)
+{
+  if (v.is_null()) {
+    return "null";
+  }
+  if (v.is_array()) {
+    return "a list";
+  }
+  if (v.is_object()) {
+    return "an object";
+  }
+  return v.boolean() ? "true or false" : "a number";
+}
+
+// An exclusion list's entries, each a string. Anything else (the list as one string, an entry
+// that is a number, null or a list) is named in `errors` and left out: engines compare names
+// with strings, and iterate a string's characters.
+template<typename Value>
+std::vector<std::string>
+get_names(const Value& j, const char* key, std::vector<std::string>& errors,
+          bool* present = nullptr)
+{
+  std::vector<std::string> out;
+  const auto list = j.find(key);
+  if (!list || list->is_null()) {
+    return out;
+  }
+  if (present) {
+    *present = true;
+  }
+  if (!list->is_array()) {
+    errors.push_back(fmt::format("'{}' is {}, not a list of names", key,
+                                 list->is_string() ? "a string" : kind_of(*list)));
+    if (list->is_string()) {
+      out.emplace_back(list->string());
+    }
+    return out;
+  }
+  out.reserve(list->size());
+  size_t index = 0;
+  list->for_each_element([&](const Value& e) {
+    if (e.is_string()) {
+      out.emplace_back(e.string());
+    } else {
+      errors.push_back(fmt::format("'{}' element {} is {}, not a name", key, index, kind_of(e)));
+    }
+    ++index;
+  });
+  return out;
+}
+
 // A list of strings; a comma-separated string is split (AutoRound accepts both).
 template<typename Value>
 std::vector<std::string>
@@ -524,7 +577,7 @@ fill_source(ConfigSource& src, const Value& block)
   case QuantFormat::modelopt:
     for (const char* key : {"ignore", "exclude_modules"}) {
       bool present = false;
-      auto list = get_strings(body, key, &present);
+      auto list = get_names(body, key, src.type_errors, &present);
       if (present) {
         src.list_key = key;
         src.has_list = true;
@@ -543,13 +596,13 @@ fill_source(ConfigSource& src, const Value& block)
     break;
   case QuantFormat::compressed_tensors:
     src.list_key = "ignore";
-    src.excludes = get_strings(body, "ignore", &src.has_list);
+    src.excludes = get_names(body, "ignore", src.type_errors, &src.has_list);
     src.ct_format = get_string(body, "format");
     if (const auto groups = body.find("config_groups"); groups && groups->is_object()) {
       groups->for_each_member([&](std::string_view name, const Value& group) {
         CtGroup g;
         g.name = name;
-        g.targets = get_strings(group, "targets");
+        g.targets = get_names(group, "targets", src.type_errors);
         g.format = get_string(group, "format");
         if (const auto weights = group.find("weights"); weights && weights->is_object()) {
           g.num_bits = static_cast<int>(get_uint(*weights, "num_bits").value_or(0));
@@ -587,12 +640,12 @@ fill_source(ConfigSource& src, const Value& block)
   case QuantFormat::awq:
   case QuantFormat::mxfp4:
     src.list_key = "modules_to_not_convert";
-    src.excludes = get_strings(body, "modules_to_not_convert", &src.has_list);
+    src.excludes = get_names(body, "modules_to_not_convert", src.type_errors, &src.has_list);
     break;
   case QuantFormat::fp8:
     src.list_key = body.find("ignored_layers") ? "ignored_layers" : "modules_to_not_convert";
-    src.excludes = get_strings(body, "ignored_layers", &src.has_list);
-    for (auto& e : get_strings(body, "modules_to_not_convert", &src.has_list)) {
+    src.excludes = get_names(body, "ignored_layers", src.type_errors, &src.has_list);
+    for (auto& e : get_names(body, "modules_to_not_convert", src.type_errors, &src.has_list)) {
       src.excludes.push_back(std::move(e));
     }
     if (const auto sizes = body.find("weight_block_size"); sizes && sizes->is_array()) {
@@ -605,11 +658,11 @@ fill_source(ConfigSource& src, const Value& block)
     break;
   case QuantFormat::quark:
     src.list_key = "exclude";
-    src.excludes = get_strings(body, "exclude", &src.has_list);
+    src.excludes = get_names(body, "exclude", src.type_errors, &src.has_list);
     break;
   case QuantFormat::bitsandbytes:
     src.list_key = "llm_int8_skip_modules";
-    src.excludes = get_strings(body, "llm_int8_skip_modules", &src.has_list);
+    src.excludes = get_names(body, "llm_int8_skip_modules", src.type_errors, &src.has_list);
     break;
   case QuantFormat::unknown:
     break;
@@ -871,6 +924,13 @@ read_declaration(const FileSystem& fs, const std::string& root)
     }
   }
   for (const auto& src : out.sources) {
+    for (const std::string& error : src.type_errors) {
+      out.problems.push_back(
+        {src.file,
+         fmt::format("{}{}; engines compare module names with strings only",
+                     src.pointer.empty() ? "" : fmt::format("{}: ", src.pointer.substr(1)), error),
+         ConfigIssue::wrong_type});
+    }
     if (src.format == QuantFormat::unknown) {
       out.problems.push_back(
         {src.file,

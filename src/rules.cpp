@@ -48,9 +48,13 @@ constexpr std::array<Rule, 35> k_rules{{
    "Loaders fail on it (IsADirectoryError, or block forever on a FIFO). qcheck never opens it. "
    "Replace it with the real shard or remove it."},
   {RuleId::config_invalid, "QC009", "invalid-config", Severity::error, false,
-   "A config file is not valid JSON",
+   "A config file is not valid JSON, or a list of names in it holds something else",
    "config.json, hf_quant_config.json or quantization_config.json cannot be parsed (NaN, "
-   "Infinity, trailing commas and truncation are common causes); engines refuse to start."},
+   "Infinity, trailing commas and truncation are common causes); engines refuse to start. Also "
+   "an exclusion list or a compressed-tensors `targets` list written as one string, or holding "
+   "a number, null or a list: engines compare module names with strings (a string is searched or "
+   "iterated character by character), so such a list does not mean what it says. qcheck reads a "
+   "string list as one entry and leaves other elements out."},
   {RuleId::unknown_quant_method, "QC010", "unknown-quant-method", Severity::warning, false,
    "The quantization method is not one qcheck knows",
    "qcheck cannot say how engines match this format's lists, so no module checks run for it."},

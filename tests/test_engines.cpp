@@ -812,8 +812,14 @@ TEST(Engines, DeclarationReadsTheSameWhicheverParserReadsIt)
   EXPECT_EQ(d.model.model_type, "llama");
   ASSERT_EQ(d.sources.size(), 1u);
   EXPECT_EQ(d.sources[0].format, QuantFormat::fp8);
+  // A list written as one string is kept whole (engines do not split it) and reported.
   EXPECT_EQ(d.sources[0].excludes,
-            (std::vector<std::string>{std::string("a\0b", 3), "", "\xC3\xA9", "x", "y"}));
+            (std::vector<std::string>{std::string("a\0b", 3), "", "\xC3\xA9", "x,,y"}));
+  ASSERT_EQ(d.problems.size(), 1u);
+  EXPECT_EQ(d.problems[0].issue, ConfigIssue::wrong_type);
+  EXPECT_EQ(d.problems[0].message,
+            "quantization_config: 'modules_to_not_convert' is a string, not a list of names; "
+            "engines compare module names with strings only");
 }
 
 TEST(Engines, NamespaceHelpers)

@@ -1919,6 +1919,39 @@ qwen35_ct_pack()
 
 } // namespace
 
+// QC009: names written as anything but strings. Each element is one line; the strings around
+// them still count (the draft is excluded by its regex, so no QC101).
+TEST(RuleCases, QC009PositiveListElementsOfTheWrongType)
+{
+  const std::string block =
+    R"({"quant_method": "compressed-tensors", "format": "pack-quantized", )"
+    R"("config_groups": {"group_0": {"targets": ["Linear"], "weights": {"num_bits": 4, )"
+    R"("type": "int", "symmetric": true, "strategy": "group", "group_size": 32}}}, )"
+    R"("ignore": ["lm_head", 7, null, ["mtp.fc"], "re:mtp\\..*"]})";
+  const Report r = lint_folder(folder(config(k_qwen35_text, block), qwen35_ct_pack()));
+  EXPECT_EQ(messages(r, RuleId::config_invalid),
+            (Strings{"quantization_config: 'ignore' element 1 is a number, not a name; engines "
+                     "compare module names with strings only",
+                     "quantization_config: 'ignore' element 2 is null, not a name; engines "
+                     "compare module names with strings only",
+                     "quantization_config: 'ignore' element 3 is a list, not a name; engines "
+                     "compare module names with strings only"}))
+    << text(r);
+  EXPECT_TRUE(findings(r, RuleId::undeclared_unquantized).empty()) << text(r);
+}
+
+// A ModelOpt exclude list written as one string is reported, and read as that one entry.
+TEST(RuleCases, QC009PositiveListWrittenAsAString)
+{
+  const std::string block = R"({"quant_method": "modelopt", "quant_algo": "NVFP4", )"
+                            R"("ignore": "lm_head"})";
+  const Report r = lint_folder(folder(config(k_llama, block), llama_nvfp4_with_bf16_layer1()));
+  EXPECT_EQ(messages(r, RuleId::config_invalid),
+            Strings{"quantization_config: 'ignore' is a string, not a list of names; engines "
+                    "compare module names with strings only"})
+    << text(r);
+}
+
 // QC115: a look-behind (unsupported by qcheck's regex subset) in an ignore regex.
 TEST(RuleCases, QC115Positive)
 {

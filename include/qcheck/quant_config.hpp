@@ -79,6 +79,9 @@ struct ConfigSource
   int bits = 0; // GPTQ/AWQ/AutoRound weight bits; 0 when not given
   std::vector<uint64_t> weight_block_size;
   bool lm_head = false; // GPTQ/AWQ "lm_head": true quantizes the output head
+  // Lists of names written otherwise (one string, an element that is a number...), one line
+  // each; those elements are not in the lists above.
+  std::vector<std::string> type_errors;
 };
 
 // Facts from config.json that locate draft layers and name the architecture.
@@ -98,6 +101,7 @@ enum class ConfigIssue
   invalid,        // not JSON, not an object, unreadable: the file declares nothing
   python_refuses, // read, but Python's json (and so every engine) refuses it: a byte order mark
   duplicate_key,  // valid, but a key repeats (engines keep the last value)
+  wrong_type,     // valid, but a list of names holds something else
   unknown_method, // a quantization block qcheck cannot evaluate
 };
 
