@@ -45,6 +45,13 @@ dtype_counts(const Checkpoint& checkpoint, const Module& module)
 
 } // namespace
 
+size_t
+count_selected(const Inventory& inventory, const InspectOptions& options)
+{
+  return static_cast<size_t>(std::count_if(inventory.modules.begin(), inventory.modules.end(),
+                                           [&](const Module& m) { return selected(m, options); }));
+}
+
 void
 write_inspect_text(const Checkpoint& checkpoint, const Inventory& inventory,
                    const InspectOptions& options, const TextSink& sink)

@@ -302,18 +302,25 @@ run_inspect(std::string path, const std::string& format, const std::string& modu
     spdlog::error("{}", checkpoint.error());
     return k_exit_usage;
   }
+  // What cannot be shown (a shard not read, a glob that selects nothing) makes the exit code 1.
+  bool incomplete = false;
   for (const auto& problem : checkpoint->problems) {
     spdlog::warn("{}: {}", qcheck::printable(problem.file.empty() ? path : problem.file),
                  qcheck::printable(problem.message));
+    incomplete = incomplete || !problem.is_warning;
   }
   const auto& inventory = keep_until_exit(qcheck::build_inventory(*checkpoint));
   const qcheck::InspectOptions options{module_glob};
+  if (!module_glob.empty() && qcheck::count_selected(inventory, options) == 0) {
+    spdlog::warn("no module matches '{}'", qcheck::printable(module_glob));
+    incomplete = true;
+  }
   if (format == "json") {
     qcheck::write_inspect_json(*checkpoint, inventory, options, write_stdout);
   } else {
     qcheck::write_inspect_text(*checkpoint, inventory, options, write_stdout);
   }
-  return k_exit_clean;
+  return incomplete ? k_exit_findings : k_exit_clean;
 }
 
 int

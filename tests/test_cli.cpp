@@ -257,6 +257,23 @@ TEST(Cli, InspectModuleFilter)
   EXPECT_NE(r.out.find("3 tensors in 3 modules, 3 shards"), std::string::npos) << r.out;
 }
 
+// inspect shows what it can and exits 1 when that is not everything: a shard it could not read,
+// or a --module glob that selects no module (each said on stderr).
+TEST(Cli, InspectExitsOneWhenItCannotShowEverything)
+{
+  const CliRun none = run("inspect " + fixture("glm-nvfp4-nextn") + " --module 'no.such.*'", true);
+  EXPECT_EQ(none.exit_code, 1);
+  EXPECT_NE(none.out.find("qcheck: warning: no module matches 'no.such.*'"), std::string::npos)
+    << none.out;
+  EXPECT_NE(none.out.find("0 tensors in 0 modules, 3 shards"), std::string::npos) << none.out;
+  const CliRun malformed = run("inspect " + fixture("malformed"), true);
+  EXPECT_EQ(malformed.exit_code, 1);
+  EXPECT_NE(malformed.out.find("short.safetensors: file is 5 bytes, too short to hold the 8-byte "
+                               "header length"),
+            std::string::npos)
+    << malformed.out;
+}
+
 TEST(Cli, RulesListAndExplain)
 {
   const CliRun list = run("rules");

@@ -22,6 +22,9 @@ void write_inspect_text(const Checkpoint& checkpoint, const Inventory& inventory
 void write_inspect_json(const Checkpoint& checkpoint, const Inventory& inventory,
                         const InspectOptions& options, const TextSink& sink);
 
+// How many modules `options` selects (all of them without a glob).
+size_t count_selected(const Inventory& inventory, const InspectOptions& options);
+
 // The same, as one string.
 std::string render_inspect_text(const Checkpoint& checkpoint, const Inventory& inventory,
                                 const InspectOptions& options);
