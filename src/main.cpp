@@ -408,7 +408,11 @@ run_main(int argc, char** argv)
   fix->add_option("path", fix_args.path, "Model folder (default: the current directory)");
   auto* inplace = fix->add_flag("--inplace", fix_args.inplace, "Write the files in place");
   fix->add_option("--output-dir", fix_args.output_dir, "Write patched copies into this folder")
-    ->excludes(inplace);
+    ->excludes(inplace)
+    ->check([](const std::string& dir) {
+      return dir.empty() ? std::string("needs a folder (an empty one would be a dry run)")
+                         : std::string();
+    });
   fix->add_flag("--remove-excluding", fix_args.remove_excluding,
                 "Also remove entries that exclude modules stored quantized");
   fix->add_option("--engine", fix_args.engine, "Engine profile")

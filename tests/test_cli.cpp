@@ -274,6 +274,14 @@ TEST(Cli, InspectExitsOneWhenItCannotShowEverything)
     << malformed.out;
 }
 
+// An empty --output-dir is a usage error, not a silent dry run.
+TEST(Cli, FixEmptyOutputDirIsAUsageError)
+{
+  const CliRun r = run("fix --output-dir '' " + fixture("glm-nvfp4-nextn"), true);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.out.find("needs a folder"), std::string::npos) << r.out;
+}
+
 TEST(Cli, RulesListAndExplain)
 {
   const CliRun list = run("rules");
