@@ -781,22 +781,41 @@ private:
   // or a module and one of its parameters.
   bool names_a_stored_parameter(std::string_view entry)
   {
-    if (entry.find('.') != std::string_view::npos) {
-      const auto [module, param] = split_tensor_name(entry);
-      const int64_t at = m_inventory.find(module);
-      if (at < 0) {
-        return false;
-      }
-      const Module& m = m_inventory.modules[static_cast<size_t>(at)];
-      return std::find(m.params.begin(), m.params.end(), param) != m.params.end();
-    }
+    // A checkpoint has a few parameter names (weight, weight_scale, bias...): a flat list of the
+    // distinct ones is cheaper to build and to search than a hash set of a module's each.
     if (!m_param_names) {
       m_param_names.emplace();
+      std::span<const std::string_view> previous;
       for (const Module& m : m_inventory.modules) {
-        m_param_names->insert(m.params.begin(), m.params.end());
+        // Neighbours mostly store the same parameters.
+        if (std::equal(m.params.begin(), m.params.end(), previous.begin(), previous.end())) {
+          continue;
+        }
+        previous = m.params;
+        for (const std::string_view param : m.params) {
+          if (std::find(m_param_names->begin(), m_param_names->end(), param) ==
+              m_param_names->end()) {
+            m_param_names->push_back(param);
+          }
+        }
       }
     }
-    return m_param_names->contains(entry);
+    // Most dead entries end in no parameter's name.
+    const size_t dot = entry.rfind('.');
+    const std::string_view last = dot == std::string_view::npos ? entry : entry.substr(dot + 1);
+    if (std::find(m_param_names->begin(), m_param_names->end(), last) == m_param_names->end()) {
+      return false;
+    }
+    const auto [module, param] = split_tensor_name(entry);
+    if (module.empty()) {
+      return true;
+    }
+    const int64_t at = m_inventory.find(module);
+    if (at < 0) {
+      return false;
+    }
+    const Module& m = m_inventory.modules[static_cast<size_t>(at)];
+    return std::find(m.params.begin(), m.params.end(), param) != m.params.end();
   }
 
   // Whether an FP8 entry reaches, by SGLang's and transformers' dotted rule, a module vLLM
@@ -2009,7 +2028,7 @@ private:
   std::map<std::string, Miss> m_plain;
   std::map<std::string, Miss> m_shard_disagree;
   std::map<std::string, std::set<Engine>> m_unevaluable;
-  std::optional<std::unordered_set<std::string_view>> m_param_names;            // lazily
+  std::optional<std::vector<std::string_view>> m_param_names;                   // distinct, lazily
   std::optional<std::unordered_set<std::string_view>> m_quantizable_components; // lazily
   std::map<std::string, std::set<std::string>> m_overrides;
   std::map<std::string, std::set<std::string>> m_notes;
