@@ -805,8 +805,11 @@ read_model_info(const Value& config, ModelInfo& info)
     {&config, "num_mtp_modules", "num_mtp_modules"},
     {mtp_config ? &*mtp_config : nullptr, "num_nextn_predict_layers",
      "mtp_config.num_nextn_predict_layers"}};
+  // MiniMax-M2's configs declare num_mtp_modules, but no engine builds its drafter (vLLM's
+  // minimax_m2.py skips those layers; only minimax_m3 has one): nothing is declared to load.
+  const bool no_drafter = info.model_type == "minimax_m2";
   for (const auto& k : keys) {
-    if (k.object == nullptr) {
+    if (k.object == nullptr || (no_drafter && std::string_view(k.key) == "num_mtp_modules")) {
       continue;
     }
     if (auto n = get_uint(*k.object, k.key); n && *n > 0) {

@@ -2354,13 +2354,15 @@ TEST(RuleCases, QC121PositiveQwen3MoeRouter)
 }
 
 // MiniMax-M2 as released: modules_to_not_convert ["gate", "e_score_correction_bias",
-// "lm_head"]. 'gate' reaches only routers, which no engine quantizes (no QC121), and
-// e_score_correction_bias is a stored parameter of the MoE block (no QC112).
+// "lm_head"], num_mtp_modules 3. 'gate' reaches only routers, which no engine quantizes (no QC121),
+// and e_score_correction_bias is a stored parameter of the MoE block (no QC112).
 TEST(RuleCases, QC121NegativeMiniMaxRouterAndBiasEntries)
 {
+  // num_mtp_modules as released, with no MTP weights: no engine builds a MiniMax-M2 drafter
+  // (vLLM's minimax_m2.py skips those layers), so no QC107 either.
   const std::string k_minimax =
     R"("architectures": ["MiniMaxM2ForCausalLM"], "model_type": "minimax_m2", )"
-    R"("num_hidden_layers": 1)";
+    R"("num_hidden_layers": 1, "num_mtp_modules": 3, "use_mtp": true)";
   const std::string moe = "model.layers.0.block_sparse_moe.";
   Tensors tensors =
     fp8_block("model.layers.0.self_attn.q_proj") + fp8_block("model.layers.0.self_attn.o_proj") +
