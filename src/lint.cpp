@@ -145,7 +145,8 @@ list_pointer(const ConfigSource& s)
 std::string
 entry_pointer(const ConfigSource& s, size_t index)
 {
-  return s.has_list ? fmt::format("{}/{}", list_pointer(s), index) : list_pointer(s);
+  const size_t position = index < s.positions.size() ? s.positions[index] : index;
+  return s.has_list ? fmt::format("{}/{}", list_pointer(s), position) : list_pointer(s);
 }
 
 struct Miss
@@ -777,12 +778,17 @@ private:
     std::string m_signature;
   };
 
-  // Whether a plain entry names a stored parameter: its last component ("e_score_correction_bias")
-  // or a module and one of its parameters.
+  // Whether a plain entry is the bare name of a stored parameter that is no weight, bias or
+  // scale (MiniMax-M2's e_score_correction_bias). A tensor's full name, or "weight", is still a
+  // mistake QC112 reports: no engine matches parameters.
   bool names_a_stored_parameter(std::string_view entry)
   {
-    // A checkpoint has a few parameter names (weight, weight_scale, bias...): a flat list of the
-    // distinct ones is cheaper to build and to search than a hash set of a module's each.
+    if (entry.find('.') != std::string_view::npos || entry == "bias" ||
+        entry.starts_with("weight") || entry.starts_with("qweight") || entry == "qzeros" ||
+        entry == "scales" || entry == "g_idx" || is_activation_scale(entry)) {
+      return false;
+    }
+    // A checkpoint has a few parameter names: a flat list of the distinct ones.
     if (!m_param_names) {
       m_param_names.emplace();
       std::span<const std::string_view> previous;
@@ -800,22 +806,7 @@ private:
         }
       }
     }
-    // Most dead entries end in no parameter's name.
-    const size_t dot = entry.rfind('.');
-    const std::string_view last = dot == std::string_view::npos ? entry : entry.substr(dot + 1);
-    if (std::find(m_param_names->begin(), m_param_names->end(), last) == m_param_names->end()) {
-      return false;
-    }
-    const auto [module, param] = split_tensor_name(entry);
-    if (module.empty()) {
-      return true;
-    }
-    const int64_t at = m_inventory.find(module);
-    if (at < 0) {
-      return false;
-    }
-    const Module& m = m_inventory.modules[static_cast<size_t>(at)];
-    return std::find(m.params.begin(), m.params.end(), param) != m.params.end();
+    return std::find(m_param_names->begin(), m_param_names->end(), entry) != m_param_names->end();
   }
 
   // Whether an FP8 entry reaches, by SGLang's and transformers' dotted rule, a module vLLM
@@ -825,30 +816,46 @@ private:
   bool reaches_a_quantizable_module(std::string_view entry)
   {
     const std::string& type = m_declaration.model.model_type;
-    const bool quantized_router = type == "qwen3_moe" || type == "arctic";
+    // Models whose vLLM router takes the quantization config (Qwen3MoeSparseMoeBlock and its
+    // users, lfm2_moe.py, arctic.py).
+    const bool quantized_router = type == "qwen3_moe" || type == "qwen3_vl_moe" ||
+                                  type == "qwen3_omni_moe" || type == "interns1_pro" ||
+                                  type == "lfm2_moe" || type == "arctic";
     const auto quantizable = [&](const Module& m) {
-      return m.role == ModuleRole::linear || m.role == ModuleRole::expert ||
-             m.role == ModuleRole::fused_experts ||
-             (m.role == ModuleRole::router && quantized_router && leaf_of(m.name) == "gate");
+      const std::string_view leaf = leaf_of(m.name);
+      return ((m.role == ModuleRole::linear || m.role == ModuleRole::expert ||
+               m.role == ModuleRole::fused_experts) &&
+              leaf != "eh_proj") || // a draft's plain nn.Linear in both engines
+             (m.role == ModuleRole::router && quantized_router && leaf == "gate");
     };
+    // An entry that reaches no stored module (a fused name such as self_attn.qkv_proj) keeps
+    // its QC121: what it was meant for is quantized.
     if (entry.find('.') != std::string_view::npos) {
-      return std::any_of(
-        m_inventory.modules.begin(), m_inventory.modules.end(), [&](const Module& m) {
-          return quantizable(m) && entry_matches(Engine::sglang, QuantFormat::fp8, entry, m.name);
-        });
-    }
-    // A component of any quantizable module's name: a set, built once.
-    if (!m_quantizable_components) {
-      m_quantizable_components.emplace();
+      bool reaches = false;
       for (const Module& m : m_inventory.modules) {
-        if (quantizable(m)) {
-          for (const std::string_view part : split_dots(m.name)) {
-            m_quantizable_components->insert(part);
+        if (entry_matches(Engine::sglang, QuantFormat::fp8, entry, m.name)) {
+          if (quantizable(m)) {
+            return true;
           }
+          reaches = true;
+        }
+      }
+      return !reaches;
+    }
+    // The components of every module's name, and of the quantizable ones': sets, built once.
+    if (!m_components) {
+      m_components.emplace();
+      for (const Module& m : m_inventory.modules) {
+        const bool q = quantizable(m);
+        for (const std::string_view part : split_dots(m.name)) {
+          auto& [any, of_quantizable] = (*m_components)[part];
+          any = true;
+          of_quantizable = of_quantizable || q;
         }
       }
     }
-    return m_quantizable_components->contains(entry);
+    const auto it = m_components->find(entry);
+    return it == m_components->end() || it->second.second;
   }
 
   // Every module name, or (`one_per_signature`) one per digit signature: what an entry blind to
@@ -1259,14 +1266,15 @@ private:
                       }));
       // MiniMax-M2 lists its routers' e_score_correction_bias: a stored parameter, not a module;
       // the entry is deliberate, not stale.
-      used = used || (!glob && !regex && names_a_stored_parameter(entry));
+      const bool parameter = !used && !glob && !regex && names_a_stored_parameter(entry);
+      used = used || parameter;
       if (s.format == QuantFormat::compressed_tensors && regex && misses_renamed_prefixes(entry)) {
         verdict |= k_entry_renamed_regex;
       }
       if (used) {
         verdict |= k_entry_used;
       }
-      if (s.format == QuantFormat::fp8 && used &&
+      if (s.format == QuantFormat::fp8 && used && !parameter &&
           std::none_of(
             m_inventory.modules.begin(), m_inventory.modules.end(),
             [&](const Module& m) { return m.name == entry || vllm_namespace(m.name) == entry; }) &&
@@ -1321,10 +1329,16 @@ private:
       const uint8_t verdict = list.verdicts[index];
       const std::string& entry = s.excludes[index];
       if ((verdict & k_entry_too_long) != 0) {
+        // Its first 40 bytes, not cutting a UTF-8 sequence (the JSON output must stay UTF-8).
+        size_t cut = 40;
+        while (cut > 0 && (static_cast<unsigned char>(entry[cut]) & 0xC0) == 0x80) {
+          --cut;
+        }
         add(RuleId::unevaluable_entry, s.file,
             fmt::format("{} entry {} is {} bytes long ('{}...'); qcheck evaluates entries of up "
                         "to {} bytes and treats it as matching nothing",
-                        s.list_key, index, entry.size(), entry.substr(0, 40), k_longest_entry))
+                        s.list_key, index < s.positions.size() ? s.positions[index] : index,
+                        entry.size(), entry.substr(0, cut), k_longest_entry))
           .pointer = entry_pointer(s, index);
       }
       if ((verdict & k_entry_unchecked) != 0) {
@@ -2028,8 +2042,9 @@ private:
   std::map<std::string, Miss> m_plain;
   std::map<std::string, Miss> m_shard_disagree;
   std::map<std::string, std::set<Engine>> m_unevaluable;
-  std::optional<std::vector<std::string_view>> m_param_names;                   // distinct, lazily
-  std::optional<std::unordered_set<std::string_view>> m_quantizable_components; // lazily
+  std::optional<std::vector<std::string_view>> m_param_names; // distinct, lazily
+  // Each module-name component: (seen, in a quantizable module's name); lazily.
+  std::optional<std::unordered_map<std::string_view, std::pair<bool, bool>>> m_components;
   std::map<std::string, std::set<std::string>> m_overrides;
   std::map<std::string, std::set<std::string>> m_notes;
   std::map<std::vector<uint32_t>, EngineLayer> m_mixed;

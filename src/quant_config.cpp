@@ -3,6 +3,7 @@
 #include "qcheck/json_text.hpp"
 
 #include <algorithm>
+#include <numeric>
 #include <cctype>
 #include <fmt/format.h>
 #include <iterator>
@@ -435,10 +436,12 @@ kind_of(const Value& v)
 // An exclusion list's entries, each a string. Anything else (the list as one string, an entry
 // that is a number, null or a list) is named in `errors` and left out: engines compare names
 // with strings, and iterate a string's characters.
+// With `positions`: once an element is left out, positions[i] is the index in the JSON list of
+// the i-th name kept (left empty while they coincide).
 template<typename Value>
 std::vector<std::string>
 get_names(const Value& j, const char* key, std::vector<std::string>& errors,
-          bool* present = nullptr)
+          bool* present = nullptr, std::vector<uint32_t>* positions = nullptr)
 {
   std::vector<std::string> out;
   const auto list = j.find(key);
@@ -457,12 +460,21 @@ get_names(const Value& j, const char* key, std::vector<std::string>& errors,
     return out;
   }
   out.reserve(list->size());
-  size_t index = 0;
+  uint32_t index = 0;
+  bool dropped = false;
   list->for_each_element([&](const Value& e) {
     if (e.is_string()) {
       out.emplace_back(e.string());
+      if (dropped && positions) {
+        positions->push_back(index);
+      }
     } else {
       errors.push_back(fmt::format("'{}' element {} is {}, not a name", key, index, kind_of(e)));
+      if (!dropped && positions) {
+        positions->resize(out.size());
+        std::iota(positions->begin(), positions->end(), 0u);
+      }
+      dropped = true;
     }
     ++index;
   });
@@ -577,7 +589,7 @@ fill_source(ConfigSource& src, const Value& block)
   case QuantFormat::modelopt:
     for (const char* key : {"ignore", "exclude_modules"}) {
       bool present = false;
-      auto list = get_names(body, key, src.type_errors, &present);
+      auto list = get_names(body, key, src.type_errors, &present, &src.positions);
       if (present) {
         src.list_key = key;
         src.has_list = true;
@@ -596,7 +608,7 @@ fill_source(ConfigSource& src, const Value& block)
     break;
   case QuantFormat::compressed_tensors:
     src.list_key = "ignore";
-    src.excludes = get_names(body, "ignore", src.type_errors, &src.has_list);
+    src.excludes = get_names(body, "ignore", src.type_errors, &src.has_list, &src.positions);
     src.ct_format = get_string(body, "format");
     if (const auto groups = body.find("config_groups"); groups && groups->is_object()) {
       groups->for_each_member([&](std::string_view name, const Value& group) {
@@ -640,12 +652,16 @@ fill_source(ConfigSource& src, const Value& block)
   case QuantFormat::awq:
   case QuantFormat::mxfp4:
     src.list_key = "modules_to_not_convert";
-    src.excludes = get_names(body, "modules_to_not_convert", src.type_errors, &src.has_list);
+    src.excludes =
+      get_names(body, "modules_to_not_convert", src.type_errors, &src.has_list, &src.positions);
     break;
   case QuantFormat::fp8:
     src.list_key = body.find("ignored_layers") ? "ignored_layers" : "modules_to_not_convert";
-    src.excludes = get_names(body, "ignored_layers", src.type_errors, &src.has_list);
-    for (auto& e : get_names(body, "modules_to_not_convert", src.type_errors, &src.has_list)) {
+    // Positions are those of the list findings point into (list_key's).
+    src.excludes = get_names(body, "ignored_layers", src.type_errors, &src.has_list,
+                             src.list_key == "ignored_layers" ? &src.positions : nullptr);
+    for (auto& e : get_names(body, "modules_to_not_convert", src.type_errors, &src.has_list,
+                             src.list_key == "ignored_layers" ? nullptr : &src.positions)) {
       src.excludes.push_back(std::move(e));
     }
     if (const auto sizes = body.find("weight_block_size"); sizes && sizes->is_array()) {
@@ -658,11 +674,12 @@ fill_source(ConfigSource& src, const Value& block)
     break;
   case QuantFormat::quark:
     src.list_key = "exclude";
-    src.excludes = get_names(body, "exclude", src.type_errors, &src.has_list);
+    src.excludes = get_names(body, "exclude", src.type_errors, &src.has_list, &src.positions);
     break;
   case QuantFormat::bitsandbytes:
     src.list_key = "llm_int8_skip_modules";
-    src.excludes = get_names(body, "llm_int8_skip_modules", src.type_errors, &src.has_list);
+    src.excludes =
+      get_names(body, "llm_int8_skip_modules", src.type_errors, &src.has_list, &src.positions);
     break;
   case QuantFormat::unknown:
     break;

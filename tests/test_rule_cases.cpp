@@ -2376,13 +2376,69 @@ TEST(RuleCases, QC121NegativeMiniMaxRouterAndBiasEntries)
   const Report r = lint_folder(folder(
     config(k_minimax, fp8_not_convert({"gate", "e_score_correction_bias", "lm_head"})), tensors));
   EXPECT_TRUE(r.findings.empty()) << text(r);
-  // A parameter name no module stores is still dead.
-  const Report typo = lint_folder(folder(
-    config(k_minimax, fp8_not_convert({"gate", "e_score_correction_biass", "lm_head"})), tensors));
+  // A parameter name no module stores is still dead, and so are a tensor's full name and a
+  // bare "weight": no engine matches parameters.
+  const Report typo = lint_folder(
+    folder(config(k_minimax, fp8_not_convert({"gate", "e_score_correction_biass", "lm_head",
+                                              "model.layers.0.self_attn.q_proj.weight", "weight"})),
+           tensors));
   EXPECT_EQ(messages(typo, RuleId::unused_entry),
-            Strings{"modules_to_not_convert entry 'e_score_correction_biass' matches no module of "
-                    "the checkpoint"})
+            (Strings{"modules_to_not_convert entry 'e_score_correction_biass' matches no module of "
+                     "the checkpoint",
+                     "2 modules_to_not_convert entries in a row match no module of the "
+                     "checkpoint, from 'model.layers.0.self_attn.q_proj.weight' to 'weight'"}))
     << text(typo);
+}
+
+// DeepSeek's NextN eh_proj is a plain nn.Linear in both engines (deepseek_mtp.py,
+// deepseek_nextn.py): a short 'eh_proj' entry costs nothing in vLLM, so no QC121.
+TEST(RuleCases, QC121NegativeDraftPlainLinear)
+{
+  const std::string d = "model.layers.1.";
+  const Tensors tensors = fp8_block("model.layers.0.self_attn.o_proj") +
+                          fp8_block("model.layers.0.mlp.down_proj") + bf16(d + "eh_proj", 64, 128) +
+                          norm(d + "enorm") + norm(d + "hnorm") + norm(d + "shared_head.norm") +
+                          bf16(d + "shared_head.head") + fp8_block(d + "self_attn.o_proj") +
+                          fp8_block(d + "mlp.down_proj") + bf16("lm_head");
+  const Report r =
+    lint_folder(folder(config(k_deepseek, fp8_not_convert({"lm_head", "eh_proj"})), tensors));
+  EXPECT_TRUE(findings(r, RuleId::short_fp8_entry).empty()) << text(r);
+}
+
+// An element of another type is left out of the list, and the findings about the entries after
+// it still point at their own elements.
+TEST(RuleCases, QC112PointsPastElementsOfAnotherType)
+{
+  const std::string block =
+    R"({"quant_method": "fp8", "activation_scheme": "dynamic", "weight_block_size": )"
+    R"([128, 128], "modules_to_not_convert": ["lm_head", 7, "model.layers.9.mlp.down_proj"]})";
+  const Report r = lint_folder(folder(config(k_qwen3_next_fp8, block), qwen3_next_fp8()));
+  const Finding f = only(r, RuleId::unused_entry,
+                         "modules_to_not_convert entry 'model.layers.9.mlp.down_proj' matches no "
+                         "module of the checkpoint");
+  EXPECT_EQ(f.pointer, "/quantization_config/modules_to_not_convert/2");
+  EXPECT_EQ(findings(r, RuleId::config_invalid).size(), 1u) << text(r);
+}
+
+// A fused name reaches no stored module (q/k/v are stored): vLLM quantizes the fused layer, so
+// the short entry keeps its QC121. Qwen3-VL-MoE's router takes the model's config in vLLM
+// (Qwen3MoeSparseMoeBlock), so 'mlp.gate' does too.
+TEST(RuleCases, QC121PositiveFusedNameAndQwen3VlMoeRouter)
+{
+  const std::string k_qwen3_vl_moe_fp8 =
+    R"("architectures": ["Qwen3VLMoeForConditionalGeneration"], "model_type": "qwen3_vl_moe", )"
+    R"("num_hidden_layers": 1)";
+  const Tensors tensors =
+    bf16("model.layers.0.self_attn.q_proj") + bf16("model.layers.0.self_attn.k_proj") +
+    bf16("model.layers.0.self_attn.v_proj") + fp8_block("model.layers.0.self_attn.o_proj") +
+    bf16("lm_head") + bf16("model.layers.0.mlp.gate", 4, 64) +
+    fp8_block("model.layers.0.mlp.experts.0.down_proj") +
+    fp8_block("model.layers.0.mlp.experts.0.gate_proj") +
+    fp8_block("model.layers.0.mlp.experts.0.up_proj");
+  const Report r = lint_folder(folder(
+    config(k_qwen3_vl_moe_fp8, fp8_not_convert({"lm_head", "self_attn.qkv_proj", "mlp.gate"})),
+    tensors));
+  EXPECT_EQ(messages(r, RuleId::short_fp8_entry).size(), 2u) << text(r);
 }
 
 namespace {

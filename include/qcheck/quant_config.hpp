@@ -62,6 +62,9 @@ struct ConfigSource
   std::string list_key;              // key of the exclusion list in this block ("ignore", ...)
   bool has_list = false;             // the key is present
   std::vector<std::string> excludes; // its entries
+  // positions[i]: the index in the JSON list of excludes[i], when an element of another type was
+  // left out (see type_errors); empty while they coincide.
+  std::vector<uint32_t> positions;
   // compressed-tensors
   std::string ct_format;
   std::vector<CtGroup> groups;
