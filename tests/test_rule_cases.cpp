@@ -1971,21 +1971,46 @@ TEST(RuleCases, QC115Negative)
   EXPECT_TRUE(r.findings.empty()) << text(r);
 }
 
-// QC115: an entry longer than k_longest_entry is not evaluated (5,000 '*' would match every
-// module), and says so where it is; no QC112 for it. The mtp draft is then not excluded.
+// QC115: an entry longer than k_longest_entry is not evaluated, and says so where it is; no
+// QC112 for it. In a ModelOpt list 5,000 '*' would be a glob matching every module: treated as
+// matching nothing, it leaves layer 1 (stored BF16) declared quantized, in a short list and in a
+// list long enough to be compiled (candidates, then the matcher).
 TEST(RuleCases, QC115PositiveEntryLongerThanTheLimit)
 {
   const std::string stars(5000, '*');
+  Strings entries{"lm_head", stars};
+  for (const size_t padding : {0, 20}) {
+    for (size_t i = 0; i < padding; ++i) {
+      entries.push_back(fmt::format("model.layers.{}.mlp.down_proj", i + 5));
+    }
+    const Report r = lint_folder(
+      folder(config(k_llama, modelopt("NVFP4", entries)), llama_nvfp4_with_bf16_layer1()));
+    const Finding f = only(
+      r, RuleId::unevaluable_entry,
+      "ignore entry 1 is 5000 bytes long ('" + stars.substr(0, 40) +
+        "...'); qcheck evaluates entries of up to 4096 bytes and treats it as matching nothing");
+    EXPECT_EQ(f.file, "config.json");
+    EXPECT_EQ(f.pointer, "/quantization_config/ignore/1");
+    const auto undeclared = findings(r, RuleId::undeclared_unquantized);
+    ASSERT_EQ(undeclared.size(), 1u) << padding << text(r);
+    EXPECT_EQ(engines(undeclared[0]),
+              (std::set<Engine>{Engine::vllm, Engine::sglang, Engine::trtllm}))
+      << padding;
+  }
   const Report r =
     lint_folder(folder(config(k_qwen35_text, ct_w4a16({"lm_head", stars})), qwen35_ct_pack()));
-  const Finding f =
-    only(r, RuleId::unevaluable_entry,
-         "ignore entry 1 is 5000 bytes long ('" + stars.substr(0, 40) +
-           "...'); qcheck evaluates entries of up to 4096 bytes and treats it as matching nothing");
-  EXPECT_EQ(f.file, "config.json");
-  EXPECT_EQ(f.pointer, "/quantization_config/ignore/1");
-  EXPECT_EQ(findings(r, RuleId::undeclared_unquantized).size(), 1u) << text(r);
+  EXPECT_EQ(findings(r, RuleId::unevaluable_entry).size(), 1u) << text(r);
   EXPECT_TRUE(findings(r, RuleId::unused_entry).empty()) << text(r);
+  // The quote stops before a UTF-8 sequence it would cut ('\xC3\xA9' straddles byte 40).
+  std::string accents(39, 'a');
+  for (int i = 0; i < 3000; ++i) {
+    accents += "\xC3\xA9";
+  }
+  const Report utf8 =
+    lint_folder(folder(config(k_qwen35_text, ct_w4a16({"lm_head", accents})), qwen35_ct_pack()));
+  only(utf8, RuleId::unevaluable_entry,
+       "ignore entry 1 is 6039 bytes long ('" + std::string(39, 'a') +
+         "...'); qcheck evaluates entries of up to 4096 bytes and treats it as matching nothing");
 }
 
 // An entry of exactly k_longest_entry bytes is evaluated: it matches nothing here (QC112).
