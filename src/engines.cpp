@@ -343,11 +343,12 @@ modelopt_trtllm_entry(std::string_view entry, std::string_view name)
   return false;
 }
 
-// The name a compressed-tensors regex meets: the engine's own module name (exact entries go
-// through the engine's mapper, which compares them the same way in checkpoint namespace). vLLM:
-// vllm_namespace() for every model. SGLang: its model file's prefixes where qcheck knows them to
-// differ from the checkpoint's (gemma3_mm.py: vision_tower.X, multi_modal_projector.X,
-// language_model.model.X; qwen2_5_vl.py: visual.X and model.X); else the checkpoint name.
+// The name a compressed-tensors regex meets: the engine's own module name. vLLM: vllm_namespace()
+// for every model (its mapper renames exact entries the same way, so those are compared in
+// checkpoint namespace). SGLang: its model file's prefixes where qcheck knows them to differ from
+// the checkpoint's (gemma3_mm.py: vision_tower.X, multi_modal_projector.X,
+// language_model.model.X; qwen2_vl.py and qwen2_5_vl.py: visual.X and model.X); else the
+// checkpoint name. (SGLang's exact entries are still compared with checkpoint names.)
 std::string
 regex_subject(Engine engine, const ModelInfo* model, std::string_view prefix)
 {
@@ -358,7 +359,7 @@ regex_subject(Engine engine, const ModelInfo* model, std::string_view prefix)
     if (model->model_type == "gemma3") {
       return vllm_namespace(prefix);
     }
-    if (model->model_type == "qwen2_5_vl") {
+    if (model->model_type == "qwen2_5_vl" || model->model_type == "qwen2_vl") {
       return prefix.starts_with("model.visual.") ? std::string(prefix.substr(6))
                                                  : strip_language_model(prefix);
     }

@@ -1808,7 +1808,8 @@ private:
     std::vector<EntryIndex::Spelling> expert_entries; // entry: its own number here
     for (size_t i = 0; i < s->excludes.size(); ++i) {
       const std::string& e = s->excludes[i];
-      if (e.find("experts.") != std::string::npos && (has_glob_chars(e) || is_known_entry(*s, i))) {
+      if (e.size() <= k_longest_entry && e.find("experts.") != std::string::npos &&
+          (has_glob_chars(e) || is_known_entry(*s, i))) {
         expert_entries.push_back({e, static_cast<uint32_t>(expert_entries.size())});
       }
     }

@@ -751,21 +751,37 @@ private:
     return false;
   }
 
-  // The offset of a number written -0 outside strings, or npos. JSON allows it and simdjson
-  // reads it as 0; serde reads the float -0.0, which no shape or offset may be.
+  // The offset of a number written -0 in a "shape" or "data_offsets" list, or npos. JSON allows
+  // it and simdjson reads it as 0; serde reads the float -0.0, which no shape or offset may be.
+  // (Elsewhere, in a field safetensors ignores, it is harmless.)
   static size_t negative_zero_at(std::string_view json)
   {
     if (json.find("-0") == std::string_view::npos) {
       return std::string_view::npos;
     }
+    bool after_key = false; // the last token was "shape" or "data_offsets" (then ':')
+    bool in_list = false;   // inside that key's list
     for (size_t i = 0; i < json.size(); ++i) {
       const char c = json[i];
       if (c == '"') {
-        i = string_token_end(json, i);
-      } else if (c == '-' && i + 1 < json.size() && json[i + 1] == '0' &&
-                 (i + 2 == json.size() ||
-                  std::string_view(",]} \t\r\n").find(json[i + 2]) != std::string_view::npos)) {
-        return i;
+        const size_t close = string_token_end(json, i);
+        const std::string_view text = json.substr(i + 1, close - std::min(close, i + 1));
+        after_key = !in_list && (text == "shape" || text == "data_offsets");
+        i = close;
+      } else if (c == ':' || c == ' ' || c == '\t' || c == '\r' || c == '\n') {
+        continue;
+      } else if (c == '[') {
+        in_list = after_key;
+        after_key = false;
+      } else if (c == ']') {
+        in_list = false;
+      } else {
+        after_key = false;
+        if (in_list && c == '-' && i + 1 < json.size() && json[i + 1] == '0' &&
+            (i + 2 == json.size() ||
+             std::string_view(",] \t\r\n").find(json[i + 2]) != std::string_view::npos)) {
+          return i;
+        }
       }
     }
     return std::string_view::npos;
@@ -1113,6 +1129,10 @@ parse_header_dom(std::string_view json, uint64_t data_size)
 Header
 read_header(const ByteSource& source, bool sort_by_name)
 {
+  const auto hub_size_message = [](uint64_t length) {
+    return fmt::format("header is {} bytes; Hugging Face Hub clients refuse headers above {} bytes",
+                       length, k_hub_header_size);
+  };
   constexpr uint64_t k_early_start_check = 1u << 20;
   Header header;
   header.file_size = source.size();
@@ -1154,6 +1174,9 @@ read_header(const ByteSource& source, bool sort_by_name)
       return fail(HeaderIssue::read_failed, read.error());
     }
     if (first[0] != '{' && std::string_view(" \t\r\n").find(first[0]) == std::string_view::npos) {
+      if (length > k_hub_header_size) {
+        header.problems.push_back({HeaderIssue::length_large, true, "", hub_size_message(length)});
+      }
       return fail(HeaderIssue::bad_start, "header does not start with '{'");
     }
   }
@@ -1190,10 +1213,7 @@ read_header(const ByteSource& source, bool sort_by_name)
   parsed.file_size = header.file_size;
   if (length > k_hub_header_size) {
     parsed.problems.insert(parsed.problems.begin(),
-                           {HeaderIssue::length_large, true, "",
-                            fmt::format("header is {} bytes; Hugging Face Hub clients refuse "
-                                        "headers above {} bytes",
-                                        length, k_hub_header_size)});
+                           {HeaderIssue::length_large, true, "", hub_size_message(length)});
   }
   return parsed;
 }

@@ -1006,6 +1006,18 @@ TEST(RuleCases, QC105Positive)
   EXPECT_EQ(f.modules, Strings{"model.layers.0.mlp.experts"});
 }
 
+// An over-long entry naming experts is not evaluated here either (QC115 says so): no QC105.
+TEST(RuleCases, QC105NegativeEntryLongerThanTheLimit)
+{
+  const std::string e0 = "model.layers.0.mlp.experts.0.";
+  const Report r = lint_folder(folder(
+    config(k_qwen3_moe,
+           modelopt("NVFP4", {"lm_head", "*mlp.gate", e0 + std::string(k_longest_entry, '*')})),
+    moe_layer(bf16, bf16)));
+  EXPECT_TRUE(findings(r, RuleId::partial_expert_exclusion).empty()) << text(r);
+  EXPECT_EQ(findings(r, RuleId::unevaluable_entry).size(), 1u) << text(r);
+}
+
 // With 16+ entries naming experts, the rule asks an index per module: the same count. Entries
 // naming experts of a layer the checkpoint lacks are left out of it; globs stay in (here one
 // names two of the three projections).
@@ -2573,6 +2585,13 @@ TEST(RuleCases, QC101NegativeQwen25VlTowerRegexInEngineNamespace)
   const Report r = lint_folder(
     folder(config(k_qwen_vl, ct_fp8_config({"lm_head", "re:visual.*"})), qwen_vl_fp8()));
   EXPECT_TRUE(r.findings.empty()) << text(r);
+  // Qwen2-VL: the same names in SGLang (qwen2_vl.py).
+  const std::string k_qwen2_vl =
+    R"("architectures": ["Qwen2VLForConditionalGeneration"], "model_type": "qwen2_vl", )"
+    R"("text_config": {"model_type": "qwen2_vl_text", "num_hidden_layers": 1})";
+  const Report qwen2 = lint_folder(
+    folder(config(k_qwen2_vl, ct_fp8_config({"lm_head", "re:visual.*"})), qwen_vl_fp8()));
+  EXPECT_TRUE(qwen2.findings.empty()) << text(qwen2);
 }
 
 // Gemma3: vLLM's mapper and SGLang's own names put the tower at vision_tower.X, which
