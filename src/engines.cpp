@@ -52,6 +52,19 @@ vllm_renames(std::string_view name)
          starts_with_literal(name, "model.multi_modal_projector.");
 }
 
+// A VLM name with its roots' layouts folded together: transformers >= 4.52 names modules
+// model.visual.X, model.language_model.X in memory (where llm-compressor took ignore entries
+// from) but saves them as visual.X, model.X for Qwen-VL and others; the engines' mappers bring
+// both to one name. "" when `name` has no VLM root to fold.
+std::string
+vlm_canonical(std::string_view name)
+{
+  if (!has_language_model_wrapper(name) && !vllm_renames(name)) {
+    return {};
+  }
+  return strip_language_model(vllm_namespace(name));
+}
+
 std::string_view
 parent_of(std::string_view name)
 {
@@ -379,6 +392,20 @@ ct_entry(Engine engine, std::string_view entry, std::string_view prefix,
   if (entry == prefix) {
     return true;
   }
+  // vLLM maps an exact entry and the checkpoint's names through the model's mapper: entries in
+  // either VLM layout meet tensors in either. SGLang's Qwen2-VL and Qwen2.5-VL mappers do so
+  // for the vision tower.
+  const bool sglang_visual = engine == Engine::sglang && model != nullptr &&
+                             (model->model_type == "qwen2_5_vl" || model->model_type == "qwen2_vl");
+  if (engine == Engine::vllm || sglang_visual) {
+    const std::string e = vlm_canonical(entry);
+    const std::string p = vlm_canonical(prefix);
+    if ((!e.empty() || !p.empty()) &&
+        (e.empty() ? entry : std::string_view(e)) == (p.empty() ? prefix : std::string_view(p))) {
+      return engine == Engine::vllm ||
+             (e.empty() ? entry : std::string_view(e)).starts_with("visual.");
+    }
+  }
   // SGLang also takes a plain entry as a dotted suffix ("self_attn.kv_b_proj"), never as a prefix
   // or a substring (compressed_tensors/utils.py since f69af7b, PR 32736; spec 3.4 predates it).
   return engine == Engine::sglang && prefix.size() > entry.size() && prefix.ends_with(entry) &&
@@ -432,6 +459,7 @@ struct IndexedList
   std::shared_ptr<const EntryIndex> index; // shared by copies: it never changes once built
   bool strip = false;                      // also the name without its VLM wrapper
   bool mapped = false;          // also the name as vLLM's mapper renames it (for its regexes)
+  bool canonical = false;       // also vlm_canonical(name) (compressed-tensors exact entries)
   bool use_index = false;       // long enough for candidates to beat trying every entry
   bool blind_to_digits = false; // every entry is (see blind_to_digits()): answers are memoized
   std::unique_ptr<Memo> memo = std::make_unique<Memo>();
@@ -446,8 +474,8 @@ struct IndexedList
   }
   // A copy starts with no answers: it may serve another matcher.
   IndexedList(const IndexedList& o)
-    : index(o.index), strip(o.strip), mapped(o.mapped), use_index(o.use_index),
-      blind_to_digits(o.blind_to_digits)
+    : index(o.index), strip(o.strip), mapped(o.mapped), canonical(o.canonical),
+      use_index(o.use_index), blind_to_digits(o.blind_to_digits)
   {
   }
   IndexedList& operator=(const IndexedList& o)
@@ -461,8 +489,8 @@ struct IndexedList
 
   void candidates(std::string_view name, std::vector<uint32_t>& out) const
   {
-    std::array<std::string_view, 3> names{name, name, name};
-    std::string unwrapped, renamed;
+    std::array<std::string_view, 4> names{name, name, name, name};
+    std::string unwrapped, renamed, folded;
     size_t count = 1;
     // Most names are neither wrapped nor renamed: no copies for them.
     if (strip && has_language_model_wrapper(name) &&
@@ -471,6 +499,9 @@ struct IndexedList
     }
     if (mapped && vllm_renames(name) && (renamed = vllm_namespace(name)) != name) {
       names[count++] = renamed;
+    }
+    if (canonical && !(folded = vlm_canonical(name)).empty() && folded != name) {
+      names[count++] = folded;
     }
     index->candidates(std::span(names.data(), count), out);
   }
@@ -1437,7 +1468,9 @@ CompiledList::CompiledList(Engine engine, const ConfigSource& source)
   } else {
     ix.list = &source.excludes;
   }
-  // Each entry, then its unwrapped form where it differs (kept here while the indexes are built).
+  // Each entry, then its unwrapped (and for compressed-tensors its folded) form where it differs
+  // (kept here while the indexes are built).
+  const bool canonical = source.format == QuantFormat::compressed_tensors;
   std::deque<std::string> unwrapped;
   std::vector<EntryIndex::Spelling> spellings;
   spellings.reserve(ix.list->size());
@@ -1450,12 +1483,19 @@ CompiledList::CompiledList(Engine engine, const ConfigSource& source)
         spellings.push_back({unwrapped.emplace_back(std::move(u)), i});
       }
     }
+    if (canonical && !e.starts_with("re:")) {
+      std::string c = vlm_canonical(e);
+      if (!c.empty() && c != e) {
+        spellings.push_back({unwrapped.emplace_back(std::move(c)), i});
+      }
+    }
   }
   const size_t entries = ix.list->size();
   // SGLang's regexes meet vLLM's renamed names for some models (regex_subject): its candidates
   // include that spelling too.
   const bool mapped = source.format == QuantFormat::compressed_tensors && engine != Engine::trtllm;
   ix.whole = IndexedList(EntryIndex(spellings, entries, whole), *ix.list, strip, mapped);
+  ix.whole.canonical = canonical;
   ix.shard = vllm_modelopt ? IndexedList(EntryIndex(spellings, entries, {.mode = Mode::exact}),
                                          *ix.list, false, false)
                            : ix.whole;

@@ -2594,6 +2594,31 @@ TEST(RuleCases, QC101NegativeQwen25VlTowerRegexInEngineNamespace)
   EXPECT_TRUE(qwen2.findings.empty()) << text(qwen2);
 }
 
+// transformers >= 4.52 saves Qwen2.5-VL as visual.X / model.X but names the modules
+// model.visual.X / model.language_model.X in memory, where llm-compressor took its ignore entries
+// from. vLLM's mapper and SGLang's (for the tower) fold both layouts to one name: such a list
+// excludes the tower in a short list and a compiled one, and the reverse mix too.
+TEST(RuleCases, QC101NegativeQwen25VlEntriesInTheOtherLayout)
+{
+  const Tensors old_layout = bf16("visual.blocks.0.attn.qkv", 192, 64) +
+                             bf16("visual.blocks.0.attn.proj") +
+                             ct_fp8("model.layers.0.self_attn.o_proj") +
+                             ct_fp8("model.layers.0.mlp.down_proj") + bf16("lm_head");
+  Strings in_memory{"lm_head", "model.visual.blocks.0.attn.qkv", "model.visual.blocks.0.attn.proj"};
+  for (const size_t padding : {0, 20}) {
+    for (size_t i = 0; i < padding; ++i) {
+      in_memory.push_back(fmt::format("model.language_model.layers.{}.mlp.gate", i + 1));
+    }
+    const Report r = lint_folder(folder(config(k_qwen_vl, ct_fp8_config(in_memory)), old_layout));
+    EXPECT_TRUE(findings(r, RuleId::undeclared_unquantized).empty()) << padding << text(r);
+  }
+  const Report reverse =
+    lint_folder(folder(config(k_qwen_vl, ct_fp8_config({"lm_head", "visual.blocks.0.attn.qkv",
+                                                        "visual.blocks.0.attn.proj"})),
+                       qwen_vl_fp8()));
+  EXPECT_TRUE(reverse.findings.empty()) << text(reverse);
+}
+
 // Gemma3: vLLM's mapper and SGLang's own names put the tower at vision_tower.X, which
 // llm-compressor's usual regexes name (spec 7.4; gemma3_mm.py of both engines).
 TEST(RuleCases, QC101NegativeGemma3TowerRegexInEngineNamespace)
