@@ -359,9 +359,10 @@ modelopt_trtllm_entry(std::string_view entry, std::string_view name)
 // The name a compressed-tensors regex meets: the engine's own module name. vLLM: vllm_namespace()
 // for every model (its mapper renames exact entries the same way, so those are compared in
 // checkpoint namespace). SGLang: its model file's prefixes where qcheck knows them to differ from
-// the checkpoint's (gemma3_mm.py: vision_tower.X, multi_modal_projector.X,
-// language_model.model.X; qwen2_vl.py and qwen2_5_vl.py: visual.X and model.X); else the
-// checkpoint name. (SGLang's exact entries are still compared with checkpoint names.)
+// the checkpoint's (gemma3_mm.py, and mistral.py's renames: vision_tower.X,
+// multi_modal_projector.X, language_model.model.X; qwen2_vl.py and qwen2_5_vl.py: visual.X and
+// model.X); else the checkpoint name. (SGLang's exact entries are still compared with checkpoint
+// names.)
 std::string
 regex_subject(Engine engine, const ModelInfo* model, std::string_view prefix)
 {
@@ -369,7 +370,7 @@ regex_subject(Engine engine, const ModelInfo* model, std::string_view prefix)
     return vllm_namespace(prefix);
   }
   if (engine == Engine::sglang && model != nullptr) {
-    if (model->model_type == "gemma3") {
+    if (model->model_type == "gemma3" || model->model_type == "mistral3") {
       return vllm_namespace(prefix);
     }
     if (model->model_type == "qwen2_5_vl" || model->model_type == "qwen2_vl") {
@@ -874,6 +875,14 @@ tower_override(Engine engine, const ModelInfo& model, const EngineLayer& layer)
       (model.model_type == "qwen3_vl" || model.model_type == "qwen3_vl_moe") &&
       layer.prefix.starts_with("model.visual.")) {
     return "SGLang builds Qwen3-VL's vision tower without a quantization config";
+  }
+  // SGLang's LLaVA and Mistral3 take their projector class from transformers (llava.py,
+  // mistral.py): plain nn.Linear layers.
+  if (engine == Engine::sglang && (model.model_type == "llava" || model.model_type == "mistral3") &&
+      (layer.prefix.starts_with("model.multi_modal_projector.") ||
+       layer.prefix.starts_with("multi_modal_projector."))) {
+    return "SGLang builds the multimodal projector from transformers' class, without a "
+           "quantization config";
   }
   return {};
 }

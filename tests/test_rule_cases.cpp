@@ -2656,6 +2656,48 @@ TEST(RuleCases, QC102PositiveGemma3RegexInEngineNamespace)
   }
 }
 
+// Mistral3 (new layout): SGLang renames its weights to vision_tower.X and
+// multi_modal_projector.X (mistral.py) and builds the projector from transformers' class; vLLM's
+// mapper gives the same names. llm-compressor's usual regexes then exclude everything stored BF16.
+TEST(RuleCases, QC101NegativeMistral3RegexInEngineNamespace)
+{
+  const std::string k_mistral3 =
+    R"("architectures": ["Mistral3ForConditionalGeneration"], "model_type": "mistral3", )"
+    R"("text_config": {"model_type": "mistral", "num_hidden_layers": 1})";
+  const std::string tower = "model.vision_tower.transformer.layers.0.";
+  const Tensors tensors = bf16(tower + "attention.q_proj") + bf16(tower + "attention.k_proj") +
+                          bf16(tower + "attention.v_proj") + bf16(tower + "attention.o_proj") +
+                          bf16("model.multi_modal_projector.linear_1") +
+                          bf16("model.multi_modal_projector.linear_2") +
+                          ct_fp8("model.language_model.layers.0.self_attn.o_proj") +
+                          ct_fp8("model.language_model.layers.0.mlp.down_proj") + bf16("lm_head");
+  const Report r = lint_folder(
+    folder(config(k_mistral3,
+                  ct_fp8_config({"lm_head", "re:vision_tower.*", "re:multi_modal_projector.*"})),
+           tensors));
+  EXPECT_TRUE(r.findings.empty()) << text(r);
+}
+
+// LLaVA (saved layout): a projector the list does not name is quantized by vLLM, not by SGLang,
+// which takes the projector class from transformers (llava.py).
+TEST(RuleCases, QC101PositiveLlavaProjectorForVllmOnly)
+{
+  const std::string k_llava =
+    R"("architectures": ["LlavaForConditionalGeneration"], "model_type": "llava", )"
+    R"("text_config": {"model_type": "llama", "num_hidden_layers": 1})";
+  const Tensors tensors =
+    bf16("vision_tower.vision_model.encoder.layers.0.mlp.fc1") +
+    bf16("multi_modal_projector.linear_1") + bf16("multi_modal_projector.linear_2") +
+    ct_fp8("language_model.model.layers.0.mlp.down_proj") + bf16("language_model.lm_head");
+  const Report r = lint_folder(folder(
+    config(k_llava, ct_fp8_config({"language_model.lm_head", "re:vision_tower.*"})), tensors));
+  const auto undeclared = findings(r, RuleId::undeclared_unquantized);
+  ASSERT_EQ(undeclared.size(), 1u) << text(r);
+  EXPECT_EQ(engines(undeclared[0]), std::set<Engine>{Engine::vllm});
+  EXPECT_EQ(undeclared[0].modules,
+            (Strings{"multi_modal_projector.linear_1", "multi_modal_projector.linear_2"}));
+}
+
 // The checkpoint's own root in a regex meets neither engine's name.
 TEST(RuleCases, QC122PositiveGemma3TowerRegexInCheckpointNamespace)
 {
