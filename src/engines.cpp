@@ -1141,11 +1141,20 @@ locate_drafts(const ModelInfo& model, const Checkpoint& checkpoint, const Invent
   return drafts;
 }
 
+bool
+router_quantizable(Engine engine, const ModelInfo& model)
+{
+  const std::string& type = model.model_type;
+  return engine == Engine::vllm &&
+         (type == "qwen3_moe" || type == "qwen3_vl_moe" || type == "qwen3_omni_moe" ||
+          type == "interns1_pro" || type == "lfm2_moe" || type == "arctic");
+}
+
 std::vector<EngineLayer>
 engine_layers(Engine engine, const Inventory& inventory, const Drafts& drafts,
               const ModelInfo& model)
 {
-  (void)model;
+  const bool quantizable_routers = router_quantizable(engine, model);
   std::deque<EngineLayer> layers; // stable addresses for `last`
   std::unordered_map<std::string, size_t> index;
   auto renamed_names = std::make_shared<std::deque<std::string>>(); // what draft shards view
@@ -1179,8 +1188,10 @@ engine_layers(Engine engine, const Inventory& inventory, const Drafts& drafts,
   };
   for (uint32_t i = 0; i < inventory.modules.size(); ++i) {
     const Module& m = inventory.modules[i];
+    const bool router =
+      m.role == ModuleRole::router && quantizable_routers && leaf_of(m.name) == "gate";
     if ((m.role != ModuleRole::linear && m.role != ModuleRole::expert &&
-         m.role != ModuleRole::fused_experts && m.role != ModuleRole::lm_head) ||
+         m.role != ModuleRole::fused_experts && m.role != ModuleRole::lm_head && !router) ||
         !m.loaded) {
       continue;
     }
@@ -1188,7 +1199,9 @@ engine_layers(Engine engine, const Inventory& inventory, const Drafts& drafts,
     std::string renamed; // set when this engine renames the module
     std::string_view name = m.name;
     std::string note;
-    LayerKind kind = m.role == ModuleRole::lm_head ? LayerKind::lm_head : LayerKind::linear;
+    LayerKind kind = m.role == ModuleRole::lm_head ? LayerKind::lm_head
+                     : router                      ? LayerKind::router
+                                                   : LayerKind::linear;
     const std::string_view leaf = m.role == ModuleRole::expert && root == nullptr
                                     ? std::string_view() // not needed
                                     : leaf_of(m.name);
@@ -1334,6 +1347,14 @@ decide(Engine engine, const ConfigSource& s, const ModelInfo& model, const Engin
       !((s.format == QuantFormat::gptq || s.format == QuantFormat::awq) && s.lm_head)) {
     d.quantized = false;
     d.reason = "this format leaves the output head unquantized";
+    return d;
+  }
+  // Routers are judged where the format's list decides them as it does any Linear.
+  if (layer.kind == LayerKind::router && s.format != QuantFormat::modelopt &&
+      s.format != QuantFormat::compressed_tensors && s.format != QuantFormat::fp8 &&
+      s.format != QuantFormat::quark) {
+    d.quantized = false;
+    d.reason = "qcheck does not judge MoE routers for this format";
     return d;
   }
   switch (s.format) {

@@ -23,6 +23,8 @@ kind_text(LayerKind kind)
     return "ParallelLMHead";
   case LayerKind::plain_linear:
     return "plain nn.Linear";
+  case LayerKind::router:
+    return "ReplicatedLinear router";
   }
   return "?";
 }

@@ -815,12 +815,7 @@ private:
   // mixtral.py...); Qwen3-MoE's and Arctic's gate take the model's.
   bool reaches_a_quantizable_module(std::string_view entry)
   {
-    const std::string& type = m_declaration.model.model_type;
-    // Models whose vLLM router takes the quantization config (Qwen3MoeSparseMoeBlock and its
-    // users, lfm2_moe.py, arctic.py).
-    const bool quantized_router = type == "qwen3_moe" || type == "qwen3_vl_moe" ||
-                                  type == "qwen3_omni_moe" || type == "interns1_pro" ||
-                                  type == "lfm2_moe" || type == "arctic";
+    const bool quantized_router = router_quantizable(Engine::vllm, m_declaration.model);
     const auto quantizable = [&](const Module& m) {
       const std::string_view leaf = leaf_of(m.name);
       return ((m.role == ModuleRole::linear || m.role == ModuleRole::expert ||

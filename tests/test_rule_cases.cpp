@@ -2656,6 +2656,30 @@ TEST(RuleCases, QC102PositiveGemma3RegexInEngineNamespace)
   }
 }
 
+// vLLM builds Qwen3-MoE's router with the model's quantization config (qwen3_moe.py; SGLang's
+// does not): a BF16 gate the ignore list does not name exactly is QC101 for vLLM alone, and
+// llm-compressor's usual regex clears it.
+TEST(RuleCases, QC101PositiveQwen3MoeRouterForVllm)
+{
+  const std::string k_qwen3_moe_ct =
+    R"("architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe", )"
+    R"("num_hidden_layers": 1)";
+  const Tensors tensors = ct_fp8("model.layers.0.self_attn.o_proj") +
+                          bf16("model.layers.0.mlp.gate", 4, 64) +
+                          ct_fp8("model.layers.0.mlp.experts.0.down_proj") +
+                          ct_fp8("model.layers.0.mlp.experts.0.gate_proj") +
+                          ct_fp8("model.layers.0.mlp.experts.0.up_proj") + bf16("lm_head");
+  const Report r =
+    lint_folder(folder(config(k_qwen3_moe_ct, ct_fp8_config({"lm_head", "mlp.gate"})), tensors));
+  const auto undeclared = findings(r, RuleId::undeclared_unquantized);
+  ASSERT_EQ(undeclared.size(), 1u) << text(r);
+  EXPECT_EQ(engines(undeclared[0]), std::set<Engine>{Engine::vllm});
+  EXPECT_EQ(undeclared[0].modules, Strings{"model.layers.0.mlp.gate"});
+  const Report cleared = lint_folder(
+    folder(config(k_qwen3_moe_ct, ct_fp8_config({"lm_head", "re:.*mlp.gate$"})), tensors));
+  EXPECT_TRUE(cleared.findings.empty()) << text(cleared);
+}
+
 // Mistral3 (new layout): SGLang renames its weights to vision_tower.X and
 // multi_modal_projector.X (mistral.py) and builds the projector from transformers' class; vLLM's
 // mapper gives the same names. llm-compressor's usual regexes then exclude everything stored BF16.
