@@ -712,16 +712,27 @@ decide_ct(Decision& d, Engine engine, const ConfigSource& s, const ModelInfo& mo
     return ct_entry(engine, e, n, &d.errors, &model);
   };
   if (layer.kind == LayerKind::fused_moe) {
-    // SGLang probes expert 0; vLLM honours the fused prefix or every listed expert.
+    // Both engines probe expert 0's projections, never the fused prefix itself (vLLM's
+    // CompressedTensorsMoEMethod.get_moe_method, SGLang's get_moe_scheme).
     std::vector<std::string_view> children;
     for (const auto& shard : layer.shards) {
-      if (engine != Engine::sglang || contains(shard, ".experts.0.")) {
+      if (contains(shard, ".experts.0.")) {
         children.push_back(shard);
+      }
+    }
+    // Experts stored fused (no per-expert names): the names the engines probe all the same.
+    std::array<std::string, 3> probed;
+    if (children.empty()) {
+      for (size_t i = 0; const char* proj : {"gate_proj", "up_proj", "down_proj"}) {
+        probed[i] = fmt::format("{}.0.{}", layer.prefix, proj);
+        children.push_back(probed[i++]);
       }
     }
     EngineLayer probe = layer;
     probe.shards = children;
-    decide_by_list(d, probe, s.excludes, "ignore", match, match, ix);
+    decide_by_list(
+      d, probe, s.excludes, "ignore", match,
+      [](std::string_view, std::string_view) { return false; }, ix);
   } else {
     decide_by_list(d, layer, s.excludes, "ignore", match, match, ix);
   }

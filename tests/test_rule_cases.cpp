@@ -2680,6 +2680,33 @@ TEST(RuleCases, QC101PositiveQwen3MoeRouterForVllm)
   EXPECT_TRUE(cleared.findings.empty()) << text(cleared);
 }
 
+// compressed-tensors MoE: both engines decide from expert 0's projections, never the fused
+// prefix (vLLM's get_moe_method, SGLang's get_moe_scheme). An entry naming the fused layer excludes
+// nothing: quantized experts are fine (no QC102), BF16 ones are QC101 for both.
+TEST(RuleCases, QC102NegativeCompressedTensorsFusedMoePrefixEntry)
+{
+  const std::string k_qwen3_moe_ct =
+    R"("architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe", )"
+    R"("num_hidden_layers": 1)";
+  const std::string e = "model.layers.0.mlp.experts.";
+  const auto moe = [&](auto make) {
+    return ct_fp8("model.layers.0.self_attn.o_proj") + bf16("model.layers.0.mlp.gate", 4, 64) +
+           make(e + "0.down_proj") + make(e + "0.gate_proj") + make(e + "0.up_proj") +
+           make(e + "1.down_proj") + make(e + "1.gate_proj") + make(e + "1.up_proj") +
+           bf16("lm_head");
+  };
+  const std::string block =
+    ct_fp8_config({"lm_head", "re:.*mlp.gate$", "model.layers.0.mlp.experts"});
+  const Report quantized = lint_folder(
+    folder(config(k_qwen3_moe_ct, block), moe([](const std::string& m) { return ct_fp8(m); })));
+  EXPECT_TRUE(quantized.findings.empty()) << text(quantized);
+  const Report unquantized = lint_folder(
+    folder(config(k_qwen3_moe_ct, block), moe([](const std::string& m) { return bf16(m); })));
+  const auto undeclared = findings(unquantized, RuleId::undeclared_unquantized);
+  ASSERT_EQ(undeclared.size(), 1u) << text(unquantized);
+  EXPECT_EQ(engines(undeclared[0]), (std::set<Engine>{Engine::vllm, Engine::sglang}));
+}
+
 // Mistral3 (new layout): SGLang renames its weights to vision_tower.X and
 // multi_modal_projector.X (mistral.py) and builds the projector from transformers' class; vLLM's
 // mapper gives the same names. llm-compressor's usual regexes then exclude everything stored BF16.
