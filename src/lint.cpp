@@ -1841,11 +1841,17 @@ private:
     for (size_t l = 0; l < layers.size(); ++l) {
       const EngineLayer& layer = layers[l];
       if (listed[l] > 0 && listed[l] < layer.modules.size()) {
-        Finding& f = add(RuleId::partial_expert_exclusion, s->file,
-                         fmt::format("{} names {} of the {} expert projections of '{}'; vLLM "
-                                     "ModelOpt then excludes the whole MoE, SGLang "
-                                     "compressed-tensors decides from expert 0",
-                                     s->list_key, listed[l], layer.modules.size(), layer.prefix));
+        // What the engines then do depends on the format (spec 2.2.1, 3.3, 3.4).
+        const std::string consequence =
+          s->format == QuantFormat::modelopt
+            ? "vLLM then excludes the whole MoE (its ModelOpt rule for entries naming experts)"
+          : s->format == QuantFormat::compressed_tensors
+            ? "vLLM and SGLang decide the whole MoE from expert 0's projections alone"
+            : "the engines decide the fused MoE as one layer";
+        Finding& f =
+          add(RuleId::partial_expert_exclusion, s->file,
+              fmt::format("{} names {} of the {} expert projections of '{}'; {}", s->list_key,
+                          listed[l], layer.modules.size(), layer.prefix, consequence));
         f.modules = {layer.prefix};
       }
     }

@@ -1001,8 +1001,8 @@ TEST(RuleCases, QC105Positive)
            moe_layer(bf16, bf16)));
   const Finding f = only(r, RuleId::partial_expert_exclusion,
                          "ignore names 3 of the 6 expert projections of "
-                         "'model.layers.0.mlp.experts'; vLLM ModelOpt then excludes the whole "
-                         "MoE, SGLang compressed-tensors decides from expert 0");
+                         "'model.layers.0.mlp.experts'; vLLM then excludes the whole MoE (its "
+                         "ModelOpt rule for entries naming experts)");
   EXPECT_EQ(f.modules, Strings{"model.layers.0.mlp.experts"});
 }
 
@@ -1032,8 +1032,8 @@ TEST(RuleCases, QC105PositiveInALongList)
   const Report r =
     lint_folder(folder(config(k_qwen3_moe, modelopt("NVFP4", list)), moe_layer(bf16, bf16)));
   only(r, RuleId::partial_expert_exclusion,
-       "ignore names 3 of the 6 expert projections of 'model.layers.0.mlp.experts'; vLLM "
-       "ModelOpt then excludes the whole MoE, SGLang compressed-tensors decides from expert 0");
+       "ignore names 3 of the 6 expert projections of 'model.layers.0.mlp.experts'; vLLM then "
+       "excludes the whole MoE (its ModelOpt rule for entries naming experts)");
 }
 
 // The index is asked for several MoE layers side by side: each layer's own count, in layer
@@ -1056,11 +1056,11 @@ TEST(RuleCases, QC105PositiveInALongListForEachLayer)
   const Report r = lint_folder(folder(config(k_qwen3_moe_3, modelopt("NVFP4", list)), tensors));
   EXPECT_EQ(messages(r, RuleId::partial_expert_exclusion),
             (Strings{"ignore names 3 of the 6 expert projections of 'model.layers.0.mlp.experts'; "
-                     "vLLM ModelOpt then excludes the whole MoE, SGLang compressed-tensors "
-                     "decides from expert 0",
+                     "vLLM then excludes the whole MoE (its ModelOpt rule for entries naming "
+                     "experts)",
                      "ignore names 1 of the 6 expert projections of 'model.layers.1.mlp.experts'; "
-                     "vLLM ModelOpt then excludes the whole MoE, SGLang compressed-tensors "
-                     "decides from expert 0"}))
+                     "vLLM then excludes the whole MoE (its ModelOpt rule for entries naming "
+                     "experts)"}))
     << text(r);
 }
 
@@ -2705,6 +2705,19 @@ TEST(RuleCases, QC102NegativeCompressedTensorsFusedMoePrefixEntry)
   const auto undeclared = findings(unquantized, RuleId::undeclared_unquantized);
   ASSERT_EQ(undeclared.size(), 1u) << text(unquantized);
   EXPECT_EQ(engines(undeclared[0]), (std::set<Engine>{Engine::vllm, Engine::sglang}));
+}
+
+// For compressed-tensors the consequence named is that format's: expert 0 decides.
+TEST(RuleCases, QC105PositiveCompressedTensorsSaysExpertZeroDecides)
+{
+  const std::string e0 = "model.layers.0.mlp.experts.0.";
+  const Report r = lint_folder(
+    folder(config(k_qwen3_moe, ct_fp8_config({"lm_head", "re:.*mlp.gate$", e0 + "gate_proj",
+                                              e0 + "up_proj", e0 + "down_proj"})),
+           moe_layer(bf16, bf16)));
+  only(r, RuleId::partial_expert_exclusion,
+       "ignore names 3 of the 6 expert projections of 'model.layers.0.mlp.experts'; vLLM and "
+       "SGLang decide the whole MoE from expert 0's projections alone");
 }
 
 // Mistral3 (new layout): SGLang renames its weights to vision_tower.X and
