@@ -1263,7 +1263,8 @@ private:
       // the entry is deliberate, not stale.
       const bool parameter = !used && !glob && !regex && names_a_stored_parameter(entry);
       used = used || parameter;
-      if (s.format == QuantFormat::compressed_tensors && regex && misses_renamed_prefixes(entry)) {
+      if (s.format == QuantFormat::compressed_tensors && regex &&
+          misses_renamed_prefixes(s, index)) {
         verdict |= k_entry_renamed_regex;
       }
       if (used) {
@@ -1971,8 +1972,11 @@ private:
   }
 
   // A regex that matches some renamed module in checkpoint namespace but not as vLLM names it.
-  bool misses_renamed_prefixes(const std::string& entry) const
+  // A module another entry of the list excludes under vLLM does not count: llm-compressor's
+  // examples carry both spellings (re:visual.* and re:model\.visual\..*) on purpose.
+  bool misses_renamed_prefixes(const ConfigSource& s, size_t index) const
   {
+    const std::string& entry = s.excludes[index];
     const auto re = Regex::compile(entry.substr(3));
     if (!re) {
       return false;
@@ -1980,7 +1984,14 @@ private:
     for (const Module& m : m_inventory.modules) {
       const std::string renamed = vllm_namespace(m.name);
       if (renamed != m.name && re->match(m.name) && !re->match(renamed)) {
-        return true;
+        bool covered = false;
+        for (size_t other = 0; other < s.excludes.size() && !covered; ++other) {
+          covered =
+            other != index && entry_matches(Engine::vllm, s.format, s.excludes[other], m.name);
+        }
+        if (!covered) {
+          return true;
+        }
       }
     }
     return false;

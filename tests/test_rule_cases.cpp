@@ -2528,6 +2528,16 @@ TEST(RuleCases, QC122Negative)
   EXPECT_TRUE(r.findings.empty()) << text(r);
 }
 
+// llm-compressor's Qwen-VL examples list both spellings: the checkpoint-namespace regex is dead
+// for vLLM, but every module it meant is excluded there by the other one, so no QC122.
+TEST(RuleCases, QC122NegativeOtherEntryCoversVllm)
+{
+  const Report r = lint_folder(folder(
+    config(k_qwen_vl, ct_fp8_config({"lm_head", "re:visual.*", "re:model\\\\.visual\\\\..*"})),
+    qwen_vl_fp8()));
+  EXPECT_TRUE(r.findings.empty()) << text(r);
+}
+
 // Registry QC122: the warning is for a regex that "never meets `visual.blocks.0...`". This one
 // meets both spellings (vLLM's re.match on visual.blocks.0.attn.qkv succeeds).
 TEST(RuleCases, QC122NegativeRegexCoversBothNamespaces)
