@@ -363,6 +363,14 @@ modelopt_trtllm_entry(std::string_view entry, std::string_view name)
 // multi_modal_projector.X, language_model.model.X; qwen2_vl.py and qwen2_5_vl.py: visual.X and
 // model.X); else the checkpoint name. (SGLang's exact entries are still compared with checkpoint
 // names.)
+// SGLang's Qwen2-VL and Qwen2.5-VL: the tower is visual.X, the language model model.X, and the
+// model's mapper brings ignore entries to those names (qwen2_vl.py, qwen2_5_vl.py).
+bool
+sglang_qwen2_vl(const ModelInfo* model)
+{
+  return model != nullptr && (model->model_type == "qwen2_5_vl" || model->model_type == "qwen2_vl");
+}
+
 std::string
 regex_subject(Engine engine, const ModelInfo* model, std::string_view prefix)
 {
@@ -373,7 +381,7 @@ regex_subject(Engine engine, const ModelInfo* model, std::string_view prefix)
     if (model->model_type == "gemma3" || model->model_type == "mistral3") {
       return vllm_namespace(prefix);
     }
-    if (model->model_type == "qwen2_5_vl" || model->model_type == "qwen2_vl") {
+    if (sglang_qwen2_vl(model)) {
       return prefix.starts_with("model.visual.") ? std::string(prefix.substr(6))
                                                  : strip_language_model(prefix);
     }
@@ -396,15 +404,12 @@ ct_entry(Engine engine, std::string_view entry, std::string_view prefix,
   // vLLM maps an exact entry and the checkpoint's names through the model's mapper: entries in
   // either VLM layout meet tensors in either. SGLang's Qwen2-VL and Qwen2.5-VL mappers do so
   // for the vision tower.
-  const bool sglang_visual = engine == Engine::sglang && model != nullptr &&
-                             (model->model_type == "qwen2_5_vl" || model->model_type == "qwen2_vl");
-  if (engine == Engine::vllm || sglang_visual) {
+  if (engine == Engine::vllm || (engine == Engine::sglang && sglang_qwen2_vl(model))) {
     const std::string e = vlm_canonical(entry);
     const std::string p = vlm_canonical(prefix);
-    if ((!e.empty() || !p.empty()) &&
-        (e.empty() ? entry : std::string_view(e)) == (p.empty() ? prefix : std::string_view(p))) {
-      return engine == Engine::vllm ||
-             (e.empty() ? entry : std::string_view(e)).starts_with("visual.");
+    const std::string_view folded = e.empty() ? entry : e;
+    if ((!e.empty() || !p.empty()) && folded == (p.empty() ? prefix : std::string_view(p))) {
+      return engine == Engine::vllm || folded.starts_with("visual.");
     }
   }
   // SGLang also takes a plain entry as a dotted suffix ("self_attn.kv_b_proj"), never as a prefix
@@ -874,14 +879,13 @@ decide_auto_round(Decision& d, const ConfigSource& s, const EngineLayer& layer)
   d.reason = d.quantized ? "no extra_config entry gives it 16 bits" : "LM head";
 }
 
-// Hard-coded drafter overrides (R35): the note naming the special case that builds this draft
-// layer unquantized, or empty.
-// A vision tower the engine builds with no quantization config, whatever the list says; "" for
-// any other layer. SGLang's Qwen3-VL models pass quant_config=None to their vision model
-// (qwen3_vl.py since PR 18926; qwen3_vl_moe.py inherits it).
+// A vision tower or projector the engine builds with no quantization config, whatever the list
+// says: the note naming it, or "" for any other layer.
 std::string
 tower_override(Engine engine, const ModelInfo& model, const EngineLayer& layer)
 {
+  // SGLang's Qwen3-VL models pass quant_config=None to their vision model (qwen3_vl.py since
+  // PR 18926; qwen3_vl_moe.py inherits it).
   if (engine == Engine::sglang &&
       (model.model_type == "qwen3_vl" || model.model_type == "qwen3_vl_moe") &&
       layer.prefix.starts_with("model.visual.")) {
@@ -898,6 +902,8 @@ tower_override(Engine engine, const ModelInfo& model, const EngineLayer& layer)
   return {};
 }
 
+// Hard-coded drafter overrides (R35): the note naming the special case that builds this draft
+// layer unquantized, or empty.
 std::string
 draft_override(Engine engine, const ConfigSource& s, const ModelInfo& model,
                const EngineLayer& layer)
