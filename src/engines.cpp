@@ -1158,6 +1158,12 @@ locate_drafts(const ModelInfo& model, const Checkpoint& checkpoint, const Invent
   return drafts;
 }
 
+namespace {
+
+// Whether the engine builds this model's MoE routers ("...gate") with the model's quantization
+// config, so that the lists decide them: vLLM's Qwen3-MoE block (qwen3_moe.py, reused by Qwen3-VL-
+// MoE, Qwen3-Omni-MoE, Intern-S1-Pro), lfm2_moe.py and arctic.py. Most models, and SGLang's
+// Qwen3-MoE, build routers unquantized.
 bool
 router_quantizable(Engine engine, const ModelInfo& model)
 {
@@ -1166,6 +1172,8 @@ router_quantizable(Engine engine, const ModelInfo& model)
          (type == "qwen3_moe" || type == "qwen3_vl_moe" || type == "qwen3_omni_moe" ||
           type == "interns1_pro" || type == "lfm2_moe" || type == "arctic");
 }
+
+} // namespace
 
 std::vector<EngineLayer>
 engine_layers(Engine engine, const Inventory& inventory, const Drafts& drafts,

@@ -810,26 +810,29 @@ private:
   }
 
   // Whether an FP8 entry reaches, by SGLang's and transformers' dotted rule, a module vLLM
-  // builds quantized: QC121 is about those. vLLM builds most routers with no quantization config
-  // (GateLinear in minimax_m2.py and deepseek_v2.py, quant_config=None in qwen3_next.py,
-  // mixtral.py...); Qwen3-MoE's and Arctic's gate take the model's.
+  // builds quantized: QC121 is about those. What vLLM builds is its engine layers: a Linear, a
+  // fused MoE, a router that takes the model's config (LayerKind::router); not a draft's plain
+  // nn.Linear, most routers, or the output head.
   bool reaches_a_quantizable_module(std::string_view entry)
   {
-    const bool quantized_router = router_quantizable(Engine::vllm, m_declaration.model);
-    const auto quantizable = [&](const Module& m) {
-      const std::string_view leaf = leaf_of(m.name);
-      return ((m.role == ModuleRole::linear || m.role == ModuleRole::expert ||
-               m.role == ModuleRole::fused_experts) &&
-              leaf != "eh_proj") || // a draft's plain nn.Linear in both engines
-             (m.role == ModuleRole::router && quantized_router && leaf == "gate");
-    };
+    if (m_vllm_quantizable.empty()) {
+      m_vllm_quantizable.assign(m_inventory.modules.size(), false);
+      for (const EngineLayer& layer : layers_for(Engine::vllm)) {
+        if (layer.kind == LayerKind::linear || layer.kind == LayerKind::fused_moe ||
+            layer.kind == LayerKind::router) {
+          for (const uint32_t i : layer.modules) {
+            m_vllm_quantizable[i] = true;
+          }
+        }
+      }
+    }
     // An entry that reaches no stored module (a fused name such as self_attn.qkv_proj) keeps
     // its QC121: what it was meant for is quantized.
     if (entry.find('.') != std::string_view::npos) {
       bool reaches = false;
-      for (const Module& m : m_inventory.modules) {
-        if (entry_matches(Engine::sglang, QuantFormat::fp8, entry, m.name)) {
-          if (quantizable(m)) {
+      for (size_t i = 0; i < m_inventory.modules.size(); ++i) {
+        if (entry_matches(Engine::sglang, QuantFormat::fp8, entry, m_inventory.modules[i].name)) {
+          if (m_vllm_quantizable[i]) {
             return true;
           }
           reaches = true;
@@ -840,12 +843,11 @@ private:
     // The components of every module's name, and of the quantizable ones': sets, built once.
     if (!m_components) {
       m_components.emplace();
-      for (const Module& m : m_inventory.modules) {
-        const bool q = quantizable(m);
-        for (const std::string_view part : split_dots(m.name)) {
+      for (size_t i = 0; i < m_inventory.modules.size(); ++i) {
+        for (const std::string_view part : split_dots(m_inventory.modules[i].name)) {
           auto& [any, of_quantizable] = (*m_components)[part];
           any = true;
-          of_quantizable = of_quantizable || q;
+          of_quantizable = of_quantizable || m_vllm_quantizable[i];
         }
       }
     }
@@ -2056,6 +2058,7 @@ private:
   std::map<std::string, Miss> m_shard_disagree;
   std::map<std::string, std::set<Engine>> m_unevaluable;
   std::optional<std::vector<std::string_view>> m_param_names; // distinct, lazily
+  std::vector<bool> m_vllm_quantizable; // per module, lazily (see reaches_a_quantizable_module)
   // Each module-name component: (seen, in a quantizable module's name); lazily.
   std::optional<std::unordered_map<std::string_view, std::pair<bool, bool>>> m_components;
   std::map<std::string, std::set<std::string>> m_overrides;

@@ -41,14 +41,8 @@ enum class LayerKind
   fused_moe,    // FusedMoE over ...experts
   lm_head,      // ParallelLMHead
   plain_linear, // a drafter's plain nn.Linear: never quantized
-  router,       // an MoE router built with the model's quantization config (router_quantizable)
+  router,       // an MoE router the engine builds with the model's quantization config
 };
-
-// Whether the engine builds this model's MoE routers ("...gate") with the model's quantization
-// config, so that the lists decide them: vLLM's Qwen3-MoE block (qwen3_moe.py, reused by Qwen3-VL-
-// MoE, Qwen3-Omni-MoE, Intern-S1-Pro), lfm2_moe.py and arctic.py. Most models, and SGLang's
-// Qwen3-MoE, build routers unquantized.
-bool router_quantizable(Engine engine, const ModelInfo& model);
 
 // The located MTP/NextN draft layers.
 struct Drafts
