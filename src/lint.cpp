@@ -142,11 +142,17 @@ list_pointer(const ConfigSource& s)
   return s.has_list ? fmt::format("{}/{}", s.pointer, escape_pointer_token(s.list_key)) : s.pointer;
 }
 
+// The index in the JSON list of s.excludes[index] (elements of another type are left out).
+size_t
+json_index(const ConfigSource& s, size_t index)
+{
+  return index < s.positions.size() ? s.positions[index] : index;
+}
+
 std::string
 entry_pointer(const ConfigSource& s, size_t index)
 {
-  const size_t position = index < s.positions.size() ? s.positions[index] : index;
-  return s.has_list ? fmt::format("{}/{}", list_pointer(s), position) : list_pointer(s);
+  return s.has_list ? fmt::format("{}/{}", list_pointer(s), json_index(s, index)) : list_pointer(s);
 }
 
 struct Miss
@@ -1335,8 +1341,8 @@ private:
         add(RuleId::unevaluable_entry, s.file,
             fmt::format("{} entry {} is {} bytes long ('{}...'); qcheck evaluates entries of up "
                         "to {} bytes and treats it as matching nothing",
-                        s.list_key, index < s.positions.size() ? s.positions[index] : index,
-                        entry.size(), entry.substr(0, cut), k_longest_entry))
+                        s.list_key, json_index(s, index), entry.size(), entry.substr(0, cut),
+                        k_longest_entry))
           .pointer = entry_pointer(s, index);
       }
       if ((verdict & k_entry_unchecked) != 0) {

@@ -3,11 +3,11 @@
 #include "qcheck/json_text.hpp"
 
 #include <algorithm>
-#include <numeric>
 #include <cctype>
 #include <fmt/format.h>
 #include <iterator>
 #include <nlohmann/json.hpp>
+#include <numeric>
 #include <optional>
 #include <simdjson.h>
 #include <unordered_map>
