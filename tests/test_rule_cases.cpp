@@ -277,15 +277,31 @@ const std::string k_deepseek = R"("architectures": ["DeepseekV3ForCausalLM"], )"
                                R"("model_type": "deepseek_v3", "num_hidden_layers": 1, )"
                                R"("num_nextn_predict_layers": 1, "q_lora_rank": 64)";
 
+// Its tensors: `main` stores layer 0's projections, `draft` the NextN layer's; eh_proj is BF16
+// unless `eh_proj_quantized`. Each maker takes a module name and optional (out, in).
+template<typename Main, typename Draft>
+Tensors
+deepseek_nextn(const Main& main, const Draft& draft, bool eh_proj_quantized = false)
+{
+  const std::string d = "model.layers.1.";
+  return main("model.layers.0.self_attn.o_proj") + main("model.layers.0.mlp.down_proj") +
+         (eh_proj_quantized ? draft(d + "eh_proj", 64, 128) : bf16(d + "eh_proj", 64, 128)) +
+         norm(d + "enorm") + norm(d + "hnorm") + norm(d + "shared_head.norm") +
+         bf16(d + "shared_head.head") + draft(d + "self_attn.o_proj") + draft(d + "mlp.down_proj") +
+         bf16("lm_head");
+}
+
+// The makers as callables deepseek_nextn can pass dimensions to.
+const auto make_fp8 = [](const std::string& m, auto... dims) { return fp8(m, dims...); };
+const auto make_fp8_block = [](const std::string& m, auto... dims) {
+  return fp8_block(m, dims...);
+};
+const auto make_bf16 = [](const std::string& m, auto... dims) { return bf16(m, dims...); };
+
 Tensors
 deepseek_fp8(bool eh_proj_quantized)
 {
-  const std::string d = "model.layers.1.";
-  return fp8("model.layers.0.self_attn.o_proj") + fp8("model.layers.0.mlp.down_proj") +
-         (eh_proj_quantized ? fp8(d + "eh_proj", 64, 128) : bf16(d + "eh_proj", 64, 128)) +
-         norm(d + "enorm") + norm(d + "hnorm") + norm(d + "shared_head.norm") +
-         bf16(d + "shared_head.head") + fp8(d + "self_attn.o_proj") + fp8(d + "mlp.down_proj") +
-         bf16("lm_head");
+  return deepseek_nextn(make_fp8, make_fp8, eh_proj_quantized);
 }
 
 // Qwen3.5 MoE VLM with a top-level mtp.* drafter (spec 6.2), Quark FP8.
@@ -696,11 +712,7 @@ glm_vlm_nvfp4()
 TEST(RuleCases, QC101NegativeQuarkNextnListedModuleByModule)
 {
   const std::string d = "model.layers.1.";
-  const Tensors stored = fp8("model.layers.0.self_attn.o_proj") +
-                         fp8("model.layers.0.mlp.down_proj") + bf16(d + "eh_proj", 64, 128) +
-                         norm(d + "enorm") + norm(d + "hnorm") + norm(d + "shared_head.norm") +
-                         bf16(d + "shared_head.head") + bf16(d + "self_attn.o_proj") +
-                         bf16(d + "mlp.down_proj") + bf16("lm_head");
+  const Tensors stored = deepseek_nextn(make_fp8, make_bf16);
   const Strings every{"lm_head", d + "eh_proj", d + "shared_head.head", d + "self_attn.o_proj",
                       d + "mlp.down_proj"};
   const Report r = lint_folder(folder(config(k_deepseek, quark(every)), stored));
@@ -2431,12 +2443,7 @@ TEST(RuleCases, QC121NegativeMiniMaxRouterAndBiasEntries)
 // deepseek_nextn.py): a short 'eh_proj' entry costs nothing in vLLM, so no QC121.
 TEST(RuleCases, QC121NegativeDraftPlainLinear)
 {
-  const std::string d = "model.layers.1.";
-  const Tensors tensors = fp8_block("model.layers.0.self_attn.o_proj") +
-                          fp8_block("model.layers.0.mlp.down_proj") + bf16(d + "eh_proj", 64, 128) +
-                          norm(d + "enorm") + norm(d + "hnorm") + norm(d + "shared_head.norm") +
-                          bf16(d + "shared_head.head") + fp8_block(d + "self_attn.o_proj") +
-                          fp8_block(d + "mlp.down_proj") + bf16("lm_head");
+  const Tensors tensors = deepseek_nextn(make_fp8_block, make_fp8_block);
   const Report r =
     lint_folder(folder(config(k_deepseek, fp8_not_convert({"lm_head", "eh_proj"})), tensors));
   EXPECT_TRUE(findings(r, RuleId::short_fp8_entry).empty()) << text(r);
