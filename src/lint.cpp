@@ -1982,24 +1982,35 @@ private:
   // A regex that matches some renamed module in checkpoint namespace but not as vLLM names it.
   // A module another entry of the list excludes under vLLM does not count: llm-compressor's
   // examples carry both spellings (re:visual.* and re:model\.visual\..*) on purpose.
-  bool misses_renamed_prefixes(const ConfigSource& s, size_t index) const
+  bool misses_renamed_prefixes(const ConfigSource& s, size_t index)
   {
     const std::string& entry = s.excludes[index];
     const auto re = Regex::compile(entry.substr(3));
     if (!re) {
       return false;
     }
+    // The other entries that may exclude a module for vLLM: a long list's candidates, else all.
+    const CompiledList* list =
+      s.excludes.size() >= k_compile_threshold ? compiled(Engine::vllm, s) : nullptr;
+    std::vector<uint32_t> found;
     for (const Module& m : m_inventory.modules) {
       const std::string renamed = vllm_namespace(m.name);
-      if (renamed != m.name && re->match(m.name) && !re->match(renamed)) {
-        bool covered = false;
-        for (size_t other = 0; other < s.excludes.size() && !covered; ++other) {
-          covered =
-            other != index && entry_matches(Engine::vllm, s.format, s.excludes[other], m.name);
+      if (renamed == m.name || !re->match(m.name) || re->match(renamed)) {
+        continue;
+      }
+      found.clear();
+      if (list != nullptr) {
+        list->candidates(m.name, found);
+      } else {
+        for (uint32_t i = 0; i < s.excludes.size(); ++i) {
+          found.push_back(i);
         }
-        if (!covered) {
-          return true;
-        }
+      }
+      if (std::none_of(found.begin(), found.end(), [&](uint32_t other) {
+            return other != index &&
+                   entry_matches(Engine::vllm, s.format, s.excludes[other], m.name);
+          })) {
+        return true;
       }
     }
     return false;

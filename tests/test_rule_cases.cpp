@@ -2545,6 +2545,21 @@ TEST(RuleCases, QC122NegativeOtherEntryCoversVllm)
   EXPECT_TRUE(r.findings.empty()) << text(r);
 }
 
+// The same two answers from a list long enough to be compiled (the other entries that may cover
+// a module are its candidates).
+TEST(RuleCases, QC122InALongList)
+{
+  const auto qc122 = [](Strings list) {
+    for (int i = 0; i < 20; ++i) {
+      list.push_back(fmt::format("model.language_model.layers.{}.mlp.gate", i + 1));
+    }
+    const Report r = lint_folder(folder(config(k_qwen_vl, ct_fp8_config(list)), qwen_vl_fp8()));
+    return findings(r, RuleId::regex_checkpoint_namespace).size();
+  };
+  EXPECT_EQ(qc122({"lm_head", "re:model\\\\.visual\\\\..*"}), 1u);
+  EXPECT_EQ(qc122({"lm_head", "re:model\\\\.visual\\\\..*", "re:visual.*"}), 0u);
+}
+
 // Registry QC122: the warning is for a regex that "never meets `visual.blocks.0...`". This one
 // meets both spellings (vLLM's re.match on visual.blocks.0.attn.qkv succeeds).
 TEST(RuleCases, QC122NegativeRegexCoversBothNamespaces)
