@@ -383,7 +383,6 @@ public:
     // The padding is not parsed: simdjson reserves about 13 bytes per byte it is given, so a
     // header of "{}" padded to the 100 MB limit would reserve 1.3 GB.
     json = json.substr(0, json.find_last_not_of(" \t\r\n") + 1);
-    m_json_size = json.size();
     if (m_plain_first) {
       bool in_order = true;
       try {
@@ -478,6 +477,7 @@ private:
   void finish(bool in_order)
   {
     m_out.readable = true;
+    keep_names();
     // Shapes were appended in tensor order (a dropped entry's taken back).
     size_t at = 0;
     for (size_t i = 0; i < m_ranks.size(); ++i) {
@@ -530,6 +530,7 @@ private:
     m_out.name_storage.clear();
     m_out.dim_storage.clear();
     m_ranks.clear();
+    m_unknown_dtypes.clear();
     m_dropped = false;
     m_dtype_count = 0;
   }
@@ -703,11 +704,11 @@ private:
                   size_t dims_start, uint64_t begin, uint64_t end)
   {
     TensorInfo tensor;
-    tensor.name = keep(key);
+    tensor.name = key; // views the parsed text until keep_names() copies it
     tensor.dtype = dtype.value_or(Dtype::unknown);
     if (!dtype) {
-      // Right after the name, where dtype_text() finds it: keep() copies contiguously.
-      tensor.unknown_dtype_size = static_cast<uint32_t>(keep(dtype_text).size());
+      tensor.unknown_dtype_size = static_cast<uint32_t>(dtype_text.size());
+      m_unknown_dtypes.emplace_back(m_out.tensors.size(), dtype_text);
     }
     tensor.begin = begin;
     tensor.end = end;
@@ -837,18 +838,30 @@ private:
     }
   }
 
-  // Copies text into name_storage. Names are copied once into one buffer that never grows
-  // (decoded keys are never longer than the JSON that holds them), so TensorInfo can view it;
-  // it is sized on the first copy, so that a header refused before holds no such buffer.
-  std::string_view keep(std::string_view text)
+  // Copies every name, and after it any unknown dtype's spelling (where dtype_text() finds
+  // it), into name_storage, sized to fit exactly, and points the tensors at the copies. Until
+  // then names view the parsed text, which lives as long as parse().
+  void keep_names()
   {
-    auto& storage = m_out.name_storage;
-    if (storage.capacity() < m_json_size) {
-      storage.reserve(m_json_size); // empty here: nothing views it yet
+    auto& tensors = m_out.tensors;
+    size_t total = 0;
+    for (const TensorInfo& t : tensors) {
+      total += t.name.size() + t.unknown_dtype_size;
     }
-    const size_t start = storage.size();
-    storage.insert(storage.end(), text.begin(), text.end());
-    return {storage.data() + start, text.size()};
+    auto& storage = m_out.name_storage;
+    storage.clear();
+    storage.reserve(total);
+    auto unknown = m_unknown_dtypes.begin();
+    for (size_t i = 0; i < tensors.size(); ++i) {
+      TensorInfo& t = tensors[i];
+      const size_t start = storage.size();
+      storage.insert(storage.end(), t.name.begin(), t.name.end());
+      if (unknown != m_unknown_dtypes.end() && unknown->first == i) {
+        storage.insert(storage.end(), unknown->second.begin(), unknown->second.end());
+        ++unknown;
+      }
+      t.name = std::string_view(storage.data() + start, t.name.size());
+    }
   }
 
   void parse_tensor(std::string_view key, simdjson::dom::element value)
@@ -1038,7 +1051,8 @@ private:
   size_t m_dtype_count = 0;
   bool m_plain_first;
   bool m_sort_by_name;
-  size_t m_json_size = 0; // what name_storage must hold at most
+  // The index and spelling of each tensor with an unknown dtype, in tensor order.
+  std::vector<std::pair<size_t, std::string_view>> m_unknown_dtypes;
   // Per tensor, its rank; spans are set once dim_storage stops growing.
   std::vector<uint32_t> m_ranks;
   bool m_dropped = false; // a tensor entry could not be read
