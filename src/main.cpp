@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <vector>
 
+#include "cli_memory.hpp"
 #include "cli_signals.hpp"
 #include "qcheck/explain.hpp"
 #include "qcheck/fix.hpp"
@@ -457,6 +458,7 @@ run_main(int argc, char** argv)
 int
 main(int argc, char** argv)
 {
+  qcheck::cli::use_large_pages();
   qcheck::cli::report_shrunk_files(k_exit_usage);
   try {
     return run_main(argc, argv);

@@ -1,0 +1,94 @@
+// The command line's heap in 2 MiB pages (src/cli_memory.hpp): counted in page faults, which
+// do not drift with the machine's load as times do.
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <string>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// Minor page faults of one `qcheck lint DIR`, with QCHECK_LARGE_PAGES set to `setting` (unset
+// when empty); -1 when the run did not exit with 0 or 1.
+long
+lint_page_faults(const fs::path& dir, const char* setting)
+{
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    if (*setting != '\0') {
+      ::setenv("QCHECK_LARGE_PAGES", setting, 1);
+    } else {
+      ::unsetenv("QCHECK_LARGE_PAGES");
+    }
+    std::freopen("/dev/null", "w", stdout);
+    std::freopen("/dev/null", "w", stderr);
+    ::execl(QCHECK_BINARY, "qcheck", "lint", dir.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  int status = 0;
+  rusage usage{};
+  if (pid < 0 || ::wait4(pid, &status, 0, &usage) != pid || !WIFEXITED(status) ||
+      WEXITSTATUS(status) > 1) {
+    return -1;
+  }
+  return usage.ru_minflt;
+}
+
+bool
+kernel_gives_huge_pages()
+{
+  std::ifstream in("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string modes;
+  std::getline(in, modes);
+  return modes.find("[always]") != std::string::npos ||
+         modes.find("[madvise]") != std::string::npos;
+}
+
+// One shard of `count` BF16 tensors, unindexed, no config: about 80 bytes of header each.
+fs::path
+write_checkpoint(size_t count)
+{
+  const fs::path dir =
+    fs::temp_directory_path() / ("qcheck_cli_memory_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::string header = "{";
+  for (size_t i = 0; i < count; ++i) {
+    header += (i == 0 ? "\"" : ",\"") + std::string("model.layers.") + std::to_string(i / 64) +
+              ".mlp.experts." + std::to_string(i % 64) + ".up_proj.weight\":{\"dtype\":\"BF16\"," +
+              "\"shape\":[1],\"data_offsets\":[" + std::to_string(2 * i) + "," +
+              std::to_string(2 * i + 2) + "]}";
+  }
+  header += "}";
+  header.append((8 - header.size() % 8) % 8, ' ');
+  std::ofstream out(dir / "model.safetensors", std::ios::binary);
+  uint64_t length = header.size();
+  for (int i = 0; i < 8; ++i) {
+    out.put(static_cast<char>((length >> (8 * i)) & 0xff));
+  }
+  out << header << std::string(2 * count, '\0');
+  return dir;
+}
+
+} // namespace
+
+TEST(CliMemory, HeapInLargePagesTakesFarFewerPageFaults)
+{
+#ifdef QCHECK_TEST_ASAN
+  GTEST_SKIP() << "AddressSanitizer's allocator ignores the set-up";
+#endif
+  if (!kernel_gives_huge_pages()) {
+    GTEST_SKIP() << "this kernel gives no transparent huge pages";
+  }
+  const fs::path dir = write_checkpoint(30'000);
+  const long small_pages = lint_page_faults(dir, "0");
+  const long large_pages = lint_page_faults(dir, "");
+  fs::remove_all(dir);
+  ASSERT_GT(small_pages, 0);
+  ASSERT_GT(large_pages, 0);
+  EXPECT_LT(large_pages * 3, small_pages);
+}
