@@ -477,6 +477,9 @@ private:
   void finish(bool in_order)
   {
     m_out.readable = true;
+    // A table a quarter too large, kept for the whole run, costs more than one copy.
+    fit(m_out.tensors);
+    fit(m_out.dim_storage);
     keep_names();
     // Shapes were appended in tensor order (a dropped entry's taken back).
     size_t at = 0;
@@ -490,6 +493,14 @@ private:
     if (m_sort_by_name && !in_order) {
       sort_by_name_in_runs(m_out.tensors);
       m_out.sorted = true;
+    }
+  }
+
+  template<typename T>
+  static void fit(std::vector<T>& table)
+  {
+    if (table.capacity() - table.size() > table.size() / 16 + 8) {
+      table.shrink_to_fit();
     }
   }
 
@@ -549,6 +560,7 @@ private:
     }
     std::string_view previous;
     bool has_metadata = false;
+    size_t tensor_bytes = 0; // the tensor entries' text so far
     if (!in.take('}')) {
       do {
         const size_t entry_start = in.offset();
@@ -568,11 +580,14 @@ private:
         if (!compact_tensor(in, key) && !plain_tensor(in, key)) {
           return false;
         }
-        if (m_out.tensors.size() == 1) {
-          // The first entry's length predicts the count: growing by doubling would leave up to
-          // half of each shard's tables unused for the whole run.
-          const size_t per_entry = std::max<size_t>(in.offset() - entry_start, 32);
-          reserve(json.size() / per_entry + json.size() / per_entry / 4 + 8);
+        tensor_bytes += in.offset() - entry_start;
+        // From the 64th entry on, whenever the tables are full, the mean entry length so far
+        // predicts how many entries are left (finish() returns what is over).
+        const size_t count = m_out.tensors.size();
+        if (count >= k_entries_to_estimate && count == m_out.tensors.capacity()) {
+          const size_t left =
+            (json.size() - in.offset()) / std::max<size_t>(tensor_bytes / count, 32);
+          reserve(count + std::max(left + left / 16, count / 8) + 8);
         }
       } while (in.take(','));
       if (!in.take('}')) {
@@ -721,6 +736,7 @@ private:
   }
 
   static constexpr size_t k_max_depth = 64;
+  static constexpr size_t k_entries_to_estimate = 64;
 
   static std::string depth_message()
   {

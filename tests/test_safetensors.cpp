@@ -984,3 +984,41 @@ TEST(Safetensors, ScannerAndDomAgreeOnRandomHeaders)
     expect_same_both_ways(json, random(3) == 0 ? offset + 1 : offset);
   }
 }
+
+// A header as safetensors writes it (dtype groups, short scalar scales first, each group in
+// name order) leaves its tables no larger than it needs: they stay in memory for the whole run,
+// and a large checkpoint holds millions of entries.
+TEST(Safetensors, TablesAreSizedToTheEntries)
+{
+  std::string json = "{";
+  uint64_t offset = 0;
+  const auto entry = [&](const std::string& name, const char* dtype, const std::string& shape,
+                         uint64_t bytes) {
+    json += fmt::format(R"({}"{}":{{"dtype":"{}","shape":{},"data_offsets":[{},{}]}})",
+                        json.size() > 1 ? "," : "", name, dtype, shape, offset, offset + bytes);
+    offset += bytes;
+  };
+  for (int i = 0; i < 3000; ++i) {
+    entry(fmt::format("model.layers.{}.mlp.experts.{}.down_proj.input_scale", i / 100, i % 100),
+          "F32", "[]", 4);
+  }
+  for (int i = 0; i < 3000; ++i) {
+    entry(fmt::format("model.layers.{}.mlp.experts.{}.down_proj.weight", i / 100, i % 100), "BF16",
+          "[4,2]", 16);
+  }
+  json += "}";
+  const std::string bytes = raw_safetensors(json, offset);
+  for (const bool sorted : {false, true}) {
+    const Header h = read_bytes_sorted(bytes, sorted);
+    ASSERT_TRUE(h.readable) << all_messages(h);
+    ASSERT_EQ(h.tensors.size(), 6000u);
+    EXPECT_LE(h.tensors.capacity(), h.tensors.size() + h.tensors.size() / 16 + 8);
+    EXPECT_EQ(h.dim_storage.size(), 6000u);
+    EXPECT_LE(h.dim_storage.capacity(), h.dim_storage.size() + h.dim_storage.size() / 16 + 8);
+    size_t name_bytes = 0;
+    for (const TensorInfo& t : h.tensors) {
+      name_bytes += t.name.size();
+    }
+    EXPECT_EQ(h.name_storage.capacity(), name_bytes);
+  }
+}
