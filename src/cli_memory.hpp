@@ -16,8 +16,8 @@ inline constexpr size_t k_large_page_heap = size_t{1} << 30;
 // touches tens of MiB then takes tens of page faults instead of thousands; on a virtual machine
 // a fault costs microseconds. Does nothing when the environment sets QCHECK_LARGE_PAGES=0 or
 // under AddressSanitizer (which has its own allocator). Where the reservation cannot be made
-// (an address-space limit) or the kernel gives no huge pages, the heap keeps 4 KiB pages. Call
-// first in main(), before any thread starts.
+// (an address-space limit) or the kernel gives no huge pages, the one-arena settings stay and
+// the heap keeps 4 KiB pages. Call first in main(), before any thread starts.
 void use_large_pages();
 
 } // namespace qcheck::cli
