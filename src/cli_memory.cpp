@@ -1,9 +1,11 @@
 #include "cli_memory.hpp"
 
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <string_view>
 #include <malloc.h>
 #include <sys/mman.h>
 
@@ -29,20 +31,38 @@ sanitized()
 #endif
 }
 
+// Whether the kernel gives transparent huge pages to a region that asks (mode "always" or
+// "madvise"; not "never", nor a kernel without them).
+bool
+kernel_gives_huge_pages()
+{
+  std::FILE* file = std::fopen("/sys/kernel/mm/transparent_hugepage/enabled", "re");
+  if (file == nullptr) {
+    return false;
+  }
+  char modes[128] = {};
+  const size_t n = std::fread(modes, 1, sizeof modes - 1, file);
+  std::fclose(file);
+  const std::string_view text(modes, n);
+  return text.find("[always]") != std::string_view::npos ||
+         text.find("[madvise]") != std::string_view::npos;
+}
+
 } // namespace
 
 void
 use_large_pages()
 {
   const char* setting = std::getenv("QCHECK_LARGE_PAGES");
-  if (sanitized() || (setting != nullptr && std::strcmp(setting, "0") == 0)) {
+  if (sanitized() || (setting != nullptr && std::strcmp(setting, "0") == 0) ||
+      !kernel_gives_huge_pages()) {
     return;
   }
-  // Threads would otherwise get arenas of their own, and every block over 128 KiB a mapping
-  // of its own; now only blocks of 2 GiB or more do (mallopt takes an int).
+  // Every block under 2 GiB (mallopt takes an int) from the heap, none given a mapping of its
+  // own, and the heap never trimmed. The threshold goes first: glibc before 2.35 refuses one
+  // over 32 MiB, and then nothing here is changed.
   constexpr int k_limit = std::numeric_limits<int>::max();
-  if (mallopt(M_ARENA_MAX, 1) == 0 || mallopt(M_MMAP_THRESHOLD, k_limit) == 0 ||
-      mallopt(M_TRIM_THRESHOLD, k_limit) == 0) {
+  if (mallopt(M_MMAP_THRESHOLD, k_limit) == 0 || mallopt(M_TRIM_THRESHOLD, k_limit) == 0) {
     return;
   }
   // Grows the heap by the whole reservation; freed, the block becomes the heap's free top,
@@ -55,6 +75,8 @@ use_large_pages()
   const auto end = (reinterpret_cast<uintptr_t>(block) + k_large_page_heap) & ~(k_huge_page - 1);
   ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE); // advice: may be refused
   std::free(block);
+  // Threads would otherwise get arenas of their own, whose heaps keep 4 KiB pages.
+  mallopt(M_ARENA_MAX, 1);
 }
 
 } // namespace qcheck::cli

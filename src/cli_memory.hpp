@@ -10,14 +10,16 @@ namespace qcheck::cli {
 // is used.
 inline constexpr size_t k_large_page_heap = size_t{1} << 30;
 
-// Puts every heap block of this process in one contiguous heap (one malloc arena for all
-// threads, large blocks included, nothing given back to the kernel before exit) and asks the
-// kernel to back its first k_large_page_heap bytes with transparent huge pages. A run that
-// touches tens of MiB then takes tens of page faults instead of thousands; on a virtual machine
-// a fault costs microseconds. Does nothing when the environment sets QCHECK_LARGE_PAGES=0 or
-// under AddressSanitizer (which has its own allocator). Where the reservation cannot be made
-// (an address-space limit) or the kernel gives no huge pages, the one-arena settings stay and
-// the heap keeps 4 KiB pages. Call first in main(), before any thread starts.
+// Puts every heap block of this process under 2 GiB in one contiguous heap (one malloc arena
+// for all threads, large blocks included, nothing given back to the kernel before exit) and
+// asks the kernel to back its first k_large_page_heap bytes with transparent huge pages. A run
+// that touches tens of MiB then takes tens of page faults instead of thousands; on a virtual
+// machine a fault costs microseconds. Changes nothing when the environment sets
+// QCHECK_LARGE_PAGES=0, under AddressSanitizer (which has its own allocator), when the kernel's
+// transparent huge pages are off, or when glibc refuses the settings (before 2.35). When the
+// reservation cannot be made (an address-space limit), blocks still come from the heap and are
+// never trimmed, but threads keep their own arenas and pages stay 4 KiB. Call first in main(),
+// before any thread starts.
 void use_large_pages();
 
 } // namespace qcheck::cli

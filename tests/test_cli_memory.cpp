@@ -9,6 +9,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#if defined(__SANITIZE_ADDRESS__)
+#define QCHECK_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define QCHECK_TEST_ASAN 1
+#endif
+#endif
+
 namespace {
 
 namespace fs = std::filesystem;
