@@ -8,12 +8,14 @@
 #include <string_view>
 #include <malloc.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 
 namespace qcheck::cli {
 
 namespace {
 
 constexpr uintptr_t k_huge_page = uintptr_t{2} << 20;
+constexpr int k_glibc_threshold = 128 * 1024; // M_MMAP_THRESHOLD's and M_TRIM_THRESHOLD's default
 
 bool
 sanitized()
@@ -48,6 +50,20 @@ kernel_gives_huge_pages()
          text.find("[madvise]") != std::string_view::npos;
 }
 
+// Whether an address-space or data limit is set that a heap never trimmed could run into: a
+// block freed in the heap keeps its address space, where a mapped one would give it back.
+bool
+memory_is_limited()
+{
+  for (const int resource : {RLIMIT_AS, RLIMIT_DATA}) {
+    rlimit limit{};
+    if (::getrlimit(resource, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
+      return true;
+    }
+  }
+  return false;
+}
+
 } // namespace
 
 void
@@ -55,7 +71,7 @@ use_large_pages()
 {
   const char* setting = std::getenv("QCHECK_LARGE_PAGES");
   if (sanitized() || (setting != nullptr && std::strcmp(setting, "0") == 0) ||
-      !kernel_gives_huge_pages()) {
+      !kernel_gives_huge_pages() || memory_is_limited()) {
     return;
   }
   // Every block under 2 GiB (mallopt takes an int) from the heap, none given a mapping of its
@@ -69,6 +85,9 @@ use_large_pages()
   // from which later blocks are cut.
   void* block = std::malloc(k_large_page_heap);
   if (block == nullptr) {
+    // glibc's own values, fixed rather than adaptive: large blocks mapped and unmapped again.
+    mallopt(M_MMAP_THRESHOLD, k_glibc_threshold);
+    mallopt(M_TRIM_THRESHOLD, k_glibc_threshold);
     return;
   }
   const auto begin = (reinterpret_cast<uintptr_t>(block) + k_huge_page - 1) & ~(k_huge_page - 1);

@@ -16,10 +16,11 @@ inline constexpr size_t k_large_page_heap = size_t{1} << 30;
 // that touches tens of MiB then takes tens of page faults instead of thousands; on a virtual
 // machine a fault costs microseconds. Changes nothing when the environment sets
 // QCHECK_LARGE_PAGES=0, under AddressSanitizer (which has its own allocator), when the kernel's
-// transparent huge pages are off, or when glibc refuses the settings (before 2.35). When the
-// reservation cannot be made (an address-space limit), blocks still come from the heap and are
-// never trimmed, but threads keep their own arenas and pages stay 4 KiB. Call first in main(),
-// before any thread starts.
+// transparent huge pages are off, under an address-space or data limit (RLIMIT_AS,
+// RLIMIT_DATA: a heap never trimmed keeps the address space of what it freed), or when glibc
+// refuses the settings (before 2.35); when the reservation still fails, only the mapping and
+// trimming thresholds stay set, at glibc's default values. Call first in main(), before any
+// thread starts.
 void use_large_pages();
 
 } // namespace qcheck::cli
