@@ -85,7 +85,12 @@ TEST(Parallel, RunTasksRethrowsWhatAnotherThreadThrew)
                              thrown = true;
                              throw std::bad_alloc();
                            }
-                           wait_for(thrown); // the calling thread's task outlasts the throw
+                           // The calling thread's tasks outlast the throw, and each takes
+                           // a millisecond: the thread that threw records the exception
+                           // while it unwinds, which can take milliseconds (ASan), and the
+                           // calling thread must not run all 1,000 tasks meanwhile.
+                           wait_for(thrown);
+                           std::this_thread::sleep_for(std::chrono::milliseconds(1));
                          }),
                std::bad_alloc);
   EXPECT_TRUE(thrown);
