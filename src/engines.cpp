@@ -356,13 +356,6 @@ modelopt_trtllm_entry(std::string_view entry, std::string_view name)
   return false;
 }
 
-// The name a compressed-tensors regex meets: the engine's own module name. vLLM: vllm_namespace()
-// for every model (its mapper renames exact entries the same way, so those are compared in
-// checkpoint namespace). SGLang: its model file's prefixes where qcheck knows them to differ from
-// the checkpoint's (gemma3_mm.py, and mistral.py's renames: vision_tower.X,
-// multi_modal_projector.X, language_model.model.X; qwen2_vl.py and qwen2_5_vl.py: visual.X and
-// model.X); else the checkpoint name. (SGLang's exact entries are still compared with checkpoint
-// names.)
 // SGLang's Qwen2-VL and Qwen2.5-VL: the tower is visual.X, the language model model.X, and the
 // model's mapper brings ignore entries to those names (qwen2_vl.py, qwen2_5_vl.py).
 bool
@@ -371,6 +364,13 @@ sglang_qwen2_vl(const ModelInfo* model)
   return model != nullptr && (model->model_type == "qwen2_5_vl" || model->model_type == "qwen2_vl");
 }
 
+// The name a compressed-tensors regex meets: the engine's own module name. vLLM: vllm_namespace()
+// for every model (its mapper renames exact entries the same way, so those are compared in
+// checkpoint namespace). SGLang: its model file's prefixes where qcheck knows them to differ from
+// the checkpoint's (gemma3_mm.py, and mistral.py's renames: vision_tower.X,
+// multi_modal_projector.X, language_model.model.X; qwen2_vl.py and qwen2_5_vl.py: visual.X and
+// model.X); else the checkpoint name. (SGLang's exact entries are still compared with checkpoint
+// names.)
 std::string
 regex_subject(Engine engine, const ModelInfo* model, std::string_view prefix)
 {
@@ -405,10 +405,11 @@ ct_entry(Engine engine, std::string_view entry, std::string_view prefix,
   // either VLM layout meet tensors in either. SGLang's Qwen2-VL and Qwen2.5-VL mappers do so
   // for the vision tower.
   if (engine == Engine::vllm || (engine == Engine::sglang && sglang_qwen2_vl(model))) {
+    // Either side as it is when it has no VLM root (entry != prefix here: one was folded).
     const std::string e = vlm_canonical(entry);
     const std::string p = vlm_canonical(prefix);
     const std::string_view folded = e.empty() ? entry : e;
-    if ((!e.empty() || !p.empty()) && folded == (p.empty() ? prefix : std::string_view(p))) {
+    if (folded == (p.empty() ? prefix : std::string_view(p))) {
       return engine == Engine::vllm || folded.starts_with("visual.");
     }
   }

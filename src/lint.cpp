@@ -846,19 +846,18 @@ private:
       }
       return !reaches;
     }
-    // The components of every module's name, and of the quantizable ones': sets, built once.
+    // Each component of a module's name: whether it is one of a quantizable module's. Built once.
     if (!m_components) {
       m_components.emplace();
       for (size_t i = 0; i < m_inventory.modules.size(); ++i) {
         for (const std::string_view part : split_dots(m_inventory.modules[i].name)) {
-          auto& [any, of_quantizable] = (*m_components)[part];
-          any = true;
+          bool& of_quantizable = (*m_components)[part];
           of_quantizable = of_quantizable || m_vllm_quantizable[i];
         }
       }
     }
     const auto it = m_components->find(entry);
-    return it == m_components->end() || it->second.second;
+    return it == m_components->end() || it->second;
   }
 
   // Every module name, or (`one_per_signature`) one per digit signature: what an entry blind to
@@ -2076,8 +2075,8 @@ private:
   std::map<std::string, std::set<Engine>> m_unevaluable;
   std::optional<std::vector<std::string_view>> m_param_names; // distinct, lazily
   std::vector<bool> m_vllm_quantizable; // per module, lazily (see reaches_a_quantizable_module)
-  // Each module-name component: (seen, in a quantizable module's name); lazily.
-  std::optional<std::unordered_map<std::string_view, std::pair<bool, bool>>> m_components;
+  // Each module-name component: whether in a quantizable module's name; lazily.
+  std::optional<std::unordered_map<std::string_view, bool>> m_components;
   std::map<std::string, std::set<std::string>> m_overrides;
   std::map<std::string, std::set<std::string>> m_notes;
   std::map<std::vector<uint32_t>, EngineLayer> m_mixed;

@@ -477,7 +477,7 @@ private:
   void finish(bool in_order)
   {
     m_out.readable = true;
-    // A table a quarter too large, kept for the whole run, costs more than one copy.
+    // A table kept for the whole run larger than its entries costs more than one copy.
     fit(m_out.tensors);
     fit(m_out.dim_storage);
     keep_names();
@@ -864,8 +864,7 @@ private:
     for (const TensorInfo& t : tensors) {
       total += t.name.size() + t.unknown_dtype_size;
     }
-    auto& storage = m_out.name_storage;
-    storage.clear();
+    auto& storage = m_out.name_storage; // empty: clear() empties it before a second parse
     storage.reserve(total);
     auto unknown = m_unknown_dtypes.begin();
     for (size_t i = 0; i < tensors.size(); ++i) {
