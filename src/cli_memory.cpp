@@ -33,23 +33,6 @@ sanitized()
 #endif
 }
 
-// Whether the kernel gives transparent huge pages to a region that asks (mode "always" or
-// "madvise"; not "never", nor a kernel without them).
-bool
-kernel_gives_huge_pages()
-{
-  std::FILE* file = std::fopen("/sys/kernel/mm/transparent_hugepage/enabled", "re");
-  if (file == nullptr) {
-    return false;
-  }
-  char modes[128] = {};
-  const size_t n = std::fread(modes, 1, sizeof modes - 1, file);
-  std::fclose(file);
-  const std::string_view text(modes, n);
-  return text.find("[always]") != std::string_view::npos ||
-         text.find("[madvise]") != std::string_view::npos;
-}
-
 // Whether an address-space or data limit is set that a heap never trimmed could run into: a
 // block freed in the heap keeps its address space, where a mapped one would give it back.
 bool
@@ -65,6 +48,21 @@ memory_is_limited()
 }
 
 } // namespace
+
+bool
+kernel_gives_huge_pages()
+{
+  std::FILE* file = std::fopen("/sys/kernel/mm/transparent_hugepage/enabled", "re");
+  if (file == nullptr) {
+    return false;
+  }
+  char modes[128] = {};
+  const size_t n = std::fread(modes, 1, sizeof modes - 1, file);
+  std::fclose(file);
+  const std::string_view text(modes, n);
+  return text.find("[always]") != std::string_view::npos ||
+         text.find("[madvise]") != std::string_view::npos;
+}
 
 void
 use_large_pages()

@@ -23,4 +23,8 @@ inline constexpr size_t k_large_page_heap = size_t{1} << 30;
 // thread starts.
 void use_large_pages();
 
+// Whether the kernel gives transparent huge pages to a region that asks (mode "always" or
+// "madvise"; not "never", nor a kernel without them).
+bool kernel_gives_huge_pages();
+
 } // namespace qcheck::cli

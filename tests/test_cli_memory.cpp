@@ -11,13 +11,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#if defined(__SANITIZE_ADDRESS__)
-#define QCHECK_TEST_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define QCHECK_TEST_ASAN 1
-#endif
-#endif
+#include "../src/cli_memory.hpp"
+#include "sanitizers.hpp"
 
 namespace {
 
@@ -58,16 +53,6 @@ glibc_takes_the_settings()
          (major > 2 || (major == 2 && minor >= 35));
 }
 
-bool
-kernel_gives_huge_pages()
-{
-  std::ifstream in("/sys/kernel/mm/transparent_hugepage/enabled");
-  std::string modes;
-  std::getline(in, modes);
-  return modes.find("[always]") != std::string::npos ||
-         modes.find("[madvise]") != std::string::npos;
-}
-
 // One shard of `count` BF16 tensors, unindexed, no config: about 80 bytes of header each.
 fs::path
 write_checkpoint(size_t count)
@@ -100,7 +85,7 @@ TEST(CliMemory, HeapInLargePagesTakesFarFewerPageFaults)
 #ifdef QCHECK_TEST_ASAN
   GTEST_SKIP() << "AddressSanitizer's allocator ignores the set-up";
 #endif
-  if (!kernel_gives_huge_pages()) {
+  if (!qcheck::cli::kernel_gives_huge_pages()) {
     GTEST_SKIP() << "this kernel gives no transparent huge pages";
   }
   if (!glibc_takes_the_settings()) {

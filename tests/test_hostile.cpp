@@ -20,14 +20,7 @@
 #include "qcheck/json_text.hpp"
 #include "qcheck/quant_config.hpp"
 #include "qcheck/safetensors.hpp"
-
-#if defined(__SANITIZE_ADDRESS__)
-#define QCHECK_TEST_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define QCHECK_TEST_ASAN 1
-#endif
-#endif
+#include "sanitizers.hpp"
 
 namespace fs = std::filesystem;
 using namespace qcheck;
