@@ -64,20 +64,20 @@ kernel_gives_huge_pages()
          text.find("[madvise]") != std::string_view::npos;
 }
 
-void
+bool
 use_large_pages()
 {
   const char* setting = std::getenv("QCHECK_LARGE_PAGES");
   if (sanitized() || (setting != nullptr && std::strcmp(setting, "0") == 0) ||
       !kernel_gives_huge_pages() || memory_is_limited()) {
-    return;
+    return false;
   }
   // Every block under 2 GiB (mallopt takes an int) from the heap, none given a mapping of its
   // own, and the heap never trimmed. The threshold goes first: glibc before 2.35 refuses one
   // over 32 MiB, and then nothing here is changed.
   constexpr int k_limit = std::numeric_limits<int>::max();
   if (mallopt(M_MMAP_THRESHOLD, k_limit) == 0 || mallopt(M_TRIM_THRESHOLD, k_limit) == 0) {
-    return;
+    return false;
   }
   // Grows the heap by the whole reservation; freed, the block becomes the heap's free top,
   // from which later blocks are cut.
@@ -86,14 +86,15 @@ use_large_pages()
     // glibc's own values, fixed rather than adaptive: large blocks mapped and unmapped again.
     mallopt(M_MMAP_THRESHOLD, k_glibc_threshold);
     mallopt(M_TRIM_THRESHOLD, k_glibc_threshold);
-    return;
+    return false;
   }
   const auto begin = (reinterpret_cast<uintptr_t>(block) + k_huge_page - 1) & ~(k_huge_page - 1);
   const auto end = (reinterpret_cast<uintptr_t>(block) + k_large_page_heap) & ~(k_huge_page - 1);
-  ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE); // advice: may be refused
+  const bool advised = ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE) == 0;
   std::free(block);
   // Threads would otherwise get arenas of their own, whose heaps keep 4 KiB pages.
   mallopt(M_ARENA_MAX, 1);
+  return advised;
 }
 
 } // namespace qcheck::cli

@@ -137,8 +137,8 @@ unregister_mapping(MappedSlot* slot)
 class FdSource final : public ByteSource
 {
 public:
-  FdSource(int fd, uint64_t size, std::string path)
-    : m_fd(fd), m_size(size), m_path(std::move(path))
+  FdSource(int fd, uint64_t size, std::string path, bool map_whole)
+    : m_fd(fd), m_size(size), m_path(std::move(path)), m_map_whole(map_whole)
   {
   }
   ~FdSource() override { ::close(m_fd); }
@@ -169,10 +169,14 @@ public:
   }
 
   // Maps the file into an anonymous reservation that is a page or more longer, so the padding
-  // reads as zeros. Falls back to reading when mapping fails or the file has shrunk since it
-  // was opened (touching a page past its end would raise SIGBUS).
+  // reads as zeros (or, when the file system's options say so, reads it into large pages).
+  // Reads instead when mapping fails or when the file has shrunk since it was opened (touching a
+  // page past its end would raise SIGBUS).
   Expected<PaddedBytes> read_all_padded(size_t padding) const override
   {
+    if (!m_map_whole) {
+      return read_into_large_pages(padding);
+    }
     const auto page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
     if (m_size == 0 || m_size > (uint64_t{1} << 40) || padding > page) {
       return ByteSource::read_all_padded(padding);
@@ -220,9 +224,37 @@ public:
   }
 
 private:
+  // Reads the file into an anonymous area of its own, aligned and advised into 2 MiB pages (the
+  // padding is its untouched zeros) and unmapped when the bytes are released. A file under one
+  // such page goes to the heap, as does any when the area cannot be had.
+  Expected<PaddedBytes> read_into_large_pages(size_t padding) const
+  {
+    constexpr size_t k_large_page = size_t{2} << 20;
+    if (m_size > (uint64_t{1} << 40) || m_size + padding < k_large_page) {
+      return ByteSource::read_all_padded(padding);
+    }
+    const auto length = static_cast<size_t>(m_size);
+    const size_t used = (length + padding + k_large_page - 1) / k_large_page * k_large_page;
+    const size_t span = used + k_large_page; // room to align the start
+    void* area = ::mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (area == MAP_FAILED) {
+      return ByteSource::read_all_padded(padding);
+    }
+    std::shared_ptr<char> owner(static_cast<char*>(area), [span](char* p) { ::munmap(p, span); });
+    const auto aligned =
+      (reinterpret_cast<uintptr_t>(area) + k_large_page - 1) & ~uintptr_t{k_large_page - 1};
+    char* const begin = reinterpret_cast<char*>(aligned);
+    ::madvise(begin, used, MADV_HUGEPAGE); // advice: may be refused
+    if (auto read = read_at(0, std::span<char>(begin, length)); !read) {
+      return unexpected(read.error());
+    }
+    return PaddedBytes{std::string_view(begin, length), std::shared_ptr<const void>(owner, begin)};
+  }
+
   int m_fd;
   uint64_t m_size;
   std::string m_path;
+  bool m_map_whole;
 };
 
 class StringSource final : public ByteSource
@@ -311,8 +343,8 @@ DiskFileSystem::open(const std::string& path) const
     return unexpected(
       fmt::format("{}: is a {}, not a regular file", path, to_string(kind_of(st.st_mode))));
   }
-  return std::unique_ptr<ByteSource>(
-    std::make_unique<FdSource>(fd, static_cast<uint64_t>(st.st_size), path));
+  return std::unique_ptr<ByteSource>(std::make_unique<FdSource>(
+    fd, static_cast<uint64_t>(st.st_size), path, m_options.map_whole_files));
 }
 
 Expected<std::vector<std::string>>

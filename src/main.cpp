@@ -28,6 +28,14 @@ constexpr int k_exit_clean = 0;
 constexpr int k_exit_findings = 1;
 constexpr int k_exit_usage = 2;
 
+// How the disk is read: whole files are mapped unless this process uses large pages (main()).
+qcheck::DiskFileSystem::Options&
+disk_options()
+{
+  static qcheck::DiskFileSystem::Options options;
+  return options;
+}
+
 void
 write_stdout(std::string_view text)
 {
@@ -117,7 +125,7 @@ int
 run_lint(const LintArgs& args)
 {
   const qcheck::HubEnvironment hub = qcheck::hub_environment(); // remote models (issue 8)
-  qcheck::RoutingFileSystem fs(qcheck::http_options(hub));
+  qcheck::RoutingFileSystem fs(qcheck::http_options(hub), disk_options());
   qcheck::LintRequest request;
   request.paths = args.paths;
   if (!resolve_model_paths(fs, hub, request.paths)) {
@@ -193,7 +201,7 @@ int
 run_explain(const std::string& path, const std::string& module, bool entries,
             const std::string& engine)
 {
-  qcheck::DiskFileSystem fs;
+  qcheck::DiskFileSystem fs(disk_options());
   qcheck::LintOptions options;
   options.engines = qcheck::engines_for(engine);
   auto run = qcheck::lint_path(fs, path, options);
@@ -230,7 +238,7 @@ struct FixArgs
 int
 run_fix(const FixArgs& args)
 {
-  qcheck::DiskFileSystem fs;
+  qcheck::DiskFileSystem fs(disk_options());
   qcheck::LintOptions options;
   options.engines = qcheck::engines_for(args.engine);
   auto& run = keep_until_exit(qcheck::lint_path(fs, args.path, options));
@@ -291,7 +299,7 @@ int
 run_inspect(std::string path, const std::string& format, const std::string& module_glob)
 {
   const qcheck::HubEnvironment hub = qcheck::hub_environment(); // remote models (issue 8)
-  qcheck::RoutingFileSystem fs(qcheck::http_options(hub));
+  qcheck::RoutingFileSystem fs(qcheck::http_options(hub), disk_options());
   std::vector<std::string> paths{path};
   if (!resolve_model_paths(fs, hub, paths)) {
     return k_exit_usage;
@@ -458,7 +466,9 @@ run_main(int argc, char** argv)
 int
 main(int argc, char** argv)
 {
-  qcheck::cli::use_large_pages();
+  // Where 2 MiB pages are used, a whole file (the index) read into them scans faster than its
+  // mapping; QCHECK_LARGE_PAGES=0 keeps both to 4 KiB pages.
+  disk_options().map_whole_files = !qcheck::cli::use_large_pages();
   qcheck::cli::report_shrunk_files(k_exit_usage);
   try {
     return run_main(argc, argv);

@@ -1899,7 +1899,10 @@ HttpFileSystem::stats() const
 
 // ------------------------------------------------------------------------------------------------
 
-RoutingFileSystem::RoutingFileSystem(HttpOptions options) : m_options(std::move(options)) {}
+RoutingFileSystem::RoutingFileSystem(HttpOptions options, DiskFileSystem::Options disk)
+  : m_disk(disk), m_options(std::move(options))
+{
+}
 
 RoutingFileSystem::~RoutingFileSystem() = default;
 

@@ -140,6 +140,55 @@ TEST_F(DiskFolder, ReadAllPaddedGivesTheBytesAndZeroPadding)
   }
 }
 
+// Without mapping (the CLI's choice where it uses large pages): a file of 2 MiB or more is read
+// into an area of its own that starts a 2 MiB page, a smaller one into the heap; neither is a
+// file mapping, and both end in zeros.
+TEST_F(DiskFolder, ReadAllPaddedWithoutMappingReadsIntoLargePages)
+{
+  constexpr size_t k_large_page = size_t{2} << 20;
+  const DiskFileSystem reading({.map_whole_files = false});
+  for (const size_t size : {size_t{100}, k_large_page - 64, k_large_page, 3 * k_large_page + 5}) {
+    SCOPED_TRACE(size);
+    std::string bytes(size, '\0');
+    for (size_t i = 0; i < size; ++i) {
+      bytes[i] = static_cast<char>('a' + i % 23);
+    }
+    const fs::path path = m_root / ("blob" + std::to_string(size));
+    write(path, bytes);
+    auto source = reading.open(path.string());
+    ASSERT_TRUE(source);
+    auto all = (*source)->read_all_padded(64);
+    ASSERT_TRUE(all) << all.error();
+    EXPECT_EQ(all->bytes, bytes);
+    for (size_t i = 0; i < 64; ++i) {
+      ASSERT_EQ(all->bytes.data()[size + i], '\0') << i;
+    }
+    EXPECT_EQ(mapped_file_at(all->bytes.data()), nullptr);
+    if (size + 64 >= k_large_page) {
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(all->bytes.data()) % k_large_page, 0u);
+    }
+    // The default maps it.
+    auto mapped = DiskFileSystem().open(path.string());
+    ASSERT_TRUE(mapped);
+    auto view = (*mapped)->read_all_padded(64);
+    ASSERT_TRUE(view);
+    EXPECT_NE(mapped_file_at(view->bytes.data()), nullptr);
+  }
+}
+
+// A file that shrinks after it was opened: the read fails with a message naming it.
+TEST_F(DiskFolder, ReadAllPaddedWithoutMappingOfAShrunkFileFails)
+{
+  const fs::path path = m_root / "shrinks";
+  write(path, std::string(3 << 20, 'x'));
+  auto source = DiskFileSystem({.map_whole_files = false}).open(path.string());
+  ASSERT_TRUE(source);
+  fs::resize_file(path, 1 << 20);
+  auto all = (*source)->read_all_padded(64);
+  ASSERT_FALSE(all);
+  EXPECT_NE(all.error().find("shrinks"), std::string::npos) << all.error();
+}
+
 // An empty file has no mapping: read, with its padding.
 TEST_F(DiskFolder, ReadAllPaddedOfAnEmptyFile)
 {

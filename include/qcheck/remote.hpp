@@ -142,7 +142,7 @@ private:
 class RoutingFileSystem final : public FileSystem
 {
 public:
-  explicit RoutingFileSystem(HttpOptions options = {});
+  explicit RoutingFileSystem(HttpOptions options = {}, DiskFileSystem::Options disk = {});
   ~RoutingFileSystem() override;
 
   FileInfo stat(const std::string& path) const override;
