@@ -3,7 +3,8 @@
 
 Generates the synthetic checkpoints (bench/make_checkpoint.py, cached in --work), then for each
 checkpoint runs every command once to warm up, then --runs rounds in which each command runs
-once in turn (so a machine that drifts moves all commands alike), and prints a Markdown table
+once in turn, each round starting one command later (so a machine that drifts moves all
+commands alike, and no command always runs right after the same one), and prints a Markdown table
 of medians. Per run: whole-process wall time (perf_counter around spawn and wait), CPU
 time (user + sys of that child, from os.wait4) and peak RSS (ru_maxrss of that child).
 
@@ -117,8 +118,9 @@ def run_once(argv, capture=False):
 
 def measure_all(commands, runs):
     """Each command's warm-up run (output captured), then `runs` rounds in which every command
-    runs once, in turn: a machine that speeds up or slows down during the bench moves every
-    command alike, not the ones measured last. Returns one row per command, in order."""
+    runs once, in turn, each round starting one command later: a machine that speeds up or
+    slows down during the bench moves every command alike, not the ones measured last, and no
+    command always follows the same one. Returns one row per command, in order."""
     rows = []
     for label, argv, ok_codes in commands:
         code, _, _, _, stdout, stderr = run_once(argv, capture=True)
@@ -126,8 +128,12 @@ def measure_all(commands, runs):
             sys.exit("%s exited %d:\n%s" % (" ".join(argv), code, stderr))
         rows.append({"command": label, "argv": argv, "warmup_stdout_tail": stdout[-300:],
                      "runs": []})
-    for _ in range(runs):
-        for (label, argv, ok_codes), row in zip(commands, rows):
+    pairs = list(zip(commands, rows))
+    for round_index in range(runs):
+        # Each round starts one command later: a command that runs right after another program
+        # (Python's, inspect's) comes out slower, so no command keeps that place every round.
+        start = round_index % len(pairs)
+        for (label, argv, ok_codes), row in pairs[start:] + pairs[:start]:
             code, wall, cpu, rss, _, stderr = run_once(argv)
             if code not in ok_codes:
                 sys.exit("%s exited %d:\n%s" % (" ".join(argv), code, stderr))
