@@ -3,8 +3,8 @@
 
 Generates the synthetic checkpoints (bench/make_checkpoint.py, cached in --work), then for each
 checkpoint runs every command once to warm up, then --runs rounds in which each command runs
-once in turn, each round starting one command later (so a machine that drifts moves all
-commands alike, and no command always runs right after the same one), and prints a Markdown table
+once, each round in its own shuffled order (so a machine that drifts moves all commands
+alike, and no command always runs right after the same one), and prints a Markdown table
 of medians. Per run: whole-process wall time (perf_counter around spawn and wait), CPU
 time (user + sys of that child, from os.wait4) and peak RSS (ru_maxrss of that child).
 
@@ -32,6 +32,7 @@ import json
 import urllib.request
 import os
 import platform
+import random
 import statistics
 import subprocess
 import sys
@@ -46,6 +47,7 @@ LINT_ROWS = ("qcheck lint", "qcheck lint --format json")  # the local lint rows
 FLOOR_RATIO_MAX = 2.0         # lint wall / floor wall, every checkpoint
 PYTHON_RATIO_MIN = 30.0       # Python wall / lint wall, on `deepseek`
 PER_TENSOR_RATIO_MAX = 1.3    # per-tensor lint wall, `million` over `deepseek`
+ROUND_ORDER_SEED = 6           # the rounds' command orders (random.Random), fixed for reruns
 IGNORE_RATIO_MAX = 1.2        # lint wall, `X-ignoreN` over `X`
 RSS_HEADER_FACTOR = 3         # peak RSS <= 3 x header bytes + 32 MiB, every qcheck row
 RSS_SLACK_MIB = 32
@@ -118,9 +120,9 @@ def run_once(argv, capture=False):
 
 def measure_all(commands, runs):
     """Each command's warm-up run (output captured), then `runs` rounds in which every command
-    runs once, in turn, each round starting one command later: a machine that speeds up or
-    slows down during the bench moves every command alike, not the ones measured last, and no
-    command always follows the same one. Returns one row per command, in order."""
+    runs once, each round in its own shuffled order: a machine that speeds up or slows down
+    during the bench moves every command alike, not the ones measured last, and no command
+    always follows the same one. Returns one row per command, in order."""
     rows = []
     for label, argv, ok_codes in commands:
         code, _, _, _, stdout, stderr = run_once(argv, capture=True)
@@ -129,11 +131,14 @@ def measure_all(commands, runs):
         rows.append({"command": label, "argv": argv, "warmup_stdout_tail": stdout[-300:],
                      "runs": []})
     pairs = list(zip(commands, rows))
-    for round_index in range(runs):
-        # Each round starts one command later: a command that runs right after another program
-        # (Python's, inspect's) comes out slower, so no command keeps that place every round.
-        start = round_index % len(pairs)
-        for (label, argv, ok_codes), row in pairs[start:] + pairs[:start]:
+    shuffler = random.Random(ROUND_ORDER_SEED)
+    for _ in range(runs):
+        # A command that runs right after another program (Python's, inspect's) comes out
+        # slower: each round runs the commands in an order of its own, the same from one bench
+        # run to the next.
+        order = pairs[:]
+        shuffler.shuffle(order)
+        for (label, argv, ok_codes), row in order:
             code, wall, cpu, rss, _, stderr = run_once(argv)
             if code not in ok_codes:
                 sys.exit("%s exited %d:\n%s" % (" ".join(argv), code, stderr))
