@@ -32,6 +32,29 @@ protected:
   {
     std::ofstream(path, std::ios::binary) << bytes;
   }
+  // Writes `size` bytes of a repeating alphabet to m_root/blob<size>; returns them.
+  std::string write_blob(size_t size, fs::path& path)
+  {
+    std::string bytes(size, '\0');
+    for (size_t i = 0; i < size; ++i) {
+      bytes[i] = static_cast<char>('a' + i % 26);
+    }
+    path = m_root / ("blob" + std::to_string(size));
+    write(path, bytes);
+    return bytes;
+  }
+  // read_all_padded(padding) of `source` holds `bytes`, then `padding` zeros.
+  static void expect_padded(const ByteSource& source, const std::string& bytes, size_t padding,
+                            PaddedBytes& out)
+  {
+    auto all = source.read_all_padded(padding);
+    ASSERT_TRUE(all) << all.error();
+    EXPECT_EQ(all->bytes, bytes);
+    for (size_t i = 0; i < padding; ++i) {
+      ASSERT_EQ(all->bytes.data()[bytes.size() + i], '\0') << i;
+    }
+    out = std::move(*all);
+  }
 
   fs::path m_root;
 };
@@ -116,25 +139,17 @@ TEST_F(DiskFolder, ReadAllPaddedGivesTheBytesAndZeroPadding)
   MemoryFileSystem memory;
   for (const size_t size : {size_t{1}, page - 1, page, page + 1, 3 * page}) {
     SCOPED_TRACE(size);
-    std::string bytes(size, '\0');
-    for (size_t i = 0; i < size; ++i) {
-      bytes[i] = static_cast<char>('a' + i % 26);
-    }
-    const fs::path path = m_root / ("blob" + std::to_string(size));
-    write(path, bytes);
+    fs::path path;
+    const std::string bytes = write_blob(size, path);
     memory.add_file(path.string(), bytes);
     for (const FileSystem* files :
          {static_cast<const FileSystem*>(&disk), static_cast<const FileSystem*>(&memory)}) {
       auto source = files->open(path.string());
       ASSERT_TRUE(source);
-      auto all = (*source)->read_all_padded(64);
-      ASSERT_TRUE(all) << all.error();
-      EXPECT_EQ(all->bytes, bytes);
-      for (size_t i = 0; i < 64; ++i) {
-        ASSERT_EQ(all->bytes.data()[size + i], '\0') << i;
-      }
+      PaddedBytes all;
+      expect_padded(**source, bytes, 64, all);
       if (files == &disk) { // mapped, so the bytes start a page
-        EXPECT_EQ(reinterpret_cast<uintptr_t>(all->bytes.data()) % page, 0u);
+        EXPECT_EQ(reinterpret_cast<uintptr_t>(all.bytes.data()) % page, 0u);
       }
     }
   }
@@ -149,23 +164,15 @@ TEST_F(DiskFolder, ReadAllPaddedWithoutMappingReadsIntoLargePages)
   const DiskFileSystem reading({.map_whole_files = false});
   for (const size_t size : {size_t{100}, k_large_page - 64, k_large_page, 3 * k_large_page + 5}) {
     SCOPED_TRACE(size);
-    std::string bytes(size, '\0');
-    for (size_t i = 0; i < size; ++i) {
-      bytes[i] = static_cast<char>('a' + i % 23);
-    }
-    const fs::path path = m_root / ("blob" + std::to_string(size));
-    write(path, bytes);
+    fs::path path;
+    const std::string bytes = write_blob(size, path);
     auto source = reading.open(path.string());
     ASSERT_TRUE(source);
-    auto all = (*source)->read_all_padded(64);
-    ASSERT_TRUE(all) << all.error();
-    EXPECT_EQ(all->bytes, bytes);
-    for (size_t i = 0; i < 64; ++i) {
-      ASSERT_EQ(all->bytes.data()[size + i], '\0') << i;
-    }
-    EXPECT_EQ(mapped_file_at(all->bytes.data()), nullptr);
+    PaddedBytes all;
+    expect_padded(**source, bytes, 64, all);
+    EXPECT_EQ(mapped_file_at(all.bytes.data()), nullptr);
     if (size + 64 >= k_large_page) {
-      EXPECT_EQ(reinterpret_cast<uintptr_t>(all->bytes.data()) % k_large_page, 0u);
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(all.bytes.data()) % k_large_page, 0u);
     }
     // The default maps it.
     auto mapped = DiskFileSystem().open(path.string());
