@@ -87,7 +87,7 @@ public:
     // read_all_padded() maps a file (no copy, no fresh memory to fault in) when true. When
     // false, it reads a file of 2 MiB or more into fresh memory advised into 2 MiB pages,
     // unmapped when released: a pass to copy the bytes, then scans that do not miss the TLB at
-    // every 4 KiB page (twice as fast on a virtual machine; see src/main.cpp).
+    // every 4 KiB page (about twice as fast on a 2-core VM: README, Performance).
     bool map_whole_files = true;
   };
 
