@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <charconv>
 #include <cstring>
 #include <deque>
@@ -452,6 +453,72 @@ names_to_check(const EngineLayer& layer)
   return layer.shards.empty() ? std::vector<std::string_view>{layer.prefix} : layer.shards;
 }
 
+// The candidates decide() found for module names, kept for the unused-entry check. Threads
+// deciding side by side keep and read them: each module's slot is claimed once, by whichever
+// finds its candidates first, and read only once complete.
+class KeptCandidates
+{
+public:
+  explicit KeptCandidates(const Inventory& inventory)
+    : m_inventory(inventory), m_slots(std::make_unique<Slot[]>(inventory.modules.size()))
+  {
+  }
+
+  // The candidates kept for `module` when `name` is its name; nullopt otherwise.
+  std::optional<std::span<const uint32_t>> find(std::optional<uint32_t> module,
+                                                std::string_view name) const
+  {
+    if (!holds(module, name)) {
+      return std::nullopt;
+    }
+    const Slot& slot = m_slots[*module];
+    const uint32_t state = slot.state.load(std::memory_order_acquire);
+    if (state == k_empty || state == k_busy) {
+      return std::nullopt;
+    }
+    return std::span(slot.entries.data(), state - 1);
+  }
+
+  // Keeps `found` as the candidates of `module`, when `name` is its name and they are few.
+  void keep(std::optional<uint32_t> module, std::string_view name, std::span<const uint32_t> found)
+  {
+    if (found.size() > k_kept || !holds(module, name)) {
+      return;
+    }
+    Slot& slot = m_slots[*module];
+    uint32_t expected = k_empty;
+    if (slot.state.compare_exchange_strong(expected, k_busy, std::memory_order_acquire)) {
+      std::copy(found.begin(), found.end(), slot.entries.begin());
+      slot.state.store(static_cast<uint32_t>(found.size()) + 1, std::memory_order_release);
+      m_kept.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+
+  size_t size() const { return m_kept.load(std::memory_order_relaxed); }
+
+private:
+  // A name matches entries of a long list seldom more than once or twice; a module with more
+  // candidates is searched again.
+  static constexpr size_t k_kept = 3;
+  static constexpr uint32_t k_empty = 0;
+  static constexpr uint32_t k_busy = ~uint32_t{0};
+  struct Slot
+  {
+    std::atomic<uint32_t> state{k_empty}; // else busy, or 1 + the count kept
+    std::array<uint32_t, k_kept> entries{};
+  };
+
+  bool holds(std::optional<uint32_t> module, std::string_view name) const
+  {
+    return module && *module < m_inventory.modules.size() &&
+           m_inventory.modules[*module].name == name;
+  }
+
+  const Inventory& m_inventory;
+  std::unique_ptr<Slot[]> m_slots;
+  std::atomic<size_t> m_kept{0};
+};
+
 // A list with its EntryIndex for one matcher; `strip` asks for candidates of the unwrapped
 // name too. Each instance serves one matcher: it remembers that matcher's answers.
 struct IndexedList
@@ -465,10 +532,11 @@ struct IndexedList
 
   std::shared_ptr<const EntryIndex> index; // shared by copies: it never changes once built
   bool strip = false;                      // also the name without its VLM wrapper
-  bool mapped = false;          // also the name as vLLM's mapper renames it (for its regexes)
-  bool canonical = false;       // also vlm_canonical(name) (compressed-tensors exact entries)
-  bool use_index = false;       // long enough for candidates to beat trying every entry
-  bool blind_to_digits = false; // every entry is (see blind_to_digits()): answers are memoized
+  bool mapped = false;            // also the name as vLLM's mapper renames it (for its regexes)
+  bool canonical = false;         // also vlm_canonical(name) (compressed-tensors exact entries)
+  bool use_index = false;         // long enough for candidates to beat trying every entry
+  bool blind_to_digits = false;   // every entry is (see blind_to_digits()): answers are memoized
+  KeptCandidates* kept = nullptr; // where candidates of module names are kept, if anywhere
   std::unique_ptr<Memo> memo = std::make_unique<Memo>();
 
   IndexedList() = default;
@@ -482,7 +550,7 @@ struct IndexedList
   // A copy starts with no answers: it may serve another matcher.
   IndexedList(const IndexedList& o)
     : index(o.index), strip(o.strip), mapped(o.mapped), canonical(o.canonical),
-      use_index(o.use_index), blind_to_digits(o.blind_to_digits)
+      use_index(o.use_index), blind_to_digits(o.blind_to_digits), kept(o.kept)
   {
   }
   IndexedList& operator=(const IndexedList& o)
@@ -527,19 +595,30 @@ struct ListIndexes
 };
 
 // Finds the first entry of `list` that matches `name` under `match`. With an index: among its
-// candidates only (the same entry: candidates are a superset, tried in list order), and for a
-// list blind to digits, once per digit signature (fused MoE shards share a handful).
+// candidates only (the same entry: candidates are a superset, tried in list order), kept for
+// `module` when it is the module of that name, and for a list blind to digits, once per digit
+// signature (fused MoE shards share a handful).
 template<typename Match>
 const std::string*
 first_match(const std::vector<std::string>& list, std::string_view name, Match match,
-            const IndexedList* indexed = nullptr)
+            const IndexedList* indexed = nullptr, std::optional<uint32_t> module = std::nullopt)
 {
   const auto search = [&]() -> const std::string* {
     if (indexed != nullptr && indexed->use_index) {
       thread_local std::vector<uint32_t> found;
-      found.clear();
-      indexed->candidates(name, found);
-      for (uint32_t i : found) {
+      std::optional<std::span<const uint32_t>> candidates;
+      if (indexed->kept) {
+        candidates = indexed->kept->find(module, name);
+      }
+      if (!candidates) {
+        found.clear();
+        indexed->candidates(name, found);
+        if (indexed->kept) {
+          indexed->kept->keep(module, name, found);
+        }
+        candidates = found;
+      }
+      for (uint32_t i : *candidates) {
         if (list[i].size() <= k_longest_entry && match(list[i], name)) {
           return &list[i];
         }
@@ -596,7 +675,10 @@ decide_by_list(Decision& d, const EngineLayer& layer, const std::vector<std::str
     std::array<Answer, 4> answered;
     size_t answers = 0;
     size_t next_kind = 0;
-    for (const auto& shard : layer.shards) {
+    // Shards are most often the layer's modules, in the same order.
+    const bool aligned = layer.shards.size() == layer.modules.size();
+    for (size_t j = 0; j < layer.shards.size(); ++j) {
+      const std::string_view shard = layer.shards[j];
       const bool below = is_below(shard, layer.prefix);
       const std::string_view rest =
         below ? std::string_view(shard).substr(layer.prefix.size() + 1) : shard;
@@ -614,7 +696,8 @@ decide_by_list(Decision& d, const EngineLayer& layer, const std::vector<std::str
       if (known != nullptr) {
         e = known->entry;
       } else {
-        e = first_match(list, shard, shard_match, indexed);
+        e = first_match(list, shard, shard_match, indexed,
+                        aligned ? std::optional(layer.modules[j]) : std::nullopt);
         if (blind && answers < answered.size()) {
           answered[answers++] = {below, rest, e};
         }
@@ -637,8 +720,10 @@ decide_by_list(Decision& d, const EngineLayer& layer, const std::vector<std::str
       return;
     }
   }
-  if (const std::string* e =
-        first_match(list, layer.prefix, whole_match, indexes ? &indexes->whole : nullptr)) {
+  const auto own_module =
+    layer.modules.empty() ? std::nullopt : std::optional(layer.modules.front());
+  if (const std::string* e = first_match(list, layer.prefix, whole_match,
+                                         indexes ? &indexes->whole : nullptr, own_module)) {
     d.quantized = false;
     d.matched = *e;
     d.reason = fmt::format("'{}' in {} matches '{}'", *e, list_name, layer.prefix);
@@ -1321,6 +1406,7 @@ engine_layers(Engine engine, const Inventory& inventory, const Drafts& drafts,
 struct CompiledList::Impl
 {
   ListIndexes indexes;
+  std::unique_ptr<KeptCandidates> kept;
 };
 
 // A draft layer SGLang renames (model.decoder.X, model.shared_head.head) spelled as the
@@ -1561,6 +1647,28 @@ CompiledList::CompiledList(CompiledList&&) noexcept = default;
 CompiledList& CompiledList::operator=(CompiledList&&) noexcept = default;
 CompiledList::~CompiledList() = default;
 
+namespace {
+
+// Appends the whole index's candidates `found` to `out` as indices into source.excludes,
+// sorted and unique.
+void
+append_as_excludes(const ListIndexes& ix, std::span<const uint32_t> found,
+                   std::vector<uint32_t>& out)
+{
+  if (ix.list != &ix.expanded) {
+    out.insert(out.end(), found.begin(), found.end());
+    return;
+  }
+  const size_t first = out.size();
+  for (uint32_t i : found) {
+    out.push_back(ix.origin[i]);
+  }
+  std::sort(out.begin() + static_cast<std::ptrdiff_t>(first), out.end());
+  out.erase(std::unique(out.begin() + static_cast<std::ptrdiff_t>(first), out.end()), out.end());
+}
+
+} // namespace
+
 void
 CompiledList::candidates(std::string_view name, std::vector<uint32_t>& out) const
 {
@@ -1575,12 +1683,39 @@ CompiledList::candidates(std::string_view name, std::vector<uint32_t>& out) cons
   thread_local std::vector<uint32_t> found; // the expanded list's candidates
   found.clear();
   ix.whole.candidates(name, found);
-  const size_t first = out.size();
-  for (uint32_t i : found) {
-    out.push_back(ix.origin[i]);
+  append_as_excludes(ix, found, out);
+}
+
+void
+CompiledList::candidates(std::string_view name, uint32_t module, std::vector<uint32_t>& out) const
+{
+  const ListIndexes& ix = m_impl->indexes;
+  const auto kept = ix.whole.kept ? ix.whole.kept->find(module, name) : std::nullopt;
+  if (kept) {
+    append_as_excludes(ix, *kept, out);
+  } else {
+    candidates(name, out);
   }
-  std::sort(out.begin() + static_cast<std::ptrdiff_t>(first), out.end());
-  out.erase(std::unique(out.begin() + static_cast<std::ptrdiff_t>(first), out.end()), out.end());
+}
+
+size_t
+CompiledList::kept_modules() const
+{
+  return m_impl->kept ? m_impl->kept->size() : 0;
+}
+
+void
+CompiledList::keep_module_candidates(const Inventory& inventory)
+{
+  ListIndexes& ix = m_impl->indexes;
+  if (ix.list == nullptr || !ix.whole.use_index) {
+    return;
+  }
+  m_impl->kept = std::make_unique<KeptCandidates>(inventory);
+  ix.whole.kept = m_impl->kept.get();
+  if (ix.shard.index == ix.whole.index) {
+    ix.shard.kept = ix.whole.kept;
+  }
 }
 
 bool

@@ -1048,9 +1048,14 @@ private:
         pass.exampled.assign(s.excludes.size(), 0);
       }
       std::vector<uint32_t> found;
-      const auto visit = [&](std::string_view name) {
+      // A module's candidates may have been kept while its layer was decided.
+      const auto visit = [&](std::string_view name, std::optional<uint32_t> module) {
         found.clear();
-        pass.list->candidates(name, found);
+        if (module) {
+          pass.list->candidates(name, *module, found);
+        } else {
+          pass.list->candidates(name, found);
+        }
         for (uint32_t i : found) {
           if (!pass.matched[i] && entry_matches(pass.engine, s.format, s.excludes[i], name)) {
             pass.matched[i] = 1;
@@ -1060,7 +1065,7 @@ private:
       if (pass.layers == nullptr) {
         for (size_t k = pass.begin; k < pass.end; ++k) {
           const Module& m = m_inventory.modules[k];
-          visit(m.name);
+          visit(m.name, static_cast<uint32_t>(k));
           if (!examples) {
             continue;
           }
@@ -1075,12 +1080,12 @@ private:
       }
       for (const EngineLayer& layer : *pass.layers) {
         if (!is_module(layer.prefix, layer, 0)) {
-          visit(layer.prefix);
+          visit(layer.prefix, std::nullopt);
         }
         const bool aligned = layer.shards.size() == layer.modules.size();
         for (size_t j = 0; j < layer.shards.size(); ++j) {
           if (!is_module(layer.shards[j], layer, aligned ? j : layer.modules.size())) {
-            visit(layer.shards[j]);
+            visit(layer.shards[j], std::nullopt);
           }
         }
       }
@@ -1441,6 +1446,7 @@ private:
       std::call_once(w.ready, [&] {
         if (w.source != nullptr && w.list == nullptr) {
           w.built = std::make_unique<CompiledList>(w.engine, *w.source);
+          w.built->keep_module_candidates(m_inventory);
           w.list = w.built.get();
         }
         w.layers = engine_layers(w.engine, m_inventory, m_drafts, m_declaration.model);

@@ -1382,6 +1382,60 @@ TEST(Engines, TensorRTReadsATrailingDotStarAsTheNodeOnlyInGlobs)
 }
 
 // decide() with a compiled list reaches the same decision, entry and reason as without.
+// decide() keeps the candidates it finds for a layer's own module and for its shards' modules;
+// the unused-entry check reads them back by module: what the index gives for the name, in every
+// format and engine, and never a module's for a name that is not its own.
+TEST(Engines, CompiledListKeepsTheCandidatesDecideFound)
+{
+  NameMaker maker;
+  std::vector<std::string> names = maker.names(200);
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  Inventory inventory;
+  for (const std::string& name : names) {
+    inventory.modules.push_back(Module{.name = name});
+  }
+  size_t kept = 0;
+  for (QuantFormat format : k_list_formats) {
+    ConfigSource s;
+    s.format = format;
+    s.list_key = "ignore";
+    s.groups.push_back({"group_0", {"Linear"}, {}});
+    for (int i = 0; i < 150; ++i) {
+      s.excludes.push_back(maker.entry(names));
+    }
+    for (Engine engine : k_all_engines) {
+      CompiledList list(engine, s);
+      list.keep_module_candidates(inventory);
+      const CompiledList fresh(engine, s);
+      for (uint32_t i = 0; i + 3 < names.size(); i += 3) {
+        EngineLayer own = layer(names[i]);
+        own.modules = {i};
+        EngineLayer fused =
+          layer(names[i] + ".fused", i % 2 ? LayerKind::fused_moe : LayerKind::linear,
+                {names[i + 1], names[i + 2]});
+        fused.modules = {i + 1, i + 2};
+        Decision plain;
+        ASSERT_NO_FATAL_FAILURE(decide_both_ways(engine, s, own, list, plain));
+        ASSERT_NO_FATAL_FAILURE(decide_both_ways(engine, s, fused, list, plain));
+      }
+      kept += list.kept_modules();
+      std::vector<uint32_t> by_module, by_name;
+      for (uint32_t k = 0; k < names.size(); ++k) {
+        for (const std::string& name : {names[k], names[(k + 1) % names.size()]}) {
+          by_module.clear();
+          by_name.clear();
+          list.candidates(name, k, by_module);
+          fresh.candidates(name, by_name);
+          ASSERT_EQ(by_module, by_name)
+            << to_string(engine) << " format " << static_cast<int>(format) << ": '" << name << "'";
+        }
+      }
+    }
+  }
+  EXPECT_GT(kept, 1000u);
+}
+
 TEST(Engines, DecideWithACompiledListDecidesTheSame)
 {
   NameMaker maker;

@@ -133,6 +133,18 @@ public:
   // entry_matches() may accept for `name`.
   void candidates(std::string_view name, std::vector<uint32_t>& out) const;
 
+  // The same for `name`, the name of module `module` of the inventory given to
+  // keep_module_candidates(): what decide() kept for it when it did.
+  void candidates(std::string_view name, uint32_t module, std::vector<uint32_t>& out) const;
+
+  // From now on decide() keeps the candidates it finds for the modules of `inventory` it looks
+  // up by their own names (a layer's module, its shards), for the call above: the unused-entry
+  // check then need not search the index again for them. Call before any decide() with this
+  // list; `inventory` must outlive it. Nothing is kept for a list too short to be indexed.
+  void keep_module_candidates(const Inventory& inventory);
+  // How many modules' candidates are kept so far.
+  size_t kept_modules() const;
+
 private:
   struct Impl;
   std::unique_ptr<Impl> m_impl;
