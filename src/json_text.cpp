@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstring>
+#include <deque>
 #include <fmt/format.h>
 #include <limits>
 #include <unordered_map>
@@ -1287,13 +1288,16 @@ append_to_string_array(std::string_view text, std::string_view pointer,
     }
   }
   const Resolved r = resolve(*doc, *tokens);
-  std::unordered_set<std::string> present;
+  // The array's strings, decoded: one without an escape is its token's inside, viewed in place.
+  std::unordered_set<std::string_view> present;
+  std::deque<std::string> decoded;
   if (r.node != k_none) {
     const Node& array = doc->nodes[r.node];
     if (array.kind != Kind::array) {
       return unexpected(fmt::format("cannot append to {}: it is {}, not an array", where(pointer),
                                     kind_name(array.kind)));
     }
+    present.reserve(array.count + entries.size());
     size_t position = 0;
     for (size_t c = array.first_child; c != k_none; c = doc->nodes[c].next_sibling, ++position) {
       const Node& element = doc->nodes[c];
@@ -1301,7 +1305,11 @@ append_to_string_array(std::string_view text, std::string_view pointer,
         return unexpected(fmt::format("cannot append to {}: {}/{} is {}, not a string",
                                       where(pointer), pointer, position, kind_name(element.kind)));
       }
-      present.insert(decode_string(text.substr(element.begin, element.end - element.begin)));
+      const std::string_view token = text.substr(element.begin, element.end - element.begin);
+      const std::string_view inside = token.substr(1, token.size() - 2);
+      present.insert(inside.find('\\') == std::string_view::npos
+                       ? inside
+                       : std::string_view(decoded.emplace_back(decode_string(token))));
     }
   } else if (auto ok = creatable(*doc, pointer, *tokens, r); !ok) {
     return unexpected(ok.error());
