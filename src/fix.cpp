@@ -251,7 +251,7 @@ plan_fix(const FileSystem& fs, LintRun& run, const LintOptions& options,
     overlay.set(join_path(run.checkpoint.root, edit.file), edit.patched);
   }
   LintOptions verify = options;
-  verify.entry_checks = false;
+  verify.decisions_only = true;
   const Report again = relint(overlay, run, verify);
   const std::vector<std::string> problems = patch_problems(run.report, again, fix_options);
   if (!problems.empty()) {

@@ -184,27 +184,31 @@ public:
       check_engine(engine);
     }
     emit_undeclared();
-    emit_stored_mixtures();
-    if (m_options.entry_checks) {
-      entries();
+    if (!m_options.decisions_only) {
+      other_checks();
     }
-    release_list_indexes();
-    layouts();
-    mixed_precision();
-    partial_experts();
-    m_known = {};
-    m_known_entries.clear();
-    if (m_options.entry_checks) {
-      dynamic_keys();
-    }
-    block_names();
-    fused_draft_shards();
     attach_shards();
     order_by_severity(m_report.findings);
     return std::move(m_report);
   }
 
 private:
+  // What a patch's verification skips (LintOptions::decisions_only).
+  void other_checks()
+  {
+    emit_stored_mixtures();
+    entries();
+    release_list_indexes();
+    layouts();
+    mixed_precision();
+    partial_experts();
+    m_known = {};
+    m_known_entries.clear();
+    dynamic_keys();
+    block_names();
+    fused_draft_shards();
+  }
+
   static Finding make_finding(RuleId id, std::string file, std::string message)
   {
     Finding f;

@@ -17,9 +17,10 @@ struct LintOptions
 {
   std::vector<Engine> engines{k_all_engines.begin(), k_all_engines.end()};
   unsigned threads = 0;
-  // false skips the checks of each list entry and dynamic key on its own (QC111, QC112, QC121,
-  // QC122): what `fix` does when it verifies a patch, which needs only the engines' decisions.
-  bool entry_checks = true;
+  // true keeps only what `fix` reads to verify a patch: the input's problems (QC009 among
+  // them), the lists' divergence (QC106), the draft layers and the engines' decisions (QC101,
+  // QC102); every later check is skipped, the entry checks included.
+  bool decisions_only = false;
 };
 
 // Everything one lint run read and found; `fix` and `explain` reuse it.
