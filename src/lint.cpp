@@ -1450,7 +1450,9 @@ private:
       std::call_once(w.ready, [&] {
         if (w.source != nullptr && w.list == nullptr) {
           w.built = std::make_unique<CompiledList>(w.engine, *w.source);
-          w.built->keep_module_candidates(m_inventory);
+          if (!m_options.decisions_only) { // for entries()
+            w.built->keep_module_candidates(m_inventory);
+          }
           w.list = w.built.get();
         }
         w.layers = engine_layers(w.engine, m_inventory, m_drafts, m_declaration.model);
