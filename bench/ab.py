@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """Compares two qcheck binaries on the same checkpoints, run in alternation.
 
-Usage: ab.py OLD NEW DIR[,DIR...] [ROUNDS]
+Usage: ab.py OLD NEW DIR[,DIR...] [ROUNDS] [lint|fix]
 
-Each round runs `OLD lint DIR` then `NEW lint DIR` (after one warm-up round), so both see the
-same machine state; a VM that drifts by 20-30% over minutes moves both alike. Prints, per
-folder, the median wall time, CPU time (user + system) and peak RSS of each, and NEW/OLD.
-Standard library only.
+Each round runs `OLD lint DIR` and `NEW lint DIR` (or `fix DIR`, a dry run), OLD first in even
+rounds and NEW first in odd ones (the first program after another runs slower), after one
+warm-up round; both see the same machine state, and a VM that drifts by 20-30% over minutes
+moves both alike. Prints, per folder, the median wall time, CPU time (user + system) and peak
+RSS of each, and NEW/OLD. Standard library only.
 """
 import os
 import statistics
@@ -15,9 +16,9 @@ import sys
 import time
 
 
-def run(exe, folder):
+def run(exe, command, folder):
     start = time.perf_counter()
-    child = subprocess.Popen([exe, "lint", folder], stdout=subprocess.DEVNULL,
+    child = subprocess.Popen([exe, command, folder], stdout=subprocess.DEVNULL,
                              stderr=subprocess.DEVNULL)
     _, _, usage = os.wait4(child.pid, 0)
     wall = (time.perf_counter() - start) * 1000
@@ -25,15 +26,16 @@ def run(exe, folder):
 
 
 def main():
-    if len(sys.argv) not in (4, 5):
+    if len(sys.argv) not in (4, 5, 6) or (len(sys.argv) == 6 and sys.argv[5] not in ("lint", "fix")):
         sys.exit(__doc__.split("\n\n")[1])
     old, new, folders = sys.argv[1], sys.argv[2], sys.argv[3].split(",")
-    rounds = int(sys.argv[4]) if len(sys.argv) == 5 else 10
+    rounds = int(sys.argv[4]) if len(sys.argv) >= 5 else 10
+    command = sys.argv[5] if len(sys.argv) == 6 else "lint"
     for folder in folders:
         samples = {old: [], new: []}
         for i in range(rounds + 1):
-            for exe in (old, new):
-                result = run(exe, folder)
+            for exe in ((old, new) if i % 2 == 0 else (new, old)):
+                result = run(exe, command, folder)
                 if i > 0:
                     samples[exe].append(result)
 
