@@ -986,6 +986,22 @@ TEST(Engines, CompiledListCandidatesIncludeEveryMatch)
 
 namespace {
 
+// A block of `format` quantizing every Linear but the `entries` entries of its ignore list, made
+// from `names`.
+ConfigSource
+listing_block(QuantFormat format, NameMaker& maker, const std::vector<std::string>& names,
+              size_t entries)
+{
+  ConfigSource s;
+  s.format = format;
+  s.list_key = "ignore";
+  s.groups.push_back({"group_0", {"Linear"}, {}});
+  while (s.excludes.size() < entries) {
+    s.excludes.push_back(maker.entry(names));
+  }
+  return s;
+}
+
 // decide() with and without a compiled list: the same decision, entry, reason and shard detail.
 // `plain` is the decision without it.
 void
@@ -1397,13 +1413,7 @@ TEST(Engines, CompiledListKeepsTheCandidatesDecideFound)
   }
   size_t kept = 0;
   for (QuantFormat format : k_list_formats) {
-    ConfigSource s;
-    s.format = format;
-    s.list_key = "ignore";
-    s.groups.push_back({"group_0", {"Linear"}, {}});
-    for (int i = 0; i < 150; ++i) {
-      s.excludes.push_back(maker.entry(names));
-    }
+    const ConfigSource s = listing_block(format, maker, names, 150);
     for (Engine engine : k_all_engines) {
       CompiledList list(engine, s);
       list.keep_module_candidates(inventory);
@@ -1442,13 +1452,7 @@ TEST(Engines, DecideWithACompiledListDecidesTheSame)
   const std::vector<std::string> names = maker.names(200);
   size_t excluded = 0;
   for (QuantFormat format : k_list_formats) {
-    ConfigSource s;
-    s.format = format;
-    s.list_key = "ignore";
-    s.groups.push_back({"group_0", {"Linear"}, {}});
-    for (int i = 0; i < 150; ++i) {
-      s.excludes.push_back(maker.entry(names));
-    }
+    const ConfigSource s = listing_block(format, maker, names, 150);
     for (Engine engine : k_all_engines) {
       const CompiledList list(engine, s);
       for (size_t i = 0; i + 3 < names.size(); i += 3) {
