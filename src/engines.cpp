@@ -675,8 +675,6 @@ decide_by_list(Decision& d, const EngineLayer& layer, const std::vector<std::str
     std::array<Answer, 4> answered;
     size_t answers = 0;
     size_t next_kind = 0;
-    // Shards are most often the layer's modules, in the same order.
-    const bool aligned = layer.shards.size() == layer.modules.size();
     for (size_t j = 0; j < layer.shards.size(); ++j) {
       const std::string_view shard = layer.shards[j];
       const bool below = is_below(shard, layer.prefix);
@@ -696,8 +694,7 @@ decide_by_list(Decision& d, const EngineLayer& layer, const std::vector<std::str
       if (known != nullptr) {
         e = known->entry;
       } else {
-        e = first_match(list, shard, shard_match, indexed,
-                        aligned ? std::optional(layer.modules[j]) : std::nullopt);
+        e = first_match(list, shard, shard_match, indexed, layer.shard_module(j));
         if (blind && answers < answered.size()) {
           answered[answers++] = {below, rest, e};
         }
@@ -720,10 +717,9 @@ decide_by_list(Decision& d, const EngineLayer& layer, const std::vector<std::str
       return;
     }
   }
-  const auto own_module =
-    layer.modules.empty() ? std::nullopt : std::optional(layer.modules.front());
-  if (const std::string* e = first_match(list, layer.prefix, whole_match,
-                                         indexes ? &indexes->whole : nullptr, own_module)) {
+  if (const std::string* e =
+        first_match(list, layer.prefix, whole_match, indexes ? &indexes->whole : nullptr,
+                    layer.prefix_module())) {
     d.quantized = false;
     d.matched = *e;
     d.reason = fmt::format("'{}' in {} matches '{}'", *e, list_name, layer.prefix);
@@ -1687,7 +1683,8 @@ CompiledList::candidates(std::string_view name, std::vector<uint32_t>& out) cons
 }
 
 void
-CompiledList::candidates(std::string_view name, uint32_t module, std::vector<uint32_t>& out) const
+CompiledList::candidates(std::string_view name, std::optional<uint32_t> module,
+                         std::vector<uint32_t>& out) const
 {
   const ListIndexes& ix = m_impl->indexes;
   const auto kept = ix.whole.kept ? ix.whole.kept->find(module, name) : std::nullopt;

@@ -743,10 +743,9 @@ private:
     for (Engine e : m_options.engines) {
       for (const EngineLayer& layer : layers_for(e)) {
         add_with_ancestors(layer.prefix);
-        const bool aligned = layer.shards.size() == layer.modules.size();
         for (size_t j = 0; j < layer.shards.size(); ++j) {
-          if (!aligned ||
-              layer.shards[j].data() != m_inventory.modules[layer.modules[j]].name.data()) {
+          const auto module = layer.shard_module(j);
+          if (!module || layer.shards[j].data() != m_inventory.modules[*module].name.data()) {
             add_with_ancestors(layer.shards[j]);
           }
         }
@@ -1015,9 +1014,8 @@ private:
     }
     // Layer prefixes and shards are mostly module names, already visited: most often the name
     // of the layer's own module (a shard per module when every module is a shard).
-    const auto is_module = [&](std::string_view name, const EngineLayer& layer, size_t at) {
-      return (at < layer.modules.size() && m_inventory.modules[layer.modules[at]].name == name) ||
-             m_inventory.find(name) >= 0;
+    const auto is_module = [&](std::string_view name, std::optional<uint32_t> module) {
+      return (module && m_inventory.modules[*module].name == name) || m_inventory.find(name) >= 0;
     };
     // Independent passes, run side by side: the module names under each engine (in two
     // halves, so that two cores share three engines evenly), and each reading engine's layer
@@ -1055,11 +1053,7 @@ private:
       // A module's candidates may have been kept while its layer was decided.
       const auto visit = [&](std::string_view name, std::optional<uint32_t> module) {
         found.clear();
-        if (module) {
-          pass.list->candidates(name, *module, found);
-        } else {
-          pass.list->candidates(name, found);
-        }
+        pass.list->candidates(name, module, found);
         for (uint32_t i : found) {
           if (!pass.matched[i] && entry_matches(pass.engine, s.format, s.excludes[i], name)) {
             pass.matched[i] = 1;
@@ -1083,12 +1077,11 @@ private:
         return;
       }
       for (const EngineLayer& layer : *pass.layers) {
-        if (!is_module(layer.prefix, layer, 0)) {
+        if (!is_module(layer.prefix, layer.prefix_module())) {
           visit(layer.prefix, std::nullopt);
         }
-        const bool aligned = layer.shards.size() == layer.modules.size();
         for (size_t j = 0; j < layer.shards.size(); ++j) {
-          if (!is_module(layer.shards[j], layer, aligned ? j : layer.modules.size())) {
+          if (!is_module(layer.shards[j], layer.shard_module(j))) {
             visit(layer.shards[j], std::nullopt);
           }
         }

@@ -88,6 +88,18 @@ struct EngineLayer
   std::string draft_root;
   std::string namespace_note; // e.g. "the text-only drafter strips 'model.language_model.'"
   std::shared_ptr<const std::deque<std::string>> renamed; // shared by copies
+
+  // Modules that may bear a name of the layer's: the first (a linear layer's prefix is its
+  // module's name), and shards[j]'s when shards and modules pair up one to one (most fused
+  // layers). A renamed draft layer keeps its modules: compare names before relying on either.
+  std::optional<uint32_t> prefix_module() const
+  {
+    return modules.empty() ? std::nullopt : std::optional(modules.front());
+  }
+  std::optional<uint32_t> shard_module(size_t j) const
+  {
+    return shards.size() == modules.size() ? std::optional(modules[j]) : std::nullopt;
+  }
 };
 
 // Groups every quantizable module into the layers one engine builds. Modules the engine never
@@ -133,9 +145,10 @@ public:
   // entry_matches() may accept for `name`.
   void candidates(std::string_view name, std::vector<uint32_t>& out) const;
 
-  // The same for `name`, the name of module `module` of the inventory given to
+  // The same for `name`, when `module` is that name's module in the inventory given to
   // keep_module_candidates(): what decide() kept for it when it did.
-  void candidates(std::string_view name, uint32_t module, std::vector<uint32_t>& out) const;
+  void candidates(std::string_view name, std::optional<uint32_t> module,
+                  std::vector<uint32_t>& out) const;
 
   // From now on decide() keeps the candidates it finds for the modules of `inventory` it looks
   // up by their own names (a layer's module, its shards), for the call above: the unused-entry
