@@ -47,10 +47,10 @@ LINT_ROWS = ("qcheck lint", "qcheck lint --format json")  # the local lint rows
 FLOOR_RATIO_MAX = 2.0         # lint wall / floor wall, every checkpoint
 PYTHON_RATIO_MIN = 30.0       # Python wall / lint wall, on `deepseek`
 PER_TENSOR_RATIO_MAX = 1.3    # per-tensor lint wall, `million` over `deepseek`
-ROUND_ORDER_SEED = 6           # the rounds' command orders (random.Random), fixed for reruns
 IGNORE_RATIO_MAX = 1.2        # lint wall, `X-ignoreN` over `X`
 RSS_HEADER_FACTOR = 3         # peak RSS <= 3 x header bytes + 32 MiB, every qcheck row
 RSS_SLACK_MIB = 32
+ROUND_ORDER_SEED = 6          # the rounds' command orders (random.Random), fixed for reruns
 TARGETS = """Targets (each from this run's medians):
   lint wall / floor wall <= 2, for `qcheck lint` and `qcheck lint --format json`, every checkpoint
   Python wall / lint wall >= 30 on `deepseek`
