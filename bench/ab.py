@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 """Compares two qcheck binaries on the same checkpoints, run in alternation.
 
-Usage: ab.py OLD NEW DIR[,DIR...] [ROUNDS] [lint|fix]
+Usage: ab.py [--pause SECONDS] OLD NEW DIR[,DIR...] [ROUNDS] [lint|fix]
 
 Each round runs `OLD lint DIR` and `NEW lint DIR` (or `fix DIR`, a dry run), OLD first in even
 rounds and NEW first in odd ones (the first program after another runs slower), after one
 warm-up round; both see the same machine state, and a VM that drifts by 20-30% over minutes
 moves both alike. Prints, per folder, the median wall time, CPU time (user + system) and peak
-RSS of each, and NEW/OLD. Standard library only.
+RSS of each, and NEW/OLD. With --pause, every run starts after the machine has been idle that
+many seconds: on a VM whose host takes back the memory a guest frees (a balloon's free page
+reporting), such a run pays for every page it touches the first time, as a lone run in CI does.
+Standard library only.
 """
 import os
 import statistics
@@ -26,15 +29,21 @@ def run(exe, command, folder):
 
 
 def main():
-    if len(sys.argv) not in (4, 5, 6) or (len(sys.argv) == 6 and sys.argv[5] not in ("lint", "fix")):
+    args = sys.argv[1:]
+    pause = 0.0
+    if len(args) >= 2 and args[0] == "--pause":
+        pause = float(args[1])
+        args = args[2:]
+    if len(args) not in (3, 4, 5) or (len(args) == 5 and args[4] not in ("lint", "fix")):
         sys.exit(__doc__.split("\n\n")[1])
-    old, new, folders = sys.argv[1], sys.argv[2], sys.argv[3].split(",")
-    rounds = int(sys.argv[4]) if len(sys.argv) >= 5 else 10
-    command = sys.argv[5] if len(sys.argv) == 6 else "lint"
+    old, new, folders = args[0], args[1], args[2].split(",")
+    rounds = int(args[3]) if len(args) >= 4 else 10
+    command = args[4] if len(args) == 5 else "lint"
     for folder in folders:
         samples = {old: [], new: []}
         for i in range(rounds + 1):
             for exe in ((old, new) if i % 2 == 0 else (new, old)):
+                time.sleep(pause)
                 result = run(exe, command, folder)
                 if i > 0:
                     samples[exe].append(result)
