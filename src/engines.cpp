@@ -659,7 +659,10 @@ decide_by_list(Decision& d, const EngineLayer& layer, const std::vector<std::str
 {
   d.quantized = true;
   if (!layer.shards.empty()) {
-    std::vector<std::string_view> hit, miss;
+    // Per shard, whether an entry matched it; the names are listed only when shards disagree.
+    thread_local std::vector<uint8_t> matched;
+    matched.assign(layer.shards.size(), 0);
+    size_t hits = 0;
     const std::string* entry = nullptr;
     // A list blind to digits answers shards alike up to their numbers (one expert's projections
     // and the next one's) alike: each kind is matched once per layer.
@@ -677,40 +680,47 @@ decide_by_list(Decision& d, const EngineLayer& layer, const std::vector<std::str
     size_t next_kind = 0;
     for (size_t j = 0; j < layer.shards.size(); ++j) {
       const std::string_view shard = layer.shards[j];
-      const bool below = is_below(shard, layer.prefix);
-      const std::string_view rest =
-        below ? std::string_view(shard).substr(layer.prefix.size() + 1) : shard;
-      // Shards come in cycles (each expert's down, gate, up): the kind after the last one
-      // found is tried first.
-      const Answer* known = nullptr;
-      for (size_t k = 0; k < answers && known == nullptr; ++k) {
-        const size_t at = (next_kind + k) % answers;
-        if (answered[at].below == below && same_digit_signature(answered[at].rest, rest)) {
-          known = &answered[at];
-          next_kind = at + 1;
-        }
-      }
       const std::string* e = nullptr;
-      if (known != nullptr) {
-        e = known->entry;
+      if (blind) {
+        const bool below = is_below(shard, layer.prefix);
+        const std::string_view rest =
+          below ? std::string_view(shard).substr(layer.prefix.size() + 1) : shard;
+        // Shards come in cycles (each expert's down, gate, up): the kind after the last one
+        // found is tried first.
+        const Answer* known = nullptr;
+        for (size_t k = 0; k < answers && known == nullptr; ++k) {
+          const size_t at = (next_kind + k) % answers;
+          if (answered[at].below == below && same_digit_signature(answered[at].rest, rest)) {
+            known = &answered[at];
+            next_kind = at + 1;
+          }
+        }
+        if (known != nullptr) {
+          e = known->entry;
+        } else {
+          e = first_match(list, shard, shard_match, indexed, layer.shard_module(j));
+          if (answers < answered.size()) {
+            answered[answers++] = {below, rest, e};
+          }
+        }
       } else {
         e = first_match(list, shard, shard_match, indexed, layer.shard_module(j));
-        if (blind && answers < answered.size()) {
-          answered[answers++] = {below, rest, e};
-        }
       }
       if (e != nullptr) {
-        hit.push_back(shard);
+        matched[j] = 1;
+        ++hits;
         entry = e;
-      } else {
-        miss.push_back(shard);
       }
     }
-    if (!hit.empty() && !miss.empty()) {
+    if (hits > 0 && hits < layer.shards.size()) {
+      std::vector<std::string_view> hit, miss;
+      for (size_t j = 0; j < layer.shards.size(); ++j) {
+        (matched[j] ? hit : miss).push_back(layer.shards[j]);
+      }
       d.shards_disagree = true;
       d.shard_detail =
         fmt::format("{} excluded, {} not", fmt::join(hit, ", "), fmt::join(miss, ", "));
-    } else if (miss.empty()) {
+    } else if (hits == layer.shards.size()) {
       d.quantized = false;
       d.matched = *entry;
       d.reason = fmt::format("every shard is listed in {}", list_name);
