@@ -418,6 +418,17 @@ same_digit_signature(std::string_view a, std::string_view b)
 {
   const auto is_digit = [](char c) { return c >= '0' && c <= '9'; };
   size_t i = 0, j = 0;
+  // The usual pair (two experts' projections): a number each, then the same text.
+  while (i < a.size() && is_digit(a[i])) {
+    ++i;
+  }
+  while (j < b.size() && is_digit(b[j])) {
+    ++j;
+  }
+  if (i > 0 && j > 0 && a.substr(i) == b.substr(j)) {
+    return true;
+  }
+  i = j = 0;
   for (;;) {
     // A stretch of equal bytes, 8 at a time while it lasts.
     const size_t start = i;
