@@ -1411,7 +1411,6 @@ TEST(Engines, TensorRTReadsATrailingDotStarAsTheNodeOnlyInGlobs)
     entry_matches(Engine::trtllm, QuantFormat::modelopt, R"(re:model\.mtp\..*)", "model.mtp"));
 }
 
-// decide() with a compiled list reaches the same decision, entry and reason as without.
 // decide() keeps the candidates it finds for a layer's own module and for its shards' modules;
 // the unused-entry check reads them back by module: what the index gives for the name, in every
 // format and engine, and never a module's for a name that is not its own.
@@ -1460,6 +1459,7 @@ TEST(Engines, CompiledListKeepsTheCandidatesDecideFound)
   EXPECT_GT(kept, 1000u);
 }
 
+// decide() with a compiled list reaches the same decision, entry and reason as without.
 TEST(Engines, DecideWithACompiledListDecidesTheSame)
 {
   NameMaker maker;
