@@ -196,6 +196,29 @@ is_wildcard(char c)
   return c == '*' || c == '?' || c == '[' || c == ']';
 }
 
+// The position of the first is_wildcard() byte of `text`, or its size: 16 bytes at a time, as
+// every spelling of a long list is scanned once per index built.
+size_t
+first_wildcard(std::string_view text)
+{
+  const char* const begin = text.data();
+  const char* p = begin;
+  const char* const end = p + text.size();
+#if defined(__SSE2__)
+  for (; end - p >= 16; p += 16) {
+    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    const __m128i any = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(bytes, _mm_set1_epi8('*')),
+                                                  _mm_cmpeq_epi8(bytes, _mm_set1_epi8('?'))),
+                                     _mm_or_si128(_mm_cmpeq_epi8(bytes, _mm_set1_epi8('[')),
+                                                  _mm_cmpeq_epi8(bytes, _mm_set1_epi8(']'))));
+    if (const auto mask = static_cast<unsigned>(_mm_movemask_epi8(any)); mask != 0) {
+      return static_cast<size_t>(p - begin) + static_cast<size_t>(std::countr_zero(mask));
+    }
+  }
+#endif
+  return static_cast<size_t>(std::find_if(p, end, is_wildcard) - begin);
+}
+
 char
 fold(char c, bool case_insensitive)
 {
@@ -244,10 +267,10 @@ class WindowHashes
 public:
   WindowHashes(std::string_view text, bool case_insensitive)
   {
-    thread_local std::vector<uint64_t> prefix, power;
-    m_prefix = &prefix;
-    m_power = &power;
-    compute(text, case_insensitive);
+    thread_local Buffers buffers;
+    m_prefix = &buffers.prefix;
+    m_power = &buffers.power;
+    compute(text, case_insensitive, buffers);
   }
   uint64_t window(size_t begin, size_t end) const
   {
@@ -255,7 +278,16 @@ public:
   }
 
 private:
-  void compute(std::string_view text, bool case_insensitive)
+  struct Buffers
+  {
+    std::vector<uint64_t> prefix, power;
+    // The text prefix[] was last computed for: prefix[i] depends on text[0, i) alone, so the
+    // part a name shares with the one before it (its siblings come in a row) is kept.
+    std::string last;
+    bool last_case_insensitive = false;
+  };
+
+  void compute(std::string_view text, bool case_insensitive, Buffers& buffers)
   {
     std::vector<uint64_t>& power = *m_power;
     const size_t n = text.size();
@@ -268,18 +300,43 @@ private:
         power[i] = power[i - 1] * k_base;
       }
     }
+    const size_t kept = buffers.last_case_insensitive == case_insensitive
+                          ? common_prefix_length(text, buffers.last)
+                          : 0;
     m_prefix->resize(n + 1);
     if (case_insensitive) {
-      prefixes<true>(text, m_prefix->data());
+      prefixes<true>(text, kept, m_prefix->data());
     } else {
-      prefixes<false>(text, m_prefix->data());
+      prefixes<false>(text, kept, m_prefix->data());
     }
+    buffers.last.assign(text);
+    buffers.last_case_insensitive = case_insensitive;
   }
 
-  // prefix[i] = the polynomial of text[0, i), as hash_text has it. Four bytes per step on the
-  // multiplication chain; the three prefixes inside a step hang off it.
+  // The length of the longest common prefix of a and b, eight bytes at a time.
+  static size_t common_prefix_length(std::string_view a, std::string_view b)
+  {
+    const size_t n = std::min(a.size(), b.size());
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+      uint64_t x, y;
+      std::memcpy(&x, a.data() + i, 8);
+      std::memcpy(&y, b.data() + i, 8);
+      if (x != y) {
+        break;
+      }
+    }
+    while (i < n && a[i] == b[i]) {
+      ++i;
+    }
+    return i;
+  }
+
+  // prefix[i] = the polynomial of text[0, i), as hash_text has it, for i > from (prefix[0, from]
+  // already hold it). Four bytes per step on the multiplication chain; the three prefixes
+  // inside a step hang off it.
   template<bool k_fold>
-  static void prefixes(std::string_view text, uint64_t* prefix)
+  static void prefixes(std::string_view text, size_t from, uint64_t* prefix)
   {
     constexpr uint64_t k_b2 = k_base * k_base;
     constexpr uint64_t k_b3 = k_b2 * k_base;
@@ -288,9 +345,9 @@ private:
       return static_cast<uint64_t>(static_cast<unsigned char>(fold(text[i], k_fold)));
     };
     const size_t n = text.size();
-    uint64_t h = 0;
-    size_t i = 0;
     prefix[0] = 0;
+    uint64_t h = prefix[from];
+    size_t i = from;
     for (; i + 4 <= n; i += 4) {
       const uint64_t ab = byte(i) * k_base + byte(i + 1);
       const uint64_t abc = ab * k_base + byte(i + 2);
@@ -736,11 +793,7 @@ EntryIndex::EntryIndex(std::span<const Spelling> spellings, size_t entries, cons
         }
         continue;
       }
-      const size_t wildcard =
-        options.globs ? static_cast<size_t>(std::find_if(key.begin(), key.end(),
-                                                         [](char c) { return is_wildcard(c); }) -
-                                            key.begin())
-                      : key.size();
+      const size_t wildcard = options.globs ? first_wildcard(key) : key.size();
       // A glob's literal start, without trailing dots: "X.*" may also stand for "X" itself.
       size_t prefix = wildcard;
       while (prefix > 0 && key[prefix - 1] == '.') {

@@ -420,6 +420,58 @@ TEST(Patterns, EntryIndexFindsATailRunAnywhereInALongName)
   }
 }
 
+// A glob's literal start ends at its first wildcard (`*?[]`), found 16 bytes at a time: at
+// every position of a long key, the glob is offered to a name beginning with the text before it
+// (and not equal to the key) and not to one that differs in the last byte of that text.
+TEST(Patterns, EntryIndexEndsAGlobsLiteralStartAtItsFirstWildcard)
+{
+  for (const auto& [wildcard, rest] : std::vector<std::pair<std::string, std::string>>{
+         {"*", "bx"}, {"?", "bx"}, {"[b]", "bx"}, {"]", "]x"}}) {
+    for (size_t k = 1; k <= 40; ++k) {
+      const std::string start(k, 'a');
+      const EntryIndex index({{start + wildcard}},
+                             {.mode = EntryIndex::Mode::exact, .globs = true});
+      EXPECT_EQ(candidates_of(index, start + rest), std::vector<uint32_t>{0})
+        << wildcard << " after " << k;
+      EXPECT_TRUE(candidates_of(index, start.substr(0, k - 1) + "c" + rest).empty())
+        << wildcard << " after " << k;
+    }
+  }
+}
+
+// Names come in runs that share most of their text (siblings, then the next layer), and a
+// name's prefix hashes are kept for the part it shares with the name before it, case-sensitive
+// or not. Each name is checked against a search, alternating between a case-sensitive and a
+// case-insensitive index over the same keys.
+TEST(Patterns, EntryIndexAnswersNamesSharingTheirStartWithTheNameBefore)
+{
+  test::Lcg next(31337);
+  const auto word = [&](size_t max) { return random_word(next, "abA.", max); };
+  size_t hits = 0;
+  for (int round = 0; round < 300; ++round) {
+    std::vector<std::vector<std::string>> keys;
+    std::vector<SubstringSet::Key> searched;
+    for (size_t i = next(10) + 1; i > 0; --i) {
+      keys.push_back({word(6)});
+      searched.push_back({keys.back()[0], static_cast<uint32_t>(searched.size())});
+    }
+    const EntryIndex plain(keys, {.mode = EntryIndex::Mode::substring});
+    const EntryIndex folded(keys, {.mode = EntryIndex::Mode::substring, .case_insensitive = true});
+    std::string name = word(30);
+    for (int t = 0; t < 40; ++t) {
+      // The next name keeps a random start of this one, sometimes all of it.
+      name = name.substr(0, next(name.size() + 1)) + (t % 5 == 0 ? "" : word(12));
+      const bool ci = next(2) == 0;
+      std::vector<uint32_t> expected = occurrences_by_search(searched, name, ci);
+      expected.erase(std::unique(expected.begin(), expected.end()), expected.end());
+      hits += expected.size();
+      ASSERT_EQ(candidates_of(ci ? folded : plain, name), expected)
+        << "round " << round << " name '" << name << "' ci " << ci;
+    }
+  }
+  EXPECT_GT(hits, 5000u);
+}
+
 TEST(Patterns, RegexLiteralStartStopsWhereTheRegexMayDiffer)
 {
   EXPECT_EQ(regex_literal_start(R"(model\.layers\.3\.mlp\.experts\..*)"),
