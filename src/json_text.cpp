@@ -1,6 +1,7 @@
 #include "qcheck/json_text.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <charconv>
 #include <cstring>
 #include <deque>
@@ -8,6 +9,9 @@
 #include <limits>
 #include <unordered_map>
 #include <unordered_set>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace qcheck {
 
@@ -620,6 +624,13 @@ kind_name(Kind kind)
 
 // ---- JSON pointers ----
 
+// A pointer for messages: "" is the document itself.
+std::string
+where(std::string_view pointer)
+{
+  return pointer.empty() ? std::string("the root") : std::string(pointer);
+}
+
 struct PointerToken
 {
   std::string key;    // unescaped
@@ -660,13 +671,6 @@ parse_pointer(std::string_view pointer)
       token.key += pointer[i++];
     }
   }
-}
-
-// A pointer for messages: "" is the document itself.
-std::string
-where(std::string_view pointer)
-{
-  return pointer.empty() ? std::string("the root") : std::string(pointer);
 }
 
 // An array index token: digits without a leading zero.
@@ -1249,6 +1253,315 @@ locate_all(std::string_view text, const std::vector<std::string>& pointers)
     position.line = static_cast<uint32_t>(line - line_starts.begin() + 1);
     position.column = static_cast<uint32_t>(node.begin - *line + 1);
     out.emplace_back(JsonSpan{node.begin, node.end, position});
+  }
+  return out;
+}
+
+namespace {
+
+// Follows pointers through a text read as JSON before, all in one pass: a value on some
+// pointer's path is read member by member (or element by element), any other value is skipped
+// without being built. A pointer is not found where its path is not there; the walk fails where
+// the text is not JSON as far as it reads it (what lies beside the paths is checked only as far
+// as skipping needs).
+class PathWalk
+{
+public:
+  // `paths`: the tokens of each pointer.
+  PathWalk(std::string_view text, const std::vector<std::vector<PointerToken>>& paths)
+    : m_text(text), m_steps(1), m_spans(paths.size())
+  {
+    for (uint32_t p = 0; p < paths.size(); ++p) {
+      uint32_t step = 0;
+      m_steps[0].below.push_back(p);
+      for (const PointerToken& token : paths[p]) {
+        step = child(step, token.key);
+        m_steps[step].below.push_back(p);
+      }
+      m_steps[step].ends.push_back(p);
+    }
+  }
+
+  // The [begin, end) of each path's value, nullopt where there is none; nullopt for all when
+  // the text is not JSON where the walk read it.
+  std::optional<std::vector<std::optional<std::pair<size_t, size_t>>>> run()
+  {
+    m_pos = m_text.starts_with("\xEF\xBB\xBF") ? 3 : 0;
+    skip_space();
+    if (!value(0)) {
+      return std::nullopt;
+    }
+    return std::move(m_spans);
+  }
+
+private:
+  // A node of the paths' tree: the pointers reaching a value, and where they go from it.
+  struct Step
+  {
+    std::vector<std::pair<std::string, uint32_t>> keys; // member name -> step
+    std::vector<std::pair<size_t, uint32_t>> indices;   // element index -> step, sorted
+    std::vector<uint32_t> ends;                         // the pointers naming this value
+    std::vector<uint32_t> below;                        // the pointers through it
+  };
+
+  uint32_t child(uint32_t step, const std::string& key)
+  {
+    for (const auto& [k, next] : m_steps[step].keys) {
+      if (k == key) {
+        return next;
+      }
+    }
+    const auto next = static_cast<uint32_t>(m_steps.size());
+    m_steps[step].keys.emplace_back(key, next);
+    if (const std::optional<size_t> index = array_index(key)) {
+      auto& indices = m_steps[step].indices;
+      indices.insert(std::upper_bound(indices.begin(), indices.end(), std::pair{*index, next}),
+                     {*index, next});
+    }
+    m_steps.emplace_back();
+    return next;
+  }
+
+  bool at(char c) const { return m_pos < m_text.size() && m_text[m_pos] == c; }
+
+  void skip_space()
+  {
+    m_pos = static_cast<size_t>(
+      skip_json_space(m_text.data() + m_pos, m_text.data() + m_text.size()) - m_text.data());
+  }
+
+  // At the value reached by `step`: past it, with the spans of the pointers under it.
+  bool value(uint32_t step)
+  {
+    const size_t begin = m_pos;
+    const Step& s = m_steps[step];
+    bool read = true;
+    if (at('{') && !s.keys.empty()) {
+      read = object(s);
+    } else if (at('[') && !s.indices.empty()) {
+      read = array(s);
+    } else {
+      read = skip_value();
+    }
+    if (!read) {
+      return false;
+    }
+    for (const uint32_t p : m_steps[step].ends) {
+      m_spans[p] = std::pair{begin, m_pos};
+    }
+    return true;
+  }
+
+  // At '{': each member on a path is followed (a later member of the same name replaces what an
+  // earlier one gave, as Python and locate_all() read duplicates), the others skipped.
+  bool object(const Step& s)
+  {
+    ++m_pos;
+    skip_space();
+    if (at('}')) {
+      ++m_pos;
+      return true;
+    }
+    for (;;) {
+      const size_t key_begin = m_pos;
+      if (!at('"') || !skip_string()) {
+        return false;
+      }
+      const std::string_view token = m_text.substr(key_begin, m_pos - key_begin);
+      skip_space();
+      if (!at(':')) {
+        return false;
+      }
+      ++m_pos;
+      skip_space();
+      const std::string_view raw = token.substr(1, token.size() - 2);
+      std::string decoded;
+      if (raw.find('\\') != std::string_view::npos) {
+        decoded = decode_string(token);
+      }
+      const std::string_view key = decoded.empty() ? raw : decoded;
+      const auto next =
+        std::find_if(s.keys.begin(), s.keys.end(), [&](const auto& k) { return k.first == key; });
+      if (next == s.keys.end()) {
+        if (!skip_value()) {
+          return false;
+        }
+      } else {
+        for (const uint32_t p : m_steps[next->second].below) {
+          m_spans[p].reset();
+        }
+        if (!value(next->second)) {
+          return false;
+        }
+      }
+      if (!after_item('}')) {
+        return false;
+      }
+      if (m_text[m_pos - 1] == '}') {
+        return true;
+      }
+    }
+  }
+
+  // At '[': each element on a path is followed, the others skipped.
+  bool array(const Step& s)
+  {
+    ++m_pos;
+    skip_space();
+    if (at(']')) {
+      ++m_pos;
+      return true;
+    }
+    auto wanted = s.indices.begin();
+    for (size_t index = 0;; ++index) {
+      while (wanted != s.indices.end() && wanted->first < index) {
+        ++wanted;
+      }
+      if (wanted != s.indices.end() && wanted->first == index) {
+        if (!value(wanted->second)) {
+          return false;
+        }
+      } else if (!skip_value()) {
+        return false;
+      }
+      if (!after_item(']')) {
+        return false;
+      }
+      if (m_text[m_pos - 1] == ']') {
+        return true;
+      }
+    }
+  }
+
+  // After a member or element: past the comma to the next one, or past `close`.
+  bool after_item(char close)
+  {
+    skip_space();
+    if (at(close)) {
+      ++m_pos;
+      return true;
+    }
+    if (!at(',')) {
+      return false;
+    }
+    ++m_pos;
+    skip_space();
+    return m_pos < m_text.size() && m_text[m_pos] != close;
+  }
+
+  // At '"': past the closing quote.
+  bool skip_string()
+  {
+    const char* const end = m_text.data() + m_text.size();
+    const char* p = m_text.data() + m_pos + 1;
+    for (;;) {
+      p = find_string_special(p, end);
+      if (p == end || static_cast<unsigned char>(*p) < 0x20) {
+        return false;
+      }
+      if (*p == '"') {
+        m_pos = static_cast<size_t>(p + 1 - m_text.data());
+        return true;
+      }
+      if (end - p < 2) { // a backslash and the byte it escapes
+        return false;
+      }
+      p += 2;
+    }
+  }
+
+  // Past the value here: a string, a container with whatever it nests (brackets counted, strings
+  // skipped), or a scalar up to the next delimiter.
+  bool skip_value()
+  {
+    if (m_pos >= m_text.size()) {
+      return false;
+    }
+    const char c = m_text[m_pos];
+    if (c == '"') {
+      return skip_string();
+    }
+    if (c == '{' || c == '[') {
+      size_t depth = 0;
+      while (m_pos < m_text.size()) {
+        const char b = m_text[m_pos];
+        if (b == '"') {
+          if (!skip_string()) {
+            return false;
+          }
+          continue;
+        }
+        ++m_pos;
+        if (b == '{' || b == '[') {
+          ++depth;
+        } else if ((b == '}' || b == ']') && --depth == 0) {
+          return true;
+        }
+      }
+      return false;
+    }
+    // A number, true, false, null (or NaN, Infinity, which locate_all() also reads).
+    if (c != '-' && !is_digit(c) && std::string_view("tfnNI").find(c) == std::string_view::npos) {
+      return false;
+    }
+    while (m_pos < m_text.size() && !is_space(m_text[m_pos]) && m_text[m_pos] != ',' &&
+           m_text[m_pos] != ']' && m_text[m_pos] != '}') {
+      ++m_pos;
+    }
+    return true;
+  }
+
+  std::string_view m_text;
+  size_t m_pos = 0;
+  std::vector<Step> m_steps; // [0]: the root
+  std::vector<std::optional<std::pair<size_t, size_t>>> m_spans;
+};
+
+// The position of a byte offset, counting the line breaks before it 16 bytes at a time.
+TextPosition
+fast_position_of(std::string_view text, size_t offset)
+{
+  const char* const begin = text.data();
+  const char* p = begin;
+  const char* const stop = begin + offset;
+  uint32_t breaks = 0;
+#if defined(__SSE2__)
+  for (; stop - p >= 16; p += 16) {
+    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    breaks += static_cast<uint32_t>(std::popcount(
+      static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(bytes, _mm_set1_epi8('\n'))))));
+  }
+#endif
+  breaks += static_cast<uint32_t>(std::count(p, stop, '\n'));
+  const auto* last = static_cast<const char*>(memrchr(begin, '\n', offset));
+  const size_t line_start = last == nullptr ? 0 : static_cast<size_t>(last - begin) + 1;
+  return TextPosition{breaks + 1, static_cast<uint32_t>(offset - line_start + 1)};
+}
+
+} // namespace
+
+std::vector<Expected<JsonSpan>>
+locate_along_paths(std::string_view text, const std::vector<std::string>& pointers)
+{
+  if (text.size() > k_max_text) {
+    return locate_all(text, pointers);
+  }
+  std::vector<std::vector<PointerToken>> paths;
+  for (const std::string& pointer : pointers) {
+    auto tokens = parse_pointer(pointer);
+    if (!tokens || tokens->size() > k_json_max_depth) {
+      return locate_all(text, pointers); // its messages, for every pointer alike
+    }
+    paths.push_back(std::move(tokens).value());
+  }
+  const auto spans = PathWalk(text, paths).run();
+  if (!spans || std::any_of(spans->begin(), spans->end(), [](const auto& s) { return !s; })) {
+    return locate_all(text, pointers);
+  }
+  std::vector<Expected<JsonSpan>> out;
+  out.reserve(pointers.size());
+  for (const auto& span : *spans) {
+    out.emplace_back(JsonSpan{span->first, span->second, fast_position_of(text, span->first)});
   }
   return out;
 }

@@ -2136,7 +2136,7 @@ resolve_positions(const FileSystem& fs, const std::string& root, Report& report,
         spanning.push_back(i);
       }
     }
-    const auto spans = locate_all(*text, pointers);
+    const auto spans = locate_along_paths(*text, pointers);
     for (size_t i = 0; i < findings.size(); ++i) {
       if (!spans[i]) {
         continue;

@@ -3,11 +3,13 @@
 // still means the original document plus the new entries.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "builder.hpp"
 #include "qcheck/json_text.hpp"
 
 using namespace qcheck;
@@ -706,6 +708,127 @@ TEST(JsonTextLocate, NotFoundMessages)
             "no value at /a/-: /a has no element \"-\" (it has 2)");
   EXPECT_EQ(locate_error(R"({"a": 1})", "/a/b"),
             "no value at /a/b: /a is a number, not an object or array");
+}
+
+// Random JSON for the walk: objects (keys repeated, escaped, holding '/' and '~'), arrays,
+// strings holding brackets and escaped quotes, scalars, empty containers, any JSON whitespace;
+// `pointers` gets the pointer of every value written.
+void
+random_json(test::Lcg& next, int depth, const std::string& pointer, std::string& out,
+            std::vector<std::string>& pointers)
+{
+  static const std::vector<std::string> k_spaces{"", " ", "\n", "\r\n  ", "\t", "\n\n    "};
+  // Keys as written, and as a pointer names them.
+  static const std::vector<std::pair<std::string, std::string>> k_keys{
+    {R"("a")", "/a"},      {R"("b")", "/b"},     {R"("a/b")", "/a~1b"},
+    {R"("m~n")", "/m~0n"}, {R"("")", "/"},       {R"("caf\u00e9")", "/caf\xC3\xA9"},
+    {R"("q\"")", "/q\""},  {R"("\u0061")", "/a"}};
+  static const std::vector<std::string> k_scalars{
+    R"("x")", R"("[{\"]}")", R"("\\")", "-1.5e3", "0", "true", "false", "null", "[]", "{}"};
+  const auto space = [&] { out += k_spaces[next(k_spaces.size())]; };
+  pointers.push_back(pointer);
+  const size_t kind = depth >= 4 ? 2 : next(3);
+  if (kind == 2) {
+    out += k_scalars[next(k_scalars.size())];
+    return;
+  }
+  const bool object = kind == 0;
+  out += object ? '{' : '[';
+  const size_t count = next(5) + 1;
+  for (size_t i = 0; i < count; ++i) {
+    out += i > 0 ? "," : "";
+    space();
+    std::string child = pointer + "/" + std::to_string(i);
+    if (object) {
+      const auto& [written, token] = k_keys[next(k_keys.size())];
+      out += written;
+      space();
+      out += ':';
+      space();
+      child = pointer + token;
+    }
+    random_json(next, depth + 1, child, out, pointers);
+    space();
+  }
+  out += object ? '}' : ']';
+}
+
+// The walk gives locate_all()'s spans and positions for every value of random documents (the last
+// of repeated keys), its pointers followed alone, sixteen at a time or all in one pass; pointers
+// to nothing get locate_all()'s answers, messages included.
+TEST(JsonTextLocate, WalkingAlongPathsAgreesWithTheFullScan)
+{
+  test::Lcg next(2026);
+  size_t walked = 0;
+  for (int round = 0; round < 400; ++round) {
+    std::string text = round % 7 == 0 ? "\xEF\xBB\xBF" : "";
+    std::vector<std::string> pointers;
+    random_json(next, 0, "", text, pointers);
+    text += round % 3 == 0 ? "\n" : "";
+    pointers.push_back("/zz");
+    pointers.push_back(pointers[next(pointers.size())] + "/9");
+    pointers.push_back(pointers[next(pointers.size())] + "/a");
+    const auto full = locate_all(text, pointers);
+    const auto compare = [&](size_t first, size_t count) {
+      const std::vector<std::string> some(pointers.begin() + static_cast<std::ptrdiff_t>(first),
+                                          pointers.begin() +
+                                            static_cast<std::ptrdiff_t>(first + count));
+      const auto walk = locate_along_paths(text, some);
+      ASSERT_EQ(walk.size(), count);
+      for (size_t i = 0; i < count; ++i) {
+        const auto& expected = full[first + i];
+        ASSERT_EQ(bool(walk[i]), bool(expected)) << text << "\n" << some[i];
+        if (!expected) {
+          EXPECT_EQ(walk[i].error(), expected.error());
+          continue;
+        }
+        ++walked;
+        EXPECT_EQ(walk[i]->begin, expected->begin) << text << "\n" << some[i];
+        EXPECT_EQ(walk[i]->end, expected->end) << text << "\n" << some[i];
+        EXPECT_EQ(walk[i]->start.line, expected->start.line) << text << "\n" << some[i];
+        EXPECT_EQ(walk[i]->start.column, expected->start.column) << text << "\n" << some[i];
+      }
+    };
+    for (size_t i = 0; i < pointers.size(); ++i) {
+      compare(i, 1);
+    }
+    for (size_t i = 0; i < pointers.size(); i += 16) {
+      compare(i, std::min<size_t>(16, pointers.size() - i));
+    }
+    compare(0, pointers.size());
+  }
+  EXPECT_GT(walked, 10000u);
+}
+
+// A long list, as finding positions need it: an element near its end, on its own line.
+TEST(JsonTextLocate, WalkingFindsTheLastElementsOfALongList)
+{
+  std::string text = "{\n  \"quantization_config\": {\n    \"bits\": [1, {\"x\": \"]\"}],\n"
+                     "    \"ignore\": [\n";
+  for (int i = 0; i < 50000; ++i) {
+    text += fmt::format("      \"model.layers.{}.mlp\"{}\n", i, i + 1 < 50000 ? "," : "");
+  }
+  text += "    ]\n  }\n}\n";
+  const auto spans = locate_along_paths(
+    text, {"/quantization_config/ignore/49999", "/quantization_config/ignore/0"});
+  ASSERT_TRUE(spans[0]) << spans[0].error();
+  EXPECT_EQ(text.substr(spans[0]->begin, spans[0]->end - spans[0]->begin),
+            "\"model.layers.49999.mlp\"");
+  EXPECT_EQ(spans[0]->start.line, 50004u);
+  EXPECT_EQ(spans[0]->start.column, 7u);
+  ASSERT_TRUE(spans[1]) << spans[1].error();
+  EXPECT_EQ(spans[1]->start.line, 5u);
+}
+
+// The walk reads only what its path needs: a text that is not JSON beside the path (a trailing
+// comma in another member) still gives the span there, which the full scan refuses.
+TEST(JsonTextLocate, WalkingDoesNotCheckTheTextBesideThePath)
+{
+  const std::string text = R"({"a": {"b": [1, 2,]}, "c": "d"})";
+  EXPECT_FALSE(locate(text, "/c"));
+  const auto spans = locate_along_paths(text, {"/c"});
+  ASSERT_TRUE(spans[0]) << spans[0].error();
+  EXPECT_EQ(text.substr(spans[0]->begin, spans[0]->end - spans[0]->begin), "\"d\"");
 }
 
 TEST(JsonTextLocate, PositionOf)

@@ -3,7 +3,7 @@
 // of a new object member). Every array and object of the document, and a missing key in every
 // object, is patched in turn; each successful edit must re-parse (nlohmann) to the original
 // document plus exactly the new entries, and leave every byte before the edited value's opening
-// bracket and after its closing one unchanged.
+// bracket and after its closing one unchanged. locate_along_paths() must agree with locate().
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -270,9 +270,22 @@ LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
   const std::string key = entries[0];
   const std::string value_json = entries.size() > 1 ? entries[1] : "{\"bits\":16}";
 
-  // Arbitrary pointer text must fail cleanly or point inside the text.
-  if (const auto span = locate(text, entries[0])) {
-    QCHECK_FUZZ_CHECK(span->begin < span->end && span->end <= text.size());
+  // Arbitrary pointer text must fail cleanly or point inside the text; so must the walk along
+  // the path, which on valid JSON gives the same span.
+  const auto any_span = locate(text, entries[0]);
+  if (any_span) {
+    QCHECK_FUZZ_CHECK(any_span->begin < any_span->end && any_span->end <= text.size());
+  }
+  const auto any_walk = locate_along_paths(text, {entries[0]});
+  QCHECK_FUZZ_CHECK(any_walk.size() == 1);
+  if (any_walk[0]) {
+    QCHECK_FUZZ_CHECK(any_walk[0]->begin < any_walk[0]->end && any_walk[0]->end <= text.size());
+  }
+  if (any_span) {
+    QCHECK_FUZZ_CHECK(any_walk[0] && any_walk[0]->begin == any_span->begin &&
+                      any_walk[0]->end == any_span->end &&
+                      any_walk[0]->start.line == any_span->start.line &&
+                      any_walk[0]->start.column == any_span->start.column);
   }
 
   const std::optional<std::string> refusal = edit_refusal(text);
@@ -302,6 +315,8 @@ LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
   for (const Target& target : targets.arrays) {
     const auto span = locate(text, target.pointer);
     QCHECK_FUZZ_CHECK(span.has_value());
+    const auto walked = locate_along_paths(text, {target.pointer});
+    QCHECK_FUZZ_CHECK(walked[0] && walked[0]->begin == span->begin && walked[0]->end == span->end);
     const Json located =
       Json::parse(text.substr(span->begin, span->end - span->begin), nullptr, false);
     QCHECK_FUZZ_CHECK(located == *target.value);
