@@ -624,11 +624,34 @@ kind_name(Kind kind)
 
 // ---- JSON pointers ----
 
+// A pointer as messages show it: control characters (a key may hold a line break) escaped as
+// in a JSON string, so that every message stays on one line.
+std::string
+shown(std::string_view pointer)
+{
+  std::string out;
+  for (const char c : pointer) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (byte < 0x20 || byte == 0x7f) {
+      out += fmt::format("\\u{:04x}", byte);
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 // A pointer for messages: "" is the document itself.
 std::string
 where(std::string_view pointer)
 {
-  return pointer.empty() ? std::string("the root") : std::string(pointer);
+  return pointer.empty() ? std::string("the root") : shown(pointer);
 }
 
 struct PointerToken
@@ -645,8 +668,8 @@ parse_pointer(std::string_view pointer)
     return tokens;
   }
   if (pointer[0] != '/') {
-    return unexpected(
-      fmt::format("invalid JSON pointer \"{}\": it must be empty or start with '/'", pointer));
+    return unexpected(fmt::format("invalid JSON pointer \"{}\": it must be empty or start with '/'",
+                                  shown(pointer)));
   }
   PointerToken token;
   size_t i = 1;
@@ -662,8 +685,8 @@ parse_pointer(std::string_view pointer)
     } else if (pointer[i] == '~') {
       const char next = i + 1 < pointer.size() ? pointer[i + 1] : '\0';
       if (next != '0' && next != '1') {
-        return unexpected(
-          fmt::format("invalid JSON pointer \"{}\": '~' must be followed by '0' or '1'", pointer));
+        return unexpected(fmt::format(
+          "invalid JSON pointer \"{}\": '~' must be followed by '0' or '1'", shown(pointer)));
       }
       token.key += next == '0' ? '~' : '/';
       i += 2;
@@ -812,13 +835,13 @@ not_found(const Document& doc, std::string_view pointer, const std::vector<Point
   const std::string at = where(pointer_prefix(pointer, tokens, r.missing));
   const std::string& key = tokens[r.missing].key;
   if (parent.kind == Kind::object) {
-    return fmt::format("no value at {}: {} has no key {}", pointer, at, escape_json(key));
+    return fmt::format("no value at {}: {} has no key {}", shown(pointer), at, escape_json(key));
   }
   if (parent.kind == Kind::array) {
-    return fmt::format("no value at {}: {} has no element {} (it has {})", pointer, at,
+    return fmt::format("no value at {}: {} has no element {} (it has {})", shown(pointer), at,
                        escape_json(key), parent.count);
   }
-  return fmt::format("no value at {}: {} is {}, not an object or array", pointer, at,
+  return fmt::format("no value at {}: {} is {}, not an object or array", shown(pointer), at,
                      kind_name(parent.kind));
 }
 
@@ -1134,12 +1157,12 @@ creatable(const Document& doc, std::string_view pointer, const std::vector<Point
           const Resolved& r)
 {
   if (r.missing + 1 != tokens.size()) {
-    return unexpected(fmt::format("cannot add {}: {} does not exist", pointer,
+    return unexpected(fmt::format("cannot add {}: {} does not exist", shown(pointer),
                                   where(pointer_prefix(pointer, tokens, r.missing + 1))));
   }
   const Node& parent = doc.nodes[r.parent];
   if (parent.kind != Kind::object) {
-    return unexpected(fmt::format("cannot add {}: {} is {}, not an object", pointer,
+    return unexpected(fmt::format("cannot add {}: {} is {}, not an object", shown(pointer),
                                   where(pointer_prefix(pointer, tokens, r.missing)),
                                   kind_name(parent.kind)));
   }
@@ -1773,7 +1796,7 @@ remove_from_string_array(std::string_view text, std::string_view pointer,
     return unexpected(array.error());
   }
   if (array->end - array->begin < 2 || text[array->begin] != '[') {
-    return unexpected(fmt::format("{} is not an array", pointer));
+    return unexpected(fmt::format("{} is not an array", shown(pointer)));
   }
   // Element spans through their pointers; values decoded with nlohmann-free logic: the entries
   // compare against the raw JSON string without quotes when it has no escapes.

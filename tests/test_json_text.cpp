@@ -831,6 +831,18 @@ TEST(JsonTextLocate, WalkingDoesNotCheckTheTextBesideThePath)
   EXPECT_EQ(text.substr(spans[0]->begin, spans[0]->end - spans[0]->begin), "\"d\"");
 }
 
+// A key may hold a line break or another control character: messages show the pointer with
+// them escaped, so that each stays one line (found by fuzz_json_patch).
+TEST(JsonTextLocate, MessagesEscapeControlCharactersOfPointers)
+{
+  EXPECT_EQ(locate_error(R"({"a": 1})", "/k\nx\x01"),
+            "no value at /k\\nx\\u0001: the root has no key \"k\\nx\\u0001\"");
+  EXPECT_EQ(locate_error(R"({"a": 1})", "k\t"),
+            "invalid JSON pointer \"k\\t\": it must be empty or start with '/'");
+  EXPECT_EQ(append_error(R"({"k\nore": []})", "/k\nore", {"\xff"}),
+            "cannot append to /k\\nore: entry 1 is not valid UTF-8");
+}
+
 TEST(JsonTextLocate, PositionOf)
 {
   const std::string text = "ab\ncd\r\nef";
