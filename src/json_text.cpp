@@ -1724,7 +1724,11 @@ add_object_member(std::string_view text, std::string_view pointer, const std::st
     if (auto ok = creatable(*doc, pointer, *tokens, r); !ok) {
       return unexpected(ok.error());
     }
-    const std::string wrapped = "{" + escape_json(key) + ":" + value_json + "}";
+    // The value itself: without a byte order mark or spaces around it.
+    const Node& root = value->nodes.front();
+    const std::string wrapped =
+      fmt::format("{{{}:{}}}", escape_json(key),
+                  std::string_view(value_json).substr(root.begin, root.end - root.begin));
     const auto object = scan(wrapped);
     if (!object) {
       return unexpected(object.error());

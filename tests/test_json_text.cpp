@@ -600,6 +600,18 @@ TEST(JsonTextObject, KeyIsEscapedAndResultReparses)
   EXPECT_EQ(*again, *after);
 }
 
+// A value read as JSON is added as its value alone: a byte order mark before it (which readers
+// skip) does not end up inside the new object (found by fuzz_json_patch).
+TEST(JsonTextObject, ValueWithAByteOrderMarkIsAddedWithoutIt)
+{
+  for (const char* pointer : {"/d", "/e"}) {
+    auto added = add_object_member(R"({"d": {}})", pointer, "k", "\xEF\xBB\xBF null ");
+    ASSERT_TRUE(added) << pointer << ": " << added.error();
+    const Json parsed = Json::parse(*added);
+    EXPECT_TRUE(parsed.at(std::string(pointer).substr(1)).at("k").is_null()) << *added;
+  }
+}
+
 TEST(JsonTextObject, Errors)
 {
   auto bad_value = add_object_member(R"({"d": {}})", "/d", "k", "{bad");
