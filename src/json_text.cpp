@@ -7,6 +7,8 @@
 #include <deque>
 #include <fmt/format.h>
 #include <limits>
+#include <map>
+#include <numeric>
 #include <unordered_map>
 #include <unordered_set>
 #if defined(__SSE2__)
@@ -1303,6 +1305,9 @@ public:
       }
       m_steps[step].ends.push_back(p);
     }
+    for (Step& s : m_steps) {
+      std::sort(s.indices.begin(), s.indices.end());
+    }
   }
 
   // The [begin, end) of each path's value, nullopt where there is none; nullopt for all when
@@ -1321,25 +1326,22 @@ private:
   // A node of the paths' tree: the pointers reaching a value, and where they go from it.
   struct Step
   {
-    std::vector<std::pair<std::string, uint32_t>> keys; // member name -> step
-    std::vector<std::pair<size_t, uint32_t>> indices;   // element index -> step, sorted
-    std::vector<uint32_t> ends;                         // the pointers naming this value
-    std::vector<uint32_t> below;                        // the pointers through it
+    std::map<std::string, uint32_t, std::less<>> keys; // member name -> step
+    std::vector<std::pair<size_t, uint32_t>> indices;  // element index -> step, sorted
+    std::vector<uint32_t> ends;                        // the pointers naming this value
+    std::vector<uint32_t> below;                       // the pointers through it
   };
 
+  // Thousands of pointers into one list or object cost a lookup each, not a pass over the others.
   uint32_t child(uint32_t step, const std::string& key)
   {
-    for (const auto& [k, next] : m_steps[step].keys) {
-      if (k == key) {
-        return next;
-      }
-    }
     const auto next = static_cast<uint32_t>(m_steps.size());
-    m_steps[step].keys.emplace_back(key, next);
+    const auto [at, added] = m_steps[step].keys.try_emplace(key, next);
+    if (!added) {
+      return at->second;
+    }
     if (const std::optional<size_t> index = array_index(key)) {
-      auto& indices = m_steps[step].indices;
-      indices.insert(std::upper_bound(indices.begin(), indices.end(), std::pair{*index, next}),
-                     {*index, next});
+      m_steps[step].indices.emplace_back(*index, next);
     }
     m_steps.emplace_back();
     return next;
@@ -1403,8 +1405,7 @@ private:
         decoded = decode_string(token);
       }
       const std::string_view key = decoded.empty() ? raw : decoded;
-      const auto next =
-        std::find_if(s.keys.begin(), s.keys.end(), [&](const auto& k) { return k.first == key; });
+      const auto next = s.keys.find(key);
       if (next == s.keys.end()) {
         if (!skip_value()) {
           return false;
@@ -1540,25 +1541,44 @@ private:
   std::vector<std::optional<std::pair<size_t, size_t>>> m_spans;
 };
 
-// The position of a byte offset, counting the line breaks before it 16 bytes at a time.
-TextPosition
-fast_position_of(std::string_view text, size_t offset)
+// The line breaks in [from, to), 16 bytes at a time.
+uint32_t
+count_line_breaks(const char* from, const char* to)
 {
-  const char* const begin = text.data();
-  const char* p = begin;
-  const char* const stop = begin + offset;
   uint32_t breaks = 0;
 #if defined(__SSE2__)
-  for (; stop - p >= 16; p += 16) {
-    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  for (; to - from >= 16; from += 16) {
+    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from));
     breaks += static_cast<uint32_t>(std::popcount(
       static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(bytes, _mm_set1_epi8('\n'))))));
   }
 #endif
-  breaks += static_cast<uint32_t>(std::count(p, stop, '\n'));
-  const auto* last = static_cast<const char*>(memrchr(begin, '\n', offset));
-  const size_t line_start = last == nullptr ? 0 : static_cast<size_t>(last - begin) + 1;
-  return TextPosition{breaks + 1, static_cast<uint32_t>(offset - line_start + 1)};
+  return breaks + static_cast<uint32_t>(std::count(from, to, '\n'));
+}
+
+// The positions of byte offsets, from one pass over the text up to the last of them.
+std::vector<TextPosition>
+positions_of(std::string_view text, const std::vector<size_t>& offsets)
+{
+  std::vector<size_t> order(offsets.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return offsets[a] < offsets[b]; });
+  std::vector<TextPosition> out(offsets.size());
+  size_t counted = 0;    // the line breaks before this offset are counted:
+  uint32_t breaks = 0;   // this many,
+  size_t line_start = 0; // and the line holding the offset starts here
+  for (const size_t i : order) {
+    const size_t offset = offsets[i];
+    breaks += count_line_breaks(text.data() + counted, text.data() + offset);
+    if (const auto* last =
+          static_cast<const char*>(memrchr(text.data() + counted, '\n', offset - counted))) {
+      line_start = static_cast<size_t>(last - text.data()) + 1;
+    }
+    counted = offset;
+    out[i] = TextPosition{breaks + 1, static_cast<uint32_t>(offset - line_start + 1)};
+  }
+  return out;
 }
 
 } // namespace
@@ -1581,10 +1601,16 @@ locate_along_paths(std::string_view text, const std::vector<std::string>& pointe
   if (!spans || std::any_of(spans->begin(), spans->end(), [](const auto& s) { return !s; })) {
     return locate_all(text, pointers);
   }
+  std::vector<size_t> offsets;
+  offsets.reserve(spans->size());
+  for (const auto& span : *spans) {
+    offsets.push_back(span->first);
+  }
+  const std::vector<TextPosition> positions = positions_of(text, offsets);
   std::vector<Expected<JsonSpan>> out;
   out.reserve(pointers.size());
-  for (const auto& span : *spans) {
-    out.emplace_back(JsonSpan{span->first, span->second, fast_position_of(text, span->first)});
+  for (size_t i = 0; i < spans->size(); ++i) {
+    out.emplace_back(JsonSpan{(*spans)[i]->first, (*spans)[i]->second, positions[i]});
   }
   return out;
 }

@@ -830,6 +830,16 @@ TEST(JsonTextLocate, WalkingFindsTheLastElementsOfALongList)
   EXPECT_EQ(spans[0]->start.column, 7u);
   ASSERT_TRUE(spans[1]) << spans[1].error();
   EXPECT_EQ(spans[1]->start.line, 5u);
+  // Every element at once, in reverse order: one pass, whatever their number.
+  std::vector<std::string> pointers;
+  for (int i = 49999; i >= 0; --i) {
+    pointers.push_back(fmt::format("/quantization_config/ignore/{}", i));
+  }
+  const auto all = locate_along_paths(text, pointers);
+  for (int i = 0; i < 50000; ++i) {
+    ASSERT_TRUE(all[49999 - i]) << i;
+    ASSERT_EQ(all[49999 - i]->start.line, static_cast<uint32_t>(5 + i)) << i;
+  }
 }
 
 // The walk reads only what its path needs: a text that is not JSON beside the path (a trailing
