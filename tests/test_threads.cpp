@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <mutex>
 #include <pthread.h>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -155,6 +156,57 @@ TEST(ThreadStart, ACheckpointLintsAlikeWhicheverThreadsStart)
     const int refusals = g_refused.load();
     allow_threads(-1);
     EXPECT_GT(refusals, 0) << allowed << " threads allowed";
+    EXPECT_EQ(refused, alone) << allowed << " threads allowed";
+  }
+}
+
+// Each engine's decisions are split between threads: with 400 layers per engine and decisions
+// that differ from layer to layer, every thread count gives the same report, and the
+// unquantized layers the list leaves out are exactly the ones reported.
+TEST(ThreadStart, ManyLayersAreDecidedAlikeWhicheverThreadsStart)
+{
+  // Every module stored BF16, every third layer listed: each layer left out is reported.
+  std::vector<TensorSpec> tensors;
+  std::string ignore = R"("lm_head")";
+  std::set<std::string> expected;
+  for (size_t layer = 0; layer < 200; ++layer) {
+    for (const char* p : {"self_attn.o_proj", "mlp.down_proj"}) {
+      const std::string m = fmt::format("model.layers.{}.{}", layer, p);
+      tensors.push_back({m + ".weight", "BF16", {64, 64}});
+      if (layer % 3 == 0) {
+        ignore += fmt::format(R"(, "{}")", m);
+      } else {
+        expected.insert(m);
+      }
+    }
+  }
+  MemoryFileSystem fs;
+  fs.add_file("m/model.safetensors", test::safetensors(tensors));
+  fs.add_file("m/config.json",
+              R"({"architectures": ["LlamaForCausalLM"], "model_type": "llama", )"
+              R"("num_hidden_layers": 200, "quantization_config": {"quant_method": "modelopt", )"
+              R"("quant_algo": "NVFP4", "group_size": 16, "ignore": [)" +
+                ignore + "]}}");
+  const auto reported = [&](unsigned threads) {
+    LintOptions options;
+    options.threads = threads;
+    auto run = lint_path(fs, "m", options);
+    EXPECT_TRUE(run) << (run ? "" : run.error());
+    std::set<std::string> modules;
+    for (const Finding& f : run ? run->report.findings : std::vector<Finding>{}) {
+      if (f.rule == RuleId::undeclared_unquantized) {
+        modules.insert(f.modules.begin(), f.modules.end());
+      }
+    }
+    return std::pair{modules, run ? render_json({run->report}) : ""};
+  };
+  const auto [modules, alone] = reported(1);
+  EXPECT_EQ(modules, expected);
+  EXPECT_EQ(reported(4).second, alone);
+  for (const int allowed : {0, 1}) {
+    allow_threads(allowed);
+    const std::string refused = reported(2).second;
+    allow_threads(-1);
     EXPECT_EQ(refused, alone) << allowed << " threads allowed";
   }
 }
