@@ -32,8 +32,9 @@ namespace qcheck {
 inline constexpr const char* k_default_hub_endpoint = "https://huggingface.co";
 inline constexpr const char* k_curl_library = "libcurl.so.4";
 
-// Loads `library` (RTLD_NOW | RTLD_LOCAL), resolves every libcurl function used here, then
-// unloads it: the error line remote roots would report when it cannot. For tests and diagnostics.
+// Loads `library` (RTLD_NOW | RTLD_LOCAL) and resolves every libcurl function used here: the
+// error line remote roots would report when it cannot. A library that loads stays loaded for the
+// rest of the process, as after a remote read. For tests and diagnostics.
 Expected<void> check_curl_library(const std::string& library);
 
 // The Hugging Face environment: where the hub is, the token, where the local cache lies.
