@@ -130,25 +130,37 @@ fnmatch(std::string_view pattern, std::string_view text)
   return p == pattern.size();
 }
 
-bool
-has_glob_chars(std::string_view text)
+namespace {
+
+// The position of the first byte of `text` that is one of `k_bytes`, or its size: 16 bytes at a
+// time, then a plain loop (find_first_of looks each byte up in the set with memchr).
+template<char... k_bytes>
+size_t
+first_of(std::string_view text)
 {
-  // Asked of every candidate entry a matcher tries: 16 bytes at a time, then a plain loop
-  // (find_first_of looks each character up in the set with memchr).
-  const char* p = text.data();
+  const char* const begin = text.data();
+  const char* p = begin;
   const char* const end = p + text.size();
 #if defined(__SSE2__)
   for (; end - p >= 16; p += 16) {
     const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-    const __m128i glob = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(bytes, _mm_set1_epi8('*')),
-                                                   _mm_cmpeq_epi8(bytes, _mm_set1_epi8('?'))),
-                                      _mm_cmpeq_epi8(bytes, _mm_set1_epi8('[')));
-    if (_mm_movemask_epi8(glob) != 0) {
-      return true;
+    const __m128i any = (_mm_cmpeq_epi8(bytes, _mm_set1_epi8(k_bytes)) | ...);
+    if (const auto mask = static_cast<unsigned>(_mm_movemask_epi8(any)); mask != 0) {
+      return static_cast<size_t>(p - begin) + static_cast<size_t>(std::countr_zero(mask));
     }
   }
 #endif
-  return std::any_of(p, end, [](char c) { return c == '*' || c == '?' || c == '['; });
+  return static_cast<size_t>(std::find_if(p, end, [](char c) { return ((c == k_bytes) || ...); }) -
+                             begin);
+}
+
+} // namespace
+
+bool
+has_glob_chars(std::string_view text)
+{
+  // Asked of every candidate entry a matcher tries.
+  return first_of<'*', '?', '['>(text) != text.size();
 }
 
 bool
@@ -196,27 +208,12 @@ is_wildcard(char c)
   return c == '*' || c == '?' || c == '[' || c == ']';
 }
 
-// The position of the first is_wildcard() byte of `text`, or its size: 16 bytes at a time, as
-// every spelling of a long list is scanned once per index built.
+// The position of the first is_wildcard() byte of `text`, or its size (every spelling of a long
+// list is scanned once per index built).
 size_t
 first_wildcard(std::string_view text)
 {
-  const char* const begin = text.data();
-  const char* p = begin;
-  const char* const end = p + text.size();
-#if defined(__SSE2__)
-  for (; end - p >= 16; p += 16) {
-    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-    const __m128i any = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(bytes, _mm_set1_epi8('*')),
-                                                  _mm_cmpeq_epi8(bytes, _mm_set1_epi8('?'))),
-                                     _mm_or_si128(_mm_cmpeq_epi8(bytes, _mm_set1_epi8('[')),
-                                                  _mm_cmpeq_epi8(bytes, _mm_set1_epi8(']'))));
-    if (const auto mask = static_cast<unsigned>(_mm_movemask_epi8(any)); mask != 0) {
-      return static_cast<size_t>(p - begin) + static_cast<size_t>(std::countr_zero(mask));
-    }
-  }
-#endif
-  return static_cast<size_t>(std::find_if(p, end, is_wildcard) - begin);
+  return first_of<'*', '?', '[', ']'>(text);
 }
 
 char
@@ -268,13 +265,13 @@ public:
   WindowHashes(std::string_view text, bool case_insensitive)
   {
     thread_local Buffers buffers;
-    m_prefix = &buffers.prefix;
-    m_power = &buffers.power;
-    compute(text, case_insensitive, buffers);
+    m_buffers = &buffers;
+    compute(text, case_insensitive);
   }
   uint64_t window(size_t begin, size_t end) const
   {
-    return mix((*m_prefix)[end] - (*m_prefix)[begin] * (*m_power)[end - begin], end - begin);
+    const std::vector<uint64_t>& prefix = m_buffers->prefix;
+    return mix(prefix[end] - prefix[begin] * m_buffers->power[end - begin], end - begin);
   }
 
 private:
@@ -287,9 +284,10 @@ private:
     bool last_case_insensitive = false;
   };
 
-  void compute(std::string_view text, bool case_insensitive, Buffers& buffers)
+  void compute(std::string_view text, bool case_insensitive)
   {
-    std::vector<uint64_t>& power = *m_power;
+    Buffers& buffers = *m_buffers;
+    std::vector<uint64_t>& power = buffers.power;
     const size_t n = text.size();
     // Powers depend only on the length: kept from one name to the next.
     if (power.size() < n + 1) {
@@ -303,11 +301,11 @@ private:
     const size_t kept = buffers.last_case_insensitive == case_insensitive
                           ? common_prefix_length(text, buffers.last)
                           : 0;
-    m_prefix->resize(n + 1);
+    buffers.prefix.resize(n + 1);
     if (case_insensitive) {
-      prefixes<true>(text, kept, m_prefix->data());
+      prefixes<true>(text, kept, buffers.prefix.data());
     } else {
-      prefixes<false>(text, kept, m_prefix->data());
+      prefixes<false>(text, kept, buffers.prefix.data());
     }
     buffers.last.assign(text);
     buffers.last_case_insensitive = case_insensitive;
@@ -363,8 +361,7 @@ private:
     }
   }
 
-  std::vector<uint64_t>* m_prefix;
-  std::vector<uint64_t>* m_power;
+  Buffers* m_buffers;
 };
 
 void
