@@ -1,19 +1,14 @@
 #include "qcheck/json_text.hpp"
 
 #include <algorithm>
-#include <bit>
 #include <charconv>
 #include <cstring>
 #include <deque>
 #include <fmt/format.h>
 #include <limits>
 #include <map>
-#include <numeric>
 #include <unordered_map>
 #include <unordered_set>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 namespace qcheck {
 
@@ -1237,13 +1232,13 @@ locate(std::string_view text, std::string_view pointer)
   return std::move(locate_all(text, {std::string(pointer)}).front());
 }
 
-std::vector<Expected<JsonSpan>>
-locate_all(std::string_view text, const std::vector<std::string>& pointers)
+namespace {
+
+// Where each line of `text` starts: one scan, for the positions of many offsets.
+std::vector<size_t>
+line_starts(std::string_view text)
 {
-  std::vector<Expected<JsonSpan>> out;
-  out.reserve(pointers.size());
-  const auto doc = scan(text);
-  std::vector<size_t> line_starts{0};
+  std::vector<size_t> starts{0};
   for (size_t at = 0; at < text.size();) {
     const auto* newline =
       static_cast<const char*>(std::memchr(text.data() + at, '\n', text.size() - at));
@@ -1251,8 +1246,29 @@ locate_all(std::string_view text, const std::vector<std::string>& pointers)
       break;
     }
     at = static_cast<size_t>(newline - text.data()) + 1;
-    line_starts.push_back(at);
+    starts.push_back(at);
   }
+  return starts;
+}
+
+// The position of `offset` in a text whose line_starts() are `lines`.
+TextPosition
+position_in(const std::vector<size_t>& lines, size_t offset)
+{
+  const auto line = std::upper_bound(lines.begin(), lines.end(), offset) - 1;
+  return TextPosition{static_cast<uint32_t>(line - lines.begin() + 1),
+                      static_cast<uint32_t>(offset - *line + 1)};
+}
+
+} // namespace
+
+std::vector<Expected<JsonSpan>>
+locate_all(std::string_view text, const std::vector<std::string>& pointers)
+{
+  std::vector<Expected<JsonSpan>> out;
+  out.reserve(pointers.size());
+  const auto doc = scan(text);
+  const std::vector<size_t> lines = line_starts(text);
   std::optional<ChildIndex> children;
   if (doc) {
     children.emplace(*doc);
@@ -1273,11 +1289,7 @@ locate_all(std::string_view text, const std::vector<std::string>& pointers)
       continue;
     }
     const Node& node = doc->nodes[r.node];
-    const auto line = std::upper_bound(line_starts.begin(), line_starts.end(), node.begin) - 1;
-    TextPosition position;
-    position.line = static_cast<uint32_t>(line - line_starts.begin() + 1);
-    position.column = static_cast<uint32_t>(node.begin - *line + 1);
-    out.emplace_back(JsonSpan{node.begin, node.end, position});
+    out.emplace_back(JsonSpan{node.begin, node.end, position_in(lines, node.begin)});
   }
   return out;
 }
@@ -1476,22 +1488,12 @@ private:
   // At '"': past the closing quote.
   bool skip_string()
   {
-    const char* const end = m_text.data() + m_text.size();
-    const char* p = m_text.data() + m_pos + 1;
-    for (;;) {
-      p = find_string_special(p, end);
-      if (p == end || static_cast<unsigned char>(*p) < 0x20) {
-        return false;
-      }
-      if (*p == '"') {
-        m_pos = static_cast<size_t>(p + 1 - m_text.data());
-        return true;
-      }
-      if (end - p < 2) { // a backslash and the byte it escapes
-        return false;
-      }
-      p += 2;
+    const size_t close = string_token_end(m_text, m_pos);
+    if (close >= m_text.size()) {
+      return false;
     }
+    m_pos = close + 1;
+    return true;
   }
 
   // Past the value here: a string, a container with whatever it nests (brackets counted, strings
@@ -1541,46 +1543,6 @@ private:
   std::vector<std::optional<std::pair<size_t, size_t>>> m_spans;
 };
 
-// The line breaks in [from, to), 16 bytes at a time.
-uint32_t
-count_line_breaks(const char* from, const char* to)
-{
-  uint32_t breaks = 0;
-#if defined(__SSE2__)
-  for (; to - from >= 16; from += 16) {
-    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from));
-    breaks += static_cast<uint32_t>(std::popcount(
-      static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(bytes, _mm_set1_epi8('\n'))))));
-  }
-#endif
-  return breaks + static_cast<uint32_t>(std::count(from, to, '\n'));
-}
-
-// The positions of byte offsets, from one pass over the text up to the last of them.
-std::vector<TextPosition>
-positions_of(std::string_view text, const std::vector<size_t>& offsets)
-{
-  std::vector<size_t> order(offsets.size());
-  std::iota(order.begin(), order.end(), size_t{0});
-  std::sort(order.begin(), order.end(),
-            [&](size_t a, size_t b) { return offsets[a] < offsets[b]; });
-  std::vector<TextPosition> out(offsets.size());
-  size_t counted = 0;    // the line breaks before this offset are counted:
-  uint32_t breaks = 0;   // this many,
-  size_t line_start = 0; // and the line holding the offset starts here
-  for (const size_t i : order) {
-    const size_t offset = offsets[i];
-    breaks += count_line_breaks(text.data() + counted, text.data() + offset);
-    if (const auto* last =
-          static_cast<const char*>(memrchr(text.data() + counted, '\n', offset - counted))) {
-      line_start = static_cast<size_t>(last - text.data()) + 1;
-    }
-    counted = offset;
-    out[i] = TextPosition{breaks + 1, static_cast<uint32_t>(offset - line_start + 1)};
-  }
-  return out;
-}
-
 } // namespace
 
 std::vector<Expected<JsonSpan>>
@@ -1601,16 +1563,11 @@ locate_along_paths(std::string_view text, const std::vector<std::string>& pointe
   if (!spans || std::any_of(spans->begin(), spans->end(), [](const auto& s) { return !s; })) {
     return locate_all(text, pointers);
   }
-  std::vector<size_t> offsets;
-  offsets.reserve(spans->size());
-  for (const auto& span : *spans) {
-    offsets.push_back(span->first);
-  }
-  const std::vector<TextPosition> positions = positions_of(text, offsets);
+  const std::vector<size_t> lines = line_starts(text);
   std::vector<Expected<JsonSpan>> out;
   out.reserve(pointers.size());
-  for (size_t i = 0; i < spans->size(); ++i) {
-    out.emplace_back(JsonSpan{(*spans)[i]->first, (*spans)[i]->second, positions[i]});
+  for (const auto& span : *spans) {
+    out.emplace_back(JsonSpan{span->first, span->second, position_in(lines, span->first)});
   }
   return out;
 }
