@@ -1267,15 +1267,108 @@ router_quantizable(Engine engine, const ModelInfo& model)
 
 } // namespace
 
-std::vector<EngineLayer>
-engine_layers(Engine engine, const Inventory& inventory, const Drafts& drafts,
+namespace {
+
+// One engine's layers while engine_layers() builds them.
+class LayerBuilder
+{
+public:
+  explicit LayerBuilder(Engine engine, const ModelInfo& model, size_t modules)
+    : m_engine(engine), m_quantizable_routers(router_quantizable(engine, model))
+  {
+    m_placed.reserve(modules);
+  }
+
+  Engine engine() const { return m_engine; }
+  bool quantizable_routers() const { return m_quantizable_routers; }
+
+  // Module `module` joins the layer `prefix` (created on first use) as `shard` (if not empty).
+  // `renamed`: `shard` views a name this engine gives the module, stored here. `root`: the
+  // module belongs to that draft root.
+  void add(uint32_t module, std::string_view prefix, LayerKind kind, bool quantized,
+           std::string_view shard, bool renamed, const std::string* root, const std::string& note)
+  {
+    // Modules arrive sorted, so a fused layer's modules (experts, q/k/v) mostly come in a row.
+    if (m_last == nullptr || m_last->prefix != prefix) {
+      auto [it, inserted] = m_index.try_emplace(std::string(prefix), m_layers.size());
+      if (inserted) {
+        m_layers.emplace_back().prefix = prefix;
+        m_sizes.emplace_back();
+      }
+      m_last = &m_layers[it->second];
+      m_last_index = static_cast<uint32_t>(it->second);
+    }
+    EngineLayer& layer = *m_last;
+    layer.kind = kind;
+    layer.quantized += quantized ? 1 : 0;
+    ++m_sizes[m_last_index].first;
+    if (!shard.empty()) {
+      if (renamed) {
+        shard = m_renamed_names->emplace_back(shard);
+        layer.renamed = m_renamed_names;
+      }
+      ++m_sizes[m_last_index].second;
+    }
+    m_placed.push_back({m_last_index, module, shard});
+    if (root) {
+      layer.draft = true;
+      layer.draft_root = *root;
+      layer.namespace_note = note;
+    }
+  }
+
+  // The layers, sorted by prefix, each with its modules and shards in module order.
+  std::vector<EngineLayer> finish()
+  {
+    for (size_t l = 0; l < m_layers.size(); ++l) {
+      m_layers[l].modules.reserve(m_sizes[l].first);
+      m_layers[l].shards.reserve(m_sizes[l].second);
+    }
+    for (const Placed& p : m_placed) {
+      EngineLayer& layer = m_layers[p.layer];
+      layer.modules.push_back(p.module);
+      if (!p.shard.empty()) {
+        layer.shards.push_back(p.shard);
+      }
+    }
+    std::vector<EngineLayer> out(std::make_move_iterator(m_layers.begin()),
+                                 std::make_move_iterator(m_layers.end()));
+    std::sort(out.begin(), out.end(),
+              [](const EngineLayer& a, const EngineLayer& b) { return a.prefix < b.prefix; });
+    return out;
+  }
+
+private:
+  struct Placed
+  {
+    uint32_t layer;
+    uint32_t module;
+    std::string_view shard;
+  };
+  Engine m_engine;
+  bool m_quantizable_routers;
+  std::deque<EngineLayer> m_layers; // stable addresses for m_last
+  std::unordered_map<std::string, size_t> m_index;
+  std::vector<std::pair<size_t, size_t>> m_sizes; // per layer: modules, shards
+  std::vector<Placed> m_placed;                   // in module order
+  EngineLayer* m_last = nullptr;
+  uint32_t m_last_index = 0;
+  std::shared_ptr<std::deque<std::string>> m_renamed_names =
+    std::make_shared<std::deque<std::string>>(); // what renamed shards view
+};
+
+} // namespace
+
+std::vector<std::vector<EngineLayer>>
+engine_layers(std::span<const Engine> engines, const Inventory& inventory, const Drafts& drafts,
               const ModelInfo& model)
 {
-  const bool quantizable_routers = router_quantizable(engine, model);
-  std::deque<EngineLayer> layers; // stable addresses for `last`
-  std::unordered_map<std::string, size_t> index;
-  auto renamed_names = std::make_shared<std::deque<std::string>>(); // what draft shards view
-  EngineLayer* last = nullptr;
+  std::vector<LayerBuilder> builders;
+  bool any_routers = false;
+  for (const Engine engine : engines) {
+    builders.emplace_back(engine, model, inventory.modules.size());
+    any_routers = any_routers || builders.back().quantizable_routers();
+  }
   // Sibling lookup for fused groups.
   auto exists = [&](const std::string& name) { return inventory.find(name) >= 0; };
   // Each draft root's modules, as a range of module indices (names below a root sort together).
@@ -1305,108 +1398,103 @@ engine_layers(Engine engine, const Inventory& inventory, const Drafts& drafts,
   };
   for (uint32_t i = 0; i < inventory.modules.size(); ++i) {
     const Module& m = inventory.modules[i];
-    const bool router =
-      m.role == ModuleRole::router && quantizable_routers && leaf_of(m.name) == "gate";
+    const bool maybe_router = m.role == ModuleRole::router && any_routers;
     if ((m.role != ModuleRole::linear && m.role != ModuleRole::expert &&
-         m.role != ModuleRole::fused_experts && m.role != ModuleRole::lm_head && !router) ||
+         m.role != ModuleRole::fused_experts && m.role != ModuleRole::lm_head && !maybe_router) ||
         !m.loaded) {
       continue;
     }
+    // What every engine sees alike: the draft root, the leaf, the fused group of siblings.
     const std::string* root = root_of(i);
-    std::string renamed; // set when this engine renames the module
-    std::string_view name = m.name;
-    std::string note;
-    LayerKind kind = m.role == ModuleRole::lm_head ? LayerKind::lm_head
-                     : router                      ? LayerKind::router
-                                                   : LayerKind::linear;
     const std::string_view leaf = m.role == ModuleRole::expert && root == nullptr
                                     ? std::string_view() // not needed
                                     : leaf_of(m.name);
-    if (root) {
-      const bool inline_root = root->find("layers.") != std::string::npos;
-      if (engine == Engine::vllm) {
-        name = renamed = strip_language_model(m.name);
-        if (name != m.name) {
-          note = "vLLM builds the drafter as a text-only model, without 'model.language_model.'";
-        }
-        if ((inline_root && leaf == "eh_proj") || leaf == "input_proj") {
-          kind = LayerKind::plain_linear;
-        }
-      } else if (engine == Engine::sglang) {
-        if (inline_root && is_draft_family_deepseek_like(model)) {
-          renamed =
-            fmt::format("model.decoder.{}", std::string_view(m.name).substr(root->size() + 1));
-          if (leaf == "eh_proj") {
-            kind = LayerKind::plain_linear;
-          } else if (m.role == ModuleRole::lm_head) {
-            renamed = "model.shared_head.head";
-          }
-          name = renamed;
-          note = "SGLang builds the NextN decoder under 'model.decoder'";
-        } else {
-          name = renamed = strip_language_model(m.name);
-        }
-        if (m.name == "mtp.fc") {
-          kind = LayerKind::plain_linear;
-        }
-      }
-    }
-    std::string fused; // the fused name, when this module is one shard of it
-    std::string_view prefix = name;
-    std::string_view shard;
-    if (m.role == ModuleRole::expert) {
-      prefix = fused_moe_prefix(name);
-      kind = LayerKind::fused_moe;
-      shard = name;
-    } else if (m.role == ModuleRole::fused_experts) {
-      kind = LayerKind::fused_moe;
-    } else if (kind == LayerKind::linear) {
-      for (const auto& group : fused_groups()) {
-        if (std::find(group.shards.begin(), group.shards.end(), leaf) == group.shards.end()) {
+    const bool gate_router = maybe_router && leaf == "gate";
+    const FusedGroup* group = nullptr;
+    if (m.role != ModuleRole::expert && m.role != ModuleRole::fused_experts &&
+        m.role != ModuleRole::lm_head && m.role != ModuleRole::router) {
+      for (const auto& g : fused_groups()) {
+        if (std::find(g.shards.begin(), g.shards.end(), leaf) == g.shards.end()) {
           continue;
         }
         size_t present = 0;
-        for (auto s : group.shards) {
-          present += exists(with_leaf(m.name, s)) ? 1 : 0;
+        for (auto sibling : g.shards) {
+          present += exists(with_leaf(m.name, sibling)) ? 1 : 0;
         }
-        if (present >= 2) {
-          fused = with_leaf(name, engine == Engine::sglang ? group.sglang : group.vllm);
-          prefix = fused;
-          shard = name;
-        }
+        group = present >= 2 ? &g : nullptr;
         break;
       }
     }
-    // Modules arrive sorted, so a fused layer's modules (experts, q/k/v) mostly come in a row.
-    if (last == nullptr || last->prefix != prefix) {
-      auto [it, inserted] = index.try_emplace(std::string(prefix), layers.size());
-      if (inserted) {
-        layers.emplace_back().prefix = prefix;
+    for (LayerBuilder& b : builders) {
+      const Engine engine = b.engine();
+      const bool router = gate_router && b.quantizable_routers();
+      if (m.role == ModuleRole::router && !router) {
+        continue;
       }
-      last = &layers[it->second];
-    }
-    EngineLayer& layer = *last;
-    layer.kind = kind;
-    layer.modules.push_back(i);
-    layer.quantized += m.storage == Storage::quantized ? 1 : 0;
-    if (!shard.empty()) {
-      if (!renamed.empty()) {
-        shard = renamed_names->emplace_back(shard);
-        layer.renamed = renamed_names;
+      std::string renamed; // set when this engine renames the module
+      std::string_view name = m.name;
+      std::string note;
+      LayerKind kind = m.role == ModuleRole::lm_head ? LayerKind::lm_head
+                       : router                      ? LayerKind::router
+                                                     : LayerKind::linear;
+      if (root) {
+        const bool inline_root = root->find("layers.") != std::string::npos;
+        if (engine == Engine::vllm) {
+          name = renamed = strip_language_model(m.name);
+          if (name != m.name) {
+            note = "vLLM builds the drafter as a text-only model, without 'model.language_model.'";
+          }
+          if ((inline_root && leaf == "eh_proj") || leaf == "input_proj") {
+            kind = LayerKind::plain_linear;
+          }
+        } else if (engine == Engine::sglang) {
+          if (inline_root && is_draft_family_deepseek_like(model)) {
+            renamed =
+              fmt::format("model.decoder.{}", std::string_view(m.name).substr(root->size() + 1));
+            if (leaf == "eh_proj") {
+              kind = LayerKind::plain_linear;
+            } else if (m.role == ModuleRole::lm_head) {
+              renamed = "model.shared_head.head";
+            }
+            name = renamed;
+            note = "SGLang builds the NextN decoder under 'model.decoder'";
+          } else {
+            name = renamed = strip_language_model(m.name);
+          }
+          if (m.name == "mtp.fc") {
+            kind = LayerKind::plain_linear;
+          }
+        }
       }
-      layer.shards.push_back(shard);
-    }
-    if (root) {
-      layer.draft = true;
-      layer.draft_root = *root;
-      layer.namespace_note = note;
+      std::string fused; // the fused name, when this module is one shard of it
+      std::string_view prefix = name;
+      std::string_view shard;
+      if (m.role == ModuleRole::expert) {
+        prefix = fused_moe_prefix(name);
+        kind = LayerKind::fused_moe;
+        shard = name;
+      } else if (m.role == ModuleRole::fused_experts) {
+        kind = LayerKind::fused_moe;
+      } else if (kind == LayerKind::linear && group != nullptr) {
+        fused = with_leaf(name, engine == Engine::sglang ? group->sglang : group->vllm);
+        prefix = fused;
+        shard = name;
+      }
+      b.add(i, prefix, kind, m.storage == Storage::quantized, shard, !renamed.empty(), root, note);
     }
   }
-  std::vector<EngineLayer> out(std::make_move_iterator(layers.begin()),
-                               std::make_move_iterator(layers.end()));
-  std::sort(out.begin(), out.end(),
-            [](const EngineLayer& a, const EngineLayer& b) { return a.prefix < b.prefix; });
+  std::vector<std::vector<EngineLayer>> out;
+  for (LayerBuilder& b : builders) {
+    out.push_back(b.finish());
+  }
   return out;
+}
+
+std::vector<EngineLayer>
+engine_layers(Engine engine, const Inventory& inventory, const Drafts& drafts,
+              const ModelInfo& model)
+{
+  return std::move(engine_layers(std::span(&engine, 1), inventory, drafts, model).front());
 }
 
 struct CompiledList::Impl

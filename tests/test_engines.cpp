@@ -1330,6 +1330,116 @@ TEST(Engines, LayersKnowTheirDraftRoot)
   }
 }
 
+namespace {
+
+// A checkpoint whose layers the three engines build differently: a router only vLLM quantizes
+// (qwen3_moe), a fused group SGLang names otherwise (q_a_proj + kv_a_proj_with_mqa), and a NextN
+// draft each engine spells its own way.
+struct EnginesDisagree
+{
+  MemoryFileSystem fs;
+  Checkpoint checkpoint;
+  Inventory inventory;
+  ModelInfo model;
+  Drafts drafts;
+
+  EnginesDisagree()
+  {
+    std::vector<test::TensorSpec> tensors;
+    for (const char* m :
+         {"model.layers.0.self_attn.q_a_proj", "model.layers.0.self_attn.kv_a_proj_with_mqa",
+          "model.layers.0.self_attn.o_proj", "model.layers.0.mlp.gate",
+          "model.layers.0.mlp.experts.0.down_proj", "model.layers.0.mlp.experts.1.down_proj",
+          "model.layers.1.eh_proj", "model.layers.1.self_attn.q_a_proj",
+          "model.layers.1.self_attn.kv_a_proj_with_mqa", "lm_head"}) {
+      tensors.push_back({std::string(m) + ".weight", "BF16", {8, 8}});
+    }
+    fs.add_file("m/model.safetensors", test::safetensors(tensors));
+    checkpoint = std::move(load_checkpoint(fs, "m")).value();
+    inventory = build_inventory(checkpoint);
+    model.model_type = "qwen3_moe";
+    model.text_model_type = "deepseek_v3";
+    model.num_hidden_layers = 1;
+    model.num_mtp_layers = 1;
+    drafts = locate_drafts(model, checkpoint, inventory);
+  }
+};
+
+// Every field of each layer, one line each.
+std::vector<std::string>
+describe(const std::vector<EngineLayer>& layers)
+{
+  std::vector<std::string> out;
+  for (const EngineLayer& l : layers) {
+    out.push_back(fmt::format("{} kind={} modules={} shards={} quantized={} draft={} root={} "
+                              "note={}",
+                              l.prefix, static_cast<int>(l.kind), fmt::join(l.modules, ","),
+                              fmt::join(l.shards, ","), l.quantized, l.draft, l.draft_root,
+                              l.namespace_note));
+  }
+  return out;
+}
+
+bool
+has_prefix(const std::vector<EngineLayer>& layers, std::string_view prefix)
+{
+  return std::any_of(layers.begin(), layers.end(),
+                     [&](const EngineLayer& l) { return l.prefix == prefix; });
+}
+
+} // namespace
+
+// Each engine builds its own layers from the same modules: the differences the fixture is made
+// of all show.
+TEST(Engines, EnginesBuildTheirOwnLayers)
+{
+  const EnginesDisagree c;
+  ASSERT_EQ(c.drafts.roots, std::vector<std::string>{"model.layers.1"});
+  const auto vllm = engine_layers(Engine::vllm, c.inventory, c.drafts, c.model);
+  const auto sglang = engine_layers(Engine::sglang, c.inventory, c.drafts, c.model);
+  const auto trtllm = engine_layers(Engine::trtllm, c.inventory, c.drafts, c.model);
+  EXPECT_TRUE(has_prefix(vllm, "model.layers.0.mlp.gate"));
+  EXPECT_FALSE(has_prefix(sglang, "model.layers.0.mlp.gate"));
+  EXPECT_FALSE(has_prefix(trtllm, "model.layers.0.mlp.gate"));
+  EXPECT_TRUE(has_prefix(vllm, "model.layers.0.self_attn.fused_qkv_a_proj"));
+  EXPECT_TRUE(has_prefix(trtllm, "model.layers.0.self_attn.fused_qkv_a_proj"));
+  EXPECT_TRUE(has_prefix(sglang, "model.layers.0.self_attn.fused_qkv_a_proj_with_mqa"));
+  EXPECT_TRUE(has_prefix(sglang, "model.decoder.self_attn.fused_qkv_a_proj_with_mqa"));
+  EXPECT_TRUE(has_prefix(vllm, "model.layers.1.self_attn.fused_qkv_a_proj"));
+  EXPECT_TRUE(has_prefix(vllm, "model.layers.0.mlp.experts"));
+  const auto kind_of = [](const std::vector<EngineLayer>& layers, std::string_view prefix) {
+    for (const EngineLayer& l : layers) {
+      if (l.prefix == prefix) {
+        return static_cast<int>(l.kind);
+      }
+    }
+    return -1;
+  };
+  EXPECT_EQ(kind_of(vllm, "model.layers.1.eh_proj"), static_cast<int>(LayerKind::plain_linear));
+  EXPECT_EQ(kind_of(trtllm, "model.layers.1.eh_proj"), static_cast<int>(LayerKind::linear));
+  EXPECT_EQ(kind_of(sglang, "model.decoder.eh_proj"), static_cast<int>(LayerKind::plain_linear));
+}
+
+// Several engines' layers built in one pass are each engine's own, in whatever order the
+// engines are asked: nothing one engine works out for a module leaks into another's layers.
+TEST(Engines, OnePassGivesEachEngineItsOwnLayers)
+{
+  const EnginesDisagree c;
+  const std::vector<std::vector<Engine>> orders = {{Engine::vllm, Engine::sglang, Engine::trtllm},
+                                                   {Engine::trtllm, Engine::sglang, Engine::vllm},
+                                                   {Engine::sglang, Engine::vllm},
+                                                   {Engine::trtllm}};
+  for (const auto& order : orders) {
+    const auto together = engine_layers(order, c.inventory, c.drafts, c.model);
+    ASSERT_EQ(together.size(), order.size());
+    for (size_t i = 0; i < order.size(); ++i) {
+      EXPECT_EQ(describe(together[i]),
+                describe(engine_layers(order[i], c.inventory, c.drafts, c.model)))
+        << to_string(order[i]) << " asked at " << i << " of " << order.size();
+    }
+  }
+}
+
 TEST(Engines, BelowMeansAWholeComponentFurtherDown)
 {
   EXPECT_TRUE(is_below("model.layers.1.mlp", "model.layers.1"));

@@ -8,6 +8,7 @@
 #include <deque>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -106,6 +107,12 @@ struct EngineLayer
 // builds as quantizable (norms, embeddings, routers) are left out.
 std::vector<EngineLayer> engine_layers(Engine engine, const Inventory& inventory,
                                        const Drafts& drafts, const ModelInfo& model);
+
+// The same for several engines in one pass over the modules (out[i] for engines[i]): what the
+// engines see alike in a module (its draft root, its fused siblings) is worked out once.
+std::vector<std::vector<EngineLayer>> engine_layers(std::span<const Engine> engines,
+                                                    const Inventory& inventory,
+                                                    const Drafts& drafts, const ModelInfo& model);
 
 struct Decision
 {
