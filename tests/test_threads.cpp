@@ -210,3 +210,51 @@ TEST(ThreadStart, ManyLayersAreDecidedAlikeWhicheverThreadsStart)
     EXPECT_EQ(refused, alone) << allowed << " threads allowed";
   }
 }
+
+// The layout checks run in slices beside the engines' layers and lists: over 9,000 modules, the
+// same layout findings, in module order, whichever threads start.
+TEST(ThreadStart, LayoutChecksBesideTheLayersReportAlikeWhicheverThreadsStart)
+{
+  std::vector<TensorSpec> tensors{{"lm_head.weight", "BF16", {64, 64}}};
+  std::vector<std::string> expected;
+  for (int i = 0; i < 9000; ++i) {
+    const std::string m =
+      fmt::format("model.layers.{:02}.mlp.experts.{:03}.down_proj", i / 200, i % 200);
+    const bool bad = i % 997 == 5;
+    tensors.push_back({m + ".weight", "U8", {64, 32}});
+    tensors.push_back({m + ".weight_scale", "F8_E4M3", {64, bad ? 8u : 4u}});
+    tensors.push_back({m + ".weight_scale_2", "F32", {}});
+    tensors.push_back({m + ".input_scale", "F32", {}});
+    if (bad) {
+      expected.push_back(m);
+    }
+  }
+  MemoryFileSystem fs;
+  fs.add_file("m/model.safetensors", test::safetensors(tensors));
+  fs.add_file("m/config.json",
+              R"({"architectures": ["LlamaForCausalLM"], "model_type": "llama", )"
+              R"("num_hidden_layers": 45, "quantization_config": {"quant_method": "modelopt", )"
+              R"("quant_algo": "NVFP4", "group_size": 16, "ignore": ["lm_head"]}})");
+  const auto reported = [&](unsigned threads) {
+    LintOptions options;
+    options.threads = threads;
+    auto run = lint_path(fs, "m", options);
+    EXPECT_TRUE(run) << (run ? "" : run.error());
+    std::vector<std::string> modules;
+    for (const Finding& f : run ? run->report.findings : std::vector<Finding>{}) {
+      if (f.rule == RuleId::nvfp4_layout) {
+        modules.insert(modules.end(), f.modules.begin(), f.modules.end());
+      }
+    }
+    return std::pair{modules, run ? render_json({run->report}) : ""};
+  };
+  const auto [modules, alone] = reported(1);
+  EXPECT_EQ(modules, expected);
+  EXPECT_EQ(reported(2).second, alone);
+  for (const int allowed : {0, 1}) {
+    allow_threads(allowed);
+    const std::string refused = reported(3).second;
+    allow_threads(-1);
+    EXPECT_EQ(refused, alone) << allowed << " threads allowed";
+  }
+}
