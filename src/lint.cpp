@@ -1612,23 +1612,14 @@ private:
     std::map<QuantFamily, std::vector<std::string>> wrong_family;
   };
 
-  // R15, R16, R21, R36: tensor layouts of stored-quantized modules. Modules are checked in
-  // slices, one per core; findings keep the module order.
+  // R15, R16, R21, R36: tensor layouts of stored-quantized modules, as prepare_engines() found
+  // them (checked in slices beside the engines' layers; nothing when no block is vLLM's). The
+  // findings keep the module order.
   void layouts()
   {
     const ConfigSource* s = vllm_source();
-    if (!s) {
+    if (!s || !m_layout_found) {
       return;
-    }
-    if (!m_layout_found) { // prepare_engines() checks them when it runs
-      const std::set<QuantFamily> allowed = allowed_families(*s);
-      const size_t count = m_inventory.modules.size();
-      m_layout_found.emplace(slice_count(count, m_options.threads));
-      in_slices(count, m_layout_found->size(), [&](size_t slice, size_t begin, size_t end) {
-        for (size_t i = begin; i < end; ++i) {
-          check_layout(m_inventory.modules[i], *s, allowed, (*m_layout_found)[slice]);
-        }
-      });
     }
     std::vector<LayoutFindings> found = std::move(*m_layout_found);
     m_layout_found.reset();
