@@ -160,6 +160,54 @@ TEST(ThreadStart, ACheckpointLintsAlikeWhicheverThreadsStart)
   }
 }
 
+namespace {
+
+// Lints folder "m" of `fs` on `threads` threads: the modules of the findings of `rule`, in
+// report order, and the whole report as JSON.
+std::pair<std::vector<std::string>, std::string>
+lint_on_threads(const MemoryFileSystem& fs, unsigned threads, RuleId rule)
+{
+  LintOptions options;
+  options.threads = threads;
+  auto run = lint_path(fs, "m", options);
+  EXPECT_TRUE(run) << (run ? "" : run.error());
+  std::vector<std::string> modules;
+  for (const Finding& f : run ? run->report.findings : std::vector<Finding>{}) {
+    if (f.rule == rule) {
+      modules.insert(modules.end(), f.modules.begin(), f.modules.end());
+    }
+  }
+  return {modules, run ? render_json({run->report}) : ""};
+}
+
+// The modules of `rule`'s findings on one thread, after checking that the whole report is the
+// same on `more` threads and when no thread, or one, can start.
+std::vector<std::string>
+reported_alike(const MemoryFileSystem& fs, unsigned more, RuleId rule)
+{
+  const auto [modules, alone] = lint_on_threads(fs, 1, rule);
+  EXPECT_EQ(lint_on_threads(fs, more, rule).second, alone) << more << " threads";
+  for (const int allowed : {0, 1}) {
+    allow_threads(allowed);
+    const std::string refused = lint_on_threads(fs, 2, rule).second;
+    allow_threads(-1);
+    EXPECT_EQ(refused, alone) << allowed << " threads allowed";
+  }
+  return modules;
+}
+
+// A Llama config.json declaring ModelOpt NVFP4 with this ignore list (JSON array elements).
+std::string
+llama_nvfp4_config(size_t layers, const std::string& ignore)
+{
+  return fmt::format(R"({{"architectures": ["LlamaForCausalLM"], "model_type": "llama", )"
+                     R"("num_hidden_layers": {}, "quantization_config": {{"quant_method": )"
+                     R"("modelopt", "quant_algo": "NVFP4", "group_size": 16, "ignore": [{}]}}}})",
+                     layers, ignore);
+}
+
+} // namespace
+
 // Each engine's decisions are split between threads: with 400 layers per engine and decisions
 // that differ from layer to layer, every thread count gives the same report, and the
 // unquantized layers the list leaves out are exactly the ones reported.
@@ -182,33 +230,9 @@ TEST(ThreadStart, ManyLayersAreDecidedAlikeWhicheverThreadsStart)
   }
   MemoryFileSystem fs;
   fs.add_file("m/model.safetensors", test::safetensors(tensors));
-  fs.add_file("m/config.json",
-              R"({"architectures": ["LlamaForCausalLM"], "model_type": "llama", )"
-              R"("num_hidden_layers": 200, "quantization_config": {"quant_method": "modelopt", )"
-              R"("quant_algo": "NVFP4", "group_size": 16, "ignore": [)" +
-                ignore + "]}}");
-  const auto reported = [&](unsigned threads) {
-    LintOptions options;
-    options.threads = threads;
-    auto run = lint_path(fs, "m", options);
-    EXPECT_TRUE(run) << (run ? "" : run.error());
-    std::set<std::string> modules;
-    for (const Finding& f : run ? run->report.findings : std::vector<Finding>{}) {
-      if (f.rule == RuleId::undeclared_unquantized) {
-        modules.insert(f.modules.begin(), f.modules.end());
-      }
-    }
-    return std::pair{modules, run ? render_json({run->report}) : ""};
-  };
-  const auto [modules, alone] = reported(1);
-  EXPECT_EQ(modules, expected);
-  EXPECT_EQ(reported(4).second, alone);
-  for (const int allowed : {0, 1}) {
-    allow_threads(allowed);
-    const std::string refused = reported(2).second;
-    allow_threads(-1);
-    EXPECT_EQ(refused, alone) << allowed << " threads allowed";
-  }
+  fs.add_file("m/config.json", llama_nvfp4_config(200, ignore));
+  const auto modules = reported_alike(fs, 4, RuleId::undeclared_unquantized);
+  EXPECT_EQ(std::set<std::string>(modules.begin(), modules.end()), expected);
 }
 
 // The layout checks run in slices beside the engines' layers and lists: over 9,000 modules, the
@@ -231,30 +255,6 @@ TEST(ThreadStart, LayoutChecksBesideTheLayersReportAlikeWhicheverThreadsStart)
   }
   MemoryFileSystem fs;
   fs.add_file("m/model.safetensors", test::safetensors(tensors));
-  fs.add_file("m/config.json",
-              R"({"architectures": ["LlamaForCausalLM"], "model_type": "llama", )"
-              R"("num_hidden_layers": 45, "quantization_config": {"quant_method": "modelopt", )"
-              R"("quant_algo": "NVFP4", "group_size": 16, "ignore": ["lm_head"]}})");
-  const auto reported = [&](unsigned threads) {
-    LintOptions options;
-    options.threads = threads;
-    auto run = lint_path(fs, "m", options);
-    EXPECT_TRUE(run) << (run ? "" : run.error());
-    std::vector<std::string> modules;
-    for (const Finding& f : run ? run->report.findings : std::vector<Finding>{}) {
-      if (f.rule == RuleId::nvfp4_layout) {
-        modules.insert(modules.end(), f.modules.begin(), f.modules.end());
-      }
-    }
-    return std::pair{modules, run ? render_json({run->report}) : ""};
-  };
-  const auto [modules, alone] = reported(1);
-  EXPECT_EQ(modules, expected);
-  EXPECT_EQ(reported(2).second, alone);
-  for (const int allowed : {0, 1}) {
-    allow_threads(allowed);
-    const std::string refused = reported(3).second;
-    allow_threads(-1);
-    EXPECT_EQ(refused, alone) << allowed << " threads allowed";
-  }
+  fs.add_file("m/config.json", llama_nvfp4_config(45, R"("lm_head")"));
+  EXPECT_EQ(reported_alike(fs, 3, RuleId::nvfp4_layout), expected);
 }
