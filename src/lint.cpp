@@ -1437,7 +1437,7 @@ private:
     // each took two to three times its time alone) and the layout checks, which need neither
     // (slices of the modules; on a short list they fill the time the layers leave the other
     // core). Then the decisions, each engine's in two halves. (Without the wait between the two,
-    // decisions beside the compiling of the other lists cost a 50,000-entry list 15-25% more CPU
+    // decisions beside the compiling of the other lists cost a 50,000-entry list 11-25% more CPU
     // time and up to 16% more wall time.)
     const size_t engines = work.size();
     const ConfigSource* layout_source = m_options.decisions_only ? nullptr : vllm_source();
