@@ -1289,27 +1289,21 @@ public:
            std::string_view shard, bool renamed, const std::string* root, const std::string& note)
   {
     // Modules arrive sorted, so a fused layer's modules (experts, q/k/v) mostly come in a row.
-    if (m_last == nullptr || m_last->prefix != prefix) {
+    if (m_layers.empty() || m_layers[m_last].prefix != prefix) {
       auto [it, inserted] = m_index.try_emplace(std::string(prefix), m_layers.size());
       if (inserted) {
         m_layers.emplace_back().prefix = prefix;
-        m_sizes.emplace_back();
       }
-      m_last = &m_layers[it->second];
-      m_last_index = static_cast<uint32_t>(it->second);
+      m_last = static_cast<uint32_t>(it->second);
     }
-    EngineLayer& layer = *m_last;
+    EngineLayer& layer = m_layers[m_last];
     layer.kind = kind;
     layer.quantized += quantized ? 1 : 0;
-    ++m_sizes[m_last_index].first;
-    if (!shard.empty()) {
-      if (renamed) {
-        shard = m_renamed_names->emplace_back(shard);
-        layer.renamed = m_renamed_names;
-      }
-      ++m_sizes[m_last_index].second;
+    if (!shard.empty() && renamed) {
+      shard = m_renamed_names->emplace_back(shard);
+      layer.renamed = m_renamed_names;
     }
-    m_placed.push_back({m_last_index, module, shard});
+    m_placed.push_back({m_last, module, shard});
     if (root) {
       layer.draft = true;
       layer.draft_root = *root;
@@ -1320,9 +1314,14 @@ public:
   // The layers, sorted by prefix, each with its modules and shards in module order.
   std::vector<EngineLayer> finish()
   {
+    std::vector<std::pair<size_t, size_t>> sizes(m_layers.size()); // modules, shards
+    for (const Placed& p : m_placed) {
+      ++sizes[p.layer].first;
+      sizes[p.layer].second += p.shard.empty() ? 0 : 1;
+    }
     for (size_t l = 0; l < m_layers.size(); ++l) {
-      m_layers[l].modules.reserve(m_sizes[l].first);
-      m_layers[l].shards.reserve(m_sizes[l].second);
+      m_layers[l].modules.reserve(sizes[l].first);
+      m_layers[l].shards.reserve(sizes[l].second);
     }
     for (const Placed& p : m_placed) {
       EngineLayer& layer = m_layers[p.layer];
@@ -1331,8 +1330,7 @@ public:
         layer.shards.push_back(p.shard);
       }
     }
-    std::vector<EngineLayer> out(std::make_move_iterator(m_layers.begin()),
-                                 std::make_move_iterator(m_layers.end()));
+    std::vector<EngineLayer> out = std::move(m_layers);
     std::sort(out.begin(), out.end(),
               [](const EngineLayer& a, const EngineLayer& b) { return a.prefix < b.prefix; });
     return out;
@@ -1347,12 +1345,10 @@ private:
   };
   Engine m_engine;
   bool m_quantizable_routers;
-  std::deque<EngineLayer> m_layers; // stable addresses for m_last
-  std::unordered_map<std::string, size_t> m_index;
-  std::vector<std::pair<size_t, size_t>> m_sizes; // per layer: modules, shards
-  std::vector<Placed> m_placed;                   // in module order
-  EngineLayer* m_last = nullptr;
-  uint32_t m_last_index = 0;
+  std::vector<EngineLayer> m_layers;
+  std::unordered_map<std::string, size_t> m_index; // prefix -> index into m_layers
+  std::vector<Placed> m_placed;                    // in module order
+  uint32_t m_last = 0;                             // the layer the last module joined
   std::shared_ptr<std::deque<std::string>> m_renamed_names =
     std::make_shared<std::deque<std::string>>(); // what renamed shards view
 };
@@ -1411,8 +1407,7 @@ engine_layers(std::span<const Engine> engines, const Inventory& inventory, const
                                     : leaf_of(m.name);
     const bool gate_router = maybe_router && leaf == "gate";
     const FusedGroup* group = nullptr;
-    if (m.role != ModuleRole::expert && m.role != ModuleRole::fused_experts &&
-        m.role != ModuleRole::lm_head && m.role != ModuleRole::router) {
+    if (m.role == ModuleRole::linear) {
       for (const auto& g : fused_groups()) {
         if (std::find(g.shards.begin(), g.shards.end(), leaf) == g.shards.end()) {
           continue;
