@@ -1434,10 +1434,10 @@ private:
     }
     // First each engine's list (a task each: a long list takes the longest to compile), every
     // engine's layers (one task, one pass over the modules: built side by side on two threads,
-    // each took two to three times its time alone) and the layout checks, which need neither
+    // each took 2.6-3.7 times its time alone) and the layout checks, which need neither
     // (slices of the modules; on a short list they fill the time the layers leave the other
     // core). Then the decisions, each engine's in two halves. (Without the wait between the two,
-    // decisions beside the compiling of the other lists cost a 50,000-entry list 11-25% more CPU
+    // decisions beside the compiling of the other lists cost a 50,000-entry list 8-25% more CPU
     // time and up to 16% more wall time.)
     const size_t engines = work.size();
     const ConfigSource* layout_source = m_options.decisions_only ? nullptr : vllm_source();
