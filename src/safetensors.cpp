@@ -538,7 +538,7 @@ private:
     m_out.tensors.clear();
     m_out.metadata.clear();
     m_out.problems.clear();
-    m_out.name_storage.clear();
+    m_out.name_storage.reset();
     m_out.dim_storage.clear();
     m_ranks.clear();
     m_unknown_dtypes.clear();
@@ -864,18 +864,21 @@ private:
     for (const TensorInfo& t : tensors) {
       total += t.name.size() + t.unknown_dtype_size;
     }
-    auto& storage = m_out.name_storage; // empty: clear() empties it before a second parse
-    storage.reserve(total);
+    // Left unwritten until filled: no pass to zero it first.
+    m_out.name_storage.reset(new char[std::max<size_t>(total, 1)]);
+    char* at = m_out.name_storage.get();
     auto unknown = m_unknown_dtypes.begin();
     for (size_t i = 0; i < tensors.size(); ++i) {
       TensorInfo& t = tensors[i];
-      const size_t start = storage.size();
-      storage.insert(storage.end(), t.name.begin(), t.name.end());
+      char* const start = at;
+      std::memcpy(at, t.name.data(), t.name.size());
+      at += t.name.size();
       if (unknown != m_unknown_dtypes.end() && unknown->first == i) {
-        storage.insert(storage.end(), unknown->second.begin(), unknown->second.end());
+        std::memcpy(at, unknown->second.data(), unknown->second.size());
+        at += unknown->second.size();
         ++unknown;
       }
-      t.name = std::string_view(storage.data() + start, t.name.size());
+      t.name = std::string_view(start, t.name.size());
     }
   }
 

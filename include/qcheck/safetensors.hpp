@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -127,7 +128,7 @@ struct Header
   std::vector<std::pair<std::string, std::string>> metadata;
   std::vector<HeaderProblem> problems;
 
-  std::vector<char> name_storage;    // decoded names and unknown dtype spellings
+  std::unique_ptr<char[]> name_storage; // decoded names and unknown dtype spellings
   std::vector<uint64_t> dim_storage; // every shape, back to back
 };
 
