@@ -404,7 +404,6 @@ private:
         m_shard_disagree[layer.prefix].details.push_back(
           fmt::format("{}: {} ({})", display_name(engine), d.shard_detail, layer.prefix));
       }
-      const std::string where = fmt::format("{} checks '{}'", display_name(engine), layer.prefix);
       if (layer.kind == LayerKind::plain_linear && quantized > 0) {
         for (uint32_t i : layer.modules) {
           auto& miss = m_plain[std::string(m_inventory.modules[i].name)];
@@ -414,7 +413,8 @@ private:
       }
       if (none_quantized && d.quantized && !d.inferred) {
         // One line for the layer's modules (a draft's fused MoE layer holds hundreds).
-        const std::string detail = fmt::format("{}: {}", where, d.reason);
+        const std::string detail =
+          fmt::format("{} checks '{}': {}", display_name(engine), layer.prefix, d.reason);
         for (uint32_t i : layer.modules) {
           auto& miss = m_undeclared[std::string(m_inventory.modules[i].name)];
           miss.engines.insert(engine);
@@ -427,7 +427,8 @@ private:
         m_source_for[engine] = source;
       } else if (all_quantized && !d.quantized && !d.inferred) {
         const std::string detail =
-          fmt::format("{}: {}", where, d.override_note.empty() ? d.reason : d.override_note);
+          fmt::format("{} checks '{}': {}", display_name(engine), layer.prefix,
+                      d.override_note.empty() ? d.reason : d.override_note);
         for (uint32_t i : layer.modules) {
           auto& miss = m_excluded[std::string(m_inventory.modules[i].name)];
           miss.engines.insert(engine);

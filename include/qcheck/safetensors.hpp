@@ -129,7 +129,7 @@ struct Header
   std::vector<HeaderProblem> problems;
 
   std::unique_ptr<char[]> name_storage; // decoded names and unknown dtype spellings
-  std::vector<uint64_t> dim_storage; // every shape, back to back
+  std::vector<uint64_t> dim_storage;    // every shape, back to back
 };
 
 inline constexpr uint64_t k_max_header_size = 100'000'000;
