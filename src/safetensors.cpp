@@ -219,6 +219,43 @@ private:
   // ',' or ']' next.
   static bool read_uint(const char*& p, const char* end, uint64_t& out)
   {
+    // Up to 15 digits (every dimension and offset of a real header) from two 8-byte loads, no
+    // loop; read_long_uint() takes the rest and says what is wrong.
+    if constexpr (std::endian::native == std::endian::little) {
+      if (end - p >= 16) {
+        uint64_t high = 0, low = 0;
+        std::memcpy(&high, p, 8);
+        std::memcpy(&low, p + 8, 8);
+        high -= k_zero_bytes;
+        low -= k_zero_bytes;
+        const size_t high_digits = digit_count(high);
+        const size_t digits = high_digits < 8 ? high_digits : 8 + digit_count(low);
+        if (digits >= 1 && digits <= 15 && (digits == 1 || (high & 0xFF) != 0)) {
+          out = digits <= 8 ? eight_digits(high << (8 * (8 - digits)))
+                            : eight_digits(high) * k_powers[digits - 8] +
+                                eight_digits(low << (8 * (16 - digits)));
+          p += digits;
+          return true;
+        }
+      }
+    }
+    return read_long_uint(p, end, out);
+  }
+
+  static constexpr uint64_t k_zero_bytes = 0x3030303030303030ull; // '0' in every byte
+
+  // How many of a word's bytes, less '0' each, are digits from the first on. A borrow only
+  // crosses out of a byte that is no digit; a byte is a digit when it is now 0..9: high nibble
+  // clear, and still clear after adding 6.
+  static size_t digit_count(uint64_t word)
+  {
+    const uint64_t other = (word | (word + 0x0606060606060606ull)) & 0xF0F0F0F0F0F0F0F0ull;
+    return other == 0 ? 8 : static_cast<size_t>(std::countr_zero(other)) / 8;
+  }
+
+  // read_uint() for any length, 8 digits at a time.
+  static bool read_long_uint(const char*& p, const char* end, uint64_t& out)
+  {
     const char* const start = p;
     uint64_t value = 0;
     for (;;) {
@@ -258,10 +295,8 @@ private:
       return false;
     }
     std::memcpy(&word, p, 8);
-    word -= 0x3030303030303030ull; // a borrow only crosses out of a byte that is no digit
-    // A byte is a digit when it is now 0..9: high nibble clear, and still clear after adding 6.
-    const uint64_t other = (word | (word + 0x0606060606060606ull)) & 0xF0F0F0F0F0F0F0F0ull;
-    digits = other == 0 ? 8 : static_cast<size_t>(std::countr_zero(other)) / 8;
+    word -= k_zero_bytes;
+    digits = digit_count(word);
     return true;
   }
 
