@@ -404,6 +404,10 @@ private:
         m_shard_disagree[layer.prefix].details.push_back(
           fmt::format("{}: {} ({})", display_name(engine), d.shard_detail, layer.prefix));
       }
+      // Formatted only for the layers reported.
+      const auto detail = [&](std::string_view why) {
+        return fmt::format("{} checks '{}': {}", display_name(engine), layer.prefix, why);
+      };
       if (layer.kind == LayerKind::plain_linear && quantized > 0) {
         for (uint32_t i : layer.modules) {
           auto& miss = m_plain[std::string(m_inventory.modules[i].name)];
@@ -413,12 +417,11 @@ private:
       }
       if (none_quantized && d.quantized && !d.inferred) {
         // One line for the layer's modules (a draft's fused MoE layer holds hundreds).
-        const std::string detail =
-          fmt::format("{} checks '{}': {}", display_name(engine), layer.prefix, d.reason);
+        const std::string reported = detail(d.reason);
         for (uint32_t i : layer.modules) {
           auto& miss = m_undeclared[std::string(m_inventory.modules[i].name)];
           miss.engines.insert(engine);
-          miss.details.push_back(detail);
+          miss.details.push_back(reported);
           miss.prefixes.emplace(engine, layer.prefix);
         }
         if (!layer.namespace_note.empty()) {
@@ -426,9 +429,7 @@ private:
         }
         m_source_for[engine] = source;
       } else if (all_quantized && !d.quantized && !d.inferred) {
-        const std::string detail =
-          fmt::format("{} checks '{}': {}", display_name(engine), layer.prefix,
-                      d.override_note.empty() ? d.reason : d.override_note);
+        const std::string reported = detail(d.override_note.empty() ? d.reason : d.override_note);
         for (uint32_t i : layer.modules) {
           auto& miss = m_excluded[std::string(m_inventory.modules[i].name)];
           miss.engines.insert(engine);
@@ -438,7 +439,7 @@ private:
             miss.entries.insert(d.matched);
             miss.source = source;
           }
-          miss.details.push_back(detail);
+          miss.details.push_back(reported);
         }
       } else if (none_quantized && !d.override_note.empty()) {
         m_overrides[d.override_note].insert(layer.prefix);

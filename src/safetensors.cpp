@@ -900,7 +900,7 @@ private:
       total += t.name.size() + t.unknown_dtype_size;
     }
     // Left unwritten until filled: no pass to zero it first.
-    m_out.name_storage.reset(new char[std::max<size_t>(total, 1)]);
+    m_out.name_storage.reset(new char[total]);
     char* at = m_out.name_storage.get();
     auto unknown = m_unknown_dtypes.begin();
     for (size_t i = 0; i < tensors.size(); ++i) {
