@@ -6,6 +6,7 @@
 #include <chrono>
 #include <mutex>
 #include <new>
+#include <sched.h>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -19,6 +20,68 @@ TEST(Parallel, ThreadCountIsTheOptionOrOnePerCore)
   EXPECT_EQ(thread_count(3), 3u);
   EXPECT_EQ(thread_count(1), 1u);
   EXPECT_GE(thread_count(0), 1u);
+}
+
+namespace {
+
+cpu_set_t
+cpus(std::initializer_list<int> list)
+{
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (const int cpu : list) {
+    CPU_SET(cpu, &set);
+  }
+  return set;
+}
+
+} // namespace
+
+TEST(Parallel, ThreadsStartOnTheOtherCpusInTurn)
+{
+  EXPECT_EQ(start_cpu(cpus({0, 1}), 0, 0), 1);
+  EXPECT_EQ(start_cpu(cpus({0, 1}), 0, 1), 1);
+  EXPECT_EQ(start_cpu(cpus({0, 1}), 1, 0), 0);
+  EXPECT_EQ(start_cpu(cpus({0, 1, 2, 3}), 1, 0), 0);
+  EXPECT_EQ(start_cpu(cpus({0, 1, 2, 3}), 1, 1), 2);
+  EXPECT_EQ(start_cpu(cpus({0, 1, 2, 3}), 1, 2), 3);
+  EXPECT_EQ(start_cpu(cpus({0, 1, 2, 3}), 1, 3), 0);
+  EXPECT_EQ(start_cpu(cpus({2, 7}), 5, 1), 7); // the caller on a CPU it may no longer use
+  EXPECT_EQ(start_cpu(cpus({2, 7}), -1, 1), 7);
+}
+
+TEST(Parallel, NoOtherCpuLeavesThePlacementToTheKernel)
+{
+  EXPECT_EQ(start_cpu(cpus({3}), 3, 0), -1);
+  EXPECT_EQ(start_cpu(cpus({3}), -1, 0), -1);
+  EXPECT_EQ(start_cpu(cpus({}), 0, 0), -1);
+}
+
+// A started thread may run wherever the thread that started it may: it begins on one CPU, then
+// its mask is widened back (else it would stay pinned there). With a single CPU allowed the
+// thread starts unpinned and still runs.
+TEST(Parallel, StartedThreadsMayRunWhereTheCallerMay)
+{
+  cpu_set_t mine;
+  ASSERT_EQ(sched_getaffinity(0, sizeof mine, &mine), 0);
+  const auto affinity_of_a_started_thread = [] {
+    cpu_set_t seen;
+    CPU_ZERO(&seen);
+    Workers workers;
+    EXPECT_TRUE(workers.start([&] { sched_getaffinity(0, sizeof seen, &seen); }));
+    workers.join();
+    return seen;
+  };
+  cpu_set_t seen = affinity_of_a_started_thread();
+  EXPECT_TRUE(CPU_EQUAL(&seen, &mine)) << CPU_COUNT(&seen) << " CPUs of " << CPU_COUNT(&mine);
+
+  const int here = sched_getcpu();
+  ASSERT_GE(here, 0);
+  const cpu_set_t one = cpus({here});
+  ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+  seen = affinity_of_a_started_thread();
+  sched_setaffinity(0, sizeof mine, &mine);
+  EXPECT_TRUE(CPU_EQUAL(&seen, &one)) << CPU_COUNT(&seen) << " CPUs";
 }
 
 TEST(Parallel, RunTasksRunsEachIndexOnce)

@@ -1,6 +1,6 @@
 // When the system cannot start a thread (a pids cgroup full, RLIMIT_NPROC reached), qcheck does
 // the work on the threads it has and reports the same. A separate binary: it replaces
-// pthread_create, which std::thread calls, to refuse threads on demand.
+// pthread_create, which Workers calls, to refuse threads on demand.
 #include <atomic>
 #include <cerrno>
 #include <dlfcn.h>

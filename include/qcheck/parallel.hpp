@@ -7,8 +7,9 @@
 #include <atomic>
 #include <cstddef>
 #include <exception>
+#include <memory>
 #include <mutex>
-#include <system_error>
+#include <pthread.h>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -17,6 +18,11 @@ namespace qcheck {
 
 // `threads`, or one per core when it is 0: how many threads a `threads` option means.
 unsigned thread_count(unsigned threads);
+
+// Where the `index`-th thread a group starts begins: a CPU of `allowed` other than `here` (the
+// CPU the starting thread runs on), each index the next such CPU in turn; -1 when `allowed`
+// holds no other CPU (or `here` is not known and `allowed` holds one CPU at most).
+int start_cpu(const cpu_set_t& allowed, int here, size_t index);
 
 // Threads working beside the calling one. The first exception thrown by work given to start()
 // or run() is kept; join() waits for every thread, then rethrows it. The destructor joins too
@@ -31,14 +37,17 @@ public:
 
   // Runs fn() on a new thread. False, with nothing started, when the system has no thread to
   // give: the caller then does that work itself. Throws only std::bad_alloc.
+  // The thread starts on another CPU than the calling thread's (start_cpu()), then may run on
+  // any CPU the caller may: left to itself, the kernel often queues a new thread behind its
+  // busy parent for milliseconds while the other cores idle.
   template<typename Fn>
   bool start(Fn fn)
   {
-    try {
-      m_threads.emplace_back([this, fn = std::move(fn)]() mutable { guarded(fn); });
-    } catch (const std::system_error&) {
+    auto job = std::make_unique<Job<Fn>>(this, std::move(fn));
+    if (!launch(job.get(), &Job<Fn>::run)) {
       return false;
     }
+    job.release(); // the thread owns it now
     return true;
   }
 
@@ -63,6 +72,22 @@ public:
 
 private:
   template<typename Fn>
+  struct Job
+  {
+    Job(Workers* w, Fn f) : workers(w), fn(std::move(f)) {}
+    Workers* workers;
+    Fn fn;
+    static void run(void* job)
+    {
+      const std::unique_ptr<Job> owned(static_cast<Job*>(job));
+      owned->workers->guarded(owned->fn);
+    }
+  };
+
+  // Starts a thread running body(job); false when none could be started.
+  bool launch(void* job, void (*body)(void*));
+
+  template<typename Fn>
   void guarded(Fn& fn) noexcept
   {
     try {
@@ -78,13 +103,13 @@ private:
 
   void wait() noexcept
   {
-    for (auto& thread : m_threads) {
-      thread.join();
+    for (const pthread_t thread : m_threads) {
+      pthread_join(thread, nullptr);
     }
     m_threads.clear();
   }
 
-  std::vector<std::thread> m_threads;
+  std::vector<pthread_t> m_threads;
   std::mutex m_mutex;
   std::exception_ptr m_error;
   std::atomic<bool> m_failed{false};
