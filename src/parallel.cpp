@@ -12,7 +12,7 @@ struct Start
 {
   void* job;
   void (*run)(void*);
-  bool widen;        // the thread starts on one CPU; it may then run on any of `allowed`
+  bool widen;        // the thread starts away from the caller's CPU, then may use all `allowed`
   cpu_set_t allowed; // the starting thread's CPUs
 };
 
@@ -35,23 +35,15 @@ thread_count(unsigned threads)
   return threads != 0 ? threads : std::max(1u, std::thread::hardware_concurrency());
 }
 
-int
-start_cpu(const cpu_set_t& allowed, int here, size_t index)
+bool
+start_cpus(const cpu_set_t& allowed, int here, cpu_set_t& out)
 {
-  int others = 0;
-  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-    others += CPU_ISSET(cpu, &allowed) && cpu != here ? 1 : 0;
+  if (here < 0 || here >= CPU_SETSIZE || !CPU_ISSET(here, &allowed) || CPU_COUNT(&allowed) < 2) {
+    return false;
   }
-  if (others == 0 || (here < 0 && others < 2)) {
-    return -1;
-  }
-  size_t skip = index % static_cast<size_t>(others);
-  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-    if (CPU_ISSET(cpu, &allowed) && cpu != here && skip-- == 0) {
-      return cpu;
-    }
-  }
-  return -1;
+  out = allowed;
+  CPU_CLR(here, &out);
+  return true;
 }
 
 bool
@@ -63,14 +55,10 @@ Workers::launch(void* job, void (*body)(void*))
   if (pthread_attr_init(&attr) != 0) {
     return false;
   }
-  if (sched_getaffinity(0, sizeof start->allowed, &start->allowed) == 0) {
-    const int cpu = start_cpu(start->allowed, sched_getcpu(), m_threads.size());
-    if (cpu >= 0) {
-      cpu_set_t one;
-      CPU_ZERO(&one);
-      CPU_SET(cpu, &one);
-      start->widen = pthread_attr_setaffinity_np(&attr, sizeof one, &one) == 0;
-    }
+  cpu_set_t others;
+  if (sched_getaffinity(0, sizeof start->allowed, &start->allowed) == 0 &&
+      start_cpus(start->allowed, sched_getcpu(), others)) {
+    start->widen = pthread_attr_setaffinity_np(&attr, sizeof others, &others) == 0;
   }
   pthread_t thread;
   int failed = pthread_create(&thread, &attr, thread_main, start.get());

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <mutex>
 #include <new>
+#include <optional>
 #include <sched.h>
 #include <stdexcept>
 #include <thread>
@@ -35,31 +36,43 @@ cpus(std::initializer_list<int> list)
   return set;
 }
 
+// The CPUs a started thread may begin on, or none when excluding the caller's CPU excludes
+// nothing or leaves nothing.
+std::optional<cpu_set_t>
+start_on(const cpu_set_t& allowed, int here)
+{
+  cpu_set_t out;
+  CPU_ZERO(&out);
+  return start_cpus(allowed, here, out) ? std::optional(out) : std::nullopt;
+}
+
+bool
+same(const std::optional<cpu_set_t>& a, const cpu_set_t& b)
+{
+  return a.has_value() && CPU_EQUAL(&*a, &b);
+}
+
 } // namespace
 
-TEST(Parallel, ThreadsStartOnTheOtherCpusInTurn)
+TEST(Parallel, ThreadsStartOnTheCpusTheCallerIsNotOn)
 {
-  EXPECT_EQ(start_cpu(cpus({0, 1}), 0, 0), 1);
-  EXPECT_EQ(start_cpu(cpus({0, 1}), 0, 1), 1);
-  EXPECT_EQ(start_cpu(cpus({0, 1}), 1, 0), 0);
-  EXPECT_EQ(start_cpu(cpus({0, 1, 2, 3}), 1, 0), 0);
-  EXPECT_EQ(start_cpu(cpus({0, 1, 2, 3}), 1, 1), 2);
-  EXPECT_EQ(start_cpu(cpus({0, 1, 2, 3}), 1, 2), 3);
-  EXPECT_EQ(start_cpu(cpus({0, 1, 2, 3}), 1, 3), 0);
-  EXPECT_EQ(start_cpu(cpus({2, 7}), 5, 1), 7); // the caller on a CPU it may no longer use
-  EXPECT_EQ(start_cpu(cpus({2, 7}), -1, 1), 7);
+  EXPECT_TRUE(same(start_on(cpus({0, 1}), 0), cpus({1})));
+  EXPECT_TRUE(same(start_on(cpus({0, 1}), 1), cpus({0})));
+  EXPECT_TRUE(same(start_on(cpus({0, 1, 2, 3}), 1), cpus({0, 2, 3})));
+  EXPECT_TRUE(same(start_on(cpus({4, 9}), 9), cpus({4})));
 }
 
 TEST(Parallel, NoOtherCpuLeavesThePlacementToTheKernel)
 {
-  EXPECT_EQ(start_cpu(cpus({3}), 3, 0), -1);
-  EXPECT_EQ(start_cpu(cpus({3}), -1, 0), -1);
-  EXPECT_EQ(start_cpu(cpus({}), 0, 0), -1);
+  EXPECT_FALSE(start_on(cpus({3}), 3));        // nothing left
+  EXPECT_FALSE(start_on(cpus({2, 7}), 5));     // nothing excluded: not on an allowed CPU
+  EXPECT_FALSE(start_on(cpus({0, 1}), -1));    // where the caller runs is not known
+  EXPECT_FALSE(start_on(cpus({0, 1}), 70000)); // out of the set's range
 }
 
-// A started thread may run wherever the thread that started it may: it begins on one CPU, then
-// its mask is widened back (else it would stay pinned there). With a single CPU allowed the
-// thread starts unpinned and still runs.
+// A started thread may run wherever the thread that started it may: it begins away from the
+// caller's CPU, then its mask is widened back (else it would stay off that CPU). With a single CPU
+// allowed the thread starts unpinned and still runs.
 TEST(Parallel, StartedThreadsMayRunWhereTheCallerMay)
 {
   cpu_set_t mine;

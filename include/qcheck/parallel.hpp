@@ -19,10 +19,10 @@ namespace qcheck {
 // `threads`, or one per core when it is 0: how many threads a `threads` option means.
 unsigned thread_count(unsigned threads);
 
-// Where the `index`-th thread a group starts begins: a CPU of `allowed` other than `here` (the
-// CPU the starting thread runs on), each index the next such CPU in turn; -1 when `allowed`
-// holds no other CPU (or `here` is not known and `allowed` holds one CPU at most).
-int start_cpu(const cpu_set_t& allowed, int here, size_t index);
+// Where a thread started from CPU `here` may begin: the CPUs of `allowed` but `here`. False when
+// that excludes nothing or leaves nothing (`here` unknown, -1, or not in `allowed`; `allowed`
+// holding `here` alone): the kernel then places the thread as it likes.
+bool start_cpus(const cpu_set_t& allowed, int here, cpu_set_t& out);
 
 // Threads working beside the calling one. The first exception thrown by work given to start()
 // or run() is kept; join() waits for every thread, then rethrows it. The destructor joins too
@@ -37,7 +37,7 @@ public:
 
   // Runs fn() on a new thread. False, with nothing started, when the system has no thread to
   // give: the caller then does that work itself. Throws only std::bad_alloc.
-  // The thread starts on another CPU than the calling thread's (start_cpu()), then may run on
+  // The thread starts on another CPU than the calling thread's (start_cpus()), then may run on
   // any CPU the caller may: left to itself, the kernel often queues a new thread behind its
   // busy parent for milliseconds while the other cores idle.
   template<typename Fn>
