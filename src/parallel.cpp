@@ -61,9 +61,11 @@ Workers::launch(void* job, void (*body)(void*))
     start->widen = pthread_attr_setaffinity_np(&attr, sizeof others, &others) == 0;
   }
   pthread_t thread;
-  int failed = pthread_create(&thread, &attr, thread_main, start.get());
+  int failed = pthread_create(&thread, start->widen ? &attr : nullptr, thread_main, start.get());
   pthread_attr_destroy(&attr);
-  if (failed == EINVAL && start->widen) { // the CPU went away meanwhile: anywhere, then
+  // Placement refused (a CPU went offline meanwhile; a sandbox that forbids setting affinity):
+  // the thread starts anywhere instead. EAGAIN means no thread can be had at all.
+  if (failed != 0 && failed != EAGAIN && start->widen) {
     start->widen = false;
     failed = pthread_create(&thread, nullptr, thread_main, start.get());
   }

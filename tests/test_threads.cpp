@@ -3,6 +3,7 @@
 // pthread_create, which Workers calls, to refuse threads on demand.
 #include <atomic>
 #include <cerrno>
+#include <sched.h>
 #include <dlfcn.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -23,6 +24,11 @@ namespace {
 // Threads pthread_create may still start; negative: any number.
 std::atomic<int> g_allowed{-1};
 std::atomic<int> g_refused{0};
+// When set, a thread asked for with attributes (Workers passes them only to place it on a CPU)
+// is refused with EPERM, as a sandbox that forbids setting affinity does; one without starts.
+std::atomic<bool> g_refuse_placement{false};
+std::atomic<int> g_placements_refused{0};
+std::atomic<int> g_started{0}; // calls passed on to the real pthread_create
 
 // Sets how many threads may start from now on, and clears the count of refusals.
 void
@@ -39,6 +45,10 @@ pthread_create(pthread_t* thread, const pthread_attr_t* attr, void* (*start)(voi
 {
   using Create = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
   static const auto real = reinterpret_cast<Create>(dlsym(RTLD_NEXT, "pthread_create"));
+  if (attr != nullptr && g_refuse_placement) {
+    ++g_placements_refused;
+    return EPERM;
+  }
   int allowed = g_allowed.load();
   while (allowed >= 0) {
     if (allowed == 0) {
@@ -49,6 +59,7 @@ pthread_create(pthread_t* thread, const pthread_attr_t* attr, void* (*start)(voi
       break;
     }
   }
+  ++g_started;
   return real(thread, attr, start, arg);
 }
 
@@ -62,6 +73,27 @@ TEST(ThreadStart, RunTasksRunsEveryTaskWhenNoThreadStarts)
   run_tasks(runs.size(), 4, [&](size_t i) { ++runs[i]; });
   EXPECT_EQ(g_refused.load(), 1); // the first refusal ends the attempts
   allow_threads(-1);
+  for (size_t i = 0; i < runs.size(); ++i) {
+    ASSERT_EQ(runs[i].load(), 1) << "task " << i;
+  }
+}
+
+// Where placing a thread on a CPU is refused, the thread starts without a placement: the work
+// still spreads over threads instead of falling back to the calling thread alone.
+TEST(ThreadStart, ThreadsStartWherePlacementIsRefused)
+{
+  g_refuse_placement = true;
+  g_placements_refused = 0;
+  g_started = 0;
+  std::vector<std::atomic<int>> runs(100);
+  run_tasks(runs.size(), 4, [&](size_t i) { ++runs[i]; });
+  g_refuse_placement = false;
+  EXPECT_EQ(g_started.load(), 3); // every helper, without a placement
+  cpu_set_t mine;
+  ASSERT_EQ(sched_getaffinity(0, sizeof mine, &mine), 0);
+  if (CPU_COUNT(&mine) > 1) { // with one CPU no placement is asked for
+    EXPECT_EQ(g_placements_refused.load(), 3);
+  }
   for (size_t i = 0; i < runs.size(); ++i) {
     ASSERT_EQ(runs[i].load(), 1) << "task " << i;
   }
