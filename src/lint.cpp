@@ -1449,11 +1449,14 @@ private:
       m_layout_found.emplace(slice_count(m_inventory.modules.size(), m_options.threads));
     }
     const size_t layout_slices = m_layout_found ? m_layout_found->size() : 0;
-    const size_t first_group = (engines + 1) / 2;
-    run_tasks(engines + 2 + layout_slices, thread_count(m_options.threads), [&](size_t task) {
-      if (task >= engines && task < engines + 2) {
-        const size_t begin = task == engines ? 0 : first_group;
-        const size_t end = task == engines ? first_group : engines;
+    // Layer task g builds engines [group_begin(g), group_begin(g + 1)): of three, two then one.
+    constexpr size_t k_layer_tasks = 2;
+    const auto group_begin = [&](size_t g) { return (engines * g + 1) / k_layer_tasks; };
+    const size_t tasks = engines + k_layer_tasks + layout_slices;
+    run_tasks(tasks, thread_count(m_options.threads), [&](size_t task) {
+      if (task >= engines && task < engines + k_layer_tasks) {
+        const size_t begin = group_begin(task - engines);
+        const size_t end = group_begin(task - engines + 1);
         auto layers = engine_layers(std::span(k_all_engines).subspan(begin, end - begin),
                                     m_inventory, m_drafts, m_declaration.model);
         for (size_t i = begin; i < end; ++i) {
@@ -1464,8 +1467,8 @@ private:
         }
         return;
       }
-      if (task >= engines + 2) {
-        const size_t slice = task - engines - 2;
+      if (task >= engines + k_layer_tasks) {
+        const size_t slice = task - engines - k_layer_tasks;
         const size_t count = m_inventory.modules.size();
         for (size_t i = count * slice / layout_slices; i < count * (slice + 1) / layout_slices;
              ++i) {

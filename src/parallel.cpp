@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <sched.h>
+#include <thread>
 
 namespace qcheck {
 

@@ -3,12 +3,12 @@
 // pthread_create, which Workers calls, to refuse threads on demand.
 #include <atomic>
 #include <cerrno>
-#include <sched.h>
 #include <dlfcn.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <mutex>
 #include <pthread.h>
+#include <sched.h>
 #include <set>
 #include <string>
 #include <vector>

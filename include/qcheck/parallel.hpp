@@ -10,7 +10,6 @@
 #include <memory>
 #include <mutex>
 #include <pthread.h>
-#include <thread>
 #include <utility>
 #include <vector>
 
