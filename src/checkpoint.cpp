@@ -3,10 +3,13 @@
 #include <algorithm>
 #include <atomic>
 #include <cassert>
+#include <chrono>
+#include <cstring>
 #include <deque>
 #include <fmt/format.h>
 #include <functional>
 #include <memory>
+#include <sys/random.h>
 #include <unordered_map>
 
 #include "qcheck/index_json.hpp"
@@ -46,15 +49,74 @@ without_dot_parts(std::string_view path)
   return out.empty() ? std::string(path) : out; // "." is left to name the folder
 }
 
-// weight_map as a vector sorted by tensor name; names view the parser's strings, paths are
-// interned (the index repeats each path thousands of times).
+// A 64-bit hash of `text` under `key`: 16 bytes at a time (the last 16 overlapping the ones
+// before), each pair of 8-byte words folded by a 128-bit product with the running value. Names
+// that differ meet on one value about as rarely as random numbers do; the random key keeps
+// anyone from choosing names that meet.
+uint64_t
+keyed_hash(std::string_view text, uint64_t key)
+{
+  constexpr uint64_t k_odd_a = 0x9E3779B97F4A7C15ull;
+  constexpr uint64_t k_odd_b = 0xC2B2AE3D27D4EB4Full;
+  const auto fold = [](uint64_t a, uint64_t b) {
+    __extension__ using Wide = unsigned __int128; // GCC and Clang on 64-bit targets
+    const Wide product = static_cast<Wide>(a) * b;
+    return static_cast<uint64_t>(product) ^ static_cast<uint64_t>(product >> 64);
+  };
+  const auto load = [](const char* p) {
+    uint64_t w;
+    std::memcpy(&w, p, sizeof w);
+    return w;
+  };
+  const char* p = text.data();
+  const size_t n = text.size();
+  uint64_t h = key ^ (n * k_odd_a);
+  uint64_t a = 0;
+  uint64_t b = 0;
+  if (n >= 16) {
+    for (const char* const last = p + n - 16; p < last; p += 16) {
+      h = fold(load(p) ^ h ^ k_odd_a, load(p + 8) ^ key ^ k_odd_b);
+    }
+    a = load(text.data() + n - 16);
+    b = load(text.data() + n - 8);
+  } else if (n >= 8) {
+    a = load(p);
+    b = load(p + n - 8);
+  } else {
+    for (size_t i = 0; i < n; ++i) {
+      a |= uint64_t{static_cast<unsigned char>(p[i])} << (8 * i);
+    }
+  }
+  h = fold(a ^ h ^ k_odd_a, b ^ key ^ k_odd_b);
+  return fold(h ^ k_odd_b, key ^ k_odd_a);
+}
+
+// A key for keyed_hash() that differs from run to run.
+uint64_t
+random_key()
+{
+  uint64_t key = 0;
+  if (::getrandom(&key, sizeof key, GRND_NONBLOCK) != static_cast<ssize_t>(sizeof key)) {
+    key = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
+          reinterpret_cast<uintptr_t>(&key);
+  }
+  return key;
+}
+
+// weight_map as a vector sorted by tensor name; names view the parser's strings, or are held as
+// their hashes until the tensors' names are attached; paths are interned (the index repeats each
+// path thousands of times).
 class WeightMap
 {
 public:
   // 16 bytes: the index names every tensor. Names are shorter than the index (k_max_index_size).
   struct Entry
   {
-    const char* name = nullptr;
+    union
+    {
+      const char* name = nullptr;
+      uint64_t hash; // while hashed(): keyed_hash() of the name
+    };
     uint32_t size = 0;
     uint32_t file = 0; // into files()
     std::string_view tensor() const { return {name, size}; }
@@ -62,30 +124,49 @@ public:
 
   void reserve(size_t entries) { m_entries.reserve(entries); }
   // `same_file`: the file is the one of the entry added last (entries mostly come in runs of
-  // one file).
+  // one file). `tensor` must stay valid through the next call and, for add(), while the map is
+  // used.
   void add(std::string_view tensor, std::string_view file, bool same_file)
   {
-    assert(!same_file || !m_files.empty());
-    m_increasing = m_increasing && (m_entries.empty() || m_entries.back().tensor() < tensor);
-    if (!same_file) {
-      // By hash: an index can name thousands of files. The views stay valid as long as the
-      // index text does.
-      m_last_file = m_by_file.emplace(file, static_cast<uint32_t>(m_files.size())).first->second;
-      if (m_last_file == m_files.size()) {
-        m_files.emplace_back(file);
-        m_counts.push_back(0);
-      }
-    }
-    ++m_counts[m_last_file];
-    m_entries.push_back({tensor.data(), static_cast<uint32_t>(tensor.size()), m_last_file});
+    push(tensor, file, same_file).name = tensor.data();
   }
-  // Sorts; on a repeated tensor the last occurrence wins, as in Python's json.
+  // The entry keeps the name's hash under `key`, not the name: until attach(), entries() have
+  // no names. Not to be mixed with add().
+  void add_hashed(std::string_view tensor, uint64_t key, std::string_view file, bool same_file)
+  {
+    m_hashed = true;
+    push(tensor, file, same_file).hash = keyed_hash(tensor, key);
+  }
+  // Hashed entries [first, first + count) take the names `name_of(0 .. count - 1)`; false,
+  // leaving the map to be dropped, when one differs from its entry in length or hash.
+  template<typename NameOf>
+  bool attach(size_t first, size_t count, uint64_t key, NameOf name_of)
+  {
+    assert(m_hashed && first + count <= m_entries.size());
+    for (size_t k = 0; k < count; ++k) {
+      const std::string_view name = name_of(k);
+      Entry& e = m_entries[first + k];
+      if (e.size != name.size() || e.hash != keyed_hash(name, key)) {
+        return false;
+      }
+      e.name = name.data();
+    }
+    return true;
+  }
+  // After attach() gave every entry its name.
+  void attached() { m_hashed = false; }
+  bool hashed() const { return m_hashed; }
+  bool increasing() const { return m_increasing; }
+
+  // Sorts; on a repeated tensor the last occurrence wins, as in Python's json. Hashed entries
+  // must be increasing already.
   void seal()
   {
     const auto by_name = [](const Entry& a, const Entry& b) { return a.tensor() < b.tensor(); };
     if (m_increasing) {
       return; // strictly increasing already: what every writer produces
     }
+    assert(!m_hashed);
     std::stable_sort(m_entries.begin(), m_entries.end(), by_name);
     std::vector<Entry> unique;
     unique.reserve(m_entries.size());
@@ -109,19 +190,52 @@ public:
   const std::string& file_of(const Entry& e) const { return m_files[e.file]; }
 
 private:
+  Entry& push(std::string_view tensor, std::string_view file, bool same_file)
+  {
+    assert(!same_file || !m_files.empty());
+    m_increasing = m_increasing && (m_entries.empty() || m_last_tensor < tensor);
+    m_last_tensor = tensor;
+    if (!same_file) {
+      // By hash: an index can name thousands of files.
+      if (const auto it = m_by_file.find(file); it != m_by_file.end()) {
+        m_last_file = it->second;
+      } else {
+        m_last_file = static_cast<uint32_t>(m_files.size());
+        m_by_file.emplace(std::string(file), m_last_file);
+        m_files.emplace_back(file);
+        m_counts.push_back(0);
+      }
+    }
+    ++m_counts[m_last_file];
+    m_entries.push_back({});
+    Entry& e = m_entries.back();
+    e.size = static_cast<uint32_t>(tensor.size());
+    e.file = m_last_file;
+    return e;
+  }
+
+  struct TextHash
+  {
+    using is_transparent = void;
+    size_t operator()(std::string_view text) const { return std::hash<std::string_view>{}(text); }
+  };
   std::vector<std::string> m_files;
-  std::unordered_map<std::string_view, uint32_t> m_by_file; // file as add() was given it
+  std::unordered_map<std::string, uint32_t, TextHash, std::equal_to<>>
+    m_by_file; // file as add() was given it
   std::vector<size_t> m_counts;
   uint32_t m_last_file = 0;
   std::vector<Entry> m_entries;
+  std::string_view m_last_tensor;
   bool m_increasing = true; // each tensor added sorts after the one before
+  bool m_hashed = false;
 };
 
 struct IndexData
 {
   std::string file;
-  PaddedBytes text;                // the index; weight_map views its names
+  PaddedBytes text;                // the index, when read whole; weight_map views its names
   std::deque<std::string> decoded; // names and paths that held escapes, viewed likewise
+  uint64_t key = 0;                // of weight_map's hashes, while it has them
   WeightMap weight_map;
   bool readable = true; // false: unreadable, not JSON, or no weight_map (reported)
 };
@@ -301,44 +415,108 @@ public:
   {
     IndexData index;
     index.file = index_name;
-    const auto fail = [&](std::string tensor, std::string message,
-                          CheckpointIssue issue = CheckpointIssue::index_unreadable) {
-      index.readable = false;
-      problems.push_back(
-        {issue, false, index_name, std::move(tensor), std::move(message), std::nullopt});
-    };
-    // Mapped, not copied, where the file system can: the index can be tens of MB.
     auto source = m_fs.open_at_most(join_path(m_out.root, index_name), k_max_index_size);
     if (!source) {
-      fail("", source.error());
+      index.readable = false;
+      problems.push_back(
+        {CheckpointIssue::index_unreadable, false, index_name, "", source.error(), std::nullopt});
       return index;
     }
-    auto text = (*source)->read_all_padded(0);
+    if (!stream_index(**source, index)) {
+      read_whole_index(**source, index, problems);
+    }
+    return index;
+  }
+
+  // The index a window at a time, each name kept only as its hash: the text is never held
+  // whole, and the names, about half its bytes, are not copied; collect_tensors() later takes
+  // the shards' names for them. False, `index` to be read whole, unless the text is JSON whose
+  // weight_map is strictly increasing with no entry to report.
+  bool stream_index(const ByteSource& bytes, IndexData& index) const
+  {
+    index.key = random_key();
+    index.weight_map.reserve(expected_entries(bytes));
+    bool usable = true;
+    std::optional<std::string_view> last_path; // of the entry before
+    const auto member = [&](std::string_view tensor, const std::string_view* path) {
+      if (!usable || path == nullptr) {
+        usable = false; // reported by the whole-text reader
+        return;
+      }
+      const bool same_file = same_path(last_path, *path);
+      if (!same_file && !is_contained_path(*path)) {
+        usable = false;
+        return;
+      }
+      index.weight_map.add_hashed(tensor, index.key, *path, same_file);
+      last_path = *path;
+    };
+    const auto restart = [&] {
+      index.weight_map = WeightMap();
+      index.weight_map.reserve(expected_entries(bytes));
+      usable = true;
+      last_path.reset();
+    };
+    const TextReader read = [&](uint64_t offset, std::span<char> out) {
+      return bytes.read_at(offset, out).has_value();
+    };
+    std::optional<WeightMapScan> scan =
+      stream_weight_map(bytes.size(), read, k_index_window, member, restart);
+    if (!scan || scan->status != WeightMapScan::Status::ok || !usable ||
+        !index.weight_map.increasing()) {
+      index.weight_map = WeightMap();
+      return false;
+    }
+    return true;
+  }
+
+  // Paths repeat: one equal to the last accepted is not checked again. The reader hands out a
+  // path spelled as the one before as that same view.
+  static bool same_path(const std::optional<std::string_view>& last, std::string_view path)
+  {
+    return last && ((path.data() == last->data() && path.size() == last->size()) || path == *last);
+  }
+
+  // A real entry (a dotted name, a shard file name, quotes) takes 40 bytes or more: reserving
+  // for that many touches only the memory the entries fill; a denser index grows.
+  static size_t expected_entries(const ByteSource& bytes)
+  {
+    return static_cast<size_t>(bytes.size() / 40);
+  }
+
+  // The index held whole, its names viewed in the text.
+  void read_whole_index(const ByteSource& bytes, IndexData& index,
+                        std::vector<CheckpointProblem>& problems) const
+  {
+    index.weight_map = WeightMap();
+    index.key = 0;
+    const auto fail = [&](std::string message) {
+      index.readable = false;
+      problems.push_back({CheckpointIssue::index_unreadable, false, index.file, "",
+                          std::move(message), std::nullopt});
+    };
+    // Mapped, not copied, where the file system can: the index can be tens of MB.
+    auto text = bytes.read_all_padded(0);
     if (!text) {
-      fail("", text.error());
-      return index;
+      fail(text.error());
+      return;
     }
     index.text = std::move(*text);
-    // One pass over the text; entries view it. Problems wait until the whole text is known to
-    // be JSON. A real entry (a dotted name, a shard file name, quotes) takes 40 bytes or more:
-    // reserving for that many touches only the memory the entries fill; a denser index grows.
-    index.weight_map.reserve(index.text.bytes.size() / 40);
+    index.weight_map.reserve(expected_entries(bytes));
+    // Problems wait until the whole text is known to be JSON.
     std::vector<CheckpointProblem> entry_problems;
     std::optional<std::string_view> last_path; // of the entry added last
     const auto member = [&](std::string_view tensor, const std::string_view* path) {
       const auto entry_problem = [&](std::string message, CheckpointIssue issue) {
         entry_problems.push_back(
-          {issue, false, index_name, std::string(tensor), std::move(message), std::nullopt});
+          {issue, false, index.file, std::string(tensor), std::move(message), std::nullopt});
       };
       if (path == nullptr) {
         entry_problem(fmt::format("weight_map entry '{}' is not a string", tensor),
                       CheckpointIssue::index_unreadable);
         return;
       }
-      // Paths repeat: one equal to the last accepted is not checked again.
-      const bool same_file =
-        last_path && ((path->data() == last_path->data() && path->size() == last_path->size()) ||
-                      *path == *last_path);
+      const bool same_file = same_path(last_path, *path);
       if (!same_file && !is_contained_path(*path)) {
         entry_problem(fmt::format("weight_map sends '{}' to '{}', a path outside the model "
                                   "folder; refused",
@@ -351,24 +529,23 @@ public:
     };
     const auto restart = [&] {
       index.weight_map = WeightMap();
-      index.weight_map.reserve(index.text.bytes.size() / 40);
+      index.weight_map.reserve(expected_entries(bytes));
       entry_problems.clear();
       last_path.reset();
     };
     WeightMapScan scan = scan_weight_map(index.text.bytes, member, restart);
     if (scan.status == WeightMapScan::Status::invalid_json) {
       index.weight_map = WeightMap();
-      fail("", "not valid JSON");
-      return index;
+      fail("not valid JSON");
+      return;
     }
     if (scan.status == WeightMapScan::Status::no_weight_map) {
-      fail("", "has no 'weight_map' object");
-      return index;
+      fail("has no 'weight_map' object");
+      return;
     }
     index.decoded = std::move(scan.decoded);
     problems.insert(problems.end(), entry_problems.begin(), entry_problems.end());
     index.weight_map.seal();
-    return index;
   }
 
   void run(const std::vector<std::string>& names, unsigned threads)
@@ -601,11 +778,52 @@ private:
     return out;
   }
 
+  // `first()` here and, when `both`, `second()` on a thread beside it (or after it, when no
+  // thread starts).
+  template<typename First, typename Second>
+  static void side_by_side(bool both, const First& first, const Second& second)
+  {
+    if (!both) {
+      first();
+      return;
+    }
+    Workers workers;
+    const bool helped = workers.start(second);
+    workers.run(first);
+    if (!helped) {
+      workers.run(second);
+    }
+    workers.join();
+  }
+
+  // A hashed weight_map whose names are not the shards' cannot say which differ: the index is
+  // read again, whole. If it now reads otherwise (it changed meanwhile), that is reported and the
+  // tensors are not joined with it.
+  void reread_index(std::optional<IndexData>& index)
+  {
+    std::vector<CheckpointProblem> problems;
+    IndexData whole;
+    whole.file = index->file;
+    auto source = m_fs.open_at_most(join_path(m_out.root, index->file), k_max_index_size);
+    if (source) {
+      read_whole_index(**source, whole, problems);
+    }
+    if (source && whole.readable && problems.empty() &&
+        whole.weight_map.files() == index->weight_map.files() &&
+        whole.weight_map.counts() == index->weight_map.counts()) {
+      *index = std::move(whole);
+      return;
+    }
+    problem(CheckpointIssue::index_unreadable, index->file, "",
+            "changed while it was read; its entries are not compared with the shards");
+    index.reset();
+  }
+
   // Every shard's tensors come sorted from the reader: a merge orders them all, then a merge
   // join against the sorted weight_map; for large checkpoints both in two halves of the names
   // side by side. No hash table, no per-tensor lookups.
-  void collect_tensors(const std::optional<IndexData>& index,
-                       const std::vector<uint32_t>& shard_of_file, unsigned threads)
+  void collect_tensors(std::optional<IndexData>& index, const std::vector<uint32_t>& shard_of_file,
+                       unsigned threads)
   {
     for (const ShardFile& shard : m_out.shards) {
       for (const auto& hp : shard.header.problems) {
@@ -619,37 +837,66 @@ private:
     // index entries are those from its first name on.
     const MergePlan plan = plan_merge(m_out.shards, threads > 1 ? k_parallel_tensors : SIZE_MAX);
     auto& all = m_out.tensors;
-    all.resize(plan.total); // unwritten: the merges fill it
-    static const std::vector<WeightMap::Entry> no_entries;
-    const auto& entries = index ? index->weight_map.entries() : no_entries;
+    all.resize(plan.total);                 // unwritten: the merges fill it
     const bool halves = !plan.from.empty(); // it holds the pivot's tensors at least
     const size_t mid = halves ? plan.before_total : plan.total;
-    const auto entry_mid = halves
-                             ? std::lower_bound(entries.begin(), entries.end(), plan.pivot,
-                                                [](const WeightMap::Entry& e, std::string_view n) {
-                                                  return e.tensor() < n;
-                                                })
-                             : entries.end();
+    // A hashed index names the shards' tensors when it holds one entry per tensor, each with
+    // the hash of the tensor's name, in the same order: each half checks its part as it takes
+    // the names. Any other index is read again whole, and joined by name.
+    if (index && index->weight_map.hashed() && index->weight_map.entries().size() != plan.total) {
+      reread_index(index);
+    }
+    const bool hashed = index && index->weight_map.hashed();
+    static const std::vector<WeightMap::Entry> no_entries;
+    using EntryIt = std::vector<WeightMap::Entry>::const_iterator;
+    EntryIt entry_begin, entry_mid, entry_end;
+    const auto split_entries = [&] {
+      const auto& entries = index ? index->weight_map.entries() : no_entries;
+      entry_begin = entries.begin();
+      entry_end = entries.end();
+      entry_mid = !halves ? entry_end
+                  : index && index->weight_map.hashed()
+                    ? entry_begin + static_cast<std::ptrdiff_t>(mid)
+                    : std::lower_bound(entry_begin, entry_end, plan.pivot,
+                                       [](const WeightMap::Entry& e, std::string_view n) {
+                                         return e.tensor() < n;
+                                       });
+    };
+    split_entries();
+    const auto named_by_index = [&](size_t first, size_t count) {
+      return !hashed || index->weight_map.attach(first, count, index->key, [&](size_t k) {
+        return all[first + k].info->name;
+      });
+    };
     // Each half compacts its own range; the second's picks then move up to follow the first's.
     Walk first, second;
-    if (halves) {
-      const auto second_half = [&] {
-        merge_runs(plan.from, all.data() + mid);
-        second = walk(all, mid, all.size(), index, shard_of_file, entry_mid, entries.end());
-      };
-      Workers workers;
-      const bool helped = workers.start(second_half);
-      workers.run([&] {
+    bool attached[2] = {true, true};
+    side_by_side(
+      halves,
+      [&] {
         merge_runs(plan.before, all.data());
-        first = walk(all, 0, mid, index, shard_of_file, entries.begin(), entry_mid);
+        if ((attached[0] = named_by_index(0, mid))) {
+          first = walk(all, 0, mid, index, shard_of_file, entry_begin, entry_mid);
+        }
+      },
+      [&] {
+        merge_runs(plan.from, all.data() + mid);
+        if ((attached[1] = named_by_index(mid, all.size() - mid))) {
+          second = walk(all, mid, all.size(), index, shard_of_file, entry_mid, entry_end);
+        }
       });
-      if (!helped) {
-        workers.run(second_half);
-      }
-      workers.join();
-    } else {
-      merge_runs(plan.before, all.data());
-      first = walk(all, 0, mid, index, shard_of_file, entries.begin(), entries.end());
+    if (hashed && attached[0] && attached[1]) {
+      index->weight_map.attached();
+    } else if (hashed) {
+      // A name differs: the walks start again, on the same order (a walk over names that are
+      // each the one its entry hashed left its range as it was).
+      reread_index(index);
+      split_entries();
+      first = Walk();
+      second = Walk();
+      side_by_side(
+        halves, [&] { first = walk(all, 0, mid, index, shard_of_file, entry_begin, entry_mid); },
+        [&] { second = walk(all, mid, all.size(), index, shard_of_file, entry_mid, entry_end); });
     }
     if (first.tensors < mid) { // the first half dropped some: the second's picks move up
       const auto second_begin = all.begin() + static_cast<std::ptrdiff_t>(mid);
@@ -706,6 +953,8 @@ private:
   }
 
   static constexpr size_t k_parallel_tensors = 16384;
+  // The index is read this many bytes at a time (its members up to 1/16 of it, 64 KiB).
+  static constexpr size_t k_index_window = size_t{1} << 20;
   // Problems of one kind kept one by one: an index can name millions of tensors, and a line each
   // would cost gigabytes; past this many they are counted.
   static constexpr size_t k_listed_problems = 1000;

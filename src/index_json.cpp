@@ -1,8 +1,10 @@
 #include "qcheck/index_json.hpp"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <simdjson.h>
 
 #include "qcheck/json_text.hpp"
@@ -18,8 +20,22 @@ constexpr int k_max_depth = 1024; // as simdjson's DOM parser allows
 // scan of a mapped 96 MB index fell from 111 to 81 ms, median of 15).
 constexpr ptrdiff_t k_prefetch_distance = 2048;
 
+// The part of a text read a window at a time that is in memory: one of two buffers, each
+// filled in turn, so that the one before stays as it was until the next fill.
+struct Window
+{
+  const TextReader& read;
+  uint64_t size;    // the whole text's
+  uint64_t next;    // the first byte not read yet
+  char* buffers[2]; // `capacity` bytes each
+  unsigned filled;  // the buffer read into last
+  size_t capacity;
+  ptrdiff_t margin; // the bytes ahead of the reader below which it reads on
+};
+
 // A recursive-descent reader over the text; every method returns false on invalid JSON and
-// leaves m_at where reading stopped.
+// leaves m_at where reading stopped. Over a window, false also when a member of the root object
+// or of weight_map runs past the window's end.
 class Reader
 {
 public:
@@ -30,9 +46,19 @@ public:
       m_member(member), m_restart(restart)
   {
   }
+  Reader(Window& window, WeightMapScan& out,
+         const std::function<void(std::string_view, const std::string_view*)>& member,
+         const std::function<void()>& restart)
+    : m_begin(window.buffers[0]), m_at(window.buffers[0]), m_end(window.buffers[0]),
+      m_window(&window), m_out(out), m_member(member), m_restart(restart)
+  {
+  }
 
   bool document(bool& found)
   {
+    if (!refill(true)) {
+      return false;
+    }
     skip_space();
     if (m_at < m_end && *m_at == '{') {
       if (!root_object(found)) {
@@ -41,8 +67,18 @@ public:
     } else if (!value(0)) {
       return false;
     }
-    skip_space();
-    return m_at == m_end;
+    for (;;) { // only space may follow, to the text's end
+      skip_space();
+      if (m_at != m_end) {
+        return false;
+      }
+      if (m_window == nullptr || m_window->next == m_window->size) {
+        return true;
+      }
+      if (!refill(true)) {
+        return false;
+      }
+    }
   }
 
   size_t offset() const { return static_cast<size_t>(m_at - m_begin); }
@@ -51,6 +87,32 @@ public:
 
 private:
   void skip_space() { m_at = skip_json_space(m_at, m_end); }
+
+  // Over a window, when fewer than its margin bytes are left (any number with `all_read`) and
+  // the text has more: copies the bytes left to the other buffer's start and reads on after
+  // them there. Views into the buffer before stay valid until the next fill (m_refills counts).
+  bool refill(bool all_read)
+  {
+    Window* const w = m_window;
+    if (w == nullptr || w->next == w->size || (!all_read && m_end - m_at >= w->margin)) {
+      return true;
+    }
+    w->filled ^= 1u;
+    char* const buffer = w->buffers[w->filled];
+    const auto kept = static_cast<size_t>(m_end - m_at);
+    if (kept > 0) {
+      std::memcpy(buffer, m_at, kept);
+    }
+    const auto n = static_cast<size_t>(std::min<uint64_t>(w->capacity - kept, w->size - w->next));
+    if (!w->read(w->next, std::span<char>(buffer + kept, n))) {
+      return false;
+    }
+    w->next += n;
+    m_begin = m_at = buffer;
+    m_end = buffer + kept + n;
+    ++m_refills;
+    return true;
+  }
 
   bool expect(char c)
   {
@@ -245,8 +307,9 @@ private:
 
   // At '{' or '[': each item in turn, `item(key)` reading its value (the key is empty in an
   // array), separated by commas up to `close`.
+  // `resumable`: over a window, it is read on before each item (whose views stay valid).
   template<typename Item>
-  bool items(char close, bool object, Item item)
+  bool items(char close, bool object, Item item, bool resumable = false)
   {
     ++m_at;
     skip_space();
@@ -255,6 +318,9 @@ private:
       return true;
     }
     for (;;) {
+      if (resumable && !refill(false)) {
+        return false;
+      }
       std::string_view key;
       if (object) {
         skip_space();
@@ -283,16 +349,19 @@ private:
   // that occurs again replaces the earlier value, as in Python's json.
   bool root_object(bool& found)
   {
-    return items('}', true, [&](std::string_view key) {
-      if (key != "weight_map") {
-        return value(1);
-      }
-      if (found) {
-        m_restart();
-      }
-      found = m_at < m_end && *m_at == '{';
-      return found ? weight_map() : value(1);
-    });
+    return items(
+      '}', true,
+      [&](std::string_view key) {
+        if (key != "weight_map") {
+          return value(1);
+        }
+        if (found) {
+          m_restart();
+        }
+        found = m_at < m_end && *m_at == '{';
+        return found ? weight_map() : value(1);
+      },
+      true);
   }
 
   // Writers list a shard's tensors in a row: a file spelled as the one before, whose text held
@@ -300,9 +369,14 @@ private:
   bool weight_map()
   {
     std::string_view last_file; // empty, or a view into the text
-    return items('}', true, [&](std::string_view tensor) {
+    unsigned last_refills = m_refills;
+    const auto member = [&](std::string_view tensor) {
       if (m_end - m_at > k_prefetch_distance) {
         __builtin_prefetch(m_at + k_prefetch_distance);
+      }
+      if (last_refills != m_refills) { // the window moved: hand out views into the new buffer
+        last_file = {};
+        last_refills = m_refills;
       }
       if (m_at < m_end && *m_at == '"') {
         std::string_view file;
@@ -326,12 +400,15 @@ private:
       }
       m_member(tensor, nullptr);
       return true;
-    });
+    };
+    return items('}', true, member, true);
   }
 
   const char* m_begin;
   const char* m_at;
   const char* m_end;
+  Window* m_window = nullptr; // null: the whole text is in [m_begin, m_end)
+  unsigned m_refills = 0;
   WeightMapScan& m_out;
   const std::function<void(std::string_view, const std::string_view*)>& m_member;
   const std::function<void()>& m_restart;
@@ -360,6 +437,31 @@ scan_weight_map(
     out.status = WeightMapScan::Status::invalid_json;
     out.error_offset = reader.offset();
     return out;
+  }
+  out.status = found ? WeightMapScan::Status::ok : WeightMapScan::Status::no_weight_map;
+  return out;
+}
+
+std::optional<WeightMapScan>
+stream_weight_map(
+  uint64_t size, const TextReader& read, size_t window,
+  const std::function<void(std::string_view tensor, const std::string_view* file)>& member,
+  const std::function<void()>& restart)
+{
+  window = std::max<size_t>(window, 64);
+  const auto buffers = std::make_unique_for_overwrite<char[]>(2 * window);
+  Window w{read,
+           size,
+           0,
+           {buffers.get(), buffers.get() + window},
+           1,
+           window,
+           static_cast<ptrdiff_t>(window / 16)};
+  WeightMapScan out;
+  Reader reader(w, out, member, restart);
+  bool found = false;
+  if (!reader.document(found) || !reader.ascii_so_far()) {
+    return std::nullopt;
   }
   out.status = found ? WeightMapScan::Status::ok : WeightMapScan::Status::no_weight_map;
   return out;

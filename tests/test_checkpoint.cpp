@@ -970,3 +970,212 @@ TEST(Checkpoint, LargeCheckpointsMatchTheirIndexAlikeWhateverTheThreads)
                                                CheckpointIssue::unindexed_tensors,
                                                CheckpointIssue::duplicate_tensor}));
 }
+
+namespace {
+
+// Shows a MemoryFileSystem and counts how its index is read; from the index's second opening on
+// it can show another file's text there (an index replaced while qcheck runs).
+class IndexWatcher final : public FileSystem
+{
+public:
+  IndexWatcher(const MemoryFileSystem& base, std::string index)
+    : m_base(base), m_index(std::move(index))
+  {
+  }
+  void show_later(std::string path) { m_later = std::move(path); }
+
+  FileInfo stat(const std::string& path) const override { return m_base.stat(path); }
+  Expected<std::vector<std::string>> list_dir(const std::string& path) const override
+  {
+    return m_base.list_dir(path);
+  }
+  Expected<std::unique_ptr<ByteSource>> open(const std::string& path) const override
+  {
+    if (path != m_index) {
+      return m_base.open(path);
+    }
+    auto source = m_base.open(++opens > 1 && !m_later.empty() ? m_later : path);
+    if (!source) {
+      return source;
+    }
+    return std::unique_ptr<ByteSource>(std::make_unique<Counted>(std::move(*source), *this));
+  }
+
+  mutable int opens = 0;
+  mutable int whole_reads = 0;  // read_all_padded
+  mutable int window_reads = 0; // read_at
+
+private:
+  class Counted final : public ByteSource
+  {
+  public:
+    Counted(std::unique_ptr<ByteSource> inner, const IndexWatcher& watcher)
+      : m_inner(std::move(inner)), m_watcher(watcher)
+    {
+    }
+    uint64_t size() const override { return m_inner->size(); }
+    Expected<void> read_at(uint64_t offset, std::span<char> out) const override
+    {
+      ++m_watcher.window_reads;
+      return m_inner->read_at(offset, out);
+    }
+    Expected<PaddedBytes> read_all_padded(size_t padding) const override
+    {
+      ++m_watcher.whole_reads;
+      return m_inner->read_all_padded(padding);
+    }
+
+  private:
+    std::unique_ptr<ByteSource> m_inner;
+    const IndexWatcher& m_watcher;
+  };
+
+  const MemoryFileSystem& m_base;
+  std::string m_index;
+  std::string m_later;
+};
+
+// `count` tensors in three shards (in turn), with names long enough that their index is read in
+// several windows.
+struct LongIndex
+{
+  MemoryFileSystem fs;
+  std::vector<std::pair<std::string, std::string>> map; // in name order
+};
+
+LongIndex
+long_index(size_t count)
+{
+  LongIndex out;
+  std::vector<std::vector<TensorSpec>> shards(3);
+  for (size_t t = 0; t < count; ++t) {
+    const std::string name =
+      fmt::format("model.layers.{:03}.mlp.experts.{:03}.down_proj.weight", t / 256, t % 256);
+    shards[t % 3].push_back({name, "BF16", {2}});
+    out.map.emplace_back(name, fmt::format("model-{:05}-of-00003.safetensors", t % 3 + 1));
+  }
+  for (size_t s = 0; s < shards.size(); ++s) {
+    out.fs.add_file(fmt::format("m/model-{:05}-of-00003.safetensors", s + 1),
+                    safetensors(shards[s]));
+  }
+  return out;
+}
+
+} // namespace
+
+// An index in name order that names what the shards hold is read once, a window at a time,
+// never whole: its names are checked against the shards' by hash.
+TEST(Checkpoint, IndexInNameOrderIsReadOnceAWindowAtATime)
+{
+  for (const size_t count : {size_t{3}, size_t{20000}}) { // the second: in halves, > 1 MiB
+    LongIndex c = long_index(count);
+    const std::string text = index_json(c.map);
+    c.fs.add_file("m/model.safetensors.index.json", text);
+    for (const unsigned threads : {1u, 2u}) {
+      const IndexWatcher watcher(c.fs, "m/model.safetensors.index.json");
+      auto loaded = load_checkpoint(watcher, "m", LoadOptions{threads});
+      ASSERT_TRUE(loaded);
+      EXPECT_TRUE(loaded->problems.empty()) << joined(messages(*loaded));
+      EXPECT_EQ(placement(*loaded), c.map);
+      EXPECT_EQ(watcher.opens, 1);
+      EXPECT_EQ(watcher.whole_reads, 0);
+      EXPECT_EQ(watcher.window_reads, static_cast<int>(text.size() >> 20) + 1) << count;
+    }
+  }
+  // A tensor sent to the wrong file needs no second reading.
+  LongIndex c = long_index(5);
+  c.map[1].second = c.map[0].second;
+  c.fs.add_file("m/model.safetensors.index.json", index_json(c.map));
+  const IndexWatcher watcher(c.fs, "m/model.safetensors.index.json");
+  auto loaded = load_checkpoint(watcher, "m", LoadOptions{2});
+  ASSERT_TRUE(loaded);
+  EXPECT_EQ(messages(*loaded),
+            std::vector<std::string>{fmt::format(
+              "model.safetensors.index.json: maps '{}' to model-00001-of-00003.safetensors, which "
+              "does not hold it (it is in model-00002-of-00003.safetensors)",
+              c.map[1].first)});
+  EXPECT_EQ(watcher.opens, 1);
+  EXPECT_EQ(watcher.whole_reads, 0);
+}
+
+// An index whose names differ from the shards' in one byte, wherever it is and whatever the
+// name's length, is read again whole and joined by name: the hashes see every byte.
+TEST(Checkpoint, IndexNamingOtherTensorsIsReadAgainWhole)
+{
+  const std::string file = "model.safetensors";
+  for (const size_t length : {1, 2, 7, 8, 9, 15, 16, 17, 24, 31, 32, 33, 47, 48, 49}) {
+    for (size_t at = 0; at < length; ++at) {
+      const std::string name(length, 'n');
+      std::string other = name;
+      other[at] = 'o';
+      MemoryFileSystem fs;
+      fs.add_file("m/" + file, safetensors({{"a", "BF16", {2}}, {name, "BF16", {2}}}));
+      fs.add_file("m/model.safetensors.index.json", index_json({{"a", file}, {other, file}}));
+      const IndexWatcher watcher(fs, "m/model.safetensors.index.json");
+      auto loaded = load_checkpoint(watcher, "m", LoadOptions{1});
+      ASSERT_TRUE(loaded);
+      ASSERT_EQ(messages(*loaded),
+                (std::vector<std::string>{
+                  file + ": holds 1 tensor the index does not name (first: '" + name + "')",
+                  "model.safetensors.index.json: maps '" + other + "' to " + file +
+                    ", which does not hold it"}))
+        << length << " " << at;
+      EXPECT_EQ(watcher.opens, 2);
+      EXPECT_EQ(watcher.whole_reads, 1);
+    }
+  }
+  // More entries than tensors: read whole without trying the names.
+  auto fs = two_shards();
+  auto map = k_full_map;
+  map.emplace_back("d.weight", "model-00002-of-00002.safetensors");
+  fs.add_file("m/model.safetensors.index.json", index_json(map));
+  const IndexWatcher watcher(fs, "m/model.safetensors.index.json");
+  auto loaded = load_checkpoint(watcher, "m", LoadOptions{2});
+  ASSERT_TRUE(loaded);
+  EXPECT_EQ(messages(*loaded),
+            std::vector<std::string>{"model.safetensors.index.json: maps 'd.weight' to "
+                                     "model-00002-of-00002.safetensors, which does not hold it"});
+  EXPECT_EQ(watcher.whole_reads, 1);
+}
+
+// Names out of order, or in a weight_map that needs the whole text to tell (not ASCII), are read
+// whole at once.
+TEST(Checkpoint, IndexOutOfOrderOrNotAsciiIsReadWhole)
+{
+  for (const std::string& text : std::vector<std::string>{
+         index_json({k_full_map[1], k_full_map[0], k_full_map[2]}),
+         R"({"weight_map":{"a.weight":"model-00001-of-00002.safetensors",)"
+         R"("b.weight":"model-00001-of-00002.safetensors",)"
+         R"("c.weight":"model-00002-of-00002.safetensors"},"n":"\u00e9 é"})"}) {
+    auto fs = two_shards();
+    fs.add_file("m/model.safetensors.index.json", text);
+    const IndexWatcher watcher(fs, "m/model.safetensors.index.json");
+    auto loaded = load_checkpoint(watcher, "m", LoadOptions{2});
+    ASSERT_TRUE(loaded);
+    EXPECT_TRUE(loaded->problems.empty()) << joined(messages(*loaded));
+    EXPECT_EQ(placement(*loaded), k_full_map);
+    EXPECT_EQ(watcher.opens, 1);
+    EXPECT_EQ(watcher.whole_reads, 1);
+  }
+}
+
+// The second reading finds other files: the index changed meanwhile. That is said, and the
+// tensors are not joined with either reading.
+TEST(Checkpoint, IndexChangedBetweenItsReadingsIsReported)
+{
+  auto fs = two_shards();
+  auto map = k_full_map;
+  map[2].first = "d.weight"; // as many entries as tensors, one name other: read again
+  fs.add_file("m/model.safetensors.index.json", index_json(map));
+  fs.add_file("elsewhere/index.json", index_json({{"a.weight", "model-9.safetensors"}}));
+  IndexWatcher watcher(fs, "m/model.safetensors.index.json");
+  watcher.show_later("elsewhere/index.json");
+  auto loaded = load_checkpoint(watcher, "m", LoadOptions{2});
+  ASSERT_TRUE(loaded);
+  EXPECT_EQ(messages(*loaded),
+            std::vector<std::string>{"model.safetensors.index.json: changed while it was read; its "
+                                     "entries are not compared with the shards"});
+  EXPECT_EQ(loaded->problems[0].issue, CheckpointIssue::index_unreadable);
+  EXPECT_EQ(placement(*loaded), k_full_map);
+  EXPECT_EQ(watcher.opens, 2);
+}

@@ -159,20 +159,22 @@ TEST(IndexJson, InvalidJsonIsRefused)
   }
 }
 
-// Random documents around a weight_map, and the same with a byte changed, inserted or removed:
-// valid exactly when simdjson's DOM says so, with the same members.
-TEST(IndexJson, AgreesWithTheDomParserOnRandomAndDamagedDocuments)
+namespace {
+
+// A random document around a weight_map (or now and then any JSON value), damaged by
+// `round % 3` bytes changed, inserted or removed.
+std::string
+random_document(test::Lcg& next, int round)
 {
-  test::Lcg next(2024);
-  const std::vector<std::string> strings{R"("model.layers.0.mlp.down_proj.weight")",
-                                         R"("model-00001-of-00002.safetensors")",
-                                         R"("a\"b")",
-                                         R"("\u00e9\ud83d\ude00")",
-                                         R"("")",
-                                         R"("x\\y\/z\n")",
-                                         R"("weight_map")"};
-  const std::vector<std::string> scalars{"0",    "-1",    "2.5",  "1e3",   "-0.0E-2",
-                                         "true", "false", "null", "123456"};
+  static const std::vector<std::string> strings{R"("model.layers.0.mlp.down_proj.weight")",
+                                                R"("model-00001-of-00002.safetensors")",
+                                                R"("a\"b")",
+                                                R"("\u00e9\ud83d\ude00")",
+                                                R"("")",
+                                                R"("x\\y\/z\n")",
+                                                R"("weight_map")"};
+  static const std::vector<std::string> scalars{"0",    "-1",    "2.5",  "1e3",   "-0.0E-2",
+                                                "true", "false", "null", "123456"};
   std::function<std::string(int)> value = [&](int depth) -> std::string {
     const size_t kind = next(depth > 2 ? 2 : 4);
     if (kind == 0) {
@@ -190,31 +192,42 @@ TEST(IndexJson, AgreesWithTheDomParserOnRandomAndDamagedDocuments)
     }
     return out + (kind == 2 ? "]" : "}");
   };
-  const std::string damage = "{}[]\",:\\ \t\n0e.-tuxa\x01\xc3\xff";
+  static const std::string damage = "{}[]\",:\\ \t\n0e.-tuxa\x01\xc3\xff";
+  std::string map = "{";
+  for (size_t i = next(6); i > 0; --i) {
+    map += strings[next(strings.size())] + ": " +
+           (next(5) ? strings[next(strings.size())] : value(2)) + (i > 1 ? ", " : "");
+  }
+  map += "}";
+  std::string json =
+    next(8) ? R"({"metadata": )" + value(1) + R"(, "weight_map": )" + map + "}" : value(0);
+  for (size_t d = round % 3; d > 0 && !json.empty(); --d) {
+    const size_t at = next(json.size());
+    switch (next(3)) {
+    case 0:
+      json[at] = damage[next(damage.size())];
+      break;
+    case 1:
+      json.insert(at, 1, damage[next(damage.size())]);
+      break;
+    default:
+      json.erase(at, 1);
+      break;
+    }
+  }
+  return json;
+}
+
+} // namespace
+
+// Random documents around a weight_map, and the same with a byte changed, inserted or removed:
+// valid exactly when simdjson's DOM says so, with the same members.
+TEST(IndexJson, AgreesWithTheDomParserOnRandomAndDamagedDocuments)
+{
+  test::Lcg next(2024);
   size_t valid = 0, with_members = 0;
   for (int round = 0; round < 20000; ++round) {
-    std::string map = "{";
-    for (size_t i = next(6); i > 0; --i) {
-      map += strings[next(strings.size())] + ": " +
-             (next(5) ? strings[next(strings.size())] : value(2)) + (i > 1 ? ", " : "");
-    }
-    map += "}";
-    std::string json =
-      next(8) ? R"({"metadata": )" + value(1) + R"(, "weight_map": )" + map + "}" : value(0);
-    for (size_t d = round % 3; d > 0 && !json.empty(); --d) {
-      const size_t at = next(json.size());
-      switch (next(3)) {
-      case 0:
-        json[at] = damage[next(damage.size())];
-        break;
-      case 1:
-        json.insert(at, 1, damage[next(damage.size())]);
-        break;
-      default:
-        json.erase(at, 1);
-        break;
-      }
-    }
+    const std::string json = random_document(next, round);
     bool number_refused = false;
     const std::optional<Scanned> expected = by_dom(json, number_refused);
     const Scanned got = scan(json);
@@ -232,4 +245,149 @@ TEST(IndexJson, AgreesWithTheDomParserOnRandomAndDamagedDocuments)
   }
   EXPECT_GT(valid, 7500u);
   EXPECT_GT(with_members, 5000u);
+}
+
+namespace {
+
+// stream_weight_map over `json` in windows of `window` bytes; nullopt when it leaves the verdict
+// to the whole-text reader. `reads`: each read's offset and size.
+std::optional<Scanned>
+stream(const std::string& json, size_t window,
+       std::vector<std::pair<uint64_t, size_t>>* reads = nullptr, bool fail_reads = false)
+{
+  Scanned out;
+  const TextReader read = [&](uint64_t offset, std::span<char> to) {
+    if (reads != nullptr) {
+      reads->emplace_back(offset, to.size());
+    }
+    if (fail_reads || offset > json.size() || to.size() > json.size() - offset) {
+      return false;
+    }
+    std::copy_n(json.data() + offset, to.size(), to.data());
+    return true;
+  };
+  const std::optional<WeightMapScan> result = stream_weight_map(
+    json.size(), read, window,
+    [&](std::string_view tensor, const std::string_view* file) {
+      out.members.push_back(
+        {std::string(tensor), file ? std::optional<std::string>(*file) : std::nullopt});
+    },
+    [&] { out.members.clear(); });
+  if (!result) {
+    return std::nullopt;
+  }
+  out.status = result->status;
+  return out;
+}
+
+bool
+is_ascii(const std::string& text)
+{
+  return std::all_of(text.begin(), text.end(),
+                     [](char c) { return static_cast<unsigned char>(c) < 0x80; });
+}
+
+std::string
+many_members(size_t count)
+{
+  std::string json = R"({"metadata": {"total_size": 1}, "weight_map": {)";
+  for (size_t i = 0; i < count; ++i) {
+    json += (i ? ",\n  " : "\n  ") + ("\"layers." + std::to_string(i) + ".w\": \"model-" +
+                                      std::to_string(i / 100) + ".safetensors\"");
+  }
+  return json + "\n}}\n";
+}
+
+} // namespace
+
+// Read a window at a time, a document gets the verdict and members the whole text gets, or
+// none; with the whole text in one window, every ASCII document the whole text accepts gets one.
+TEST(IndexJson, StreamedAgreesWithTheWholeText)
+{
+  test::Lcg next(77);
+  size_t answered_in_small_windows = 0;
+  for (int round = 0; round < 20000; ++round) {
+    const std::string json = random_document(next, round);
+    const Scanned whole = scan(json);
+    for (const size_t window : {size_t{64}, size_t{96}, size_t{160}, json.size() + 64}) {
+      const std::optional<Scanned> streamed = stream(json, window);
+      if (!streamed) {
+        ASSERT_FALSE(window > json.size() && whole.status != WeightMapScan::Status::invalid_json &&
+                     is_ascii(json))
+          << json;
+        continue;
+      }
+      answered_in_small_windows += window < json.size() ? 1 : 0;
+      ASSERT_NE(streamed->status, WeightMapScan::Status::invalid_json) << json;
+      ASSERT_EQ(streamed->status, whole.status) << window << " " << json;
+      ASSERT_EQ(streamed->members, whole.members) << window << " " << json;
+    }
+  }
+  EXPECT_GT(answered_in_small_windows, 1000u);
+}
+
+// A long weight_map in small windows: read once, in order, a window at a time; each view stays
+// valid through the next member's call.
+TEST(IndexJson, StreamedViewsLastThroughTheNextMember)
+{
+  const std::string json = many_members(5000);
+  constexpr size_t k_window = 1024;
+  std::vector<std::pair<uint64_t, size_t>> reads;
+  std::string_view last_tensor, last_file;
+  std::string last_tensor_copy, last_file_copy;
+  size_t members = 0;
+  const TextReader read = [&](uint64_t offset, std::span<char> to) {
+    reads.emplace_back(offset, to.size());
+    std::copy_n(json.data() + offset, to.size(), to.data());
+    return true;
+  };
+  const std::optional<WeightMapScan> result = stream_weight_map(
+    json.size(), read, k_window,
+    [&](std::string_view tensor, const std::string_view* file) {
+      ASSERT_NE(file, nullptr);
+      EXPECT_EQ(last_tensor, last_tensor_copy) << members;
+      EXPECT_EQ(last_file, last_file_copy) << members;
+      EXPECT_EQ(tensor, "layers." + std::to_string(members) + ".w");
+      EXPECT_EQ(*file, "model-" + std::to_string(members / 100) + ".safetensors");
+      last_tensor = tensor;
+      last_file = *file;
+      last_tensor_copy = tensor;
+      last_file_copy = *file;
+      ++members;
+    },
+    [] { FAIL() << "one weight_map: no restart"; });
+  ASSERT_TRUE(result);
+  EXPECT_EQ(result->status, WeightMapScan::Status::ok);
+  EXPECT_EQ(members, 5000u);
+  ASSERT_GT(reads.size(), json.size() / k_window);
+  uint64_t next = 0;
+  for (const auto& [offset, size] : reads) {
+    EXPECT_EQ(offset, next);
+    EXPECT_LE(size, k_window);
+    next = offset + size;
+  }
+  EXPECT_EQ(next, json.size());
+}
+
+// What only the whole text can tell is left to it: invalid JSON, bytes of 0x80 or above, a
+// member longer than a window, a failed read.
+TEST(IndexJson, StreamedLeavesToTheWholeTextWhatOnlyItCanTell)
+{
+  const std::string good = many_members(50); // members of up to 36 bytes: 1024 / 16 or less
+  ASSERT_TRUE(stream(good, 1024));
+  EXPECT_EQ(stream(good, 1024)->members.size(), 50u);
+  EXPECT_FALSE(stream(good.substr(0, good.size() - 3), 1024)); // cut short
+  EXPECT_FALSE(stream(good, 1024, nullptr, true));             // the read fails
+  std::string high = good;
+  high.insert(high.find("layers.7."), "\xc3\xa9");
+  EXPECT_EQ(scan(high).status, WeightMapScan::Status::ok);
+  EXPECT_FALSE(stream(high, 1 << 20));
+  std::string long_name = good;
+  long_name.insert(long_name.find("layers.7."), std::string(2000, 'x'));
+  EXPECT_EQ(scan(long_name).status, WeightMapScan::Status::ok);
+  EXPECT_FALSE(stream(long_name, 1024));
+  EXPECT_TRUE(stream(long_name, 1 << 20)); // fits one window
+  // Space alone may follow the root, however long, across windows.
+  EXPECT_TRUE(stream(good + std::string(5000, ' '), 1024));
+  EXPECT_FALSE(stream(good + std::string(5000, ' ') + "x", 1024));
 }

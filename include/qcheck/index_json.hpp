@@ -4,8 +4,11 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <functional>
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -33,6 +36,23 @@ struct WeightMapScan
 // reported must be dropped.
 WeightMapScan scan_weight_map(
   std::string_view json,
+  const std::function<void(std::string_view tensor, const std::string_view* file)>& member,
+  const std::function<void()>& restart);
+
+// Fills `out` with the text's bytes from `offset` on; false when the read fails.
+using TextReader = std::function<bool(uint64_t offset, std::span<char> out)>;
+
+// scan_weight_map over a text of `size` bytes that `read` supplies a window at a time, so the
+// text is never held whole: two buffers of `window` bytes (at least 64) are. A view handed to
+// `member` stays valid through the next call of `member`, no longer (views of strings that held
+// escapes: while the result lives). Gives ok or no_weight_map, the verdict the whole text would
+// get, or nullopt when only scan_weight_map over the whole text can tell: the text is not JSON
+// (that reader gives the offset), a string held a byte of 0x80 or above (UTF-8 is checked over
+// the whole text), a read failed, or a value did not fit in what was left of a window: a member
+// of the root object or of weight_map, or a root that is not an object, longer than window / 16
+// bytes may not. Members reported before a nullopt must be dropped.
+std::optional<WeightMapScan> stream_weight_map(
+  uint64_t size, const TextReader& read, size_t window,
   const std::function<void(std::string_view tensor, const std::string_view* file)>& member,
   const std::function<void()>& restart);
 

@@ -1,10 +1,12 @@
 // Fuzzes scan_weight_map, the one-pass reader of model.safetensors.index.json, against
 // simdjson's DOM parser: the same verdict on whether the input is JSON (numbers out of range
 // aside, which Python's json accepts and the DOM refuses) and the same weight_map members.
+// stream_weight_map, the same reader a window at a time, must agree with it whenever it answers.
 #include "fuzz_check.hpp"
 #include "qcheck/index_json.hpp"
 #include "weight_map_oracle.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <simdjson.h>
@@ -28,6 +30,25 @@ LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
     },
     [&] { got.clear(); });
   QCHECK_FUZZ_CHECK(scan.error_offset <= size);
+
+  const TextReader read = [&](uint64_t offset, std::span<char> out) {
+    QCHECK_FUZZ_CHECK(offset <= size && out.size() <= size - offset);
+    std::copy_n(json.data() + offset, out.size(), out.data());
+    return true;
+  };
+  for (const size_t window : {64 + size % 193, size + 64}) {
+    Members streamed;
+    const std::optional<WeightMapScan> answer = stream_weight_map(
+      size, read, window,
+      [&](std::string_view tensor, const std::string_view* file) {
+        streamed.push_back(
+          {std::string(tensor), file ? std::optional<std::string>(*file) : std::nullopt});
+      },
+      [&] { streamed.clear(); });
+    if (answer) {
+      QCHECK_FUZZ_CHECK(answer->status == scan.status && streamed == got);
+    }
+  }
 
   const test::DomWeightMap dom = test::dom_weight_map(json);
   if (dom.error == simdjson::NUMBER_ERROR || dom.error == simdjson::DEPTH_ERROR) {
