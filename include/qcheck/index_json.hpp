@@ -48,9 +48,9 @@ using TextReader = std::function<bool(uint64_t offset, std::span<char> out)>;
 // escapes: while the result lives). Gives ok or no_weight_map, the verdict the whole text would
 // get, or nullopt when only scan_weight_map over the whole text can tell: the text is not JSON
 // (that reader gives the offset), a string held a byte of 0x80 or above (UTF-8 is checked over
-// the whole text), a read failed, or a value did not fit in what was left of a window: a member
-// of the root object or of weight_map, or a root that is not an object, longer than window / 16
-// bytes may not. Members reported before a nullopt must be dropped.
+// the whole text), a read failed, or a member of the root object or of weight_map (or a root
+// that is not an object) ran past the bytes in memory when it began: one of window / 16 bytes
+// or less always fits. Members reported before a nullopt must be dropped.
 std::optional<WeightMapScan> stream_weight_map(
   uint64_t size, const TextReader& read, size_t window,
   const std::function<void(std::string_view tensor, const std::string_view* file)>& member,
