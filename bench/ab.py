@@ -8,8 +8,9 @@ rounds and NEW first in odd ones (the first program after another runs slower), 
 warm-up round; both see the same machine state, and a VM that drifts by 20-30% over minutes
 moves both alike. Prints, per folder, the median wall time, CPU time (user + system) and peak
 RSS of each, and NEW/OLD. With --pause, every run starts after the machine has been idle that
-many seconds: on the 2-core bench VM, whose host seems to take back the memory the guest frees,
-such a run pays again for each 2 MiB page it touches first (README, Performance, "Cold runs").
+many seconds: on the 2-core bench VM, whose guest reports each free 2 MiB block to the host at
+once (virtio_balloon free page reporting), such a run pays again for each 2 MiB page it touches
+first (README, Performance, "Fresh memory" and "Cold runs").
 Standard library only.
 """
 import os
