@@ -778,24 +778,6 @@ private:
     return out;
   }
 
-  // `first()` here and, when `both`, `second()` on a thread beside it (or after it, when no
-  // thread starts).
-  template<typename First, typename Second>
-  static void side_by_side(bool both, const First& first, const Second& second)
-  {
-    if (!both) {
-      first();
-      return;
-    }
-    Workers workers;
-    const bool helped = workers.start(second);
-    workers.run(first);
-    if (!helped) {
-      workers.run(second);
-    }
-    workers.join();
-  }
-
   // A hashed weight_map whose names are not the shards' cannot say which differ: the index is
   // read again, whole. If it now reads otherwise (it changed meanwhile), that is reported and the
   // tensors are not joined with it.
@@ -869,22 +851,23 @@ private:
       });
     };
     // Each half compacts its own range; the second's picks then move up to follow the first's.
-    Walk first, second;
+    Walk walks[2];
     bool attached[2] = {true, true};
-    side_by_side(
-      halves,
-      [&] {
-        merge_runs(plan.before, all.data());
-        if ((attached[0] = named_by_index(0, mid))) {
-          first = walk(all, 0, mid, index, shard_of_file, entry_begin, entry_mid);
-        }
-      },
-      [&] {
-        merge_runs(plan.from, all.data() + mid);
-        if ((attached[1] = named_by_index(mid, all.size() - mid))) {
-          second = walk(all, mid, all.size(), index, shard_of_file, entry_mid, entry_end);
-        }
-      });
+    // Half h: merged (on the first pass), checked against a hashed index, walked.
+    const auto half = [&](size_t h, bool merge) {
+      const size_t begin = h == 0 ? 0 : mid;
+      const size_t end = h == 0 ? mid : all.size();
+      if (merge) {
+        merge_runs(h == 0 ? plan.before : plan.from, all.data() + begin);
+        attached[h] = named_by_index(begin, end - begin);
+      }
+      if (attached[h]) {
+        walks[h] = walk(all, begin, end, index, shard_of_file, h == 0 ? entry_begin : entry_mid,
+                        h == 0 ? entry_mid : entry_end);
+      }
+    };
+    const size_t half_count = halves ? 2 : 1;
+    in_slices(half_count, half_count, [&](size_t h, size_t, size_t) { half(h, true); });
     if (hashed && attached[0] && attached[1]) {
       index->weight_map.attached();
     } else if (hashed) {
@@ -892,12 +875,12 @@ private:
       // each the one its entry hashed left its range as it was).
       reread_index(index);
       split_entries();
-      first = Walk();
-      second = Walk();
-      side_by_side(
-        halves, [&] { first = walk(all, 0, mid, index, shard_of_file, entry_begin, entry_mid); },
-        [&] { second = walk(all, mid, all.size(), index, shard_of_file, entry_mid, entry_end); });
+      walks[0] = walks[1] = Walk();
+      attached[0] = attached[1] = true;
+      in_slices(half_count, half_count, [&](size_t h, size_t, size_t) { half(h, false); });
     }
+    Walk& first = walks[0];
+    Walk& second = walks[1];
     if (first.tensors < mid) { // the first half dropped some: the second's picks move up
       const auto second_begin = all.begin() + static_cast<std::ptrdiff_t>(mid);
       std::copy(second_begin, second_begin + static_cast<std::ptrdiff_t>(second.tensors),
