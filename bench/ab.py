@@ -10,7 +10,7 @@ moves both alike. Prints, per folder, the median wall time, CPU time (user + sys
 RSS of each, and NEW/OLD. With --pause, every run starts after the machine has been idle that
 many seconds: on the 2-core bench VM, whose guest reports each free 2 MiB block to the host at
 once (virtio_balloon free page reporting), such a run pays again for each 2 MiB page it touches
-first (README, Performance, "Fresh memory" and "Cold runs").
+first (docs/performance.md, "Fresh memory" and "Cold runs").
 Standard library only.
 """
 import os
