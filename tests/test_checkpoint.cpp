@@ -1138,6 +1138,54 @@ TEST(Checkpoint, IndexNamingOtherTensorsIsReadAgainWhole)
   EXPECT_EQ(watcher.whole_reads, 1);
 }
 
+// Long names in name order, each sharing most of its start with the one before: a byte that
+// differs from the shard's name is seen wherever it is, in names of hundreds of bytes too.
+TEST(Checkpoint, LongIndexNamesDifferingInOneByteAreReadAgainWhole)
+{
+  const std::string file = "model.safetensors";
+  for (const size_t length : {15, 16, 17, 31, 32, 33, 48, 49, 239, 240, 241, 256, 300}) {
+    const std::string start(length, 'n');
+    const std::string first = start;
+    const std::string second = start + "a";
+    const std::string third = start + "b";
+    const auto checkpoint = [&](const std::string& last) {
+      MemoryFileSystem fs;
+      fs.add_file("m/" + file,
+                  safetensors({{first, "BF16", {2}}, {second, "BF16", {2}}, {third, "BF16", {2}}}));
+      fs.add_file("m/model.safetensors.index.json",
+                  index_json({{first, file}, {second, file}, {last, file}}));
+      return fs;
+    };
+    // The same names: joined from the hashes, one reading.
+    {
+      const MemoryFileSystem fs = checkpoint(third);
+      const IndexWatcher watcher(fs, "m/model.safetensors.index.json");
+      auto loaded = load_checkpoint(watcher, "m", LoadOptions{1});
+      ASSERT_TRUE(loaded);
+      EXPECT_TRUE(loaded->problems.empty()) << joined(messages(*loaded));
+      EXPECT_EQ(watcher.whole_reads, 0) << length;
+    }
+    for (size_t at = 0; at < length; at += at < 50 || at + 20 > length ? 1 : 7) {
+      // The last name differs from the shard's at `at`, inside the start it shares with the
+      // one before, and still sorts after it: the index is read a window at a time first.
+      std::string other = third;
+      other[at] = 'o';
+      const MemoryFileSystem fs = checkpoint(other);
+      const IndexWatcher watcher(fs, "m/model.safetensors.index.json");
+      auto loaded = load_checkpoint(watcher, "m", LoadOptions{1});
+      ASSERT_TRUE(loaded);
+      EXPECT_EQ(watcher.window_reads, 1) << length << " " << at;
+      EXPECT_EQ(watcher.whole_reads, 1) << length << " " << at;
+      EXPECT_EQ(messages(*loaded),
+                (std::vector<std::string>{
+                  file + ": holds 1 tensor the index does not name (first: '" + third + "')",
+                  "model.safetensors.index.json: maps '" + other + "' to " + file +
+                    ", which does not hold it"}))
+        << length << " " << at;
+    }
+  }
+}
+
 // Names out of order, or in a weight_map that needs the whole text to tell (not ASCII), are read
 // whole at once.
 TEST(Checkpoint, IndexOutOfOrderOrNotAsciiIsReadWhole)
