@@ -76,7 +76,15 @@ fnmatch(std::string_view pattern, std::string_view text)
   if (text.substr(text.size() - tail) != pattern.substr(pattern.size() - tail)) {
     return false;
   }
-  size_t p = 0, t = 0;
+  // Likewise the literal run at its start must start the text (one compare, not a walk).
+  size_t head = 0;
+  while (head < pattern.size() && !is_meta(pattern[head])) {
+    ++head;
+  }
+  if (head > text.size() || text.substr(0, head) != pattern.substr(0, head)) {
+    return false;
+  }
+  size_t p = head, t = head;
   size_t star_p = std::string_view::npos, star_t = 0;
   // A '[' with no closing bracket after it is literal, and so is every '[' after that one: each
   // is looked at once, however often a '*' brings the match back before it.
