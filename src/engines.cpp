@@ -339,6 +339,19 @@ modelopt_trtllm_entry(std::string_view entry, std::string_view name)
   // A "re:" entry is a regex, fully matched: its ".*" is regex syntax, not the glob suffix that
   // also stands for the node itself.
   const bool regex = entry.starts_with("re:");
+  if (!regex) {
+    // Every node long enough starts as the name does, and a glob's text before its first
+    // wildcard must start the node: a name that leaves it before either ends has no match.
+    size_t literal = 0;
+    while (literal < entry.size() && entry[literal] != '*' && entry[literal] != '?' &&
+           entry[literal] != '[') {
+      ++literal;
+    }
+    const size_t n = std::min(literal, name.size());
+    if (n > 0 && std::memcmp(name.data(), entry.data(), n) != 0) {
+      return false;
+    }
+  }
   std::string_view node = name;
   while (!node.empty()) {
     if (regex) {
@@ -523,7 +536,7 @@ private:
 // name too. Each instance serves one matcher: it remembers that matcher's answers.
 struct IndexedList
 {
-  // First matches by digit signature (-1: none).
+  // First matches among the entries blind to digits, by digit signature (-1: none).
   struct Memo
   {
     std::mutex mutex;
@@ -532,26 +545,41 @@ struct IndexedList
 
   std::shared_ptr<const EntryIndex> index; // shared by copies: it never changes once built
   bool strip = false;                      // also the name without its VLM wrapper
-  bool mapped = false;            // also the name as vLLM's mapper renames it (for its regexes)
-  bool canonical = false;         // also vlm_canonical(name) (compressed-tensors exact entries)
-  bool use_index = false;         // long enough for candidates to beat trying every entry
-  bool blind_to_digits = false;   // every entry is (see blind_to_digits()): answers are memoized
+  bool mapped = false;    // also the name as vLLM's mapper renames it (for its regexes)
+  bool canonical = false; // also vlm_canonical(name) (compressed-tensors exact entries)
+  bool use_index = false; // long enough for candidates to beat trying every entry
+  // Some entries are blind to digits (see blind_to_digits()) and the others few: the blind
+  // ones' answers are memoized per digit signature, the others tried on every name.
+  bool blind_to_digits = false;
+  std::vector<uint32_t> sighted;  // with blind_to_digits: the entries that see digits, in order
   KeptCandidates* kept = nullptr; // where candidates of module names are kept, if anywhere
   std::unique_ptr<Memo> memo = std::make_unique<Memo>();
 
   IndexedList() = default;
   IndexedList(EntryIndex i, const std::vector<std::string>& list, bool s, bool m)
     : index(std::make_shared<const EntryIndex>(std::move(i))), strip(s), mapped(m),
-      use_index(list.size() >= k_index_threshold),
-      blind_to_digits(std::all_of(list.begin(), list.end(),
-                                  [](const std::string& e) { return qcheck::blind_to_digits(e); }))
+      use_index(list.size() >= k_index_threshold)
   {
+    for (uint32_t e = 0; e < list.size() && sighted.size() < k_index_threshold; ++e) {
+      if (!qcheck::blind_to_digits(list[e])) {
+        sighted.push_back(e);
+      }
+    }
+    blind_to_digits = sighted.size() < std::min(list.size(), k_index_threshold);
+    if (!blind_to_digits) {
+      sighted.clear();
+    }
   }
   // A copy starts with no answers: it may serve another matcher.
   IndexedList(const IndexedList& o)
     : index(o.index), strip(o.strip), mapped(o.mapped), canonical(o.canonical),
-      use_index(o.use_index), blind_to_digits(o.blind_to_digits), kept(o.kept)
+      use_index(o.use_index), blind_to_digits(o.blind_to_digits), sighted(o.sighted), kept(o.kept)
   {
+  }
+  // Whether entry `e` sees digits (with blind_to_digits).
+  bool sees_digits(uint32_t e) const
+  {
+    return std::binary_search(sighted.begin(), sighted.end(), e);
   }
   IndexedList& operator=(const IndexedList& o)
   {
@@ -596,13 +624,20 @@ struct ListIndexes
 
 // Finds the first entry of `list` that matches `name` under `match`. With an index: among its
 // candidates only (the same entry: candidates are a superset, tried in list order), kept for
-// `module` when it is the module of that name, and for a list blind to digits, once per digit
-// signature (fused MoE shards share a handful).
+// `module` when it is the module of that name. With `blind_only`, among the entries blind to
+// digits only (indexed->blind_to_digits), and for those once per digit signature (fused MoE
+// shards share a handful).
 template<typename Match>
 const std::string*
-first_match(const std::vector<std::string>& list, std::string_view name, Match match,
-            const IndexedList* indexed = nullptr, std::optional<uint32_t> module = std::nullopt)
+first_blind_or_any_match(const std::vector<std::string>& list, std::string_view name, Match match,
+                         const IndexedList* indexed, std::optional<uint32_t> module,
+                         bool blind_only)
 {
+  const bool skip_sighted = blind_only && !indexed->sighted.empty();
+  const auto tried = [&](uint32_t i) {
+    return list[i].size() <= k_longest_entry && (!skip_sighted || !indexed->sees_digits(i)) &&
+           match(list[i], name);
+  };
   const auto search = [&]() -> const std::string* {
     if (indexed != nullptr && indexed->use_index) {
       thread_local std::vector<uint32_t> found;
@@ -619,21 +654,21 @@ first_match(const std::vector<std::string>& list, std::string_view name, Match m
         candidates = found;
       }
       for (uint32_t i : *candidates) {
-        if (list[i].size() <= k_longest_entry && match(list[i], name)) {
+        if (tried(i)) {
           return &list[i];
         }
       }
       return nullptr;
     }
-    for (const auto& e : list) {
-      if (e.size() <= k_longest_entry && match(e, name)) {
-        return &e;
+    for (uint32_t i = 0; i < list.size(); ++i) {
+      if (tried(i)) {
+        return &list[i];
       }
     }
     return nullptr;
   };
   thread_local std::string signature;
-  if (indexed == nullptr || !indexed->blind_to_digits || !digit_signature(name, signature)) {
+  if (!blind_only || !digit_signature(name, signature)) {
     return search();
   }
   IndexedList::Memo& memo = *indexed->memo;
@@ -649,13 +684,48 @@ first_match(const std::vector<std::string>& list, std::string_view name, Match m
   return hit;
 }
 
+// The first entry matching `name` among `blind_hit` (the first match among the entries blind to
+// digits, or null) and the entries that see digits before it.
+template<typename Match>
+const std::string*
+first_sighted_before(const std::vector<std::string>& list, std::string_view name, Match match,
+                     const IndexedList& indexed, const std::string* blind_hit)
+{
+  const size_t limit =
+    blind_hit != nullptr ? static_cast<size_t>(blind_hit - list.data()) : list.size();
+  for (const uint32_t i : indexed.sighted) {
+    if (i >= limit) {
+      break;
+    }
+    if (list[i].size() <= k_longest_entry && match(list[i], name)) {
+      return &list[i];
+    }
+  }
+  return blind_hit;
+}
+
+// The first entry of `list` that matches `name` under `match` (see first_blind_or_any_match).
+template<typename Match>
+const std::string*
+first_match(const std::vector<std::string>& list, std::string_view name, Match match,
+            const IndexedList* indexed = nullptr, std::optional<uint32_t> module = std::nullopt)
+{
+  if (indexed == nullptr || !indexed->blind_to_digits) {
+    return first_blind_or_any_match(list, name, match, indexed, module, false);
+  }
+  const std::string* hit = first_blind_or_any_match(list, name, match, indexed, module, true);
+  return indexed->sighted.empty() ? hit : first_sighted_before(list, name, match, *indexed, hit);
+}
+
 // Shard-aware exclusion: a fused layer is excluded when all shards are, and disagreement is
-// recorded; `whole` is then tried on the fused prefix itself.
+// recorded; `whole` is then tried on the fused prefix itself, unless `prefix_compared` is false
+// (an engine that never compares the prefix). Each of `indexes`' matchers must be given the
+// same match function on every call: it remembers that function's answers.
 template<typename ShardMatch, typename WholeMatch>
 void
 decide_by_list(Decision& d, const EngineLayer& layer, const std::vector<std::string>& list,
                std::string_view list_name, ShardMatch shard_match, WholeMatch whole_match,
-               const ListIndexes* indexes = nullptr)
+               const ListIndexes* indexes = nullptr, bool prefix_compared = true)
 {
   d.quantized = true;
   if (!layer.shards.empty()) {
@@ -664,8 +734,9 @@ decide_by_list(Decision& d, const EngineLayer& layer, const std::vector<std::str
     matched.assign(layer.shards.size(), 0);
     size_t hits = 0;
     const std::string* entry = nullptr;
-    // A list blind to digits answers shards alike up to their numbers (one expert's projections
-    // and the next one's) alike: each kind is matched once per layer.
+    // The entries blind to digits answer shards alike up to their numbers (one expert's
+    // projections and the next one's): each kind is matched once per layer, the entries that
+    // see digits on every shard.
     const IndexedList* indexed = indexes ? &indexes->shard : nullptr;
     const bool blind = indexed != nullptr && indexed->blind_to_digits;
     // Shards below the layer's prefix (experts) are compared after it.
@@ -698,10 +769,14 @@ decide_by_list(Decision& d, const EngineLayer& layer, const std::vector<std::str
         if (known != nullptr) {
           e = known->entry;
         } else {
-          e = first_match(list, shard, shard_match, indexed, layer.shard_module(j));
+          e = first_blind_or_any_match(list, shard, shard_match, indexed, layer.shard_module(j),
+                                       true);
           if (answers < answered.size()) {
             answered[answers++] = {below, rest, e};
           }
+        }
+        if (!indexed->sighted.empty()) {
+          e = first_sighted_before(list, shard, shard_match, *indexed, e);
         }
       } else {
         e = first_match(list, shard, shard_match, indexed, layer.shard_module(j));
@@ -728,8 +803,9 @@ decide_by_list(Decision& d, const EngineLayer& layer, const std::vector<std::str
     }
   }
   if (const std::string* e =
-        first_match(list, layer.prefix, whole_match, indexes ? &indexes->whole : nullptr,
-                    layer.prefix_module())) {
+        prefix_compared ? first_match(list, layer.prefix, whole_match,
+                                      indexes ? &indexes->whole : nullptr, layer.prefix_module())
+                        : nullptr) {
     d.quantized = false;
     d.matched = *e;
     d.reason = fmt::format("'{}' in {} matches '{}'", *e, list_name, layer.prefix);
@@ -827,9 +903,7 @@ decide_ct(Decision& d, Engine engine, const ConfigSource& s, const ModelInfo& mo
     }
     EngineLayer probe = layer;
     probe.shards = children;
-    decide_by_list(
-      d, probe, s.excludes, "ignore", match,
-      [](std::string_view, std::string_view) { return false; }, ix);
+    decide_by_list(d, probe, s.excludes, "ignore", match, match, ix, false);
   } else {
     decide_by_list(d, layer, s.excludes, "ignore", match, match, ix);
   }

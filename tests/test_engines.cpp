@@ -1072,8 +1072,9 @@ decide_both_ways(Engine engine, const ConfigSource& s, const EngineLayer& l,
 } // namespace
 
 // Short and long lists, with and without digits, decided with a compiled list (whose answers
-// are remembered per digit signature when no entry holds a digit) and without: the same
-// decisions, over families of names that differ only in their numbers.
+// from entries blind to digits are remembered per digit signature when the other entries are
+// few) and without: the same decisions, over families of names that differ only in their
+// numbers.
 TEST(Engines, DecideRemembersAnswersOnlyWhereDigitsCannotMatter)
 {
   NameMaker maker;
@@ -1094,26 +1095,34 @@ TEST(Engines, DecideRemembersAnswersOnlyWhereDigitsCannotMatter)
   std::vector<std::string> bases = maker.names(60);
   bases.push_back("model.layers.1.mlp.down_proj");
   bases.push_back("model.layers.1.mlp.experts.2.up_proj");
-  size_t blind_lists = 0, excluded = 0;
-  for (int round = 0; round < 40; ++round) {
+  size_t blind_lists = 0, mixed_lists = 0, excluded = 0;
+  for (int round = 0; round < 60; ++round) {
     for (QuantFormat format : k_list_formats) {
       ConfigSource s;
       s.format = format;
       s.list_key = "ignore";
       s.groups.push_back({"group_0", {"Linear"}, {}});
-      const bool strip_digits = round % 2 == 0;
+      // Every entry without digits, every entry as made, or a few with them among the others.
+      const int kind = round % 3;
       for (size_t i = 1 + maker.next(round % 4 == 0 ? 40 : 6); i > 0; --i) {
         std::string e = maker.entry(bases);
-        if (strip_digits) {
+        if (kind == 0 || (kind == 2 && maker.next(4) != 0)) {
           std::erase_if(e, [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
         }
         s.excludes.push_back(e);
       }
-      if (strip_digits && maker.next(2) == 0) {
+      if (kind != 1 && maker.next(2) == 0) {
         s.excludes.push_back("*layers.?.mlp*"); // no digit, yet "?" tells 7 from 17
       }
-      blind_lists += std::all_of(s.excludes.begin(), s.excludes.end(),
-                                 [](const std::string& e) { return blind_to_digits(e); });
+      if (kind == 2) { // entries that name one number among their siblings
+        s.excludes.insert(s.excludes.begin() + static_cast<std::ptrdiff_t>(maker.next(2)),
+                          renumber(bases[maker.next(bases.size())]));
+        s.excludes.push_back(renumber(bases[maker.next(bases.size())]) + "*");
+      }
+      const auto blind = std::count_if(s.excludes.begin(), s.excludes.end(),
+                                       [](const std::string& e) { return blind_to_digits(e); });
+      blind_lists += static_cast<size_t>(blind) == s.excludes.size() ? 1 : 0;
+      mixed_lists += blind > 0 && static_cast<size_t>(blind) < s.excludes.size() ? 1 : 0;
       for (Engine engine : k_all_engines) {
         const CompiledList list(engine, s);
         for (int i = 0; i < 30; ++i) {
@@ -1129,6 +1138,7 @@ TEST(Engines, DecideRemembersAnswersOnlyWhereDigitsCannotMatter)
     }
   }
   EXPECT_GT(blind_lists, 20u);
+  EXPECT_GT(mixed_lists, 20u);
   EXPECT_GT(excluded, 500u);
 }
 
