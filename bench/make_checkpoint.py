@@ -8,7 +8,9 @@ hf_quant_config.json.
 
 The quantization config does not exclude the multi-token-prediction draft, which is stored
 entirely in BF16: the finding a linter must report. Everything else is either NVFP4 or named by
-the ignore list.
+the ignore list. With --draft-excluded, both lists end with the entry `qcheck fix` appends for
+the draft (model.layers.61* or mtp*): the checkpoint as it is published once fixed, which a
+linter must pass.
 
 Profiles:
   deepseek  DeepSeek-V3 scale: 61 layers + 1 NextN layer (model.layers.61, the undeclared
@@ -21,7 +23,7 @@ Profiles:
             tower model.visual (excluded) and a BF16 MTP draft mtp.* (the undeclared draft):
             about 372,000 tensors, 94 shards
 
-Usage: make_checkpoint.py --profile deepseek --out DIR [--ignore-entries N]
+Usage: make_checkpoint.py --profile deepseek --out DIR [--ignore-entries N] [--draft-excluded]
 The last line printed is machine-readable: "tensors=T shards=S header_bytes=B" (B counts the
 JSON headers, padding included, without the 8-byte length prefixes).
 """
@@ -47,6 +49,9 @@ HEADS = 128
 QK_HEAD_DIM = 192  # nope 128 + rope 64
 V_HEAD_DIM = 128
 GROUP_SIZE = 16
+
+# The entry `qcheck fix` appends to exclude each family's draft.
+DRAFT_ENTRY = {"deepseek": "model.layers.%d*" % LAYERS, "qwen35": "mtp*"}
 
 PROFILES = {
     "deepseek": {"family": "deepseek", "experts": 256, "shards": 163},
@@ -463,6 +468,8 @@ def main():
     parser.add_argument("--out", required=True, help="output folder (created if missing)")
     parser.add_argument("--ignore-entries", type=int, default=0, metavar="N",
                         help="append N exact ignore entries plus 500 globs and 100 re: entries")
+    parser.add_argument("--draft-excluded", action="store_true",
+                        help="end the ignore lists with the entry that excludes the draft")
     args = parser.parse_args()
 
     start = time.perf_counter()
@@ -472,6 +479,8 @@ def main():
 
     build = deepseek_checkpoint if profile["family"] == "deepseek" else qwen35_checkpoint
     tensors, config, ignore = build(experts, args.ignore_entries)
+    if args.draft_excluded:
+        ignore = ignore + [DRAFT_ENTRY[profile["family"]]]
     names = set()
     for name, _, _ in tensors:
         if name in names:

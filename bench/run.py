@@ -19,7 +19,9 @@ After the table, a Targets section checks the medians against the issue's target
 FAIL (see TARGETS below); --json saves them too.
 
 A profile may carry an ignore-list size: `deepseek:50000` passes --ignore-entries 50000 and is
-labelled `deepseek-ignore50000`.
+labelled `deepseek-ignore50000`. A `+fixed` suffix (`deepseek+fixed`, labelled
+`deepseek-fixed`) passes --draft-excluded: the same checkpoint with the draft excluded, as
+`qcheck fix` leaves it (no target names it).
 
 Usage:
   python3 bench/run.py --qcheck build/qcheck --floor build/bench/qcheck-bench-floor \\
@@ -66,13 +68,16 @@ def generator_stamp():
 
 
 def ensure_checkpoint(work, spec):
-    """Generates (or reuses) the checkpoint of a profile spec "name[:ignore]"."""
-    name, _, ignore = spec.partition(":")
+    """Generates (or reuses) the checkpoint of a profile spec "name[:ignore][+fixed]"."""
+    fixed = spec.endswith("+fixed")
+    name, _, ignore = spec.removesuffix("+fixed").partition(":")
     ignore = int(ignore or 0)
     label = name if ignore == 0 else "%s-ignore%d" % (name, ignore)
+    label += "-fixed" if fixed else ""
     folder = os.path.join(work, label)
     stamp_path = os.path.join(work, label + ".stamp.json")
-    stamp = {"generator": generator_stamp(), "profile": name, "ignore_entries": ignore}
+    stamp = {"generator": generator_stamp(), "profile": name, "ignore_entries": ignore,
+             "draft_excluded": fixed}
     if os.path.exists(stamp_path) and os.path.isdir(folder):
         with open(stamp_path, encoding="utf-8") as f:
             cached = json.load(f)
@@ -82,7 +87,7 @@ def ensure_checkpoint(work, spec):
     start = time.perf_counter()
     out = subprocess.run(
         [sys.executable, GENERATOR, "--profile", name, "--out", folder,
-         "--ignore-entries", str(ignore)],
+         "--ignore-entries", str(ignore)] + (["--draft-excluded"] if fixed else []),
         check=True, stdout=subprocess.PIPE, text=True).stdout
     stamp["generation_s"] = time.perf_counter() - start
     print(out.strip().splitlines()[0], file=sys.stderr)
