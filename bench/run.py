@@ -21,7 +21,7 @@ FAIL (see TARGETS below); --json saves them too.
 A profile may carry an ignore-list size: `deepseek:50000` passes --ignore-entries 50000 and is
 labelled `deepseek-ignore50000`. A `+fixed` suffix (`deepseek+fixed`, labelled
 `deepseek-fixed`) passes --draft-excluded: the same checkpoint with the draft excluded, as
-`qcheck fix` leaves it (no target names it).
+`qcheck fix` leaves it (only the targets on every checkpoint apply to it).
 
 Usage:
   python3 bench/run.py --qcheck build/qcheck --floor build/bench/qcheck-bench-floor \\
