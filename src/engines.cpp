@@ -342,12 +342,7 @@ modelopt_trtllm_entry(std::string_view entry, std::string_view name)
   if (!regex) {
     // Every node long enough starts as the name does, and a glob's text before its first
     // wildcard must start the node: a name that leaves it before either ends has no match.
-    size_t literal = 0;
-    while (literal < entry.size() && entry[literal] != '*' && entry[literal] != '?' &&
-           entry[literal] != '[') {
-      ++literal;
-    }
-    const size_t n = std::min(literal, name.size());
+    const size_t n = std::min(first_wildcard(entry), name.size());
     if (n > 0 && std::memcmp(name.data(), entry.data(), n) != 0) {
       return false;
     }

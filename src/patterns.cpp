@@ -77,10 +77,7 @@ fnmatch(std::string_view pattern, std::string_view text)
     return false;
   }
   // Likewise the literal run at its start must start the text (one compare, not a walk).
-  size_t head = 0;
-  while (head < pattern.size() && !is_meta(pattern[head])) {
-    ++head;
-  }
+  const size_t head = first_wildcard(pattern);
   if (head > text.size() || text.substr(0, head) != pattern.substr(0, head)) {
     return false;
   }
@@ -171,6 +168,13 @@ has_glob_chars(std::string_view text)
   return first_of<'*', '?', '['>(text) != text.size();
 }
 
+size_t
+first_wildcard(std::string_view text)
+{
+  // Every spelling of a long list is scanned once per index built.
+  return first_of<'*', '?', '[', ']'>(text);
+}
+
 bool
 is_below(std::string_view name, std::string_view ancestor)
 {
@@ -214,14 +218,6 @@ bool
 is_wildcard(char c)
 {
   return c == '*' || c == '?' || c == '[' || c == ']';
-}
-
-// The position of the first is_wildcard() byte of `text`, or its size (every spelling of a long
-// list is scanned once per index built).
-size_t
-first_wildcard(std::string_view text)
-{
-  return first_of<'*', '?', '[', ']'>(text);
 }
 
 char

@@ -18,6 +18,10 @@ bool fnmatch(std::string_view pattern, std::string_view text);
 // True when the text contains any of `*?[` (so fnmatch may differ from equality).
 bool has_glob_chars(std::string_view text);
 
+// The length of a glob's literal start: the position of its first `*`, `?`, `[` or `]`, or its
+// size when it has none.
+size_t first_wildcard(std::string_view text);
+
 // True when `name` lies below `ancestor` in the dotted tree: it starts with `ancestor` and a dot.
 bool is_below(std::string_view name, std::string_view ancestor);
 
