@@ -1061,6 +1061,15 @@ long_index(size_t count)
   return out;
 }
 
+// What loading says when `file` holds `held` and the index names `named` in its place.
+std::vector<std::string>
+renamed_tensor_messages(const std::string& file, const std::string& held, const std::string& named)
+{
+  return {file + ": holds 1 tensor the index does not name (first: '" + held + "')",
+          "model.safetensors.index.json: maps '" + named + "' to " + file +
+            ", which does not hold it"};
+}
+
 } // namespace
 
 // An index in name order that names what the shards hold is read once, a window at a time,
@@ -1114,11 +1123,7 @@ TEST(Checkpoint, IndexNamingOtherTensorsIsReadAgainWhole)
       const IndexWatcher watcher(fs, "m/model.safetensors.index.json");
       auto loaded = load_checkpoint(watcher, "m", LoadOptions{1});
       ASSERT_TRUE(loaded);
-      ASSERT_EQ(messages(*loaded),
-                (std::vector<std::string>{
-                  file + ": holds 1 tensor the index does not name (first: '" + name + "')",
-                  "model.safetensors.index.json: maps '" + other + "' to " + file +
-                    ", which does not hold it"}))
+      ASSERT_EQ(messages(*loaded), renamed_tensor_messages(file, name, other))
         << length << " " << at;
       EXPECT_EQ(watcher.opens, 2);
       EXPECT_EQ(watcher.whole_reads, 1);
@@ -1176,11 +1181,7 @@ TEST(Checkpoint, LongIndexNamesDifferingInOneByteAreReadAgainWhole)
       ASSERT_TRUE(loaded);
       EXPECT_EQ(watcher.window_reads, 1) << length << " " << at;
       EXPECT_EQ(watcher.whole_reads, 1) << length << " " << at;
-      EXPECT_EQ(messages(*loaded),
-                (std::vector<std::string>{
-                  file + ": holds 1 tensor the index does not name (first: '" + third + "')",
-                  "model.safetensors.index.json: maps '" + other + "' to " + file +
-                    ", which does not hold it"}))
+      EXPECT_EQ(messages(*loaded), renamed_tensor_messages(file, third, other))
         << length << " " << at;
     }
   }
