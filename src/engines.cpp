@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <numeric>
 #include <unordered_map>
 
 #include "qcheck/patterns.hpp"
@@ -527,8 +528,55 @@ private:
   std::atomic<size_t> m_kept{0};
 };
 
-// A list with its EntryIndex for one matcher; `strip` asks for candidates of the unwrapped
-// name too. Each instance serves one matcher: it remembers that matcher's answers.
+// One block's list indexed for the engines compiled together that share an index
+// (share_list_index()), numbered as source.excludes: its candidates for a name are a superset of
+// what each of those engines' own index would give (the widest mode, every option, every
+// spelling of entries and names any of them reads), so one search per name serves them all. The candidates found for module names are kept, once, for
+// whichever engine or check asks next.
+struct SharedIndex
+{
+  EntryIndex index;
+  bool strip = false;     // also the name without its VLM wrapper
+  bool mapped = false;    // also the name as vLLM's mapper renames it (for its regexes)
+  bool canonical = false; // also vlm_canonical(name) (compressed-tensors exact entries)
+  std::unique_ptr<KeptCandidates> kept; // set before any search, when modules are kept
+
+  // Appends the candidates for `name` to `out`, sorted and unique; those kept when `module` is
+  // that name's module, else searched (and kept).
+  void candidates(std::string_view name, std::optional<uint32_t> module,
+                  std::vector<uint32_t>& out) const
+  {
+    if (kept) {
+      if (const auto found = kept->find(module, name)) {
+        out.insert(out.end(), found->begin(), found->end());
+        return;
+      }
+    }
+    const size_t first = out.size();
+    std::array<std::string_view, 4> names{name, name, name, name};
+    std::string unwrapped, renamed, folded;
+    size_t count = 1;
+    // Most names are neither wrapped nor renamed: no copies for them.
+    if (strip && has_language_model_wrapper(name) &&
+        (unwrapped = strip_language_model(name)) != name) {
+      names[count++] = unwrapped;
+    }
+    if (mapped && vllm_renames(name) && (renamed = vllm_namespace(name)) != name) {
+      names[count++] = renamed;
+    }
+    if (canonical && !(folded = vlm_canonical(name)).empty() && folded != name) {
+      names[count++] = folded;
+    }
+    index.candidates(std::span(names.data(), count), out);
+    if (kept) {
+      kept->keep(module, name, std::span(out).subspan(first));
+    }
+  }
+};
+
+// One matcher's view of a SharedIndex: candidates numbered as the matcher's list (the block's
+// entries, or vLLM's split spellings of them), and that matcher's answers remembered. Each
+// instance serves one matcher.
 struct IndexedList
 {
   // First matches among the entries blind to digits, by digit signature (-1: none).
@@ -538,22 +586,20 @@ struct IndexedList
     std::unordered_map<std::string, int32_t> first;
   };
 
-  std::shared_ptr<const EntryIndex> index; // shared by copies: it never changes once built
-  bool strip = false;                      // also the name without its VLM wrapper
-  bool mapped = false;    // also the name as vLLM's mapper renames it (for its regexes)
-  bool canonical = false; // also vlm_canonical(name) (compressed-tensors exact entries)
+  std::shared_ptr<const SharedIndex> shared; // shared by copies and by other engines' lists
+  // With vLLM's split spellings: entry i of the block is list[first[i], first[i + 1]).
+  const std::vector<uint32_t>* first = nullptr;
   bool use_index = false; // long enough for candidates to beat trying every entry
   // Some entries are blind to digits (see blind_to_digits()) and the others few: the blind
   // ones' answers are memoized per digit signature, the others tried on every name.
   bool blind_to_digits = false;
-  std::vector<uint32_t> sighted;  // with blind_to_digits: the entries that see digits, in order
-  KeptCandidates* kept = nullptr; // where candidates of module names are kept, if anywhere
+  std::vector<uint32_t> sighted; // with blind_to_digits: the entries that see digits, in order
   std::unique_ptr<Memo> memo = std::make_unique<Memo>();
 
   IndexedList() = default;
-  IndexedList(EntryIndex i, const std::vector<std::string>& list, bool s, bool m)
-    : index(std::make_shared<const EntryIndex>(std::move(i))), strip(s), mapped(m),
-      use_index(list.size() >= k_index_threshold)
+  IndexedList(std::shared_ptr<const SharedIndex> index, const std::vector<std::string>& list,
+              const std::vector<uint32_t>* firsts)
+    : shared(std::move(index)), first(firsts), use_index(list.size() >= k_index_threshold)
   {
     for (uint32_t e = 0; e < list.size() && sighted.size() < k_index_threshold; ++e) {
       if (!qcheck::blind_to_digits(list[e])) {
@@ -567,8 +613,8 @@ struct IndexedList
   }
   // A copy starts with no answers: it may serve another matcher.
   IndexedList(const IndexedList& o)
-    : index(o.index), strip(o.strip), mapped(o.mapped), canonical(o.canonical),
-      use_index(o.use_index), blind_to_digits(o.blind_to_digits), sighted(o.sighted), kept(o.kept)
+    : shared(o.shared), first(o.first), use_index(o.use_index), blind_to_digits(o.blind_to_digits),
+      sighted(o.sighted)
   {
   }
   // Whether entry `e` sees digits (with blind_to_digits).
@@ -585,23 +631,23 @@ struct IndexedList
   IndexedList& operator=(IndexedList&&) noexcept = default;
   ~IndexedList() = default;
 
-  void candidates(std::string_view name, std::vector<uint32_t>& out) const
+  // Appends to `out`, sorted and unique, the candidates for `name` in the list's numbering
+  // (kept for `module` when it is the name's module).
+  void candidates(std::string_view name, std::optional<uint32_t> module,
+                  std::vector<uint32_t>& out) const
   {
-    std::array<std::string_view, 4> names{name, name, name, name};
-    std::string unwrapped, renamed, folded;
-    size_t count = 1;
-    // Most names are neither wrapped nor renamed: no copies for them.
-    if (strip && has_language_model_wrapper(name) &&
-        (unwrapped = strip_language_model(name)) != name) {
-      names[count++] = unwrapped;
+    if (first == nullptr) {
+      shared->candidates(name, module, out);
+      return;
     }
-    if (mapped && vllm_renames(name) && (renamed = vllm_namespace(name)) != name) {
-      names[count++] = renamed;
+    thread_local std::vector<uint32_t> found;
+    found.clear();
+    shared->candidates(name, module, found);
+    for (const uint32_t i : found) {
+      for (uint32_t k = (*first)[i]; k < (*first)[i + 1]; ++k) {
+        out.push_back(k);
+      }
     }
-    if (canonical && !(folded = vlm_canonical(name)).empty() && folded != name) {
-      names[count++] = folded;
-    }
-    index->candidates(std::span(names.data(), count), out);
   }
 
   static constexpr size_t k_index_threshold = 16;
@@ -610,9 +656,11 @@ struct IndexedList
 // The compiled form of one block's list for one engine.
 struct ListIndexes
 {
-  const std::vector<std::string>* list = nullptr; // what the indexes number: excludes or expanded
+  const std::vector<std::string>* list = nullptr; // what the matchers number: excludes or expanded
   std::vector<std::string> expanded;              // vLLM ModelOpt: each entry as vLLM splits it
   std::vector<uint32_t> origin;                   // expanded[i] comes from excludes[origin[i]]
+  std::vector<uint32_t> first;                    // excludes[i] is expanded[first[i], first[i + 1])
+  std::shared_ptr<SharedIndex> shared;            // the index, shared with the other engines
   IndexedList shard;                              // the matcher for fused shards
   IndexedList whole;                              // the matcher for whole prefixes
 };
@@ -636,19 +684,9 @@ first_blind_or_any_match(const std::vector<std::string>& list, std::string_view 
   const auto search = [&]() -> const std::string* {
     if (indexed != nullptr && indexed->use_index) {
       thread_local std::vector<uint32_t> found;
-      std::optional<std::span<const uint32_t>> candidates;
-      if (indexed->kept) {
-        candidates = indexed->kept->find(module, name);
-      }
-      if (!candidates) {
-        found.clear();
-        indexed->candidates(name, found);
-        if (indexed->kept) {
-          indexed->kept->keep(module, name, found);
-        }
-        candidates = found;
-      }
-      for (uint32_t i : *candidates) {
+      found.clear();
+      indexed->candidates(name, module, found);
+      for (uint32_t i : found) {
         if (tried(i)) {
           return &list[i];
         }
@@ -1564,7 +1602,7 @@ engine_layers(Engine engine, const Inventory& inventory, const Drafts& drafts,
 struct CompiledList::Impl
 {
   ListIndexes indexes;
-  std::unique_ptr<KeptCandidates> kept;
+  std::vector<std::shared_ptr<SharedIndex>> family; // the indexes compiled with this one's
 };
 
 // A draft layer SGLang renames (model.decoder.X, model.shared_head.head) spelled as the
@@ -1718,130 +1756,233 @@ decide(Engine engine, const ConfigSource& s, const ModelInfo& model, const Engin
   return d;
 }
 
-CompiledList::CompiledList(Engine engine, const ConfigSource& source)
-  : m_impl(std::make_unique<Impl>())
+namespace {
+
+// What one engine's matchers need of an index over a block's list.
+struct IndexNeeds
 {
-  ListIndexes& ix = m_impl->indexes;
+  EntryIndex::Options options;
+  bool strip = false;      // entries and names also without their VLM wrapper
+  bool vllm_split = false; // entries also as vLLM's ModelOpt loader splits them
+  bool mapped = false;     // names also as vLLM's mapper renames them
+  bool canonical = false;  // entries and names also folded by vlm_canonical()
+  bool text_regex = false; // a matcher reads "re:" entries as text
+};
+
+// Nullopt when the engine matches this format's list without an index.
+std::optional<IndexNeeds>
+index_needs(Engine engine, const ConfigSource& source)
+{
   using Mode = EntryIndex::Mode;
-  EntryIndex::Options whole;
-  bool strip = false;
-  bool vllm_modelopt = false;
+  IndexNeeds n;
   switch (source.format) {
   case QuantFormat::modelopt:
     if (engine == Engine::vllm) {
       // Exact for shards; for prefixes a substring of the name or its unwrapped form, a glob,
       // or (both holding "experts") an entry that contains the name.
-      vllm_modelopt = true;
-      whole = {.mode = Mode::substring, .globs = true, .reverse_marker = "experts"};
-      strip = true;
+      n.options = {.mode = Mode::substring, .globs = true, .reverse_marker = "experts"};
+      n.strip = true;
+      n.vllm_split = true;
     } else if (engine == Engine::sglang) {
       // Dotted runs of the name or its unwrapped form, for the entry or its unwrapped form;
       // MLA shards by their parent.
-      whole = {.mode = Mode::dotted, .globs = true, .parents = true};
-      strip = true;
+      n.options = {.mode = Mode::dotted, .globs = true, .parents = true};
+      n.strip = true;
     } else {
-      whole = {.mode = Mode::ancestors, .globs = true, .regex_entries = true};
+      n.options = {.mode = Mode::ancestors, .globs = true, .regex_entries = true};
     }
     break;
   case QuantFormat::compressed_tensors:
-    // SGLang's dotted suffixes are among the dotted runs.
-    whole = {.mode = engine == Engine::sglang ? Mode::dotted : Mode::exact, .regex_entries = true};
+    // SGLang's dotted suffixes are among the dotted runs. SGLang's regexes meet vLLM's renamed
+    // names for some models (regex_subject): its candidates include that spelling too.
+    n.options = {.mode = engine == Engine::sglang ? Mode::dotted : Mode::exact,
+                 .regex_entries = true};
+    n.mapped = engine != Engine::trtllm;
+    n.canonical = true;
     break;
   case QuantFormat::quark:
-    whole = {.mode = Mode::exact, .globs = true, .regex_entries = true};
+    n.options = {.mode = Mode::exact, .globs = true, .regex_entries = true};
     break;
   case QuantFormat::bitsandbytes:
-    whole = {.mode = Mode::dotted};
+    n.options = {.mode = Mode::dotted};
     break;
   case QuantFormat::fp8:
-    whole = {.mode = engine == Engine::vllm ? Mode::exact : Mode::dotted};
+    n.options = {.mode = engine == Engine::vllm ? Mode::exact : Mode::dotted};
     break;
   case QuantFormat::awq:
-    whole = {.mode = Mode::substring};
+    n.options = {.mode = Mode::substring};
     break;
   default:
-    return;
+    return std::nullopt;
   }
-  if (vllm_modelopt) {
+  n.text_regex = !n.options.regex_entries;
+  return n;
+}
+
+// The needs of two engines' matchers at once: candidates for either. Each mode's keys are
+// among the next one's (exact, ancestors, dotted runs, substrings), and a glob's literal start
+// where a mode puts it is in any text the entry equals there.
+IndexNeeds
+merge(IndexNeeds a, const IndexNeeds& b)
+{
+  EntryIndex::Options& o = a.options;
+  o.mode = std::max(o.mode, b.options.mode);
+  o.globs = o.globs || b.options.globs;
+  o.case_insensitive = o.case_insensitive || b.options.case_insensitive;
+  o.regex_entries = o.regex_entries || b.options.regex_entries;
+  o.parents = o.parents || b.options.parents;
+  if (o.reverse_marker.empty()) { // only vLLM's ModelOpt matcher has one
+    o.reverse_marker = b.options.reverse_marker;
+  }
+  a.strip = a.strip || b.strip;
+  a.vllm_split = a.vllm_split || b.vllm_split;
+  a.mapped = a.mapped || b.mapped;
+  a.canonical = a.canonical || b.canonical;
+  a.text_regex = a.text_regex || b.text_regex;
+  return a;
+}
+
+// Each entry of `excludes`, then every other spelling `needs` asks for where it differs.
+std::shared_ptr<SharedIndex>
+build_shared_index(const IndexNeeds& needs, const std::vector<std::string>& excludes)
+{
+  std::deque<std::string> forms; // spellings that are not entries, kept while the index is built
+  std::vector<EntryIndex::Spelling> spellings;
+  spellings.reserve(excludes.size());
+  const auto add_unwrapped = [&](std::string_view e, uint32_t i, bool text_only) {
+    if (needs.strip && !e.starts_with("re:") && has_language_model_wrapper(e)) {
+      std::string u = strip_language_model(e);
+      if (u != e) {
+        spellings.push_back({forms.emplace_back(std::move(u)), i, text_only});
+      }
+    }
+  };
+  for (uint32_t i = 0; i < excludes.size(); ++i) {
+    const std::string& e = excludes[i];
+    const bool regex = e.starts_with("re:");
+    spellings.push_back({e, i});
+    if (regex && needs.options.regex_entries && needs.text_regex) {
+      spellings.push_back({e, i, true});
+    }
+    add_unwrapped(e, i, false);
+    if (needs.canonical && !regex) {
+      std::string c = vlm_canonical(e);
+      if (!c.empty() && c != e) {
+        spellings.push_back({forms.emplace_back(std::move(c)), i});
+      }
+    }
+    if (needs.vllm_split && e.size() <= k_longest_entry) {
+      // vLLM reads these as text, "re:" or not.
+      any_vllm_spelling(e, [&](std::string_view v) {
+        if (v != e) {
+          spellings.push_back({forms.emplace_back(v), i, true});
+          add_unwrapped(forms.back(), i, true);
+        }
+        return false;
+      });
+    }
+  }
+  auto shared = std::make_shared<SharedIndex>();
+  shared->index = EntryIndex(spellings, excludes.size(), needs.options);
+  shared->strip = needs.strip;
+  shared->mapped = needs.mapped;
+  shared->canonical = needs.canonical;
+  return shared;
+}
+
+// One engine's matchers over `shared`, for the list of `source`.
+void
+fill_list_indexes(ListIndexes& ix, const IndexNeeds& needs, std::shared_ptr<SharedIndex> shared,
+                  const ConfigSource& source)
+{
+  ix.shared = std::move(shared);
+  const std::vector<uint32_t>* firsts = nullptr;
+  if (needs.vllm_split) {
     expand_for_vllm(source.excludes, ix.expanded, ix.origin);
     ix.list = &ix.expanded;
+    ix.first.assign(source.excludes.size() + 1, 0);
+    for (const uint32_t o : ix.origin) {
+      ++ix.first[o + 1];
+    }
+    std::partial_sum(ix.first.begin(), ix.first.end(), ix.first.begin());
+    firsts = &ix.first;
   } else {
     ix.list = &source.excludes;
   }
-  // Each entry, then its unwrapped (and for compressed-tensors its folded) form where it differs
-  // (kept here while the indexes are built).
-  const bool canonical = source.format == QuantFormat::compressed_tensors;
-  std::deque<std::string> unwrapped;
-  std::vector<EntryIndex::Spelling> spellings;
-  spellings.reserve(ix.list->size());
-  for (uint32_t i = 0; i < ix.list->size(); ++i) {
-    const std::string& e = (*ix.list)[i];
-    spellings.push_back({e, i});
-    if (strip && !e.starts_with("re:") && has_language_model_wrapper(e)) {
-      std::string u = strip_language_model(e);
-      if (u != e) {
-        spellings.push_back({unwrapped.emplace_back(std::move(u)), i});
-      }
-    }
-    if (canonical && !e.starts_with("re:")) {
-      std::string c = vlm_canonical(e);
-      if (!c.empty() && c != e) {
-        spellings.push_back({unwrapped.emplace_back(std::move(c)), i});
-      }
+  ix.whole = IndexedList(ix.shared, *ix.list, firsts);
+  ix.shard = ix.whole; // a copy: its own answers
+}
+
+// Engines matching substrings share an index apart: the others' globs are candidates only where
+// their literal text before and after the wildcard both are (a substring index would offer
+// "model.layers.*.mlp.gate" for every name, to matchers that walk every ancestor).
+size_t
+index_family(const IndexNeeds& needs)
+{
+  return needs.options.mode == EntryIndex::Mode::substring ? 1 : 0;
+}
+
+} // namespace
+
+bool
+share_list_index(Engine a, Engine b, const ConfigSource& source)
+{
+  const auto x = index_needs(a, source);
+  const auto y = index_needs(b, source);
+  return x && y && index_family(*x) == index_family(*y);
+}
+
+std::vector<CompiledList>
+CompiledList::compile(std::span<const Engine> engines, const ConfigSource& source)
+{
+  std::vector<std::optional<IndexNeeds>> needs;
+  std::array<std::optional<IndexNeeds>, 2> merged; // by index_family()
+  const auto family = index_family;
+  for (const Engine engine : engines) {
+    needs.push_back(index_needs(engine, source));
+    if (const auto& n = needs.back()) {
+      auto& all = merged[family(*n)];
+      all = all ? merge(*all, *n) : *n;
     }
   }
-  const size_t entries = ix.list->size();
-  // SGLang's regexes meet vLLM's renamed names for some models (regex_subject): its candidates
-  // include that spelling too.
-  const bool mapped = source.format == QuantFormat::compressed_tensors && engine != Engine::trtllm;
-  ix.whole = IndexedList(EntryIndex(spellings, entries, whole), *ix.list, strip, mapped);
-  ix.whole.canonical = canonical;
-  ix.shard = vllm_modelopt ? IndexedList(EntryIndex(spellings, entries, {.mode = Mode::exact}),
-                                         *ix.list, false, false)
-                           : ix.whole;
+  std::array<std::shared_ptr<SharedIndex>, 2> shared;
+  for (size_t f = 0; f < shared.size(); ++f) {
+    if (merged[f]) {
+      shared[f] = build_shared_index(*merged[f], source.excludes);
+    }
+  }
+  std::vector<CompiledList> out;
+  out.reserve(engines.size());
+  for (const auto& n : needs) {
+    CompiledList list;
+    if (n) {
+      fill_list_indexes(list.m_impl->indexes, *n, shared[family(*n)], source);
+    }
+    for (const auto& index : shared) {
+      if (index) {
+        list.m_impl->family.push_back(index);
+      }
+    }
+    out.push_back(std::move(list));
+  }
+  return out;
+}
+
+CompiledList::CompiledList() : m_impl(std::make_unique<Impl>()) {}
+
+CompiledList::CompiledList(Engine engine, const ConfigSource& source)
+  : CompiledList(std::move(compile(std::span(&engine, 1), source).front()))
+{
 }
 
 CompiledList::CompiledList(CompiledList&&) noexcept = default;
 CompiledList& CompiledList::operator=(CompiledList&&) noexcept = default;
 CompiledList::~CompiledList() = default;
 
-namespace {
-
-// Appends the whole index's candidates `found` to `out` as indices into source.excludes,
-// sorted and unique.
-void
-append_as_excludes(const ListIndexes& ix, std::span<const uint32_t> found,
-                   std::vector<uint32_t>& out)
-{
-  if (ix.list != &ix.expanded) {
-    out.insert(out.end(), found.begin(), found.end());
-    return;
-  }
-  const size_t first = out.size();
-  for (uint32_t i : found) {
-    out.push_back(ix.origin[i]);
-  }
-  std::sort(out.begin() + static_cast<std::ptrdiff_t>(first), out.end());
-  out.erase(std::unique(out.begin() + static_cast<std::ptrdiff_t>(first), out.end()), out.end());
-}
-
-} // namespace
-
 void
 CompiledList::candidates(std::string_view name, std::vector<uint32_t>& out) const
 {
-  const ListIndexes& ix = m_impl->indexes;
-  if (ix.list == nullptr) {
-    return;
-  }
-  if (ix.list != &ix.expanded) {
-    ix.whole.candidates(name, out);
-    return;
-  }
-  thread_local std::vector<uint32_t> found; // the expanded list's candidates
-  found.clear();
-  ix.whole.candidates(name, found);
-  append_as_excludes(ix, found, out);
+  candidates(name, std::nullopt, out);
 }
 
 void
@@ -1849,31 +1990,25 @@ CompiledList::candidates(std::string_view name, std::optional<uint32_t> module,
                          std::vector<uint32_t>& out) const
 {
   const ListIndexes& ix = m_impl->indexes;
-  const auto kept = ix.whole.kept ? ix.whole.kept->find(module, name) : std::nullopt;
-  if (kept) {
-    append_as_excludes(ix, *kept, out);
-  } else {
-    candidates(name, out);
+  if (ix.list != nullptr) {
+    ix.shared->candidates(name, module, out);
   }
 }
 
 size_t
 CompiledList::kept_modules() const
 {
-  return m_impl->kept ? m_impl->kept->size() : 0;
+  const ListIndexes& ix = m_impl->indexes;
+  return ix.shared && ix.shared->kept ? ix.shared->kept->size() : 0;
 }
 
 void
 CompiledList::keep_module_candidates(const Inventory& inventory)
 {
-  ListIndexes& ix = m_impl->indexes;
-  if (ix.list == nullptr || !ix.whole.use_index) {
-    return;
-  }
-  m_impl->kept = std::make_unique<KeptCandidates>(inventory);
-  ix.whole.kept = m_impl->kept.get();
-  if (ix.shard.index == ix.whole.index) {
-    ix.shard.kept = ix.whole.kept;
+  for (const auto& index : m_impl->family) {
+    if (!index->kept) {
+      index->kept = std::make_unique<KeptCandidates>(inventory);
+    }
   }
 }
 

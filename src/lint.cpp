@@ -1434,7 +1434,30 @@ private:
         w.list = find_compiled(w.engine, *source);
       }
     }
-    // First each engine's list (a task each: a long list takes the longest to compile), the
+    // The engines reading one list (config.json and hf_quant_config.json often carry the same
+    // one) have it compiled together where they can share an index: one search per name.
+    struct ListGroup
+    {
+      const ConfigSource* source;
+      std::vector<size_t> work; // indices into `work`
+    };
+    std::vector<ListGroup> list_groups;
+    for (size_t i = 0; i < work.size(); ++i) {
+      if (work[i].source == nullptr || work[i].list != nullptr) {
+        continue;
+      }
+      const auto same =
+        std::find_if(list_groups.begin(), list_groups.end(), [&](const ListGroup& g) {
+          return same_list(*g.source, *work[i].source) &&
+                 share_list_index(work[g.work.front()].engine, work[i].engine, *work[i].source);
+        });
+      if (same == list_groups.end()) {
+        list_groups.push_back({work[i].source, {i}});
+      } else {
+        same->work.push_back(i);
+      }
+    }
+    // First the lists (a task each: a long list takes the longest to compile), the
     // engines' layers (two tasks, each one pass over the modules for half of the engines: the
     // draft root, leaf and fused siblings of a module are worked out once per pass) and the
     // layout checks, which need neither (slices of the modules, filling the time the layers
@@ -1442,6 +1465,7 @@ private:
     // two, decisions beside the compiling of the other lists cost a 50,000-entry list 8-25% more
     // CPU time and up to 16% more wall time.)
     const size_t engines = work.size();
+    const size_t list_tasks = list_groups.size();
     const ConfigSource* layout_source = m_options.decisions_only ? nullptr : vllm_source();
     std::set<QuantFamily> allowed;
     if (layout_source != nullptr) {
@@ -1452,11 +1476,11 @@ private:
     // Layer task g builds engines [group_begin(g), group_begin(g + 1)): of three, two then one.
     constexpr size_t k_layer_tasks = 2;
     const auto group_begin = [&](size_t g) { return (engines * g + 1) / k_layer_tasks; };
-    const size_t tasks = engines + k_layer_tasks + layout_slices;
+    const size_t tasks = list_tasks + k_layer_tasks + layout_slices;
     run_tasks(tasks, thread_count(m_options.threads), [&](size_t task) {
-      if (task >= engines && task < engines + k_layer_tasks) {
-        const size_t begin = group_begin(task - engines);
-        const size_t end = group_begin(task - engines + 1);
+      if (task >= list_tasks && task < list_tasks + k_layer_tasks) {
+        const size_t begin = group_begin(task - list_tasks);
+        const size_t end = group_begin(task - list_tasks + 1);
         auto layers = engine_layers(std::span(k_all_engines).subspan(begin, end - begin),
                                     m_inventory, m_drafts, m_declaration.model);
         for (size_t i = begin; i < end; ++i) {
@@ -1467,8 +1491,8 @@ private:
         }
         return;
       }
-      if (task >= engines + k_layer_tasks) {
-        const size_t slice = task - engines - k_layer_tasks;
+      if (task >= list_tasks + k_layer_tasks) {
+        const size_t slice = task - list_tasks - k_layer_tasks;
         const size_t count = m_inventory.modules.size();
         for (size_t i = count * slice / layout_slices; i < count * (slice + 1) / layout_slices;
              ++i) {
@@ -1476,21 +1500,29 @@ private:
         }
         return;
       }
-      Work& w = work[task];
-      if (w.source != nullptr && w.list == nullptr) {
-        w.built = std::make_unique<CompiledList>(w.engine, *w.source);
-        if (!m_options.decisions_only) { // for entries()
-          w.built->keep_module_candidates(m_inventory);
-        }
+      const ListGroup& g = list_groups[task];
+      std::vector<Engine> readers;
+      for (const size_t i : g.work) {
+        readers.push_back(work[i].engine);
+      }
+      std::vector<CompiledList> lists = CompiledList::compile(readers, *g.source);
+      if (!m_options.decisions_only) { // for entries()
+        lists.front().keep_module_candidates(m_inventory);
+      }
+      for (size_t k = 0; k < g.work.size(); ++k) {
+        Work& w = work[g.work[k]];
+        w.built = std::make_unique<CompiledList>(std::move(lists[k]));
         w.list = w.built.get();
       }
     });
+    // Tasks taken side by side decide different halves: the engine after takes the names the
+    // one before searched from the candidates kept.
     run_tasks(engines * k_halves, thread_count(m_options.threads), [&](size_t task) {
       Work& w = work[task % engines];
       if (w.source == nullptr) {
         return;
       }
-      const size_t half = task / engines;
+      const size_t half = (task / engines + task % engines) % k_halves;
       const size_t begin = w.layers.size() * half / k_halves;
       const size_t end = w.layers.size() * (half + 1) / k_halves;
       for (size_t i = begin; i < end; ++i) {

@@ -780,7 +780,7 @@ EntryIndex::EntryIndex(std::span<const Spelling> spellings, size_t entries, cons
     bool always = false;
     for (size_t k = first; k < last; ++k) {
       const std::string_view key = spellings[k].text;
-      if (options.regex_entries && key.starts_with("re:")) {
+      if (options.regex_entries && !spellings[k].text_only && key.starts_with("re:")) {
         // Every engine anchors these at the name's start: its literal start must begin a name.
         const std::string start = regex_literal_start(std::string_view(key).substr(3));
         if (start.empty()) {

@@ -993,6 +993,33 @@ constexpr std::array k_list_formats{QuantFormat::modelopt, QuantFormat::compress
                                     QuantFormat::quark,    QuantFormat::bitsandbytes,
                                     QuantFormat::fp8,      QuantFormat::awq};
 
+// Each engine's list of `s` compiled apart, then each compiled with the others' (one index for
+// engines that share one, searched once per name): every check of a compiled list runs on both.
+struct EngineLists
+{
+  std::vector<CompiledList> apart;
+  std::vector<CompiledList> together;
+  std::vector<std::pair<Engine, const CompiledList*>> lists;
+  auto begin() const { return lists.begin(); }
+  auto end() const { return lists.end(); }
+};
+
+EngineLists
+engine_lists(const ConfigSource& s)
+{
+  EngineLists out;
+  for (Engine engine : k_all_engines) {
+    out.apart.emplace_back(engine, s);
+  }
+  out.together = CompiledList::compile(k_all_engines, s);
+  for (const auto* lists : {&out.apart, &out.together}) {
+    for (size_t i = 0; i < k_all_engines.size(); ++i) {
+      out.lists.emplace_back(k_all_engines[i], &(*lists)[i]);
+    }
+  }
+  return out;
+}
+
 } // namespace
 
 // A compiled list may only skip entries that cannot match: every entry entry_matches() accepts
@@ -1014,8 +1041,8 @@ TEST(Engines, CompiledListCandidatesIncludeEveryMatch)
           s.excludes.push_back(std::move(e));
         }
       }
-      for (Engine engine : k_all_engines) {
-        const CompiledList list(engine, s);
+      for (const auto& [engine, compiled] : engine_lists(s)) {
+        const CompiledList& list = *compiled;
         std::vector<uint32_t> found;
         for (const std::string& name : names) {
           found.clear();
@@ -1123,8 +1150,8 @@ TEST(Engines, DecideRemembersAnswersOnlyWhereDigitsCannotMatter)
                                        [](const std::string& e) { return blind_to_digits(e); });
       blind_lists += static_cast<size_t>(blind) == s.excludes.size() ? 1 : 0;
       mixed_lists += blind > 0 && static_cast<size_t>(blind) < s.excludes.size() ? 1 : 0;
-      for (Engine engine : k_all_engines) {
-        const CompiledList list(engine, s);
+      for (const auto& [engine, compiled] : engine_lists(s)) {
+        const CompiledList& list = *compiled;
         for (int i = 0; i < 30; ++i) {
           const std::string& base = bases[maker.next(bases.size())];
           const std::string& shard = bases[maker.next(bases.size())];
@@ -1281,8 +1308,8 @@ TEST(Engines, DecideAnswersAlikeShardsOfALayerOnce)
     for (int i = 0; i < 17; ++i) { // long enough to be compiled
       s.excludes.push_back(fmt::format("absent_{}", std::string(static_cast<size_t>(i), 'x')));
     }
-    for (Engine engine : k_all_engines) {
-      const CompiledList list(engine, s);
+    for (const auto& [engine, compiled] : engine_lists(s)) {
+      const CompiledList& list = *compiled;
       for (int round = 0; round < 40; ++round) {
         const std::string prefix = fmt::format("model.layers.{}.mlp.experts", maker.next(70));
         std::vector<std::string> shards;
@@ -1494,8 +1521,8 @@ TEST(Engines, CompiledListOffersAnEmptyEntryWhereItMatches)
     for (int i = 0; i < 20; ++i) {
       s.excludes.push_back(i == 5 ? "" : fmt::format("model.layers.{}.self_attn", 40 + i));
     }
-    for (Engine engine : k_all_engines) {
-      const CompiledList list(engine, s);
+    for (const auto& [engine, compiled] : engine_lists(s)) {
+      const CompiledList& list = *compiled;
       for (const std::string name : {"model.layers.0.mlp.gate_proj", "lm_head", ""}) {
         std::vector<uint32_t> found;
         list.candidates(name, found);
@@ -1529,8 +1556,8 @@ TEST(Engines, CompiledListOffersGlobsWhoseLastDotAMatchMayLack)
       s.excludes.push_back(fmt::format("model.layers.{}.self_attn", 40 + i));
     }
     s.excludes.insert(s.excludes.end(), globs.begin(), globs.end());
-    for (Engine engine : k_all_engines) {
-      const CompiledList list(engine, s);
+    for (const auto& [engine, compiled] : engine_lists(s)) {
+      const CompiledList& list = *compiled;
       for (const std::string& name : names) {
         std::vector<uint32_t> found;
         list.candidates(name, found);
@@ -1583,9 +1610,45 @@ TEST(Engines, TensorRTReadsATrailingDotStarAsTheNodeOnlyInGlobs)
     entry_matches(Engine::trtllm, QuantFormat::modelopt, R"(re:model\.mtp\..*)", "model.mtp"));
 }
 
+namespace {
+
+// Decides a layer per module of `names` and a fused layer over the next two with `list` (whose
+// candidates are kept for `names`' modules), then checks the candidates read back by module
+// against `fresh`'s for the name; adds the modules kept to `kept`.
+void
+check_kept_candidates(Engine engine, const ConfigSource& s, const std::vector<std::string>& names,
+                      const CompiledList& list, const CompiledList& fresh, size_t& kept)
+{
+  for (uint32_t i = 0; i + 3 < names.size(); i += 3) {
+    EngineLayer own = layer(names[i]);
+    own.modules = {i};
+    EngineLayer fused = layer(names[i] + ".fused", i % 2 ? LayerKind::fused_moe : LayerKind::linear,
+                              {names[i + 1], names[i + 2]});
+    fused.modules = {i + 1, i + 2};
+    Decision plain;
+    ASSERT_NO_FATAL_FAILURE(decide_both_ways(engine, s, own, list, plain));
+    ASSERT_NO_FATAL_FAILURE(decide_both_ways(engine, s, fused, list, plain));
+  }
+  kept += list.kept_modules();
+  std::vector<uint32_t> by_module, by_name;
+  for (uint32_t k = 0; k < names.size(); ++k) {
+    for (const std::string& name : {names[k], names[(k + 1) % names.size()]}) {
+      by_module.clear();
+      by_name.clear();
+      list.candidates(name, k, by_module);
+      fresh.candidates(name, by_name);
+      ASSERT_EQ(by_module, by_name)
+        << to_string(engine) << " format " << static_cast<int>(s.format) << ": '" << name << "'";
+    }
+  }
+}
+
+} // namespace
+
 // decide() keeps the candidates it finds for a layer's own module and for its shards' modules;
 // the unused-entry check reads them back by module: what the index gives for the name, in every
-// format and engine, and never a module's for a name that is not its own.
+// format and engine, and never a module's for a name that is not its own. Lists compiled
+// together keep what any of them found, for all of them.
 TEST(Engines, CompiledListKeepsTheCandidatesDecideFound)
 {
   NameMaker maker;
@@ -1596,39 +1659,99 @@ TEST(Engines, CompiledListKeepsTheCandidatesDecideFound)
   for (const std::string& name : names) {
     inventory.modules.push_back(Module{.name = name});
   }
-  size_t kept = 0;
+  size_t kept = 0, kept_together = 0;
   for (QuantFormat format : k_list_formats) {
     const ConfigSource s = listing_block(format, maker, names, 150);
     for (Engine engine : k_all_engines) {
       CompiledList list(engine, s);
       list.keep_module_candidates(inventory);
       const CompiledList fresh(engine, s);
-      for (uint32_t i = 0; i + 3 < names.size(); i += 3) {
-        EngineLayer own = layer(names[i]);
-        own.modules = {i};
-        EngineLayer fused =
-          layer(names[i] + ".fused", i % 2 ? LayerKind::fused_moe : LayerKind::linear,
-                {names[i + 1], names[i + 2]});
-        fused.modules = {i + 1, i + 2};
-        Decision plain;
-        ASSERT_NO_FATAL_FAILURE(decide_both_ways(engine, s, own, list, plain));
-        ASSERT_NO_FATAL_FAILURE(decide_both_ways(engine, s, fused, list, plain));
-      }
-      kept += list.kept_modules();
-      std::vector<uint32_t> by_module, by_name;
-      for (uint32_t k = 0; k < names.size(); ++k) {
-        for (const std::string& name : {names[k], names[(k + 1) % names.size()]}) {
-          by_module.clear();
-          by_name.clear();
-          list.candidates(name, k, by_module);
-          fresh.candidates(name, by_name);
-          ASSERT_EQ(by_module, by_name)
-            << to_string(engine) << " format " << static_cast<int>(format) << ": '" << name << "'";
-        }
-      }
+      ASSERT_NO_FATAL_FAILURE(check_kept_candidates(engine, s, names, list, fresh, kept));
+    }
+    std::vector<CompiledList> lists = CompiledList::compile(k_all_engines, s);
+    lists.front().keep_module_candidates(inventory);
+    const std::vector<CompiledList> fresh = CompiledList::compile(k_all_engines, s);
+    for (size_t i = 0; i < k_all_engines.size(); ++i) {
+      ASSERT_NO_FATAL_FAILURE(
+        check_kept_candidates(k_all_engines[i], s, names, lists[i], fresh[i], kept_together));
     }
   }
   EXPECT_GT(kept, 1000u);
+  EXPECT_GT(kept_together, 1000u);
+}
+
+// Engines whose matching nests (exact names, ancestors, dotted runs) share one index for a list
+// compiled for them together; an engine matching substrings has one of its own. What one of
+// them finds for a module is then kept for the others: one search per name.
+TEST(Engines, ListsCompiledTogetherShareAnIndexWhereTheyCan)
+{
+  ConfigSource s;
+  s.format = QuantFormat::modelopt;
+  for (int i = 0; i < 20; ++i) {
+    s.excludes.push_back(fmt::format("model.layers.{}.self_attn", 40 + i));
+  }
+  EXPECT_TRUE(share_list_index(Engine::sglang, Engine::trtllm, s));
+  EXPECT_FALSE(share_list_index(Engine::vllm, Engine::sglang, s));
+  EXPECT_FALSE(share_list_index(Engine::vllm, Engine::trtllm, s));
+  ConfigSource ct = s;
+  ct.format = QuantFormat::compressed_tensors;
+  EXPECT_TRUE(share_list_index(Engine::vllm, Engine::sglang, ct));
+  ConfigSource gptq = s;
+  gptq.format = QuantFormat::gptq;
+  EXPECT_FALSE(share_list_index(Engine::vllm, Engine::sglang, gptq));
+
+  std::vector<std::string> names;
+  for (int i = 0; i < 10; ++i) {
+    names.push_back(fmt::format("model.layers.{}.mlp.down_proj", i));
+  }
+  Inventory inventory;
+  for (const std::string& name : names) {
+    inventory.modules.push_back(Module{.name = name});
+  }
+  std::vector<CompiledList> lists = CompiledList::compile(k_all_engines, s);
+  lists.front().keep_module_candidates(inventory);
+  const ModelInfo model;
+  for (uint32_t i = 0; i < names.size(); ++i) {
+    EngineLayer l = layer(names[i]);
+    l.modules = {i};
+    decide(Engine::sglang, s, model, l, true, &lists[1]);
+  }
+  EXPECT_EQ(lists[1].kept_modules(), inventory.modules.size());
+  EXPECT_EQ(lists[2].kept_modules(), inventory.modules.size()); // TensorRT-LLM's: the same index
+  EXPECT_EQ(lists[0].kept_modules(), 0u);                       // vLLM's: its own
+}
+
+// SGLang reads a ModelOpt "re:" entry as text and TensorRT-LLM as a regex: their shared index
+// offers it for the names either reads it in ("re:foo.bar" is a dotted run of the first name,
+// and the regex "foo.bar" matches the start of the second).
+TEST(Engines, ListsCompiledTogetherOfferARegexEntryAsTextWhereAnEngineReadsIt)
+{
+  ConfigSource s;
+  s.format = QuantFormat::modelopt;
+  for (int i = 0; i < 20; ++i) {
+    s.excludes.push_back(fmt::format("model.layers.{}.self_attn", 40 + i));
+  }
+  s.excludes.push_back("re:foo.bar");
+  const std::vector<CompiledList> lists =
+    CompiledList::compile(std::array{Engine::sglang, Engine::trtllm}, s);
+  const std::string as_text = "re:foo.bar.baz", as_regex = "foo-bar.baz";
+  ASSERT_TRUE(entry_matches(Engine::sglang, s.format, s.excludes.back(), as_text));
+  ASSERT_TRUE(entry_matches(Engine::trtllm, s.format, s.excludes.back(), as_regex));
+  for (const CompiledList& list : lists) {
+    for (const std::string& name : {as_text, as_regex}) {
+      std::vector<uint32_t> found;
+      list.candidates(name, found);
+      EXPECT_TRUE(std::binary_search(found.begin(), found.end(), 20u)) << name;
+    }
+  }
+  const ModelInfo model;
+  for (const auto& [engine, list] :
+       {std::pair{Engine::sglang, &lists[0]}, std::pair{Engine::trtllm, &lists[1]}}) {
+    const std::string& name = engine == Engine::sglang ? as_text : as_regex;
+    const Decision d = decide(engine, s, model, layer(name), true, list);
+    EXPECT_FALSE(d.quantized) << to_string(engine);
+    EXPECT_EQ(d.matched, "re:foo.bar") << to_string(engine);
+  }
 }
 
 // decide() with a compiled list reaches the same decision, entry and reason as without.
@@ -1639,8 +1762,8 @@ TEST(Engines, DecideWithACompiledListDecidesTheSame)
   size_t excluded = 0;
   for (QuantFormat format : k_list_formats) {
     const ConfigSource s = listing_block(format, maker, names, 150);
-    for (Engine engine : k_all_engines) {
-      const CompiledList list(engine, s);
+    for (const auto& [engine, compiled] : engine_lists(s)) {
+      const CompiledList& list = *compiled;
       for (size_t i = 0; i + 3 < names.size(); i += 3) {
         EngineLayer l = layer(names[i], i % 2 ? LayerKind::fused_moe : LayerKind::linear,
                               {names[i + 1], names[i + 2]});

@@ -144,16 +144,21 @@ class CompiledList
 {
 public:
   CompiledList(Engine engine, const ConfigSource& source);
+  // The list compiled for several engines at once (out[i] for engines[i]): one index serves them
+  // all, searched once per name whichever engine asks first, and the candidates kept for
+  // modules (keep_module_candidates(), called on any one of them) are kept for all.
+  static std::vector<CompiledList> compile(std::span<const Engine> engines,
+                                           const ConfigSource& source);
   CompiledList(CompiledList&&) noexcept;
   CompiledList& operator=(CompiledList&&) noexcept;
   ~CompiledList();
 
   // Appends to `out`, sorted and unique, the indices into source.excludes of every entry that
-  // entry_matches() may accept for `name`.
+  // entry_matches() may accept for `name` under this engine (or another compiled with it).
   void candidates(std::string_view name, std::vector<uint32_t>& out) const;
 
   // The same for `name`, when `module` is that name's module in the inventory given to
-  // keep_module_candidates(): what decide() kept for it when it did.
+  // keep_module_candidates(): what decide() (or this call) kept for it, if anything was.
   void candidates(std::string_view name, std::optional<uint32_t> module,
                   std::vector<uint32_t>& out) const;
 
@@ -166,11 +171,17 @@ public:
   size_t kept_modules() const;
 
 private:
+  CompiledList();
+
   struct Impl;
   std::unique_ptr<Impl> m_impl;
   friend Decision decide(Engine, const ConfigSource&, const ModelInfo&, const EngineLayer&, bool,
                          const CompiledList*);
 };
+
+// Whether CompiledList::compile() gives engines `a` and `b` one index for this block's list (one
+// search per name serving both); false when either matches it without an index.
+bool share_list_index(Engine a, Engine b, const ConfigSource& source);
 
 // The names an exclusion entry covers, for `explain --entries` and unused-entry checks:
 // true when `entry` excludes `prefix` under the engine's matching for this format.

@@ -127,6 +127,9 @@ public:
   {
     std::string_view text; // read only while the index is built
     uint32_t entry;
+    // Text even when it starts with "re:" and `regex_entries` is set: for an index that serves
+    // matchers reading such entries as regexes and others reading them as text.
+    bool text_only = false;
   };
 
   EntryIndex() = default;

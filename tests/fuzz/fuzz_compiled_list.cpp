@@ -1,8 +1,9 @@
 // Fuzzes CompiledList, an exclusion list compiled for one engine's matching: for every name,
 // every entry that entry_matches() accepts must be among its candidates (the index may offer
 // more, never fewer). Unlike fuzz_entry_index, entries may be globs and "re:" regexes, checked
-// against the engines' own matchers. The first byte picks the format, the second the engine;
-// the rest is split at newlines into entries up to the first empty line, then names. The list
+// against the engines' own matchers. The first byte picks the format, the second the engine and
+// whether its list is compiled alone or with the other engines' (sharing an index); the rest is
+// split at newlines into entries up to the first empty line, then names. The list
 // is padded to the length from which the index is used.
 #include <algorithm>
 #include <array>
@@ -37,7 +38,9 @@ LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
   }
   ConfigSource source;
   source.format = k_formats[data[0] % k_formats.size()];
-  const Engine engine = k_all_engines[data[1] % k_all_engines.size()];
+  const size_t engine_index = data[1] % k_all_engines.size();
+  const Engine engine = k_all_engines[engine_index];
+  const bool together = (data[1] / k_all_engines.size()) % 2 == 1;
   std::vector<std::string> names;
   bool in_names = false;
   std::string_view rest(reinterpret_cast<const char*>(data) + 2, size - 2);
@@ -56,7 +59,13 @@ LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
   for (size_t i = 0; source.excludes.size() < k_min_entries; ++i) {
     source.excludes.push_back("zz.unused." + std::to_string(i));
   }
-  const CompiledList list(engine, source);
+  std::vector<CompiledList> lists;
+  if (together) {
+    lists = CompiledList::compile(k_all_engines, source);
+  } else {
+    lists.emplace_back(engine, source);
+  }
+  const CompiledList& list = lists[together ? engine_index : 0];
   for (const std::string& name : names) {
     std::vector<uint32_t> found;
     list.candidates(name, found);
