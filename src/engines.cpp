@@ -528,10 +528,10 @@ private:
   std::atomic<size_t> m_kept{0};
 };
 
-// One block's list indexed for the engines compiled together that share an index
-// (share_list_index()), numbered as source.excludes: its candidates for a name are a superset of
-// what each of those engines' own index would give (the widest mode, every option, every
-// spelling of entries and names any of them reads), so one search per name serves them all. The candidates found for module names are kept, once, for
+// One block's list indexed for the engines compiled together, numbered as source.excludes: its
+// candidates for a name are a superset of what each of those engines' own index would give (the
+// widest mode, every option, every spelling of entries and names any of them reads), so one
+// search per name serves them all. The candidates found for module names are kept, once, for
 // whichever engine or check asks next.
 struct SharedIndex
 {
@@ -1602,7 +1602,7 @@ engine_layers(Engine engine, const Inventory& inventory, const Drafts& drafts,
 struct CompiledList::Impl
 {
   ListIndexes indexes;
-  std::vector<std::shared_ptr<SharedIndex>> family; // the indexes compiled with this one's
+  std::shared_ptr<SharedIndex> shared; // the index of the lists compiled with this one
 };
 
 // A draft layer SGLang renames (model.decoder.X, model.shared_head.head) spelled as the
@@ -1821,7 +1821,9 @@ index_needs(Engine engine, const ConfigSource& source)
 
 // The needs of two engines' matchers at once: candidates for either. Each mode's keys are
 // among the next one's (exact, ancestors, dotted runs, substrings), and a glob's literal start
-// where a mode puts it is in any text the entry equals there.
+// and tail run, where a mode looks for them, are in any text the entry equals there. (Globs
+// stay cheap in the widest mode: a substring index offers "model.layers.*.mlp.gate" only to
+// names holding ".mlp.gate", not to every name to matchers that walk each ancestor.)
 IndexNeeds
 merge(IndexNeeds a, const IndexNeeds& b)
 {
@@ -1913,56 +1915,35 @@ fill_list_indexes(ListIndexes& ix, const IndexNeeds& needs, std::shared_ptr<Shar
   ix.shard = ix.whole; // a copy: its own answers
 }
 
-// Engines matching substrings share an index apart: the others' globs are candidates only where
-// their literal text before and after the wildcard both are (a substring index would offer
-// "model.layers.*.mlp.gate" for every name, to matchers that walk every ancestor).
-size_t
-index_family(const IndexNeeds& needs)
-{
-  return needs.options.mode == EntryIndex::Mode::substring ? 1 : 0;
-}
-
 } // namespace
 
 bool
 share_list_index(Engine a, Engine b, const ConfigSource& source)
 {
-  const auto x = index_needs(a, source);
-  const auto y = index_needs(b, source);
-  return x && y && index_family(*x) == index_family(*y);
+  return index_needs(a, source) && index_needs(b, source);
 }
 
 std::vector<CompiledList>
 CompiledList::compile(std::span<const Engine> engines, const ConfigSource& source)
 {
   std::vector<std::optional<IndexNeeds>> needs;
-  std::array<std::optional<IndexNeeds>, 2> merged; // by index_family()
-  const auto family = index_family;
+  std::optional<IndexNeeds> all;
   for (const Engine engine : engines) {
     needs.push_back(index_needs(engine, source));
-    if (const auto& n = needs.back()) {
-      auto& all = merged[family(*n)];
-      all = all ? merge(*all, *n) : *n;
+    if (needs.back()) {
+      all = all ? merge(*all, *needs.back()) : *needs.back();
     }
   }
-  std::array<std::shared_ptr<SharedIndex>, 2> shared;
-  for (size_t f = 0; f < shared.size(); ++f) {
-    if (merged[f]) {
-      shared[f] = build_shared_index(*merged[f], source.excludes);
-    }
-  }
+  const std::shared_ptr<SharedIndex> shared =
+    all ? build_shared_index(*all, source.excludes) : nullptr;
   std::vector<CompiledList> out;
   out.reserve(engines.size());
   for (const auto& n : needs) {
     CompiledList list;
     if (n) {
-      fill_list_indexes(list.m_impl->indexes, *n, shared[family(*n)], source);
+      fill_list_indexes(list.m_impl->indexes, *n, shared, source);
     }
-    for (const auto& index : shared) {
-      if (index) {
-        list.m_impl->family.push_back(index);
-      }
-    }
+    list.m_impl->shared = shared;
     out.push_back(std::move(list));
   }
   return out;
@@ -2005,10 +1986,8 @@ CompiledList::kept_modules() const
 void
 CompiledList::keep_module_candidates(const Inventory& inventory)
 {
-  for (const auto& index : m_impl->family) {
-    if (!index->kept) {
-      index->kept = std::make_unique<KeptCandidates>(inventory);
-    }
+  if (m_impl->shared && !m_impl->shared->kept) {
+    m_impl->shared->kept = std::make_unique<KeptCandidates>(inventory);
   }
 }
 

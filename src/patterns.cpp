@@ -752,7 +752,8 @@ EntryIndex::EntryIndex(std::span<const Spelling> spellings, size_t entries, cons
   // between its first and last dot is whole components wherever it occurs: hashed, one lookup
   // per pair of dots in a name. Other texts go to the substring automaton, which a list of
   // thousands of full names would make megabytes large and slow to build.
-  const auto add_anywhere = [&](std::string_view text, uint32_t entry) {
+  std::vector<SubstringSet::Key> anywhere_checked; // values index m_checked
+  const auto add_anywhere = [&](std::string_view text, uint32_t entry, uint32_t run = 0) {
     const size_t first_dot = text.find('.');
     const size_t last_dot = text.rfind('.');
     if (first_dot != std::string_view::npos && last_dot > first_dot + 1) {
@@ -766,11 +767,34 @@ EntryIndex::EntryIndex(std::span<const Spelling> spellings, size_t entries, cons
       m_inner_lasts.add(h.window(last_begin, last_dot));
       m_inner.keys.push_back(
         {h.window(begin, last_dot), static_cast<uint32_t>(m_inner_texts.size())});
-      m_inner_texts.push_back({h.window(0, text.size()), entry, begin, text.size() - last_dot});
+      m_inner_texts.push_back(
+        {h.window(0, text.size()), entry, begin, text.size() - last_dot, run});
       mark_length(m_inner_lengths, inner.size());
+    } else if (run != 0) {
+      anywhere_checked.push_back({std::string(text), static_cast<uint32_t>(m_checked.size())});
+      m_checked.push_back({entry, run});
     } else {
       anywhere.push_back({std::string(text), entry});
     }
+  };
+  // A glob's longest literal run after its first wildcard (`wildcard`), without a final ".*":
+  // TensorRT-LLM also reads "X.*" as "X" (when X holds none of `*?[`; `]` counts as a wildcard
+  // here), and "X" has no dot after X. Registered in m_tail_runs: 1 + its index; 0 for none
+  // (or case-insensitive keys).
+  const auto tail_run = [&](std::string_view key, size_t wildcard) -> uint32_t {
+    if (ci) {
+      return 0;
+    }
+    std::string_view body = key.substr(wildcard);
+    if (key.ends_with(".*")) {
+      body.remove_suffix(std::min<size_t>(2, body.size()));
+    }
+    const std::string_view tail = longest_glob_run(body);
+    if (tail.empty()) {
+      return 0;
+    }
+    m_tail_runs.emplace_back(tail);
+    return static_cast<uint32_t>(m_tail_runs.size());
   };
   for (size_t first = 0, last = 0; first < spellings.size(); first = last) {
     const uint32_t entry = spellings[first].entry;
@@ -820,22 +844,9 @@ EntryIndex::EntryIndex(std::span<const Spelling> spellings, size_t entries, cons
           add_anywhere(run, entry);
         }
       } else if (anywhere_mode) {
-        add_anywhere(std::string_view(key).substr(0, prefix), entry);
+        add_anywhere(std::string_view(key).substr(0, prefix), entry, tail_run(key, wildcard));
       } else {
-        uint32_t run = 0;
-        if (!ci) {
-          // Without a final ".*": TensorRT-LLM also reads "X.*" as "X" (when X holds none of
-          // `*?[`; `]` counts as a wildcard here), and "X" has no dot after X.
-          std::string_view body = std::string_view(key).substr(wildcard);
-          if (key.ends_with(".*")) {
-            body.remove_suffix(std::min<size_t>(2, body.size()));
-          }
-          const std::string_view tail = longest_glob_run(body);
-          if (!tail.empty()) {
-            m_tail_runs.emplace_back(tail);
-            run = static_cast<uint32_t>(m_tail_runs.size());
-          }
-        }
+        const uint32_t run = tail_run(key, wildcard);
         m_prefixes.keys.push_back(
           {hash_text(std::string_view(key).substr(0, prefix), ci), entry, run});
         mark_length(m_prefix_lengths, prefix);
@@ -878,6 +889,7 @@ EntryIndex::EntryIndex(std::span<const Spelling> spellings, size_t entries, cons
     t->seal();
   }
   m_anywhere = SubstringSet(std::move(anywhere), ci);
+  m_anywhere_checked = SubstringSet(std::move(anywhere_checked), ci);
 }
 
 namespace {
@@ -1035,6 +1047,24 @@ EntryIndex::Table::slot(uint64_t hash) const
 }
 
 void
+EntryIndex::find_anywhere(std::string_view name, std::vector<uint32_t>& out) const
+{
+  m_anywhere.find_all(name, out);
+  if (m_checked.empty()) {
+    return;
+  }
+  thread_local std::vector<uint32_t> hits;
+  hits.clear();
+  m_anywhere_checked.find_all(name, hits);
+  for (const uint32_t k : hits) {
+    const CheckedText& c = m_checked[k];
+    if (find_short(name, m_tail_runs[c.run - 1]) != std::string_view::npos) {
+      out.push_back(c.entry);
+    }
+  }
+}
+
+void
 EntryIndex::lookup_prefix(std::string_view name, size_t begin, size_t length, uint64_t hash,
                           std::vector<uint32_t>& out) const
 {
@@ -1058,7 +1088,7 @@ EntryIndex::candidates(std::span<const std::string_view> names, std::vector<uint
   for (size_t spelling = 0; spelling < names.size(); ++spelling) {
     const std::string_view name = names[spelling];
     if (!windows) {
-      m_anywhere.find_all(name, out);
+      find_anywhere(name, out);
       continue;
     }
     const WindowHashes h(name, ci);
@@ -1152,14 +1182,16 @@ EntryIndex::candidates(std::span<const std::string_view> names, std::vector<uint
           for (const uint32_t k : hits) {
             const InnerText& t = m_inner_texts[k];
             if (t.before <= s && t.after <= n - e &&
-                h.window(s - t.before, e + t.after) == t.hash) {
+                h.window(s - t.before, e + t.after) == t.hash &&
+                (t.run == 0 ||
+                 find_short(name, m_tail_runs[t.run - 1], e + t.after) != std::string_view::npos)) {
               out.push_back(t.entry);
             }
           }
         }
       }
     }
-    m_anywhere.find_all(name, out);
+    find_anywhere(name, out);
     if (m_options.parents) {
       m_parents.lookup(h.window(0, parts > 1 ? ends[parts - 2] : 0), out);
     }

@@ -384,6 +384,23 @@ TEST(Patterns, EntryIndexOffersAGlobOnlyToNamesHoldingItsTailRun)
   }
 }
 
+// In substring mode a glob's literal start may occur anywhere, and "model.layers." occurs in most
+// names: a name is offered the glob only when it also holds the run after the first wildcard
+// (after the start, for a start of two dots or more, found with its position; anywhere in the
+// name for one the automaton finds).
+TEST(Patterns, EntryIndexSubstringModeOffersAGlobOnlyToNamesHoldingItsTailRun)
+{
+  const std::vector<std::vector<std::string>> keys{
+    {"model.layers.*.mlp.gate"}, {"x.model.layers.*.mlp.gate"}, {"model.*"}, {"lm_head*"}};
+  const EntryIndex index(keys, {.mode = EntryIndex::Mode::substring, .globs = true});
+  const auto found = [&](std::string_view name) { return candidates_of(index, name); };
+  EXPECT_EQ(found("model.layers.3.mlp.gate"), (std::vector<uint32_t>{0, 2}));
+  EXPECT_EQ(found("model.layers.3.self_attn.q_proj"), (std::vector<uint32_t>{2}));
+  EXPECT_EQ(found("a.x.model.layers.3.mlp.gate"), (std::vector<uint32_t>{0, 1, 2}));
+  EXPECT_EQ(found("a.mlp.gate.x.model.layers.3"), (std::vector<uint32_t>{0, 2}));
+  EXPECT_EQ(found("lm_head"), (std::vector<uint32_t>{3}));
+}
+
 // The tail run is searched for 16 start positions at a time (its first and last bytes, then the
 // whole run): wherever it lies in a name of any length, next to near misses (its first or last
 // byte alone, or both with a middle byte changed), it is found exactly where find() finds it.
@@ -1680,10 +1697,11 @@ TEST(Engines, CompiledListKeepsTheCandidatesDecideFound)
   EXPECT_GT(kept_together, 1000u);
 }
 
-// Engines whose matching nests (exact names, ancestors, dotted runs) share one index for a list
-// compiled for them together; an engine matching substrings has one of its own. What one of
-// them finds for a module is then kept for the others: one search per name.
-TEST(Engines, ListsCompiledTogetherShareAnIndexWhereTheyCan)
+// The engines a list is compiled for together share one index (the widest matching of theirs,
+// a substring one in ModelOpt's case, with every option and spelling any of them needs); what
+// one of them finds for a module is kept for the others: one search per name. Formats matched
+// without an index share none.
+TEST(Engines, ListsCompiledTogetherShareOneIndex)
 {
   ConfigSource s;
   s.format = QuantFormat::modelopt;
@@ -1691,8 +1709,8 @@ TEST(Engines, ListsCompiledTogetherShareAnIndexWhereTheyCan)
     s.excludes.push_back(fmt::format("model.layers.{}.self_attn", 40 + i));
   }
   EXPECT_TRUE(share_list_index(Engine::sglang, Engine::trtllm, s));
-  EXPECT_FALSE(share_list_index(Engine::vllm, Engine::sglang, s));
-  EXPECT_FALSE(share_list_index(Engine::vllm, Engine::trtllm, s));
+  EXPECT_TRUE(share_list_index(Engine::vllm, Engine::sglang, s));
+  EXPECT_TRUE(share_list_index(Engine::vllm, Engine::trtllm, s));
   ConfigSource ct = s;
   ct.format = QuantFormat::compressed_tensors;
   EXPECT_TRUE(share_list_index(Engine::vllm, Engine::sglang, ct));
@@ -1716,9 +1734,9 @@ TEST(Engines, ListsCompiledTogetherShareAnIndexWhereTheyCan)
     l.modules = {i};
     decide(Engine::sglang, s, model, l, true, &lists[1]);
   }
-  EXPECT_EQ(lists[1].kept_modules(), inventory.modules.size());
-  EXPECT_EQ(lists[2].kept_modules(), inventory.modules.size()); // TensorRT-LLM's: the same index
-  EXPECT_EQ(lists[0].kept_modules(), 0u);                       // vLLM's: its own
+  for (const CompiledList& list : lists) { // kept for vLLM and TensorRT-LLM too
+    EXPECT_EQ(list.kept_modules(), inventory.modules.size());
+  }
 }
 
 // SGLang reads a ModelOpt "re:" entry as text and TensorRT-LLM as a regex: their shared index

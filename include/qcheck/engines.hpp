@@ -180,7 +180,7 @@ private:
 };
 
 // Whether CompiledList::compile() gives engines `a` and `b` one index for this block's list (one
-// search per name serving both); false when either matches it without an index.
+// search per name serving both): when both match it with one; false when either does without.
 bool share_list_index(Engine a, Engine b, const ConfigSource& source);
 
 // The names an exclusion entry covers, for `explain --entries` and unused-entry checks:

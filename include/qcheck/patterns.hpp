@@ -208,6 +208,8 @@ private:
     uint32_t entry;
     size_t before; // bytes before the run: up to and with the first dot
     size_t after;  // bytes after it: from the last dot on
+    uint32_t run;  // a glob's literal start: 1 + its tail run in m_tail_runs, which a name holds
+                   // after the text; 0: none
   };
   // Texts that can occur anywhere in a name: whole keys and literal starts in substring mode,
   // and the longest literal run of a glob starting with a wildcard in every mode. Those with two
@@ -217,6 +219,16 @@ private:
   ComponentFilter m_inner_firsts; // the first and last components of m_inner's runs
   ComponentFilter m_inner_lasts;
   SubstringSet m_anywhere;
+  // Substring mode: glob literal starts without two dots that have a tail run; its values index
+  // m_checked. A name holding the start is a candidate only when it also holds the run.
+  struct CheckedText
+  {
+    uint32_t entry;
+    uint32_t run; // 1 + the index in m_tail_runs
+  };
+  SubstringSet m_anywhere_checked;
+  std::vector<CheckedText> m_checked;
+  void find_anywhere(std::string_view name, std::vector<uint32_t>& out) const;
   Table m_parents;
   Table m_reverse;                        // the text that ends with each marker in a key (a window)
   std::vector<uint32_t> m_always;         // no indexable literal part
