@@ -1594,16 +1594,28 @@ TEST(Engines, CompiledListOffersGlobsWhoseLastDotAMatchMayLack)
   EXPECT_GT(matches, 10u);
 }
 
-// Found by fuzz_compiled_list. SGLang reads an entry without its VLM wrapper too, and
-// "language_model." unwrapped is empty: it matches a name's empty component (a name ending in
-// '.', or holding ".."), so a long list must offer it there.
-TEST(Engines, CompiledListOffersAnEntryWhoseUnwrappedSpellingIsEmpty)
+namespace {
+
+// A ModelOpt block listing 20 attention layers no test names: a list long enough to be indexed.
+ConfigSource
+padded_modelopt_block()
 {
   ConfigSource s;
   s.format = QuantFormat::modelopt;
   for (int i = 0; i < 20; ++i) {
     s.excludes.push_back(fmt::format("model.layers.{}.self_attn", 40 + i));
   }
+  return s;
+}
+
+} // namespace
+
+// Found by fuzz_compiled_list. SGLang reads an entry without its VLM wrapper too, and
+// "language_model." unwrapped is empty: it matches a name's empty component (a name ending in
+// '.', or holding ".."), so a long list must offer it there.
+TEST(Engines, CompiledListOffersAnEntryWhoseUnwrappedSpellingIsEmpty)
+{
+  ConfigSource s = padded_modelopt_block();
   s.excludes.push_back("language_model.");
   const CompiledList list(Engine::sglang, s);
   for (const std::string name : {"e*model.", "a..b", ".x"}) {
@@ -1703,11 +1715,7 @@ TEST(Engines, CompiledListKeepsTheCandidatesDecideFound)
 // without an index share none.
 TEST(Engines, ListsCompiledTogetherShareOneIndex)
 {
-  ConfigSource s;
-  s.format = QuantFormat::modelopt;
-  for (int i = 0; i < 20; ++i) {
-    s.excludes.push_back(fmt::format("model.layers.{}.self_attn", 40 + i));
-  }
+  ConfigSource s = padded_modelopt_block();
   EXPECT_TRUE(share_list_index(Engine::sglang, Engine::trtllm, s));
   EXPECT_TRUE(share_list_index(Engine::vllm, Engine::sglang, s));
   EXPECT_TRUE(share_list_index(Engine::vllm, Engine::trtllm, s));
@@ -1744,11 +1752,7 @@ TEST(Engines, ListsCompiledTogetherShareOneIndex)
 // and the regex "foo.bar" matches the start of the second).
 TEST(Engines, ListsCompiledTogetherOfferARegexEntryAsTextWhereAnEngineReadsIt)
 {
-  ConfigSource s;
-  s.format = QuantFormat::modelopt;
-  for (int i = 0; i < 20; ++i) {
-    s.excludes.push_back(fmt::format("model.layers.{}.self_attn", 40 + i));
-  }
+  ConfigSource s = padded_modelopt_block();
   s.excludes.push_back("re:foo.bar");
   const std::vector<CompiledList> lists =
     CompiledList::compile(std::array{Engine::sglang, Engine::trtllm}, s);
