@@ -198,6 +198,7 @@ private:
   {
     emit_stored_mixtures();
     entries();
+    count_listed_experts();
     release_list_indexes();
     layouts();
     mixed_precision();
@@ -1862,7 +1863,9 @@ private:
   }
 
   // R10 (warning half): an exclusion list naming only some experts of a fused MoE.
-  void partial_experts()
+  // How many of each vLLM fused MoE layer's projections the list names, for partial_experts():
+  // counted while the compiled lists are alive, whose candidates decide() kept per module.
+  void count_listed_experts()
   {
     const ConfigSource* s = vllm_source();
     if (!s || s->excludes.empty()) {
@@ -1872,47 +1875,77 @@ private:
       return entry == module || (has_glob_chars(entry) && fnmatch(entry, module)) ||
              is_below(module, entry);
     };
-    // Entries naming experts; a long run of them is indexed (a name or ancestor, or a glob's
-    // literal start, is what `names` can accept). An entry without wildcards names only the
-    // module it spells and those below it, so one that is no known name names none.
+    // Entries naming experts. An entry without wildcards names only the module it spells and
+    // those below it, so one that is no known name names none.
+    std::vector<uint8_t> is_expert_entry(s->excludes.size(), 0);
     std::vector<EntryIndex::Spelling> expert_entries; // entry: its own number here
     for (size_t i = 0; i < s->excludes.size(); ++i) {
       const std::string& e = s->excludes[i];
       if (e.size() <= k_longest_entry && e.find("experts.") != std::string::npos &&
           (has_glob_chars(e) || is_known_entry(*s, i))) {
+        is_expert_entry[i] = 1;
         expert_entries.push_back({e, static_cast<uint32_t>(expert_entries.size())});
       }
     }
+    // A long run of them is looked up: for ModelOpt among the candidates vLLM's compiled list
+    // gives the module (indexed for substrings and globs: whatever `names` accepts occurs in
+    // the name), else in an index of their own (a name or ancestor, or a glob's literal start).
+    const CompiledList* list =
+      s->format == QuantFormat::modelopt && expert_entries.size() >= k_compile_threshold
+        ? find_compiled(Engine::vllm, *s)
+        : nullptr;
     std::optional<EntryIndex> index;
-    if (expert_entries.size() >= k_compile_threshold) {
+    if (list == nullptr && expert_entries.size() >= k_compile_threshold) {
       index.emplace(expert_entries, expert_entries.size(),
                     EntryIndex::Options{.mode = EntryIndex::Mode::ancestors, .globs = true});
     }
-    const auto listed_module = [&](std::string_view name) {
+    const auto listed_module = [&](uint32_t module) {
+      const std::string_view name = m_inventory.modules[module].name;
+      thread_local std::vector<uint32_t> found;
+      found.clear();
+      if (list != nullptr) {
+        list->candidates(name, module, found);
+        return std::any_of(found.begin(), found.end(), [&](uint32_t i) {
+          return is_expert_entry[i] != 0 && names(s->excludes[i], name);
+        });
+      }
       if (!index) {
         return std::any_of(expert_entries.begin(), expert_entries.end(),
                            [&](const auto& e) { return names(e.text, name); });
       }
-      thread_local std::vector<uint32_t> found;
-      found.clear();
-      const std::string_view view = name;
-      index->candidates(std::span(&view, 1), found);
+      index->candidates(std::span(&name, 1), found);
       return std::any_of(found.begin(), found.end(),
                          [&](uint32_t i) { return names(expert_entries[i].text, name); });
     };
     // Per fused MoE layer, how many of its projections the list names; layers side by side
-    // when the entries are indexed (tens of thousands of expert modules to look up).
+    // when the entries are looked up (tens of thousands of expert modules).
     const std::vector<EngineLayer>& layers = layers_for(Engine::vllm);
-    std::vector<size_t> listed(layers.size(), 0);
+    m_listed_experts.assign(layers.size(), 0);
     const auto count_listed = [&](size_t l) {
       const EngineLayer& layer = layers[l];
       if (layer.kind == LayerKind::fused_moe && layer.modules.size() >= 2) {
         for (uint32_t i : layer.modules) {
-          listed[l] += listed_module(m_inventory.modules[i].name) ? 1 : 0;
+          m_listed_experts[l] += listed_module(i) ? 1 : 0;
         }
       }
     };
-    run_tasks(layers.size(), index ? thread_count(m_options.threads) : 1, count_listed);
+    run_tasks(layers.size(),
+              expert_entries.size() >= k_compile_threshold ? thread_count(m_options.threads) : 1,
+              count_listed);
+  }
+
+  // A list naming some but not all expert projections of a fused MoE layer.
+  void partial_experts()
+  {
+    const ConfigSource* s = vllm_source();
+    if (!s || s->excludes.empty()) {
+      return;
+    }
+    const std::vector<EngineLayer>& layers = layers_for(Engine::vllm);
+    const std::vector<size_t>& listed = m_listed_experts;
+    if (listed.size() != layers.size()) {
+      return;
+    }
     for (size_t l = 0; l < layers.size(); ++l) {
       const EngineLayer& layer = layers[l];
       if (listed[l] > 0 && listed[l] < layer.modules.size()) {
@@ -2125,7 +2158,8 @@ private:
   // two, the set. A long list builds the set at once (answer_plain_entries()).
   static constexpr size_t k_known_scan_limit = 2;
   static constexpr size_t k_named_like_tries = 64;
-  NameSet m_known; // built once scans stop paying
+  NameSet m_known;                      // built once scans stop paying
+  std::vector<size_t> m_listed_experts; // per vLLM layer, from count_listed_experts()
   std::deque<std::pair<const ConfigSource*, std::vector<int8_t>>> m_known_entries;
   std::unordered_map<std::string, std::string> m_overmatch_examples;
   size_t m_known_scans = 0;
