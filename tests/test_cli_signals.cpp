@@ -15,13 +15,21 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A file of `size` bytes in a fresh temporary folder.
+// Names the folder of a death test's files for the child that runs the test again from its
+// start (the "threadsafe" style): the child then writes there instead of in a folder of its
+// own, which nothing would remove.
+constexpr const char* k_inherited_dir = "QCHECK_SIGNALS_TEST_DIR";
+
+// A file of `size` bytes in a fresh temporary folder (or in the folder a parent test named).
 std::string
 temp_file(const std::string& name, size_t size)
 {
-  const fs::path dir =
-    fs::temp_directory_path() / ("qcheck-signals-" + std::to_string(::getpid()) + "-" +
-                                 ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  const char* inherited = std::getenv(k_inherited_dir);
+  const fs::path dir = inherited != nullptr
+                         ? fs::path(inherited)
+                         : fs::temp_directory_path() /
+                             ("qcheck-signals-" + std::to_string(::getpid()) + "-" +
+                              ::testing::UnitTest::GetInstance()->current_test_info()->name());
   fs::create_directories(dir);
   const fs::path path = dir / name;
   std::ofstream(path, std::ios::binary) << std::string(size, 'x');
@@ -60,6 +68,7 @@ TEST(CliSignalsDeathTest, AShrunkMappedFileIsNamedInsteadOfACrash)
 {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   const std::string path = temp_file("config.json", 100000);
+  ::setenv(k_inherited_dir, fs::path(path).parent_path().c_str(), 1);
   EXPECT_EXIT(
     {
       qcheck::cli::report_shrunk_files(2);
@@ -74,6 +83,7 @@ TEST(CliSignalsDeathTest, AShrunkMappedFileIsNamedInsteadOfACrash)
       std::exit(*byte == 0 ? 4 : 5); // the read raises SIGBUS first
     },
     ::testing::ExitedWithCode(2), "qcheck: error: .*config.json: the file shrank");
+  ::unsetenv(k_inherited_dir);
   fs::remove_all(fs::path(path).parent_path());
 }
 
