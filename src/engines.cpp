@@ -284,6 +284,11 @@ expand_for_vllm(const std::vector<std::string>& list, std::vector<std::string>& 
   }
 }
 
+// The MLA projections SGLang's ModelOpt matcher also matches by their parent: an entry ending
+// in one of them also excludes a name beside it whose leaf contains that leaf.
+constexpr std::array<std::string_view, 4> k_mla_leaves{"q_a_proj", "q_b_proj", "kv_a_proj_with_mqa",
+                                                       "kv_b_proj"};
+
 bool
 modelopt_sglang_one(std::string_view e, std::string_view n)
 {
@@ -308,8 +313,7 @@ modelopt_sglang_one(std::string_view e, std::string_view n)
     }
   }
   const std::string_view e_leaf = leaf_of(e);
-  return (e_leaf == "q_a_proj" || e_leaf == "q_b_proj" || e_leaf == "kv_a_proj_with_mqa" ||
-          e_leaf == "kv_b_proj") &&
+  return std::find(k_mla_leaves.begin(), k_mla_leaves.end(), e_leaf) != k_mla_leaves.end() &&
          parent_of(e) == parent_of(n) && contains(leaf_of(n), e_leaf);
 }
 
@@ -1786,7 +1790,10 @@ index_needs(Engine engine, const ConfigSource& source)
     } else if (engine == Engine::sglang) {
       // Dotted runs of the name or its unwrapped form, for the entry or its unwrapped form;
       // MLA shards by their parent.
-      n.options = {.mode = Mode::dotted, .globs = true, .parents = true};
+      n.options = {.mode = Mode::dotted,
+                   .globs = true,
+                   .parents = true,
+                   .parent_leaves = {k_mla_leaves.begin(), k_mla_leaves.end()}};
       n.strip = true;
     } else {
       n.options = {.mode = Mode::ancestors, .globs = true, .regex_entries = true};
@@ -1832,7 +1839,17 @@ merge(IndexNeeds a, const IndexNeeds& b)
   o.globs = o.globs || b.options.globs;
   o.case_insensitive = o.case_insensitive || b.options.case_insensitive;
   o.regex_entries = o.regex_entries || b.options.regex_entries;
-  o.parents = o.parents || b.options.parents;
+  if (b.options.parents) { // every key's parent when either asks for every one
+    if (!o.parents) {
+      o.parent_leaves = b.options.parent_leaves;
+    } else if (o.parent_leaves.empty() || b.options.parent_leaves.empty()) {
+      o.parent_leaves.clear();
+    } else {
+      o.parent_leaves.insert(o.parent_leaves.end(), b.options.parent_leaves.begin(),
+                             b.options.parent_leaves.end());
+    }
+    o.parents = true;
+  }
   if (o.reverse_marker.empty()) { // only vLLM's ModelOpt matcher has one
     o.reverse_marker = b.options.reverse_marker;
   }

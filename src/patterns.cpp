@@ -730,7 +730,7 @@ EntryIndex::EntryIndex(std::span<const Spelling> spellings, size_t entries, cons
   } else {
     m_literal.keys.reserve(spellings.size());
   }
-  if (options.parents) {
+  if (options.parents && options.parent_leaves.empty()) {
     m_parents.keys.reserve(spellings.size());
   }
   // Dotted mode: a key's first component must be a whole component of the name where the key
@@ -852,7 +852,9 @@ EntryIndex::EntryIndex(std::span<const Spelling> spellings, size_t entries, cons
         mark_length(m_prefix_lengths, prefix);
         note_prefix_first_component(std::string_view(key).substr(0, prefix));
       }
-      if (options.parents) {
+      if (options.parents && (options.parent_leaves.empty() ||
+                              std::find(options.parent_leaves.begin(), options.parent_leaves.end(),
+                                        leaf_of(key)) != options.parent_leaves.end())) {
         const size_t dot = key.rfind('.');
         m_parents.keys.push_back(
           {hash_text(dot == std::string::npos ? std::string_view()

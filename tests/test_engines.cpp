@@ -401,6 +401,21 @@ TEST(Patterns, EntryIndexSubstringModeOffersAGlobOnlyToNamesHoldingItsTailRun)
   EXPECT_EQ(found("lm_head"), (std::vector<uint32_t>{3}));
 }
 
+// With `parents`, an entry is offered to the names beside it (the same parent); with
+// `parent_leaves`, only an entry whose leaf is one of them (SGLang's MLA projections).
+TEST(Patterns, EntryIndexOffersEntriesBesideANameOnlyForTheLeavesAsked)
+{
+  const std::vector<std::vector<std::string>> keys{{"a.b.q_a_proj"}, {"a.b.o_proj"}, {"q_a_proj"}};
+  const EntryIndex all(keys, {.mode = EntryIndex::Mode::dotted, .parents = true});
+  EXPECT_EQ(candidates_of(all, "a.b.fused_qkv"), (std::vector<uint32_t>{0, 1}));
+  const EntryIndex some(keys, {.mode = EntryIndex::Mode::dotted,
+                               .parents = true,
+                               .parent_leaves = {"kv_b_proj", "q_a_proj"}});
+  EXPECT_EQ(candidates_of(some, "a.b.fused_qkv"), (std::vector<uint32_t>{0}));
+  EXPECT_EQ(candidates_of(some, "fused_qkv"), (std::vector<uint32_t>{2})); // no parent: ""
+  EXPECT_EQ(candidates_of(some, "a.b.o_proj"), (std::vector<uint32_t>{0, 1}));
+}
+
 // The tail run is searched for 16 start positions at a time (its first and last bytes, then the
 // whole run): wherever it lies in a name of any length, next to near misses (its first or last
 // byte alone, or both with a middle byte changed), it is found exactly where find() finds it.

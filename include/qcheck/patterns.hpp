@@ -116,8 +116,10 @@ public:
     // Entries starting with "re:" are Python regexes matched at a name's start: indexed by the
     // literal text they begin with (regex_literal_start), or always candidates.
     bool regex_entries = false;
-    // Also candidates: entries whose key's parent (text before the last '.') equals a name's.
+    // Also candidates: entries whose key's parent (text before the last '.') equals a name's;
+    // with `parent_leaves`, only those whose key's leaf (after the last '.') is one of them.
     bool parents = false;
+    std::vector<std::string> parent_leaves{};
     // Also candidates, for names containing `reverse_marker`: entries that contain the name.
     std::string reverse_marker{};
   };
