@@ -664,7 +664,6 @@ struct ListIndexes
   std::vector<std::string> expanded;              // vLLM ModelOpt: each entry as vLLM splits it
   std::vector<uint32_t> origin;                   // expanded[i] comes from excludes[origin[i]]
   std::vector<uint32_t> first;                    // excludes[i] is expanded[first[i], first[i + 1])
-  std::shared_ptr<SharedIndex> shared;            // the index, shared with the other engines
   IndexedList shard;                              // the matcher for fused shards
   IndexedList whole;                              // the matcher for whole prefixes
 };
@@ -1914,7 +1913,6 @@ void
 fill_list_indexes(ListIndexes& ix, const IndexNeeds& needs, std::shared_ptr<SharedIndex> shared,
                   const ConfigSource& source)
 {
-  ix.shared = std::move(shared);
   const std::vector<uint32_t>* firsts = nullptr;
   if (needs.vllm_split) {
     expand_for_vllm(source.excludes, ix.expanded, ix.origin);
@@ -1928,7 +1926,7 @@ fill_list_indexes(ListIndexes& ix, const IndexNeeds& needs, std::shared_ptr<Shar
   } else {
     ix.list = &source.excludes;
   }
-  ix.whole = IndexedList(ix.shared, *ix.list, firsts);
+  ix.whole = IndexedList(std::move(shared), *ix.list, firsts);
   ix.shard = ix.whole; // a copy: its own answers
 }
 
@@ -1987,17 +1985,15 @@ void
 CompiledList::candidates(std::string_view name, std::optional<uint32_t> module,
                          std::vector<uint32_t>& out) const
 {
-  const ListIndexes& ix = m_impl->indexes;
-  if (ix.list != nullptr) {
-    ix.shared->candidates(name, module, out);
+  if (m_impl->indexes.list != nullptr) {
+    m_impl->shared->candidates(name, module, out);
   }
 }
 
 size_t
 CompiledList::kept_modules() const
 {
-  const ListIndexes& ix = m_impl->indexes;
-  return ix.shared && ix.shared->kept ? ix.shared->kept->size() : 0;
+  return m_impl->indexes.list != nullptr && m_impl->shared->kept ? m_impl->shared->kept->size() : 0;
 }
 
 void

@@ -1890,12 +1890,11 @@ private:
     // A long run of them is looked up: for ModelOpt among the candidates vLLM's compiled list
     // gives the module (indexed for substrings and globs: whatever `names` accepts occurs in
     // the name), else in an index of their own (a name or ancestor, or a glob's literal start).
+    const bool looked_up = expert_entries.size() >= k_compile_threshold;
     const CompiledList* list =
-      s->format == QuantFormat::modelopt && expert_entries.size() >= k_compile_threshold
-        ? find_compiled(Engine::vllm, *s)
-        : nullptr;
+      looked_up && s->format == QuantFormat::modelopt ? find_compiled(Engine::vllm, *s) : nullptr;
     std::optional<EntryIndex> index;
-    if (list == nullptr && expert_entries.size() >= k_compile_threshold) {
+    if (looked_up && list == nullptr) {
       index.emplace(expert_entries, expert_entries.size(),
                     EntryIndex::Options{.mode = EntryIndex::Mode::ancestors, .globs = true});
     }
@@ -1929,9 +1928,7 @@ private:
         }
       }
     };
-    run_tasks(layers.size(),
-              expert_entries.size() >= k_compile_threshold ? thread_count(m_options.threads) : 1,
-              count_listed);
+    run_tasks(layers.size(), looked_up ? thread_count(m_options.threads) : 1, count_listed);
   }
 
   // A list naming some but not all expert projections of a fused MoE layer.
