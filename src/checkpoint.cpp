@@ -296,7 +296,7 @@ merge_runs(std::vector<Run> heap, Tensor* out)
   std::erase_if(heap, [](const Run& r) { return r.next == r.end; });
   // `a` sorts after `b`: a min-heap on (head name, shard).
   const auto after = [](const Run& a, const Run& b) {
-    const int c = a.next->name.compare(b.next->name);
+    const int c = a.next->name().compare(b.next->name());
     return c != 0 ? c > 0 : a.shard > b.shard;
   };
   std::make_heap(heap.begin(), heap.end(), after);
@@ -307,7 +307,7 @@ merge_runs(std::vector<Run> heap, Tensor* out)
     if (heap.size() > 1) {
       const Run& rival = heap.front();
       const auto before_rival = [&](const TensorInfo& t) {
-        const int c = t.name.compare(rival.next->name);
+        const int c = t.name().compare(rival.next->name());
         return c < 0 || (c == 0 && run.shard < rival.shard);
       };
       // The first tensor of `run` not before the rival's head: gallop, then bisect. The head
@@ -363,7 +363,7 @@ plan_merge(const std::vector<ShardFile>& shards, size_t split_from)
   }
   std::vector<std::string_view> middles;
   for (const Run& r : plan.before) {
-    middles.push_back(r.next[(r.end - r.next) / 2].name);
+    middles.push_back(r.next[(r.end - r.next) / 2].name());
   }
   const auto median = middles.begin() + static_cast<std::ptrdiff_t>(middles.size() / 2);
   std::nth_element(middles.begin(), median, middles.end());
@@ -372,7 +372,7 @@ plan_merge(const std::vector<ShardFile>& shards, size_t split_from)
   plan.before_total = 0;
   for (Run& r : plan.before) {
     const TensorInfo* cut =
-      std::partition_point(r.next, r.end, [&](const TensorInfo& t) { return t.name < pivot; });
+      std::partition_point(r.next, r.end, [&](const TensorInfo& t) { return t.name() < pivot; });
     plan.from.push_back({cut, r.end, r.shard});
     r.end = cut;
     plan.before_total += static_cast<size_t>(cut - r.next);
@@ -726,9 +726,9 @@ private:
          std::nullopt});
     };
     for (size_t i = begin; i < end;) {
-      const std::string_view name = all[i].info->name;
+      const std::string_view name = all[i].info->name();
       size_t j = i + 1;
-      while (j < end && all[j].info->name == name) {
+      while (j < end && all[j].info->name() == name) {
         ++j;
       }
       int c = -1;
@@ -847,7 +847,7 @@ private:
     split_entries();
     const auto named_by_index = [&](size_t first, size_t count) {
       return !hashed || index->weight_map.attach(first, count, index->key, [&](size_t k) {
-        return all[first + k].info->name;
+        return all[first + k].info->name();
       });
     };
     // Each half compacts its own range; the second's picks then move up to follow the first's.

@@ -88,8 +88,8 @@ explain_module(const LintRun& run, const std::string& name, const std::vector<En
                     : "");
     for (uint32_t t : m.tensors) {
       const Tensor& tensor = run.checkpoint.tensors[t];
-      out += fmt::format("    {} {} [{}]  {}\n", tensor.info->name, tensor.info->dtype_text(),
-                         fmt::join(tensor.info->shape, ", "), run.checkpoint.shard_of(tensor));
+      out += fmt::format("    {} {} [{}]  {}\n", tensor.info->name(), tensor.info->dtype_text(),
+                         fmt::join(tensor.info->shape(), ", "), run.checkpoint.shard_of(tensor));
     }
     for (const auto& [engine, engine_layer_list] : layers) {
       const ConfigSource* source = source_for(run.declaration, engine);

@@ -27,7 +27,7 @@ siblings(const Checkpoint& checkpoint, const Module& module, const TensorInfo& t
   for (uint32_t index : module.tensors) {
     const TensorInfo& other = *checkpoint.tensors[index].info;
     if (&other != &tensor) {
-      out.emplace_back(split_tensor_name(other.name).second);
+      out.emplace_back(split_tensor_name(other.name()).second);
     }
   }
   return out;
@@ -79,8 +79,8 @@ write_inspect_text(const Checkpoint& checkpoint, const Inventory& inventory,
       const TensorInfo& info = *tensor.info;
       ++tensor_count;
       fmt::format_to(std::back_inserter(out), "  {:<24} {:<8} [{}]  {}",
-                     printable(split_tensor_name(info.name).second), printable(info.dtype_text()),
-                     fmt::join(info.shape, ", "), printable(checkpoint.shard_of(tensor)));
+                     printable(split_tensor_name(info.name()).second), printable(info.dtype_text()),
+                     fmt::join(info.shape(), ", "), printable(checkpoint.shard_of(tensor)));
       const auto sib = siblings(checkpoint, module, info);
       if (sib.empty()) {
         out += '\n';
@@ -177,14 +177,14 @@ write_inspect_json(const Checkpoint& checkpoint, const Inventory& inventory,
         const TensorInfo& info = *tensor.info;
         out += first ? "    {\n" : ",\n    {\n";
         first = false;
-        append_json_member(out, 6, "name", info.name);
+        append_json_member(out, 6, "name", info.name());
         out += ",\n";
         append_json_member(out, 6, "module", module->name);
         out += ",\n";
         append_json_member(out, 6, "dtype", info.dtype_text());
         out += ",\n";
         append_json_key(out, 6, "shape");
-        append_json_array(out, 6, info.shape.size(), [&](size_t i) { number(info.shape[i]); });
+        append_json_array(out, 6, info.shape().size(), [&](size_t i) { number(info.shape()[i]); });
         out += ",\n";
         append_json_member(out, 6, "shard", checkpoint.shard_of(tensor));
         out += ",\n";

@@ -1393,7 +1393,8 @@ private:
       const Module& m = m_inventory.modules[static_cast<size_t>(index)];
       uint32_t chosen = m.tensors.front();
       for (uint32_t i : m.tensors) {
-        const std::string_view param = split_tensor_name(m_checkpoint.tensors[i].info->name).second;
+        const std::string_view param =
+          split_tensor_name(m_checkpoint.tensors[i].info->name()).second;
         if (param == "weight" || param == "qweight" || param == "weight_packed") {
           chosen = i;
           break;
@@ -1401,7 +1402,7 @@ private:
       }
       const Tensor& t = m_checkpoint.tensors[chosen];
       f.file = m_checkpoint.shard_of(t);
-      f.pointer = fmt::format("/{}", escape_pointer_token(t.info->name));
+      f.pointer = fmt::format("/{}", escape_pointer_token(t.info->name()));
       if (std::find(f.files.begin(), f.files.end(), f.file) == f.files.end()) {
         f.files.insert(f.files.begin(), f.file);
       }
@@ -1699,16 +1700,16 @@ private:
     }
     const TensorInfo* weight = find_param(m_checkpoint, m, "weight");
     auto shape_text = [](const TensorInfo* t) {
-      return t ? fmt::format("[{}]", fmt::join(t->shape, ", ")) : std::string("missing");
+      return t ? fmt::format("[{}]", fmt::join(t->shape(), ", ")) : std::string("missing");
     };
-    if (m.family == QuantFamily::modelopt_nvfp4 && weight && weight->shape.size() == 2) {
+    if (m.family == QuantFamily::modelopt_nvfp4 && weight && weight->shape().size() == 2) {
       const TensorInfo* scale = find_param(m_checkpoint, m, "weight_scale");
-      const uint64_t out = weight->shape[0];
-      const uint64_t in = weight->shape[1] * 2;
+      const uint64_t out = weight->shape()[0];
+      const uint64_t in = weight->shape()[1] * 2;
       const uint64_t nvfp4_group = s.format == QuantFormat::modelopt ? group : 16;
-      const bool scale_ok = scale && scale->dtype == Dtype::F8_E4M3 && scale->shape.size() == 2 &&
-                            scale->shape[0] == out && in % nvfp4_group == 0 &&
-                            scale->shape[1] == in / nvfp4_group;
+      const bool scale_ok = scale && scale->dtype == Dtype::F8_E4M3 && scale->shape().size() == 2 &&
+                            scale->shape()[0] == out && in % nvfp4_group == 0 &&
+                            scale->shape()[1] == in / nvfp4_group;
       if (!scale_ok) {
         Finding& f = add_to(found.findings, RuleId::nvfp4_layout, "",
                             fmt::format("'{}': NVFP4 weight U8 [{}, {}] (in = {}) needs "
@@ -1718,26 +1719,26 @@ private:
         f.modules = {std::string(m.name)};
       }
       const TensorInfo* scale2 = find_param(m_checkpoint, m, "weight_scale_2");
-      if (!scale2 || scale2->shape.size() > 1 ||
-          (scale2->shape.size() == 1 && scale2->shape[0] != 1)) {
+      if (!scale2 || scale2->shape().size() > 1 ||
+          (scale2->shape().size() == 1 && scale2->shape()[0] != 1)) {
         Finding& f = add_to(found.findings, RuleId::nvfp4_layout, "",
                             fmt::format("'{}': NVFP4 needs an F32 scalar weight_scale_2, found {}",
                                         m.name, shape_text(scale2)));
         f.modules = {std::string(m.name)};
       }
     }
-    if (m.family == QuantFamily::fp8_block && weight && weight->shape.size() == 2) {
+    if (m.family == QuantFamily::fp8_block && weight && weight->shape().size() == 2) {
       const TensorInfo* inv = find_param(m_checkpoint, m, "weight_scale_inv");
       const uint64_t b0 = s.weight_block_size.size() == 2 ? s.weight_block_size[0] : 128;
       const uint64_t b1 = s.weight_block_size.size() == 2 ? s.weight_block_size[1] : 128;
-      const std::vector<uint64_t> expected{(weight->shape[0] + b0 - 1) / b0,
-                                           (weight->shape[1] + b1 - 1) / b1};
-      if (!inv || !std::ranges::equal(inv->shape, expected)) {
+      const std::vector<uint64_t> expected{(weight->shape()[0] + b0 - 1) / b0,
+                                           (weight->shape()[1] + b1 - 1) / b1};
+      if (!inv || !std::ranges::equal(inv->shape(), expected)) {
         Finding& f =
           add_to(found.findings, RuleId::fp8_layout, "",
                  fmt::format("'{}': FP8 block weight [{}, {}] with blocks [{}, {}] needs "
                              "weight_scale_inv [{}, {}], found {}",
-                             m.name, weight->shape[0], weight->shape[1], b0, b1, expected[0],
+                             m.name, weight->shape()[0], weight->shape()[1], b0, b1, expected[0],
                              expected[1], shape_text(inv)));
         f.modules = {std::string(m.name)};
       }
@@ -1745,13 +1746,13 @@ private:
     if (m.family == QuantFamily::gptq || m.family == QuantFamily::awq) {
       packed_shapes(m, s, found.findings);
     }
-    if (m.family == QuantFamily::fp8_per_tensor && weight && weight->shape.size() == 2) {
+    if (m.family == QuantFamily::fp8_per_tensor && weight && weight->shape().size() == 2) {
       const TensorInfo* scale = find_param(m_checkpoint, m, "weight_scale");
-      const uint64_t out = weight->shape[0], in = weight->shape[1];
+      const uint64_t out = weight->shape()[0], in = weight->shape()[1];
       const auto is = [&](std::initializer_list<uint64_t> dims) {
-        return std::ranges::equal(scale->shape, dims);
+        return std::ranges::equal(scale->shape(), dims);
       };
-      const bool ok = scale->shape.empty() || is({1}) || is({out}) || is({out, 1}) ||
+      const bool ok = scale->shape().empty() || is({1}) || is({out}) || is({out, 1}) ||
                       is({(out + 127) / 128, (in + 127) / 128}) ||
                       is({(out + 127) / 128, 1, (in + 127) / 128, 1});
       if (!ok) {
@@ -1780,7 +1781,7 @@ private:
     const TensorInfo* q = find_param(m_checkpoint, m, "qweight");
     const TensorInfo* scales = find_param(m_checkpoint, m, "scales");
     const TensorInfo* g_idx = find_param(m_checkpoint, m, "g_idx");
-    if (!q || q->shape.size() != 2 || q->shape[0] == 0 || q->shape[1] == 0) {
+    if (!q || q->shape().size() != 2 || q->shape()[0] == 0 || q->shape()[1] == 0) {
       return;
     }
     const bool gptq = m.family == QuantFamily::gptq;
@@ -1806,18 +1807,19 @@ private:
                                           : "2, 4 or 8 bits";
     std::string problem;
     if (gptq) {
-      if (g_idx && g_idx->shape.size() == 1 && !valid_pack(g_idx->shape[0], q->shape[0])) {
+      if (g_idx && g_idx->shape().size() == 1 && !valid_pack(g_idx->shape()[0], q->shape()[0])) {
         problem = fmt::format("qweight [{}, {}] cannot pack the {} input rows g_idx lists at {}",
-                              q->shape[0], q->shape[1], g_idx->shape[0], bits_text);
-      } else if (scales && scales->shape.size() == 2 && scales->shape[1] != q->shape[1]) {
+                              q->shape()[0], q->shape()[1], g_idx->shape()[0], bits_text);
+      } else if (scales && scales->shape().size() == 2 && scales->shape()[1] != q->shape()[1]) {
         problem = fmt::format("qweight [{}, {}] and scales [{}, {}] disagree on the output width",
-                              q->shape[0], q->shape[1], scales->shape[0], scales->shape[1]);
+                              q->shape()[0], q->shape()[1], scales->shape()[0], scales->shape()[1]);
       }
-    } else if (scales && scales->shape.size() == 2 && !valid_pack(scales->shape[1], q->shape[1])) {
+    } else if (scales && scales->shape().size() == 2 &&
+               !valid_pack(scales->shape()[1], q->shape()[1])) {
       problem = fmt::format("AWQ qweight [{}, {}] cannot pack the {} outputs of scales [{}, {}] "
                             "at {}",
-                            q->shape[0], q->shape[1], scales->shape[1], scales->shape[0],
-                            scales->shape[1], bits_text);
+                            q->shape()[0], q->shape()[1], scales->shape()[1], scales->shape()[0],
+                            scales->shape()[1], bits_text);
     }
     if (!problem.empty()) {
       Finding& f = add_to(out, RuleId::packed_shape, "", fmt::format("'{}': {}", m.name, problem));

@@ -95,7 +95,7 @@ struct Params
 std::string
 describe(const TensorInfo& t, std::string_view param)
 {
-  return fmt::format("{} {} [{}]", param, t.dtype_text(), fmt::join(t.shape, ", "));
+  return fmt::format("{} {} [{}]", param, t.dtype_text(), fmt::join(t.shape(), ", "));
 }
 
 bool
@@ -152,14 +152,14 @@ classify(const Checkpoint& checkpoint, Module& module)
       if (param == "weight") {
         keep(known.weight, &t);
       }
-      weight_rank = std::max(weight_rank, t.shape.size());
+      weight_rank = std::max(weight_rank, t.shape().size());
       (is_wide_float(t.dtype) ? has_float_weight : has_narrow_weight) = true;
     } else if (is_quant_marker(param)) {
       has_marker = true;
       has_blocks |= ends_with(param, "_blocks");
       if (param == "qweight" || param == "weight_packed") {
         keep(param == "qweight" ? known.qweight : known.weight_packed, &t);
-        weight_rank = std::max(weight_rank, t.shape.size());
+        weight_rank = std::max(weight_rank, t.shape().size());
       } else if (param == "weight_scale_inv") {
         keep(known.weight_scale_inv, &t);
       } else if (param == "weight_global_scale") {
@@ -198,8 +198,9 @@ classify(const Checkpoint& checkpoint, Module& module)
       }
     } else if (qweight) {
       const TensorInfo* scales = known.scales;
-      const bool along_output = scales && qweight->shape.size() == 2 && scales->shape.size() == 2 &&
-                                qweight->shape[1] != scales->shape[1];
+      const bool along_output = scales && qweight->shape().size() == 2 &&
+                                scales->shape().size() == 2 &&
+                                qweight->shape()[1] != scales->shape()[1];
       module.family = along_output ? QuantFamily::awq : QuantFamily::gptq;
     } else if (has_blocks) {
       module.family = QuantFamily::mxfp4;
@@ -456,7 +457,7 @@ group_out_of_order(const Checkpoint& checkpoint, const uint32_t* module_sizes, c
 {
   const auto count = static_cast<uint32_t>(checkpoint.tensors.size());
   const auto module = [&](uint32_t t) {
-    return checkpoint.tensors[t].info->name.substr(0, module_sizes[t]);
+    return checkpoint.tensors[t].info->name().substr(0, module_sizes[t]);
   };
   std::vector<uint32_t> kept;
   std::vector<uint32_t> apart;
@@ -526,12 +527,12 @@ build_inventory(const Checkpoint& checkpoint, unsigned threads)
     std::string_view previous;
     bool plain = false; // `previous` holds no ".weight" (see continues_module)
     if (begin > 0) {
-      previous = split_tensor_name(checkpoint.tensors[begin - 1].info->name).first;
+      previous = split_tensor_name(checkpoint.tensors[begin - 1].info->name()).first;
       plain = is_plain_module(previous);
     }
     bool ordered = true;
     for (size_t i = begin; i < end; ++i) {
-      const std::string_view name = checkpoint.tensors[i].info->name;
+      const std::string_view name = checkpoint.tensors[i].info->name();
       inventory.tensor_storage[i] = static_cast<uint32_t>(i);
       // Most tensors follow one of their module's: no split, no comparison.
       if (plain && continues_module(name, previous)) {
@@ -582,7 +583,7 @@ build_inventory(const Checkpoint& checkpoint, unsigned threads)
         const uint32_t start = starts[m];
         const uint32_t size = (m + 1 < starts.size() ? starts[m + 1] : count) - start;
         const uint32_t t = all[start];
-        const std::string_view name = checkpoint.tensors[t].info->name.substr(0, module_sizes[t]);
+        const std::string_view name = checkpoint.tensors[t].info->name().substr(0, module_sizes[t]);
         inventory.modules[m] = Module{name,
                                       all.subspan(start, size),
                                       params.subspan(start, size),

@@ -329,7 +329,7 @@ void
 sort_by_name_in_runs(std::vector<TensorInfo>& tensors)
 {
   constexpr size_t k_max_runs = 64;
-  const auto by_name = [](const TensorInfo& a, const TensorInfo& b) { return a.name < b.name; };
+  const auto by_name = [](const TensorInfo& a, const TensorInfo& b) { return a.name() < b.name(); };
   std::vector<size_t> bounds{0}; // where each run starts, then the end
   for (size_t i = 1; i < tensors.size(); ++i) {
     if (by_name(tensors[i], tensors[i - 1])) {
@@ -519,7 +519,8 @@ private:
     // Shapes were appended in tensor order (a dropped entry's taken back).
     size_t at = 0;
     for (size_t i = 0; i < m_ranks.size(); ++i) {
-      m_out.tensors[i].shape = std::span<const uint64_t>(m_out.dim_storage).subspan(at, m_ranks[i]);
+      m_out.tensors[i].set_shape(
+        std::span<const uint64_t>(m_out.dim_storage).subspan(at, m_ranks[i]));
       at += m_ranks[i];
     }
     check_layout();
@@ -547,13 +548,13 @@ private:
     if (m_out.sorted) {
       return std::adjacent_find(tensors.begin(), tensors.end(),
                                 [](const TensorInfo& a, const TensorInfo& b) {
-                                  return a.name == b.name;
+                                  return a.name() == b.name();
                                 }) == tensors.end();
     }
     std::vector<std::string_view> names;
     names.reserve(tensors.size());
     for (const TensorInfo& t : tensors) {
-      names.push_back(t.name);
+      names.push_back(t.name());
     }
     std::sort(names.begin(), names.end());
     return std::adjacent_find(names.begin(), names.end()) == names.end();
@@ -753,16 +754,22 @@ private:
   void add_tensor(std::string_view key, std::optional<Dtype> dtype, std::string_view dtype_text,
                   size_t dims_start, uint64_t begin, uint64_t end)
   {
+    const size_t rank = m_out.dim_storage.size() - dims_start;
+    if (rank > TensorInfo::k_max_rank) {
+      m_out.dim_storage.resize(dims_start);
+      problem(HeaderIssue::bad_shape, std::string(key),
+              fmt::format("tensor '{}': shape has {} dimensions; at most {} are read", key, rank,
+                          TensorInfo::k_max_rank));
+      return;
+    }
     TensorInfo tensor;
-    tensor.name = key; // views the parsed text until keep_names() copies it
+    tensor.set_name(key); // views the parsed text until keep_names() copies it
     tensor.dtype = dtype.value_or(Dtype::unknown);
     if (!dtype) {
-      tensor.unknown_dtype_size = static_cast<uint32_t>(dtype_text.size());
       m_unknown_dtypes.emplace_back(m_out.tensors.size(), dtype_text);
     }
     tensor.begin = begin;
     tensor.end = end;
-    const size_t rank = m_out.dim_storage.size() - dims_start;
     if (tensor.dtype != Dtype::unknown) {
       check_size(tensor, std::span<const uint64_t>(m_out.dim_storage).subspan(dims_start));
     }
@@ -897,7 +904,10 @@ private:
     auto& tensors = m_out.tensors;
     size_t total = 0;
     for (const TensorInfo& t : tensors) {
-      total += t.name.size() + t.unknown_dtype_size;
+      total += t.name().size();
+    }
+    for (const auto& [index, spelling] : m_unknown_dtypes) {
+      total += sizeof(uint32_t) + spelling.size();
     }
     // Left unwritten until filled: no pass to zero it first.
     m_out.name_storage.reset(new char[total]);
@@ -905,15 +915,19 @@ private:
     auto unknown = m_unknown_dtypes.begin();
     for (size_t i = 0; i < tensors.size(); ++i) {
       TensorInfo& t = tensors[i];
-      char* const start = at;
-      std::memcpy(at, t.name.data(), t.name.size());
-      at += t.name.size();
+      const std::string_view name = t.name();
+      std::memcpy(at, name.data(), name.size());
+      t.set_name({at, name.size()});
+      at += name.size();
       if (unknown != m_unknown_dtypes.end() && unknown->first == i) {
-        std::memcpy(at, unknown->second.data(), unknown->second.size());
-        at += unknown->second.size();
+        // Where dtype_text() reads it: the length, then the spelling (shorter than the header).
+        const auto size = static_cast<uint32_t>(unknown->second.size());
+        std::memcpy(at, &size, sizeof size);
+        at += sizeof size;
+        std::memcpy(at, unknown->second.data(), size);
+        at += size;
         ++unknown;
       }
-      t.name = std::string_view(start, t.name.size());
     }
   }
 
@@ -1008,30 +1022,30 @@ private:
     unsigned long long elements = 1;
     for (uint64_t dim : shape) {
       if (!checked_mul(elements, dim, elements)) {
-        problem(HeaderIssue::shape_overflow, std::string(tensor.name),
+        problem(HeaderIssue::shape_overflow, std::string(tensor.name()),
                 fmt::format("tensor '{}': shape {} has more elements than fit in 64 bits",
-                            tensor.name, shape_text(shape)));
+                            tensor.name(), shape_text(shape)));
         return;
       }
     }
     unsigned long long bits = 0;
     if (!checked_mul(elements, dtype_bits(tensor.dtype), bits)) {
-      problem(HeaderIssue::shape_overflow, std::string(tensor.name),
-              fmt::format("tensor '{}': {} {} is larger than 2^64 bits", tensor.name,
+      problem(HeaderIssue::shape_overflow, std::string(tensor.name()),
+              fmt::format("tensor '{}': {} {} is larger than 2^64 bits", tensor.name(),
                           tensor.dtype_text(), shape_text(shape)));
       return;
     }
     if (bits % 8 != 0) {
-      problem(HeaderIssue::partial_byte, std::string(tensor.name),
-              fmt::format("tensor '{}': {} {} does not fill a whole number of bytes", tensor.name,
+      problem(HeaderIssue::partial_byte, std::string(tensor.name()),
+              fmt::format("tensor '{}': {} {} does not fill a whole number of bytes", tensor.name(),
                           tensor.dtype_text(), shape_text(shape)));
       return;
     }
     const uint64_t span = tensor.end - tensor.begin;
     if (span != bits / 8) {
-      problem(HeaderIssue::size_mismatch, std::string(tensor.name),
+      problem(HeaderIssue::size_mismatch, std::string(tensor.name()),
               fmt::format("tensor '{}': data_offsets [{}, {}] hold {} bytes but {} {} needs {}",
-                          tensor.name, tensor.begin, tensor.end, span, tensor.dtype_text(),
+                          tensor.name(), tensor.begin, tensor.end, span, tensor.dtype_text(),
                           shape_text(shape), bits / 8));
     }
   }
@@ -1053,17 +1067,17 @@ private:
     const TensorInfo* previous = nullptr;
     for (const TensorInfo* t : order) {
       if (t->begin > expected) {
-        problem(HeaderIssue::gap, std::string(t->name),
+        problem(HeaderIssue::gap, std::string(t->name()),
                 previous ? fmt::format("tensor '{}': data starts at byte {}, leaving a gap of {} "
                                        "bytes after '{}'",
-                                       t->name, t->begin, t->begin - expected, previous->name)
+                                       t->name(), t->begin, t->begin - expected, previous->name())
                          : fmt::format("tensor '{}': data starts at byte {}, leaving a gap of {} "
                                        "bytes at the start of the data region",
-                                       t->name, t->begin, t->begin));
+                                       t->name(), t->begin, t->begin));
       } else if (t->begin < expected) {
-        problem(HeaderIssue::overlap, std::string(t->name),
+        problem(HeaderIssue::overlap, std::string(t->name()),
                 fmt::format("tensor '{}': data [{}, {}) overlaps '{}', which ends at byte {}",
-                            t->name, t->begin, t->end, previous->name, expected));
+                            t->name(), t->begin, t->end, previous->name(), expected));
       }
       if (t->end >= expected) {
         expected = t->end;

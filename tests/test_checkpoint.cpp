@@ -70,7 +70,7 @@ TEST(Checkpoint, IndexedShardsLoadCleanly)
   EXPECT_TRUE(c.has_index);
   EXPECT_TRUE(c.problems.empty()) << messages(c)[0];
   ASSERT_EQ(c.tensors.size(), 3u);
-  EXPECT_EQ(c.tensors[2].info->name, "c.weight");
+  EXPECT_EQ(c.tensors[2].info->name(), "c.weight");
   EXPECT_EQ(c.shard_of(c.tensors[2]), "model-00002-of-00002.safetensors");
 }
 
@@ -93,7 +93,7 @@ TEST(Checkpoint, LoadsOneShardFile)
   auto c = load_checkpoint(fs, "m/model-00002-of-00002.safetensors");
   ASSERT_TRUE(c);
   ASSERT_EQ(c->tensors.size(), 1u);
-  EXPECT_EQ(c->tensors[0].info->name, "c.weight");
+  EXPECT_EQ(c->tensors[0].info->name(), "c.weight");
 }
 
 TEST(Checkpoint, ExtraShardsOutsideTheNamingScheme)
@@ -230,7 +230,7 @@ TEST(Checkpoint, IndexNamingHundredsOfFilesInTurn)
   ASSERT_EQ(c.tensors.size(), static_cast<size_t>(3 * k_files));
   for (int k = 0; k < 3 * k_files; ++k) {
     const Tensor& t = c.tensors[static_cast<size_t>(k)];
-    EXPECT_EQ(t.info->name, fmt::format("w{:03}.weight", k));
+    EXPECT_EQ(t.info->name(), fmt::format("w{:03}.weight", k));
     EXPECT_EQ(c.shards[t.shard].file, fmt::format("part-{}.safetensors", k % k_files));
     EXPECT_TRUE(c.shards[t.shard].in_index);
   }
@@ -455,7 +455,7 @@ placement(const Checkpoint& c)
 {
   std::vector<std::pair<std::string, std::string>> out;
   for (const auto& t : c.tensors) {
-    out.emplace_back(std::string(t.info->name), c.shard_of(t));
+    out.emplace_back(std::string(t.info->name()), c.shard_of(t));
   }
   return out;
 }
@@ -478,7 +478,7 @@ expect_info_in_its_shard(const Checkpoint& c)
     ASSERT_LT(t.shard, c.shards.size());
     const auto& own = c.shards[t.shard].header.tensors;
     EXPECT_TRUE(!own.empty() && t.info >= own.data() && t.info < own.data() + own.size())
-      << t.info->name;
+      << t.info->name();
   }
 }
 
@@ -524,10 +524,10 @@ TEST(Checkpoint, InterleavedShardsMergeIntoOneSortedList)
       EXPECT_TRUE(c.problems.empty()) << joined(messages(c));
       EXPECT_EQ(placement(c), k_interleaved) << "threads " << threads << " index " << with_index;
       for (size_t i = 0; i < c.tensors.size(); ++i) {
-        EXPECT_EQ(
-          std::vector<uint64_t>(c.tensors[i].info->shape.begin(), c.tensors[i].info->shape.end()),
-          std::vector<uint64_t>{i + 1})
-          << c.tensors[i].info->name;
+        EXPECT_EQ(std::vector<uint64_t>(c.tensors[i].info->shape().begin(),
+                                        c.tensors[i].info->shape().end()),
+                  std::vector<uint64_t>{i + 1})
+          << c.tensors[i].info->name();
       }
       expect_info_in_its_shard(c);
     }
@@ -568,7 +568,7 @@ TEST(Checkpoint, TensorInTwoShardsTheIndexPicks)
                               "model-B.safetensors and model-C.safetensors; the loader uses " +
                                 pick);
     EXPECT_EQ(placement(c), map);
-    ASSERT_EQ(c.tensors[4].info->name, "b.0");
+    ASSERT_EQ(c.tensors[4].info->name(), "b.0");
     EXPECT_EQ(c.shard_of(c.tensors[4]), pick);
     EXPECT_EQ(c.tensors[4].info->dtype, pick == "model-B.safetensors" ? Dtype::BF16 : Dtype::F32);
     expect_info_in_its_shard(c);
@@ -658,11 +658,11 @@ expect_merge_like_a_brute_force_sort(size_t k_tensors, unsigned threads)
     for (const auto& t : c.tensors) {
       // Which copy was used shows in its dtype: the F32 ones are the copies.
       const bool is_copy = t.info->dtype == Dtype::F32;
-      const auto it = copy_shard.find(t.info->name);
+      const auto it = copy_shard.find(t.info->name());
       if (it == copy_shard.end()) {
-        EXPECT_FALSE(is_copy) << t.info->name;
+        EXPECT_FALSE(is_copy) << t.info->name();
       } else {
-        EXPECT_EQ(is_copy, file(it->second) == c.shard_of(t)) << t.info->name;
+        EXPECT_EQ(is_copy, file(it->second) == c.shard_of(t)) << t.info->name();
       }
     }
     expect_info_in_its_shard(c);
@@ -959,8 +959,8 @@ TEST(Checkpoint, LargeCheckpointsMatchTheirIndexAlikeWhateverTheThreads)
   EXPECT_EQ(messages(*one), messages(*two));
   ASSERT_EQ(one->tensors.size(), two->tensors.size());
   for (size_t i = 0; i < one->tensors.size(); ++i) {
-    ASSERT_EQ(one->tensors[i].info->name, two->tensors[i].info->name);
-    ASSERT_EQ(one->tensors[i].shard, two->tensors[i].shard) << one->tensors[i].info->name;
+    ASSERT_EQ(one->tensors[i].info->name(), two->tensors[i].info->name());
+    ASSERT_EQ(one->tensors[i].shard, two->tensors[i].shard) << one->tensors[i].info->name();
   }
   std::set<CheckpointIssue> issues;
   for (const auto& p : one->problems) {

@@ -48,13 +48,13 @@ reference_json(const Checkpoint& checkpoint, const Inventory& inventory,
       std::vector<std::string> siblings;
       for (uint32_t other : module.tensors) {
         if (other != index) {
-          siblings.emplace_back(split_tensor_name(checkpoint.tensors[other].info->name).second);
+          siblings.emplace_back(split_tensor_name(checkpoint.tensors[other].info->name()).second);
         }
       }
-      tensors.push_back({{"name", tensor.info->name},
+      tensors.push_back({{"name", tensor.info->name()},
                          {"module", module.name},
                          {"dtype", tensor.info->dtype_text()},
-                         {"shape", tensor.info->shape},
+                         {"shape", tensor.info->shape()},
                          {"shard", checkpoint.shard_of(tensor)},
                          {"siblings", siblings}});
     }

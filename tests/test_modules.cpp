@@ -68,7 +68,7 @@ expect_grouped(const Loaded& l, const Inventory& inventory,
     order.emplace_back(m.name);
     ASSERT_EQ(m.params.size(), m.tensors.size()) << label;
     for (size_t i = 0; i < m.tensors.size(); ++i) {
-      const std::string_view name = l.checkpoint.tensors[m.tensors[i]].info->name;
+      const std::string_view name = l.checkpoint.tensors[m.tensors[i]].info->name();
       got[std::string(m.name)].push_back(std::string(name));
       EXPECT_EQ(m.params[i], split_tensor_name(name).second) << label;
     }
@@ -432,7 +432,7 @@ TEST(Modules, GroupingAcrossTheSlicesOfALargeCheckpoint)
   }
   auto l = load(tensors);
   ASSERT_EQ(l->checkpoint.tensors.size(), 9000u);
-  ASSERT_EQ(l->checkpoint.tensors[4500].info->name, "m.z.dt_bias");
+  ASSERT_EQ(l->checkpoint.tensors[4500].info->name(), "m.z.dt_bias");
   for (const unsigned threads : {1u, 2u, 3u}) {
     const Inventory inventory = build_inventory(l->checkpoint, threads);
     ASSERT_EQ(inventory.modules.size(), 4498u + 2u + 4499u) << threads;

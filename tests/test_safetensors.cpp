@@ -47,9 +47,9 @@ TEST(Safetensors, ValidHeader)
   EXPECT_TRUE(h.readable);
   EXPECT_TRUE(h.problems.empty());
   ASSERT_EQ(h.tensors.size(), 2u);
-  EXPECT_EQ(h.tensors[0].name, "a.weight");
+  EXPECT_EQ(h.tensors[0].name(), "a.weight");
   EXPECT_EQ(h.tensors[0].dtype, Dtype::BF16);
-  EXPECT_EQ(std::vector<uint64_t>(h.tensors[0].shape.begin(), h.tensors[0].shape.end()),
+  EXPECT_EQ(std::vector<uint64_t>(h.tensors[0].shape().begin(), h.tensors[0].shape().end()),
             (std::vector<uint64_t>{4, 8}));
   EXPECT_EQ(h.tensors[1].end - h.tensors[1].begin, 4u);
   ASSERT_EQ(h.metadata.size(), 1u);
@@ -274,6 +274,56 @@ TEST(Safetensors, NegativeShape)
                 "tensor 't': shape is not an array of non-negative integers");
 }
 
+// A tensor's rank is held in 16 bits: a shape of more dimensions (no real tensor has them) is
+// refused and the entry dropped, by the scanner and the DOM reader alike; one of as many as
+// that is read whole.
+TEST(Safetensors, ShapeOfMoreDimensionsThanHeldIsRefused)
+{
+  const auto ones = [](size_t rank) {
+    std::string dims;
+    for (size_t i = 0; i < rank; ++i) {
+      dims += i == 0 ? "1" : ",1";
+    }
+    return dims;
+  };
+  const size_t limit = TensorInfo::k_max_rank;
+  const std::string json = R"({"big":{"dtype":"U8","shape":[)" + ones(limit + 1) +
+                           R"(],"data_offsets":[0,1]},"most":{"dtype":"U8","shape":[)" +
+                           ones(limit) + R"(],"data_offsets":[1,2]}})";
+  for (const Header& h : {parse_header(json, 2), parse_header_dom(json, 2)}) {
+    ASSERT_FALSE(h.problems.empty());
+    EXPECT_EQ(h.problems[0].issue, HeaderIssue::bad_shape);
+    EXPECT_EQ(
+      h.problems[0].message,
+      fmt::format("tensor 'big': shape has {} dimensions; at most {} are read", limit + 1, limit));
+    ASSERT_EQ(h.tensors.size(), 1u);
+    EXPECT_EQ(h.tensors[0].name(), "most");
+    EXPECT_EQ(h.tensors[0].shape().size(), limit);
+  }
+}
+
+// Unknown dtypes keep their spellings beside the names, each after its length: spellings of
+// any length, next to known dtypes, each read back whole and the names unchanged.
+TEST(Safetensors, UnknownDtypeSpellingsOfEveryLengthReadBack)
+{
+  const std::string long_spelling(70'000, 'Q');
+  const std::vector<std::pair<std::string, std::string>> entries{
+    {"a", "FP4"}, {"b", "U8"}, {"c", ""}, {"d", long_spelling}, {"e", "BF16"}, {"f", "X"}};
+  std::string json = "{";
+  for (size_t i = 0; i < entries.size(); ++i) {
+    json += fmt::format(R"({}"{}":{{"dtype":"{}","shape":[],"data_offsets":[0,0]}})",
+                        i == 0 ? "" : ",", entries[i].first, entries[i].second);
+  }
+  json += "}";
+  for (const Header& h : {parse_header(json, 0), parse_header_dom(json, 0)}) {
+    ASSERT_EQ(h.tensors.size(), entries.size());
+    for (size_t i = 0; i < entries.size(); ++i) {
+      EXPECT_EQ(h.tensors[i].name(), entries[i].first);
+      EXPECT_EQ(h.tensors[i].dtype_text(), entries[i].second) << entries[i].first;
+    }
+  }
+}
+
 TEST(Safetensors, ShapeProductOverflow)
 {
   const Header h =
@@ -454,7 +504,7 @@ names(const Header& h)
 {
   std::vector<std::string> out;
   for (const auto& t : h.tensors) {
-    out.emplace_back(t.name);
+    out.emplace_back(t.name());
   }
   return out;
 }
@@ -473,7 +523,7 @@ all_messages(const Header& h)
 std::vector<uint64_t>
 dims(const TensorInfo& t)
 {
-  return {t.shape.begin(), t.shape.end()};
+  return {t.shape().begin(), t.shape().end()};
 }
 
 // Three tensors whose dtype, shape and size differ, so an entry that lost its name shows.
@@ -547,7 +597,7 @@ TEST(Safetensors, SortedRunsComeOutMergedOnRequest)
     ASSERT_TRUE(h.sorted);
     ASSERT_EQ(h.tensors.size(), 400u) << runs;
     for (size_t i = 0; i < h.tensors.size(); ++i) {
-      ASSERT_EQ(h.tensors[i].name, fmt::format("t.{:04}.weight", i)) << runs;
+      ASSERT_EQ(h.tensors[i].name(), fmt::format("t.{:04}.weight", i)) << runs;
       EXPECT_EQ(dims(h.tensors[i]), (std::vector<uint64_t>{i + 1})) << runs;
       EXPECT_EQ(h.tensors[i].end - h.tensors[i].begin, i + 1) << runs;
     }
@@ -637,7 +687,7 @@ TEST(Safetensors, DuplicateKeysInEitherRegimeReportedOnceFirstKept)
         << where;
       EXPECT_EQ(names(h), kept) << where;
       for (const auto& t : h.tensors) {
-        EXPECT_EQ(t.dtype, Dtype::U8) << where << ": " << t.name; // the first occurrence
+        EXPECT_EQ(t.dtype, Dtype::U8) << where << ": " << t.name(); // the first occurrence
       }
     }
     // Sorted on request, still without the repeat.
@@ -696,7 +746,7 @@ TEST(Safetensors, RepeatedMetadataKey)
     ASSERT_EQ(h.metadata.size(), 1u);
     EXPECT_EQ(h.metadata[0], (std::pair<std::string, std::string>{"format", "pt"}));
     for (const auto& t : h.tensors) {
-      EXPECT_NE(t.name, "__metadata__");
+      EXPECT_NE(t.name(), "__metadata__");
     }
   }
 }
@@ -741,13 +791,13 @@ TEST(Safetensors, HeaderViewsSurviveMovesAndLaterReads)
     ASSERT_EQ(h.tensors.size(), expected.size()) << i;
     EXPECT_TRUE(h.problems.empty()) << i << all_messages(h);
     for (size_t k = 0; k < expected.size(); ++k) {
-      EXPECT_EQ(h.tensors[k].name, expected[k].name) << i;
+      EXPECT_EQ(h.tensors[k].name(), expected[k].name) << i;
       EXPECT_EQ(h.tensors[k].dtype_text(), expected[k].dtype) << i;
       EXPECT_EQ(dims(h.tensors[k]), expected[k].shape) << i;
     }
     const Header& u = unknown[static_cast<size_t>(i)];
     ASSERT_EQ(u.tensors.size(), 1u) << i;
-    EXPECT_EQ(u.tensors[0].name, fmt::format("model.layers.{}.mlp.down_proj.weight", i));
+    EXPECT_EQ(u.tensors[0].name(), fmt::format("model.layers.{}.mlp.down_proj.weight", i));
     EXPECT_EQ(u.tensors[0].dtype, Dtype::unknown);
     EXPECT_EQ(u.tensors[0].dtype_text(), "FP4");
     EXPECT_EQ(dims(u.tensors[0]), (std::vector<uint64_t>{2, uint64_t(i + 4)}));
@@ -769,7 +819,7 @@ TEST(Safetensors, ParsedHeaderViewsOutliveTheJson)
   for (int i = 0; i < 50; ++i) {
     const Header& h = headers[static_cast<size_t>(i)];
     ASSERT_EQ(h.tensors.size(), 1u);
-    EXPECT_EQ(h.tensors[0].name, "x." + std::to_string(i) + ".weight");
+    EXPECT_EQ(h.tensors[0].name(), "x." + std::to_string(i) + ".weight");
     EXPECT_EQ(h.tensors[0].dtype_text(), "MXFP4_custom");
     EXPECT_EQ(dims(h.tensors[0]), (std::vector<uint64_t>{3, 5}));
   }
@@ -786,8 +836,8 @@ describe(const Header& h)
   std::string out =
     fmt::format("readable={} sorted={} size={}\n", h.readable, h.sorted, h.header_size);
   for (const TensorInfo& t : h.tensors) {
-    out += fmt::format("T {} {} {} [{}] {} {}\n", t.name, t.dtype_text(), static_cast<int>(t.dtype),
-                       fmt::join(t.shape, ","), t.begin, t.end);
+    out += fmt::format("T {} {} {} [{}] {} {}\n", t.name(), t.dtype_text(),
+                       static_cast<int>(t.dtype), fmt::join(t.shape(), ","), t.begin, t.end);
   }
   for (const auto& [key, value] : h.metadata) {
     out += fmt::format("M {}={}\n", key, value);
@@ -926,8 +976,8 @@ TEST(Safetensors, ScannerReadsNumbersOfEveryLength)
         fmt::format(R"({{"a":{{"dtype":"U8","shape":[{}],"data_offsets":[0,{}]}}}})", n, n);
       const Header h = parse_header(json, n);
       ASSERT_EQ(h.tensors.size(), 1u) << json;
-      ASSERT_EQ(h.tensors[0].shape.size(), 1u) << json;
-      EXPECT_EQ(h.tensors[0].shape[0], n) << json;
+      ASSERT_EQ(h.tensors[0].shape().size(), 1u) << json;
+      EXPECT_EQ(h.tensors[0].shape()[0], n) << json;
       EXPECT_EQ(h.tensors[0].end, n) << json;
       // 2^61 bytes and more are more than 2^64 bits: shape_overflow.
       EXPECT_EQ(h.problems.empty(), n < (uint64_t{1} << 61)) << json;
@@ -1018,12 +1068,12 @@ TEST(Safetensors, TablesAreSizedToTheEntries)
     // The names are copied back to back into name_storage, which holds nothing else.
     size_t name_bytes = 0;
     for (const TensorInfo& t : h.tensors) {
-      name_bytes += t.name.size();
+      name_bytes += t.name().size();
     }
     const char* const storage = h.name_storage.get();
     for (const TensorInfo& t : h.tensors) {
-      ASSERT_GE(t.name.data(), storage);
-      ASSERT_LE(t.name.data() + t.name.size(), storage + name_bytes);
+      ASSERT_GE(t.name().data(), storage);
+      ASSERT_LE(t.name().data() + t.name().size(), storage + name_bytes);
     }
   }
 }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <span>
@@ -52,28 +53,56 @@ unsigned dtype_bits(Dtype dtype);
 // F16, BF16, F32 or F64: what an unquantized floating-point weight is stored as.
 bool is_wide_float(Dtype dtype);
 
-// One tensor entry. `name`, `shape` and dtype_text() view storage owned by the Header that holds
-// the entry (or static storage), so they live as long as that Header. 56 bytes: a header of a
-// million tensors holds a million of them.
-struct TensorInfo
+// One tensor entry. name(), shape() and dtype_text() view storage owned by the Header that
+// holds the entry (or static storage), so they live as long as that Header. 40 bytes: a header
+// of a million tensors holds a million of them.
+class TensorInfo
 {
-  std::string_view name;
-  std::span<const uint64_t> shape;
+public:
+  // A shape of more dimensions is refused (HeaderIssue::bad_shape).
+  static constexpr size_t k_max_rank = UINT16_MAX;
+
   uint64_t begin = 0; // data_offsets, relative to the data region
   uint64_t end = 0;
-  Dtype dtype = Dtype::unknown;
-  // An unknown dtype's spelling is stored right after the name: its length (0 otherwise).
-  uint32_t unknown_dtype_size = 0;
 
-  // The dtype as the file spells it.
+  std::string_view name() const { return {m_name, m_name_size}; }
+  std::span<const uint64_t> shape() const { return {m_dims, m_rank}; }
+  // `name` shorter than 4 GiB (a header is at most k_max_header_size bytes).
+  void set_name(std::string_view name)
+  {
+    m_name = name.data();
+    m_name_size = static_cast<uint32_t>(name.size());
+  }
+  // At most k_max_rank dimensions.
+  void set_shape(std::span<const uint64_t> shape)
+  {
+    m_dims = shape.data();
+    m_rank = static_cast<uint16_t>(shape.size());
+  }
+
+  // The dtype as the file spells it. An unknown dtype's spelling is stored right after the
+  // name, after its length (4 bytes, native order).
   std::string_view dtype_text() const
   {
-    return dtype != Dtype::unknown
-             ? dtype_name(dtype)
-             : std::string_view(name.data() + name.size(), unknown_dtype_size);
+    if (dtype != Dtype::unknown) {
+      return dtype_name(dtype);
+    }
+    const char* const after = m_name + m_name_size;
+    uint32_t size = 0;
+    std::memcpy(&size, after, sizeof size);
+    return {after + sizeof size, size};
   }
+
+private:
+  const char* m_name = nullptr;
+  const uint64_t* m_dims = nullptr;
+  uint32_t m_name_size = 0;
+  uint16_t m_rank = 0;
+
+public:
+  Dtype dtype = Dtype::unknown;
 };
-static_assert(sizeof(TensorInfo) <= 56);
+static_assert(sizeof(TensorInfo) <= 40);
 
 enum class HeaderIssue
 {

@@ -30,7 +30,7 @@ check_header(const Header& header)
   }
   std::set<std::string_view> names;
   for (const TensorInfo& tensor : header.tensors) {
-    QCHECK_FUZZ_CHECK(names.insert(tensor.name).second);
+    QCHECK_FUZZ_CHECK(names.insert(tensor.name()).second);
     QCHECK_FUZZ_CHECK(tensor.begin <= tensor.end);
     if (tensor.dtype != Dtype::unknown) {
       QCHECK_FUZZ_CHECK(tensor.dtype_text() == dtype_name(tensor.dtype));
@@ -48,8 +48,10 @@ check_same(const Header& a, const Header& b)
   for (size_t i = 0; i < a.tensors.size(); ++i) {
     const TensorInfo& x = a.tensors[i];
     const TensorInfo& y = b.tensors[i];
-    QCHECK_FUZZ_CHECK(x.name == y.name && x.dtype_text() == y.dtype_text() && x.dtype == y.dtype);
-    QCHECK_FUZZ_CHECK(std::equal(x.shape.begin(), x.shape.end(), y.shape.begin(), y.shape.end()));
+    QCHECK_FUZZ_CHECK(x.name() == y.name() && x.dtype_text() == y.dtype_text() &&
+                      x.dtype == y.dtype);
+    QCHECK_FUZZ_CHECK(
+      std::equal(x.shape().begin(), x.shape().end(), y.shape().begin(), y.shape().end()));
     QCHECK_FUZZ_CHECK(x.begin == y.begin && x.end == y.end);
   }
   QCHECK_FUZZ_CHECK(a.metadata == b.metadata);
@@ -114,10 +116,10 @@ LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
   }
   std::vector<std::string_view> names, sorted_names;
   for (const TensorInfo& tensor : header.tensors) {
-    names.push_back(tensor.name);
+    names.push_back(tensor.name());
   }
   for (const TensorInfo& tensor : by_name.tensors) {
-    sorted_names.push_back(tensor.name);
+    sorted_names.push_back(tensor.name());
   }
   std::sort(names.begin(), names.end());
   QCHECK_FUZZ_CHECK(names == sorted_names);
