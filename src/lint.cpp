@@ -803,14 +803,19 @@ private:
     // A checkpoint has a few parameter names: a flat list of the distinct ones.
     if (!m_param_names) {
       m_param_names.emplace();
-      std::span<const std::string_view> previous;
+      std::vector<std::string_view> previous;
+      std::vector<std::string_view> params;
       for (const Module& m : m_inventory.modules) {
+        params.clear();
+        for (size_t i = 0; i < m.tensors.size(); ++i) {
+          params.push_back(param_of(m_checkpoint, m, i));
+        }
         // Neighbours mostly store the same parameters.
-        if (std::equal(m.params.begin(), m.params.end(), previous.begin(), previous.end())) {
+        if (params == previous) {
           continue;
         }
-        previous = m.params;
-        for (const std::string_view param : m.params) {
+        std::swap(previous, params);
+        for (const std::string_view param : previous) {
           if (std::find(m_param_names->begin(), m_param_names->end(), param) ==
               m_param_names->end()) {
             m_param_names->push_back(param);
@@ -1698,12 +1703,12 @@ private:
     if (!allowed.empty() && !allowed.contains(m.family) && m.family != QuantFamily::unknown) {
       found.wrong_family[m.family].emplace_back(m.name);
     }
-    const TensorInfo* weight = find_param(m_checkpoint, m, "weight");
+    const TensorInfo* weight = find_param(m_checkpoint, m, KeyParam::weight);
     auto shape_text = [](const TensorInfo* t) {
       return t ? fmt::format("[{}]", fmt::join(t->shape(), ", ")) : std::string("missing");
     };
     if (m.family == QuantFamily::modelopt_nvfp4 && weight && weight->shape().size() == 2) {
-      const TensorInfo* scale = find_param(m_checkpoint, m, "weight_scale");
+      const TensorInfo* scale = find_param(m_checkpoint, m, KeyParam::weight_scale);
       const uint64_t out = weight->shape()[0];
       const uint64_t in = weight->shape()[1] * 2;
       const uint64_t nvfp4_group = s.format == QuantFormat::modelopt ? group : 16;
@@ -1718,7 +1723,7 @@ private:
                                         scale ? scale->dtype_text() : "", shape_text(scale)));
         f.modules = {std::string(m.name)};
       }
-      const TensorInfo* scale2 = find_param(m_checkpoint, m, "weight_scale_2");
+      const TensorInfo* scale2 = find_param(m_checkpoint, m, KeyParam::weight_scale_2);
       if (!scale2 || scale2->shape().size() > 1 ||
           (scale2->shape().size() == 1 && scale2->shape()[0] != 1)) {
         Finding& f = add_to(found.findings, RuleId::nvfp4_layout, "",
@@ -1728,7 +1733,7 @@ private:
       }
     }
     if (m.family == QuantFamily::fp8_block && weight && weight->shape().size() == 2) {
-      const TensorInfo* inv = find_param(m_checkpoint, m, "weight_scale_inv");
+      const TensorInfo* inv = find_param(m_checkpoint, m, KeyParam::weight_scale_inv);
       const uint64_t b0 = s.weight_block_size.size() == 2 ? s.weight_block_size[0] : 128;
       const uint64_t b1 = s.weight_block_size.size() == 2 ? s.weight_block_size[1] : 128;
       const std::vector<uint64_t> expected{(weight->shape()[0] + b0 - 1) / b0,
@@ -1747,7 +1752,7 @@ private:
       packed_shapes(m, s, found.findings);
     }
     if (m.family == QuantFamily::fp8_per_tensor && weight && weight->shape().size() == 2) {
-      const TensorInfo* scale = find_param(m_checkpoint, m, "weight_scale");
+      const TensorInfo* scale = find_param(m_checkpoint, m, KeyParam::weight_scale);
       const uint64_t out = weight->shape()[0], in = weight->shape()[1];
       const auto is = [&](std::initializer_list<uint64_t> dims) {
         return std::ranges::equal(scale->shape(), dims);
@@ -1778,8 +1783,8 @@ private:
   // extra_config) may change the bits of single layers.
   void packed_shapes(const Module& m, const ConfigSource& s, std::vector<Finding>& out) const
   {
-    const TensorInfo* q = find_param(m_checkpoint, m, "qweight");
-    const TensorInfo* scales = find_param(m_checkpoint, m, "scales");
+    const TensorInfo* q = find_param(m_checkpoint, m, KeyParam::qweight);
+    const TensorInfo* scales = find_param(m_checkpoint, m, KeyParam::scales);
     const TensorInfo* g_idx = find_param(m_checkpoint, m, "g_idx");
     if (!q || q->shape().size() != 2 || q->shape()[0] == 0 || q->shape()[1] == 0) {
       return;

@@ -77,7 +77,8 @@ struct Params
       out = more.data();
     }
     for (size_t i = 0; i < module.tensors.size(); ++i) {
-      out[i] = {module.params[i], checkpoint.tensors[module.tensors[i]].info};
+      const TensorInfo* t = checkpoint.tensors[module.tensors[i]].info;
+      out[i] = {param_of(module, t->name()), t};
     }
     items = {out, module.tensors.size()};
   }
@@ -126,22 +127,30 @@ classify(const Checkpoint& checkpoint, Module& module)
       slot = t;
     }
   };
+  // A key parameter's first tensor is also noted by its place in the module.
+  const auto note = [&](KeyParam key, const TensorInfo*& slot, const TensorInfo* t, size_t i) {
+    if (slot == nullptr) {
+      slot = t;
+      module.key_params[static_cast<size_t>(key)] =
+        i < Module::k_param_beyond ? static_cast<uint16_t>(i) : Module::k_param_beyond;
+    }
+  };
   bool has_marker = false;
   bool has_float_weight = false;
   bool has_narrow_weight = false;
   bool has_blocks = false;
   size_t weight_rank = 0;
   for (size_t i = 0; i < module.tensors.size(); ++i) {
-    const std::string_view param = module.params[i];
     const TensorInfo& t = *checkpoint.tensors[module.tensors[i]].info;
+    const std::string_view param = param_of(module, t.name());
     // The commonest names first, one comparison each; the rest go through the predicates.
     if (param == "weight_scale") {
-      keep(known.weight_scale, &t);
+      note(KeyParam::weight_scale, known.weight_scale, &t, i);
       has_marker = true;
       continue;
     }
     if (param == "weight_scale_2") {
-      keep(known.weight_scale_2, &t);
+      note(KeyParam::weight_scale_2, known.weight_scale_2, &t, i);
       has_marker = true;
       continue;
     }
@@ -150,25 +159,28 @@ classify(const Checkpoint& checkpoint, Module& module)
     }
     if (is_weight_like(param)) {
       if (param == "weight") {
-        keep(known.weight, &t);
+        note(KeyParam::weight, known.weight, &t, i);
       }
       weight_rank = std::max(weight_rank, t.shape().size());
       (is_wide_float(t.dtype) ? has_float_weight : has_narrow_weight) = true;
     } else if (is_quant_marker(param)) {
       has_marker = true;
       has_blocks |= ends_with(param, "_blocks");
-      if (param == "qweight" || param == "weight_packed") {
-        keep(param == "qweight" ? known.qweight : known.weight_packed, &t);
+      if (param == "qweight") {
+        note(KeyParam::qweight, known.qweight, &t, i);
+        weight_rank = std::max(weight_rank, t.shape().size());
+      } else if (param == "weight_packed") {
+        keep(known.weight_packed, &t);
         weight_rank = std::max(weight_rank, t.shape().size());
       } else if (param == "weight_scale_inv") {
-        keep(known.weight_scale_inv, &t);
+        note(KeyParam::weight_scale_inv, known.weight_scale_inv, &t, i);
       } else if (param == "weight_global_scale") {
         keep(known.weight_global_scale, &t);
       } else if (param == "absmax" || param == "SCB" || param == "quant_map") {
         keep(known.bitsandbytes, &t);
       }
     } else if (param == "scales") {
-      keep(known.scales, &t);
+      note(KeyParam::scales, known.scales, &t, i);
     }
   }
   if (has_marker || has_narrow_weight) {
@@ -417,12 +429,46 @@ Inventory::under(std::string_view ancestor) const
 const TensorInfo*
 find_param(const Checkpoint& checkpoint, const Module& module, std::string_view param)
 {
-  for (size_t i = 0; i < module.tensors.size(); ++i) {
-    if (module.params[i] == param) {
-      return checkpoint.tensors[module.tensors[i]].info;
+  for (const uint32_t i : module.tensors) {
+    const TensorInfo* t = checkpoint.tensors[i].info;
+    if (param_of(module, t->name()) == param) {
+      return t;
     }
   }
   return nullptr;
+}
+
+const TensorInfo*
+find_param(const Checkpoint& checkpoint, const Module& module, KeyParam param)
+{
+  const uint16_t at = module.key_params[static_cast<size_t>(param)];
+  if (at == Module::k_param_absent) {
+    return nullptr;
+  }
+  if (at == Module::k_param_beyond) {
+    return find_param(checkpoint, module, to_string(param));
+  }
+  return checkpoint.tensors[module.tensors[at]].info;
+}
+
+std::string_view
+to_string(KeyParam param)
+{
+  switch (param) {
+  case KeyParam::weight:
+    return "weight";
+  case KeyParam::weight_scale:
+    return "weight_scale";
+  case KeyParam::weight_scale_2:
+    return "weight_scale_2";
+  case KeyParam::weight_scale_inv:
+    return "weight_scale_inv";
+  case KeyParam::qweight:
+    return "qweight";
+  case KeyParam::scales:
+    return "scales";
+  }
+  return "";
 }
 
 namespace {
@@ -470,14 +516,8 @@ group_out_of_order(const Checkpoint& checkpoint, const uint32_t* module_sizes, c
   const auto by_module = [&](uint32_t a, uint32_t b) { return module(a) < module(b); };
   std::stable_sort(apart.begin(), apart.end(), by_module);
   // Each tensor set apart goes after the kept tensors whose module is not greater than its own.
-  const auto params = std::move(inventory.param_storage);
-  inventory.param_storage.resize(count); // every place is written below
   uint32_t out = 0;
-  const auto place = [&](uint32_t t) {
-    inventory.tensor_storage[out] = t;
-    inventory.param_storage[out] = params[t];
-    ++out;
-  };
+  const auto place = [&](uint32_t t) { inventory.tensor_storage[out++] = t; };
   auto next = kept.begin();
   for (const uint32_t t : apart) {
     for (const auto stop = std::upper_bound(next, kept.end(), t, by_module); next != stop; ++next) {
@@ -506,13 +546,12 @@ Inventory
 build_inventory(const Checkpoint& checkpoint, unsigned threads)
 {
   // Tensors come sorted by name, so a module's tensors are usually adjacent and the modules
-  // arrive in order: one pass in slices, one per core, stores each tensor's parameter name and
-  // notes where modules start. Only when modules are out of order are they sorted.
+  // arrive in order: one pass in slices, one per core, notes where modules start. Only when modules
+  // are out of order are they sorted.
   const size_t count = checkpoint.tensors.size();
   Inventory inventory;
   // Unwritten until the slices fill them.
   inventory.tensor_storage.resize(count);
-  inventory.param_storage.resize(count);
   // Per tensor, the size of its module's name (a prefix of its own), and the sign of the
   // comparison of its module with the one before (for modules out of order).
   const std::unique_ptr<uint32_t[]> module_sizes(new uint32_t[count]);
@@ -538,10 +577,9 @@ build_inventory(const Checkpoint& checkpoint, unsigned threads)
       if (plain && continues_module(name, previous)) {
         module_sizes[i] = static_cast<uint32_t>(previous.size());
         order_signs[i] = 0;
-        inventory.param_storage[i] = name.substr(previous.size() + 1);
         continue;
       }
-      const auto [module, param] = split_tensor_name(name);
+      const std::string_view module = split_tensor_name(name).first;
       // One comparison tells the order and where a module starts.
       const int order = i == 0 ? -1 : previous.compare(module);
       ordered = ordered && order <= 0;
@@ -551,7 +589,6 @@ build_inventory(const Checkpoint& checkpoint, unsigned threads)
       }
       module_sizes[i] = static_cast<uint32_t>(module.size());
       order_signs[i] = static_cast<int8_t>(order < 0 ? -1 : order > 0 ? 1 : 0);
-      inventory.param_storage[i] = param;
       previous = module;
     }
     if (!ordered) {
@@ -573,7 +610,6 @@ build_inventory(const Checkpoint& checkpoint, unsigned threads)
   // independently, in slices.
   inventory.modules.resize(starts.size());
   const std::span<const uint32_t> all(inventory.tensor_storage);
-  const std::span<const std::string_view> params(inventory.param_storage);
   const bool some_unlisted =
     checkpoint.has_index && std::any_of(checkpoint.shards.begin(), checkpoint.shards.end(),
                                         [](const ShardFile& shard) { return !shard.in_index; });
@@ -584,12 +620,10 @@ build_inventory(const Checkpoint& checkpoint, unsigned threads)
         const uint32_t size = (m + 1 < starts.size() ? starts[m + 1] : count) - start;
         const uint32_t t = all[start];
         const std::string_view name = checkpoint.tensors[t].info->name().substr(0, module_sizes[t]);
-        inventory.modules[m] = Module{name,
-                                      all.subspan(start, size),
-                                      params.subspan(start, size),
-                                      Storage::no_weight,
-                                      QuantFamily::none,
-                                      ModuleRole::other};
+        Module& module = inventory.modules[m];
+        module = Module{};
+        module.name = name;
+        module.tensors = all.subspan(start, size);
         classify(checkpoint, inventory.modules[m]);
         if (some_unlisted) {
           const std::span<const uint32_t> tensors = inventory.modules[m].tensors;

@@ -66,11 +66,10 @@ expect_grouped(const Loaded& l, const Inventory& inventory,
   std::vector<std::string> order;
   for (const Module& m : inventory.modules) {
     order.emplace_back(m.name);
-    ASSERT_EQ(m.params.size(), m.tensors.size()) << label;
     for (size_t i = 0; i < m.tensors.size(); ++i) {
       const std::string_view name = l.checkpoint.tensors[m.tensors[i]].info->name();
       got[std::string(m.name)].push_back(std::string(name));
-      EXPECT_EQ(m.params[i], split_tensor_name(name).second) << label;
+      EXPECT_EQ(param_of(m, name), split_tensor_name(name).second) << label;
     }
   }
   ASSERT_EQ(got, expected) << label;
@@ -157,12 +156,67 @@ TEST(Modules, SplitTensorNameFindsTheFirstWeightComponent)
     }
     markers += marker ? 1 : 0;
     ASSERT_EQ(split_tensor_name(name), expected) << name;
+    // The inventory keeps no parameter names: param_of() finds them again.
+    Module module;
+    module.name = expected.first;
+    ASSERT_EQ(param_of(module, name), expected.second) << name;
   }
   EXPECT_GT(markers, 500u);
 }
 
 // The modules below an ancestor: whole components only ("a.b" is not below "a.b" or "a.bc"),
 // in name order, empty when none.
+// find_param() by KeyParam answers from the places build_inventory() noted; by name it looks
+// at every tensor: the two agree on every key of every module, in modules holding each key
+// parameter or not, twice, beside bitsandbytes markers and parameters out of name order.
+TEST(Modules, KeyParametersAreFoundWhereTheScanFindsThem)
+{
+  std::set<std::string> names;
+  const std::vector<std::string> params{
+    "weight",      "weight_scale", "weight_scale_2", "weight_scale_inv", "qweight",      "scales",
+    "input_scale", "g_idx",        "weight.absmax",  "weight.quant_map", "weight_packed"};
+  Lcg next(41);
+  for (int m = 0; m < 300; ++m) {
+    for (const std::string& param : params) {
+      if (next(3) == 0) {
+        names.insert(fmt::format("model.layers.{}.proj.{}", m, param));
+      }
+    }
+    if (next(5) == 0) { // a submodule between its tensors
+      names.insert(fmt::format("model.layers.{}.proj.inner.weight", m));
+    }
+  }
+  const auto l = load(bf16_tensors(names));
+  size_t found = 0;
+  for (const Module& m : l->inventory.modules) {
+    for (size_t k = 0; k < k_key_params; ++k) {
+      const auto key = static_cast<KeyParam>(k);
+      const TensorInfo* by_key = find_param(l->checkpoint, m, key);
+      ASSERT_EQ(by_key, find_param(l->checkpoint, m, to_string(key))) << m.name << " " << k;
+      found += by_key != nullptr ? 1 : 0;
+    }
+  }
+  EXPECT_GT(found, 300u);
+}
+
+// A key parameter's place is noted in 16 bits: one further into its module is looked for.
+TEST(Modules, KeyParameterPastSixteenBitsIsStillFound)
+{
+  std::set<std::string> names;
+  for (int i = 0; i < 70'000; ++i) {
+    names.insert(fmt::format("m.p{:05}", i));
+  }
+  names.insert("m.weight"); // sorts after every "m.p..."
+  const auto l = load(bf16_tensors(names));
+  ASSERT_EQ(l->inventory.modules.size(), 1u);
+  const Module& m = l->inventory.modules[0];
+  EXPECT_EQ(m.key_params[static_cast<size_t>(KeyParam::weight)], Module::k_param_beyond);
+  const TensorInfo* weight = find_param(l->checkpoint, m, KeyParam::weight);
+  ASSERT_NE(weight, nullptr);
+  EXPECT_EQ(weight->name(), "m.weight");
+  EXPECT_EQ(find_param(l->checkpoint, m, KeyParam::scales), nullptr);
+}
+
 TEST(Modules, ModulesUnderAnAncestor)
 {
   auto l = load({{"a.b.weight", "BF16", {8}},
@@ -439,9 +493,9 @@ TEST(Modules, GroupingAcrossTheSlicesOfALargeCheckpoint)
     const int64_t z = inventory.find("m.z");
     ASSERT_GE(z, 0) << threads;
     const Module& m = inventory.modules[static_cast<size_t>(z)];
-    ASSERT_EQ(m.params.size(), 2u) << threads;
-    EXPECT_EQ(m.params[0], "A_log");
-    EXPECT_EQ(m.params[1], "dt_bias");
+    ASSERT_EQ(m.tensors.size(), 2u) << threads;
+    EXPECT_EQ(param_of(l->checkpoint, m, 0), "A_log");
+    EXPECT_EQ(param_of(l->checkpoint, m, 1), "dt_bias");
     EXPECT_TRUE(std::is_sorted(inventory.modules.begin(), inventory.modules.end(),
                                [](const Module& a, const Module& b) { return a.name < b.name; }));
   }

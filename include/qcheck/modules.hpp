@@ -3,6 +3,7 @@
 // with the family the tensors show (scales, packing, dtypes).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -57,11 +58,32 @@ std::string_view to_string(Storage storage);
 std::string_view to_string(QuantFamily family);
 std::string_view to_string(ModuleRole role);
 
+// The parameters whose first tensor build_inventory() notes in every module, for find_param()
+// to answer without a look at the module's tensors.
+enum class KeyParam : uint8_t
+{
+  weight,
+  weight_scale,
+  weight_scale_2,
+  weight_scale_inv,
+  qweight,
+  scales,
+};
+inline constexpr size_t k_key_params = 6;
+// The name of a KeyParam ("weight_scale_inv").
+std::string_view to_string(KeyParam param);
+
 struct Module
 {
+  // In Module::key_params: no tensor of that parameter, or one placed past what 16 bits hold.
+  static constexpr uint16_t k_param_absent = UINT16_MAX;
+  static constexpr uint16_t k_param_beyond = UINT16_MAX - 1;
+
   std::string_view name;             // views the tensor names in Checkpoint::shards' headers
   std::span<const uint32_t> tensors; // indices into Checkpoint::tensors, in Inventory storage
-  std::span<const std::string_view> params; // each tensor's parameter name ("weight_scale")
+  // Per KeyParam, where in `tensors` the first tensor of that parameter is.
+  std::array<uint16_t, k_key_params> key_params{k_param_absent, k_param_absent, k_param_absent,
+                                                k_param_absent, k_param_absent, k_param_absent};
   Storage storage = Storage::no_weight;
   QuantFamily family = QuantFamily::none;
   ModuleRole role = ModuleRole::other;
@@ -70,7 +92,7 @@ struct Module
   bool loaded = true;
 };
 
-// Move-only: modules view `tensor_storage` and `param_storage`, whose buffers a move keeps.
+// Move-only: modules view `tensor_storage`, whose buffer a move keeps.
 struct Inventory
 {
   Inventory() = default;
@@ -81,7 +103,6 @@ struct Inventory
 
   std::vector<Module, UnwrittenAllocator<Module>> modules; // sorted by name
   std::vector<uint32_t, UnwrittenAllocator<uint32_t>> tensor_storage;
-  std::vector<std::string_view, UnwrittenAllocator<std::string_view>> param_storage;
   // Index into modules, or -1.
   int64_t find(std::string_view name) const;
   // The modules whose names start with `prefix`, in order.
@@ -105,8 +126,31 @@ Inventory build_inventory(const Checkpoint& checkpoint, unsigned threads = 0);
 // Why a module is classified so, e.g. "weight U8 [64, 32], weight_scale F8_E4M3 [64, 2]".
 std::string module_evidence(const Checkpoint& checkpoint, const Module& module);
 
-// The tensors of a module, by parameter name, e.g. "weight_scale" (nullptr if absent).
+// The parameter name ("weight_scale") of `tensor`, the name of one of `module`'s tensors, as
+// split_tensor_name() gives it: what follows the module's name and its dot (a name without a
+// dot is its own parameter's), less the "weight." of a bitsandbytes marker ("a.weight.absmax":
+// "absmax"), the only split that leaves a dot in the parameter.
+inline std::string_view
+param_of(const Module& module, std::string_view tensor)
+{
+  const size_t size = module.name.size();
+  const std::string_view rest =
+    tensor.substr(size < tensor.size() && tensor[size] == '.' ? size + 1 : size);
+  // Only that split leaves a dot, and only after "weight".
+  return rest.size() > 7 && rest[6] == '.' ? rest.substr(7) : rest;
+}
+
+// The parameter name of the module's tensor `i` (an index into module.tensors).
+inline std::string_view
+param_of(const Checkpoint& checkpoint, const Module& module, size_t i)
+{
+  return param_of(module, checkpoint.tensors[module.tensors[i]].info->name());
+}
+
+// The first tensor of a module with that parameter name, e.g. "weight_scale" (nullptr if
+// absent).
 const TensorInfo* find_param(const Checkpoint& checkpoint, const Module& module,
                              std::string_view param);
+const TensorInfo* find_param(const Checkpoint& checkpoint, const Module& module, KeyParam param);
 
 } // namespace qcheck
