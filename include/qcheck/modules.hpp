@@ -14,14 +14,14 @@
 
 namespace qcheck {
 
-enum class Storage
+enum class Storage : uint8_t
 {
   unquantized, // float weight (F16/BF16/F32/F64), no quantization evidence
   quantized,   // at least one piece of quantization evidence
   no_weight,   // nothing that is a weight (buffers, scales alone, ...)
 };
 
-enum class QuantFamily
+enum class QuantFamily : uint8_t
 {
   none,
   modelopt_nvfp4, // U8 weight + F8_E4M3 weight_scale + F32 weight_scale_2
@@ -39,7 +39,7 @@ enum class QuantFamily
   unknown,        // quantized, but no known layout
 };
 
-enum class ModuleRole
+enum class ModuleRole : uint8_t
 {
   linear,        // a projection an engine builds as a (possibly quantized) Linear
   expert,        // one expert's projection inside a fused MoE (...experts.{e}.{proj})
@@ -91,6 +91,8 @@ struct Module
   // stored only elsewhere is never loaded, QC005).
   bool loaded = true;
 };
+// 48 bytes: a checkpoint of a million tensors has a quarter of a million modules.
+static_assert(sizeof(Module) <= 48);
 
 // Move-only: modules view `tensor_storage`, whose buffer a move keeps.
 struct Inventory
