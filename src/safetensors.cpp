@@ -217,7 +217,8 @@ private:
   // The digits of an integer at `p`, which moves past them: without sign or leading zero, at
   // most 19 so that it fits in 64 bits. A fraction or exponent stops the caller, who expects
   // ',' or ']' next.
-  static bool read_uint(const char*& p, const char* end, uint64_t& out)
+  // Inlined into its few callers: a call's register saves cost a third of the usual read.
+  [[gnu::always_inline]] static bool read_uint(const char*& p, const char* end, uint64_t& out)
   {
     // Up to 15 digits (every dimension and offset of a real header) from two 8-byte loads, no
     // loop; read_long_uint() takes the rest and says what is wrong.
@@ -254,7 +255,7 @@ private:
   }
 
   // read_uint() for any length, 8 digits at a time.
-  static bool read_long_uint(const char*& p, const char* end, uint64_t& out)
+  [[gnu::noinline]] static bool read_long_uint(const char*& p, const char* end, uint64_t& out)
   {
     const char* const start = p;
     uint64_t value = 0;
@@ -740,26 +741,33 @@ private:
   }
 
   // The dtype a spelling names; an unknown one is a problem, and the tensor is kept.
-  std::optional<Dtype> checked_dtype(std::string_view key, std::string_view text)
+  // Inlined, its problem out of line: run once per tensor, a call with the message's
+  // formatting in it cost more than the lookup.
+  [[gnu::always_inline]] std::optional<Dtype> checked_dtype(std::string_view key,
+                                                            std::string_view text)
   {
     const std::optional<Dtype> dtype = dtype_of(text);
-    if (!dtype) {
-      problem(HeaderIssue::unknown_dtype, std::string(key),
-              fmt::format("tensor '{}': unknown dtype '{}'", key, text));
+    if (!dtype) [[unlikely]] {
+      unknown_dtype(key, text);
     }
     return dtype;
   }
 
+  [[gnu::cold, gnu::noinline]] void unknown_dtype(std::string_view key, std::string_view text)
+  {
+    problem(HeaderIssue::unknown_dtype, std::string(key),
+            fmt::format("tensor '{}': unknown dtype '{}'", key, text));
+  }
+
   // Appends a tensor whose shape is dim_storage from dims_start on.
-  void add_tensor(std::string_view key, std::optional<Dtype> dtype, std::string_view dtype_text,
-                  size_t dims_start, uint64_t begin, uint64_t end)
+  // Inlined as checked_dtype() is; its problems out of line.
+  [[gnu::always_inline]] void add_tensor(std::string_view key, std::optional<Dtype> dtype,
+                                         std::string_view dtype_text, size_t dims_start,
+                                         uint64_t begin, uint64_t end)
   {
     const size_t rank = m_out.dim_storage.size() - dims_start;
-    if (rank > TensorInfo::k_max_rank) {
-      m_out.dim_storage.resize(dims_start);
-      problem(HeaderIssue::bad_shape, std::string(key),
-              fmt::format("tensor '{}': shape has {} dimensions; at most {} are read", key, rank,
-                          TensorInfo::k_max_rank));
+    if (rank > TensorInfo::k_max_rank) [[unlikely]] {
+      too_many_dimensions(key, dims_start);
       return;
     }
     TensorInfo tensor;
@@ -775,6 +783,15 @@ private:
     }
     m_ranks.push_back(static_cast<uint32_t>(rank)); // a header holds fewer than 2^32 bytes
     m_out.tensors.push_back(tensor);
+  }
+
+  [[gnu::cold, gnu::noinline]] void too_many_dimensions(std::string_view key, size_t dims_start)
+  {
+    const size_t rank = m_out.dim_storage.size() - dims_start;
+    m_out.dim_storage.resize(dims_start);
+    problem(HeaderIssue::bad_shape, std::string(key),
+            fmt::format("tensor '{}': shape has {} dimensions; at most {} are read", key, rank,
+                        TensorInfo::k_max_rank));
   }
 
   static constexpr size_t k_max_depth = 64;
@@ -1017,7 +1034,25 @@ private:
     add_tensor(key, dtype, dtype_text, dims_start, begin, end);
   }
 
-  void check_size(const TensorInfo& tensor, std::span<const uint64_t> shape)
+  // Whether the data_offsets hold exactly what the dtype and shape need; inlined, and any
+  // problem left to size_problem() out of line.
+  [[gnu::always_inline]] void check_size(const TensorInfo& tensor, std::span<const uint64_t> shape)
+  {
+    unsigned long long elements = 1;
+    bool fits = true;
+    for (uint64_t dim : shape) {
+      fits = checked_mul(elements, dim, elements) && fits;
+    }
+    unsigned long long bits = 0;
+    if (!fits || !checked_mul(elements, dtype_bits(tensor.dtype), bits) || bits % 8 != 0 ||
+        tensor.end - tensor.begin != bits / 8) [[unlikely]] {
+      size_problem(tensor, shape);
+    }
+  }
+
+  // The first of check_size()'s conditions that fails, reported.
+  [[gnu::cold, gnu::noinline]] void size_problem(const TensorInfo& tensor,
+                                                 std::span<const uint64_t> shape)
   {
     unsigned long long elements = 1;
     for (uint64_t dim : shape) {
