@@ -204,10 +204,17 @@ public:
   }
 
 private:
-  static bool is_dtype_char(char c)
-  {
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || is_digit(c) || c == '_';
-  }
+  // A letter, digit or '_': one table lookup per byte of every tensor's dtype.
+  static bool is_dtype_char(char c) { return k_dtype_chars[static_cast<unsigned char>(c)]; }
+
+  static constexpr std::array<bool, 256> k_dtype_chars = [] {
+    std::array<bool, 256> table{};
+    for (unsigned c = 0; c < table.size(); ++c) {
+      table[c] =
+        (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+    }
+    return table;
+  }();
 
   static constexpr uint64_t k_powers[9] = {1,      10,      100,      1000,     10000,
                                            100000, 1000000, 10000000, 100000000};
