@@ -127,13 +127,13 @@ classify(const Checkpoint& checkpoint, Module& module)
       slot = t;
     }
   };
-  // A key parameter's first tensor is also noted by its place in the module.
+  // keep(), and a key parameter's first tensor also noted by its place in the module.
   const auto note = [&](KeyParam key, const TensorInfo*& slot, const TensorInfo* t, size_t i) {
     if (slot == nullptr) {
-      slot = t;
       module.key_params[static_cast<size_t>(key)] =
         i < Module::k_param_beyond ? static_cast<uint16_t>(i) : Module::k_param_beyond;
     }
+    keep(slot, t);
   };
   bool has_marker = false;
   bool has_float_weight = false;
@@ -624,11 +624,10 @@ build_inventory(const Checkpoint& checkpoint, unsigned threads)
         module = Module{};
         module.name = name;
         module.tensors = all.subspan(start, size);
-        classify(checkpoint, inventory.modules[m]);
+        classify(checkpoint, module);
         if (some_unlisted) {
-          const std::span<const uint32_t> tensors = inventory.modules[m].tensors;
-          inventory.modules[m].loaded =
-            std::any_of(tensors.begin(), tensors.end(), [&](uint32_t i) {
+          module.loaded =
+            std::any_of(module.tensors.begin(), module.tensors.end(), [&](uint32_t i) {
               return checkpoint.shards[checkpoint.tensors[i].shard].in_index;
             });
         }

@@ -67,9 +67,9 @@ enum class KeyParam : uint8_t
   weight_scale_2,
   weight_scale_inv,
   qweight,
-  scales,
+  scales, // the last: k_key_params counts them
 };
-inline constexpr size_t k_key_params = 6;
+inline constexpr size_t k_key_params = static_cast<size_t>(KeyParam::scales) + 1;
 // The name of a KeyParam ("weight_scale_inv").
 std::string_view to_string(KeyParam param);
 
@@ -82,8 +82,11 @@ struct Module
   std::string_view name;             // views the tensor names in Checkpoint::shards' headers
   std::span<const uint32_t> tensors; // indices into Checkpoint::tensors, in Inventory storage
   // Per KeyParam, where in `tensors` the first tensor of that parameter is.
-  std::array<uint16_t, k_key_params> key_params{k_param_absent, k_param_absent, k_param_absent,
-                                                k_param_absent, k_param_absent, k_param_absent};
+  std::array<uint16_t, k_key_params> key_params = [] {
+    std::array<uint16_t, k_key_params> none;
+    none.fill(k_param_absent);
+    return none;
+  }();
   Storage storage = Storage::no_weight;
   QuantFamily family = QuantFamily::none;
   ModuleRole role = ModuleRole::other;
