@@ -180,12 +180,20 @@ public:
     divergence();
     drafts();
     prepare_engines();
-    for (Engine engine : m_options.engines) {
-      check_engine(engine);
-    }
-    emit_undeclared();
+    // Two strands that share only what they read (prepare_engines() left every engine's layers
+    // in m_layers: layers_for() adds none): the engines' findings, and the verdicts on the
+    // lists' entries (with the experts each list names), whose findings follow.
+    std::vector<DecidedList> decided;
+    run_tasks(2, thread_count(m_options.threads), [&](size_t task) {
+      if (task == 0) {
+        engine_findings();
+      } else if (!m_options.decisions_only) {
+        decided = decide_lists();
+        count_listed_experts();
+      }
+    });
     if (!m_options.decisions_only) {
-      other_checks();
+      other_checks(decided);
     }
     attach_shards();
     order_by_severity(m_report.findings);
@@ -193,12 +201,25 @@ public:
   }
 
 private:
-  // What a patch's verification skips (LintOptions::decisions_only).
-  void other_checks()
+  struct DecidedList; // what decide_entries() found about one list
+
+  // What each selected engine decides against what is stored, reported.
+  void engine_findings()
   {
-    emit_stored_mixtures();
-    entries();
-    count_listed_experts();
+    for (Engine engine : m_options.engines) {
+      check_engine(engine);
+    }
+    emit_undeclared();
+    if (!m_options.decisions_only) {
+      emit_stored_mixtures();
+    }
+  }
+
+  // What a patch's verification skips (LintOptions::decisions_only), after decide_lists() and
+  // count_listed_experts().
+  void other_checks(const std::vector<DecidedList>& decided)
+  {
+    write_entries(decided);
     release_list_indexes();
     layouts();
     mixed_precision();
@@ -1184,22 +1205,37 @@ private:
     size_t m_count = 0;
   };
 
-  void entries()
+  static bool has_entry_checks(const ConfigSource& s)
   {
-    // config.json and hf_quant_config.json often carry the same list: decided once.
+    return s.format == QuantFormat::modelopt || s.format == QuantFormat::compressed_tensors ||
+           s.format == QuantFormat::quark || s.format == QuantFormat::fp8 ||
+           s.format == QuantFormat::awq || s.format == QuantFormat::bitsandbytes;
+  }
+
+  // Each list's entries decided, once per list: config.json and hf_quant_config.json often
+  // carry the same one.
+  std::vector<DecidedList> decide_lists()
+  {
     std::vector<DecidedList> decided;
     for (const ConfigSource& s : m_declaration.sources) {
-      if (s.format != QuantFormat::modelopt && s.format != QuantFormat::compressed_tensors &&
-          s.format != QuantFormat::quark && s.format != QuantFormat::fp8 &&
-          s.format != QuantFormat::awq && s.format != QuantFormat::bitsandbytes) {
+      if (has_entry_checks(s) &&
+          std::none_of(decided.begin(), decided.end(),
+                       [&](const DecidedList& d) { return same_list(*d.source, s); })) {
+        decided.push_back(decide_entries(s));
+      }
+    }
+    return decided;
+  }
+
+  // The entries' findings, block by block.
+  void write_entries(const std::vector<DecidedList>& decided)
+  {
+    for (const ConfigSource& s : m_declaration.sources) {
+      if (!has_entry_checks(s)) {
         continue;
       }
-      auto same = std::find_if(decided.begin(), decided.end(),
-                               [&](const DecidedList& d) { return same_list(*d.source, s); });
-      if (same == decided.end()) {
-        decided.push_back(decide_entries(s));
-        same = decided.end() - 1;
-      }
+      const auto same = std::find_if(decided.begin(), decided.end(),
+                                     [&](const DecidedList& d) { return same_list(*d.source, s); });
       write_entry_findings(s, *same);
     }
   }

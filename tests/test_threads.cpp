@@ -1,6 +1,7 @@
 // When the system cannot start a thread (a pids cgroup full, RLIMIT_NPROC reached), qcheck does
 // the work on the threads it has and reports the same. A separate binary: it replaces
 // pthread_create, which Workers calls, to refuse threads on demand.
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <dlfcn.h>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "builder.hpp"
+#include "qcheck/engines.hpp"
 #include "qcheck/input.hpp"
 #include "qcheck/lint.hpp"
 #include "qcheck/parallel.hpp"
@@ -289,4 +291,69 @@ TEST(ThreadStart, LayoutChecksBesideTheLayersReportAlikeWhicheverThreadsStart)
   fs.add_file("m/model.safetensors", test::safetensors(tensors));
   fs.add_file("m/config.json", llama_nvfp4_config(45, R"("lm_head")"));
   EXPECT_EQ(reported_alike(fs, 3, RuleId::nvfp4_layout), expected);
+}
+
+// The engines' findings and the verdicts on the list's entries are worked out side by side: the
+// same report, the entries' findings after the engines', whichever threads start.
+TEST(ThreadStart, EngineFindingsBesideTheEntryVerdictsReportAlikeWhicheverThreadsStart)
+{
+  std::vector<TensorSpec> tensors{{"lm_head.weight", "BF16", {64, 64}}};
+  std::string ignore = R"("lm_head")";
+  std::set<std::string> undeclared;
+  for (int layer = 0; layer < 40; ++layer) {
+    const std::string attention = fmt::format("model.layers.{}.self_attn.o_proj", layer);
+    tensors.push_back({attention + ".weight", "BF16", {64, 64}});
+    if (layer % 4 == 0) {
+      ignore += fmt::format(R"(, "{}")", attention);
+    } else {
+      undeclared.insert(attention);
+    }
+    for (int expert = 0; expert < 64; ++expert) {
+      const std::string m = fmt::format("model.layers.{}.mlp.experts.{}.down_proj", layer, expert);
+      tensors.push_back({m + ".weight", "U8", {64, 32}});
+      tensors.push_back({m + ".weight_scale", "F8_E4M3", {64, 4}});
+      tensors.push_back({m + ".weight_scale_2", "F32", {}});
+      tensors.push_back({m + ".input_scale", "F32", {}});
+    }
+  }
+  // Twenty of layer 3's experts (enough to be looked up), and a run of entries naming nothing.
+  for (int expert = 0; expert < 20; ++expert) {
+    ignore += fmt::format(R"(, "model.layers.3.mlp.experts.{}.down_proj")", expert);
+  }
+  for (int i = 0; i < 30; ++i) {
+    ignore += fmt::format(R"(, "model.layers.{}.self_attn.o_proj")", 100 + i);
+  }
+  ignore += fmt::format(R"(, "{}")", std::string(k_longest_entry + 1, 'x')); // an error, QC115
+  MemoryFileSystem fs;
+  fs.add_file("m/model.safetensors", test::safetensors(tensors));
+  fs.add_file("m/config.json", llama_nvfp4_config(40, ignore));
+  const auto modules = reported_alike(fs, 2, RuleId::undeclared_unquantized);
+  EXPECT_EQ(std::set<std::string>(modules.begin(), modules.end()), undeclared);
+  EXPECT_EQ(reported_alike(fs, 2, RuleId::partial_expert_exclusion),
+            std::vector<std::string>{"model.layers.3.mlp.experts"});
+  // The unused run is one finding; the long entry's error follows every error of the engines'.
+  LintOptions options;
+  options.threads = 2;
+  auto run = lint_path(fs, "m", options);
+  ASSERT_TRUE(run) << run.error();
+  const auto& findings = run->report.findings;
+  const auto unused = std::find_if(findings.begin(), findings.end(),
+                                   [](const Finding& f) { return f.rule == RuleId::unused_entry; });
+  ASSERT_NE(unused, findings.end());
+  EXPECT_NE(unused->message.find("30 ignore entries in a row"), std::string::npos)
+    << unused->message;
+  EXPECT_EQ(std::count_if(findings.begin(), findings.end(),
+                          [](const Finding& f) { return f.rule == RuleId::unused_entry; }),
+            1);
+  const auto too_long = std::find_if(findings.begin(), findings.end(), [](const Finding& f) {
+    return f.rule == RuleId::unevaluable_entry;
+  });
+  ASSERT_NE(too_long, findings.end());
+  EXPECT_NE(too_long->message.find("4097 bytes long"), std::string::npos) << too_long->message;
+  const auto is_undeclared = [](const Finding& f) {
+    return f.rule == RuleId::undeclared_unquantized;
+  };
+  const auto undeclared_findings = std::count_if(findings.begin(), findings.end(), is_undeclared);
+  EXPECT_GT(undeclared_findings, 0);
+  EXPECT_EQ(std::count_if(findings.begin(), too_long, is_undeclared), undeclared_findings);
 }
