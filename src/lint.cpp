@@ -14,6 +14,7 @@
 #include <optional>
 #include <set>
 #include <span>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -159,9 +160,8 @@ struct Miss
 {
   std::set<Engine> engines;
   std::vector<std::string> details;
-  std::set<std::pair<Engine, std::string>> prefixes; // the layer prefix each engine checks
-  std::set<std::string> entries;                     // list entries that decided it
-  const ConfigSource* source = nullptr;              // the block holding `entries`
+  std::set<std::string> entries;        // list entries that decided it
+  const ConfigSource* source = nullptr; // the block holding `entries`
 };
 
 class Linter
@@ -438,13 +438,11 @@ private:
         continue;
       }
       if (none_quantized && d.quantized && !d.inferred) {
-        // One line for the layer's modules (a draft's fused MoE layer holds hundreds).
-        const std::string reported = detail(d.reason);
+        // One line for the layer's modules (a draft's fused MoE layer holds thousands).
+        const auto reported = static_cast<uint32_t>(m_reported.size());
+        m_reported.push_back({engine, layer.prefix, detail(d.reason)});
         for (uint32_t i : layer.modules) {
-          auto& miss = m_undeclared[std::string(m_inventory.modules[i].name)];
-          miss.engines.insert(engine);
-          miss.details.push_back(reported);
-          miss.prefixes.emplace(engine, layer.prefix);
+          m_undeclared.emplace_back(i, reported);
         }
         if (!layer.namespace_note.empty()) {
           m_notes[layer.draft_root].insert(layer.namespace_note);
@@ -474,16 +472,40 @@ private:
 
   void emit_undeclared()
   {
-    // Group by draft root or layer, and by the set of failing engines.
-    std::map<std::string, std::pair<std::set<Engine>, std::vector<std::string>>> groups;
-    for (const auto& [module, miss] : m_undeclared) {
-      const std::string* root = m_drafts.root_of(module);
-      auto& [engines, modules] = groups[root ? *root : group_key(module)];
-      engines.insert(miss.engines.begin(), miss.engines.end());
-      modules.push_back(module);
+    // Each module's layers together (in module order, which is name order), each module's in
+    // the order the engines were checked; then grouped by draft root or layer.
+    std::stable_sort(m_undeclared.begin(), m_undeclared.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    struct Group
+    {
+      std::set<Engine> engines;                    // that fail
+      std::vector<std::pair<size_t, size_t>> runs; // a module's stretch of m_undeclared each
+    };
+    std::map<std::string, Group> groups;
+    for (size_t begin = 0, end = 0; begin < m_undeclared.size(); begin = end) {
+      const uint32_t module = m_undeclared[begin].first;
+      end = begin + 1;
+      while (end < m_undeclared.size() && m_undeclared[end].first == module) {
+        ++end;
+      }
+      const std::string_view name = m_inventory.modules[module].name;
+      const std::string* root = m_drafts.root_of(name);
+      Group& group = groups[root ? *root : group_key(name)];
+      for (size_t k = begin; k < end; ++k) {
+        group.engines.insert(m_reported[m_undeclared[k].second].engine);
+      }
+      group.runs.emplace_back(begin, end);
     }
     for (const auto& [where, group] : groups) {
-      const auto& [engines, modules] = group;
+      const std::set<Engine>& engines = group.engines;
+      const auto module_of = [&](const std::pair<size_t, size_t>& run) -> const Module& {
+        return m_inventory.modules[m_undeclared[run.first].first];
+      };
+      std::vector<std::string> modules;
+      modules.reserve(group.runs.size());
+      for (const auto& run : group.runs) {
+        modules.emplace_back(module_of(run).name);
+      }
       const bool is_draft = m_drafts.root_of(modules.front()) != nullptr;
       const ConfigSource& source = *m_source_for.at(*engines.begin());
       size_t tensors = 0;
@@ -491,8 +513,8 @@ private:
       // holds thousands of tensors, and copying each one's file name cost milliseconds.
       std::vector<bool> in_shard(m_checkpoint.shards.size());
       std::set<std::string_view> dtypes;
-      for (const auto& name : modules) {
-        const Module& m = m_inventory.modules[static_cast<size_t>(m_inventory.find(name))];
+      for (const auto& run : group.runs) {
+        const Module& m = module_of(run);
         tensors += m.tensors.size();
         for (uint32_t t : m.tensors) {
           in_shard[m_checkpoint.tensors[t].shard] = true;
@@ -519,16 +541,21 @@ private:
                         modules.size() == 1 ? "" : "s", tensors, tensors == 1 ? "" : "s",
                         fmt::join(dtypes, "/"), format_description(source), engines_text(engines),
                         engines.size() == 1 ? "fails" : "fail", engine_error(source)));
-      f.modules = modules;
+      f.modules = std::move(modules);
       f.pointer = list_pointer(source);
       f.engines.assign(engines.begin(), engines.end());
       f.files = list_files;
       f.files.insert(f.files.end(), files.begin(), files.end());
-      std::set<std::string_view> seen; // views m_undeclared's details
-      for (const auto& name : modules) {
-        for (const auto& d : m_undeclared.at(name).details) {
-          if (seen.insert(d).second && seen.size() <= 6) {
-            f.details.push_back(d);
+      std::vector<bool> reported(m_reported.size()); // each layer's line is looked at once
+      std::set<std::string_view> seen;               // views m_reported's details
+      for (const auto& [begin, end] : group.runs) {
+        for (size_t k = begin; k < end; ++k) {
+          const uint32_t r = m_undeclared[k].second;
+          if (!reported[r]) {
+            reported[r] = true;
+            if (seen.insert(m_reported[r].detail).second && seen.size() <= 6) {
+              f.details.push_back(m_reported[r].detail);
+            }
           }
         }
       }
@@ -538,7 +565,7 @@ private:
       for (const auto& note : m_notes[where]) {
         f.details.push_back(note);
       }
-      suggest(f, source, where, is_draft, modules);
+      suggest(f, source, where, is_draft, group.runs);
     }
     for (const auto& [module, miss] : m_excluded) {
       Finding& f =
@@ -607,9 +634,31 @@ private:
     }
   }
 
-  void suggest(Finding& f, const ConfigSource& source, const std::string& where, bool is_draft,
-               const std::vector<std::string>& modules)
+  // The layers that would quantize the modules of `runs` (stretches of m_undeclared), module by
+  // module, each module's by engine, then prefix.
+  std::vector<std::tuple<std::string_view, Engine, std::string_view>> undeclared_layers(
+    std::span<const std::pair<size_t, size_t>> runs) const
   {
+    std::vector<std::tuple<std::string_view, Engine, std::string_view>> out;
+    for (const auto& [begin, end] : runs) {
+      const std::string_view module = m_inventory.modules[m_undeclared[begin].first].name;
+      const size_t first = out.size();
+      for (size_t k = begin; k < end; ++k) {
+        const Reported& r = m_reported[m_undeclared[k].second];
+        out.emplace_back(module, r.engine, r.prefix);
+      }
+      std::sort(out.begin() + static_cast<std::ptrdiff_t>(first), out.end());
+      out.erase(std::unique(out.begin() + static_cast<std::ptrdiff_t>(first), out.end()),
+                out.end());
+    }
+    return out;
+  }
+
+  // f.modules: the modules of `runs`.
+  void suggest(Finding& f, const ConfigSource& source, const std::string& where, bool is_draft,
+               std::span<const std::pair<size_t, size_t>> runs)
+  {
+    const std::vector<std::string>& modules = f.modules;
     // Whole subtree unquantized? Then one pattern per spelling.
     const std::span<const Module> below = m_inventory.under(where);
     const bool whole = std::none_of(
@@ -649,20 +698,16 @@ private:
         // Layers an engine builds outside every spelled root (SGLang's model.shared_head.head)
         // are named exactly. Each layer once: a fused MoE layer is every expert's prefix.
         std::set<std::pair<Engine, std::string_view>> checked;
-        for (const auto& m : modules) {
-          for (const auto& engine_prefix : m_undeclared.at(m).prefixes) {
-            const Engine engine = engine_prefix.first;
-            const std::string& layer_prefix = engine_prefix.second;
-            if (!checked.emplace(engine, layer_prefix).second) {
-              continue;
-            }
-            const bool covered = std::any_of(
-              f.suggested_entries.begin(), f.suggested_entries.end(), [&](const std::string& e) {
-                return entry_matches(engine, source.format, e, layer_prefix);
-              });
-            if (!covered) {
-              f.suggested_entries.push_back(layer_prefix);
-            }
+        for (const auto& [module, engine, layer_prefix] : undeclared_layers(runs)) {
+          if (!checked.emplace(engine, layer_prefix).second) {
+            continue;
+          }
+          const bool covered = std::any_of(
+            f.suggested_entries.begin(), f.suggested_entries.end(), [&](const std::string& e) {
+              return entry_matches(engine, source.format, e, layer_prefix);
+            });
+          if (!covered) {
+            f.suggested_entries.emplace_back(layer_prefix);
           }
         }
       } else {
@@ -674,13 +719,11 @@ private:
       if (is_draft) {
         // Name the fused draft layers too (R37): drafters without packed_modules_mapping match
         // the fused name literally.
-        for (const auto& m : modules) {
-          for (const auto& [engine, layer_prefix] : m_undeclared.at(m).prefixes) {
-            if (engine == Engine::vllm && layer_prefix != m &&
-                std::find(f.suggested_entries.begin(), f.suggested_entries.end(), layer_prefix) ==
-                  f.suggested_entries.end()) {
-              f.suggested_entries.push_back(layer_prefix);
-            }
+        for (const auto& [module, engine, layer_prefix] : undeclared_layers(runs)) {
+          if (engine == Engine::vllm && layer_prefix != module &&
+              std::find(f.suggested_entries.begin(), f.suggested_entries.end(), layer_prefix) ==
+                f.suggested_entries.end()) {
+            f.suggested_entries.emplace_back(layer_prefix);
           }
         }
       }
@@ -2209,7 +2252,17 @@ private:
   const LintOptions& m_options;
   Drafts m_drafts;
   Report m_report;
-  std::map<std::string, Miss> m_undeclared;
+  // A layer that would quantize modules stored unquantized, no list excluding it (QC101).
+  struct Reported
+  {
+    Engine engine;
+    std::string_view prefix; // views m_layers
+    std::string detail;      // the finding's line for it
+  };
+  std::vector<Reported> m_reported;
+  // (module, index into m_reported) per engine holding a module of such a layer; sorted by
+  // module in emit_undeclared().
+  std::vector<std::pair<uint32_t, uint32_t>> m_undeclared;
   std::map<std::string, Miss> m_excluded;
   std::map<std::string, Miss> m_plain;
   std::map<std::string, Miss> m_shard_disagree;

@@ -675,6 +675,34 @@ TEST(RuleCases, QC101PositivePartOfALayer)
   EXPECT_EQ(found[0].suggested_entries, Strings{"model.layers.1.mlp.down_proj"});
 }
 
+// QC101's details: one line per engine and layer, module by module in name order and each
+// module's in the engines' order, the first six spelled out and the rest counted.
+TEST(RuleCases, QC101PositiveDetailsNameSixEngineLayersThenCountTheRest)
+{
+  Tensors t = nvfp4("model.layers.0.self_attn.o_proj") + bf16("lm_head") + norm("model.norm");
+  // Layer 1 BF16: four layers per engine (down_proj, the fused gate/up, o_proj, the fused qkv).
+  for (const char* m : {"mlp.down_proj", "mlp.gate_proj", "mlp.up_proj", "self_attn.k_proj",
+                        "self_attn.o_proj", "self_attn.q_proj", "self_attn.v_proj"}) {
+    t = t + bf16(std::string("model.layers.1.") + m);
+  }
+  const Report r = lint_folder(folder(config(k_llama, modelopt("NVFP4", {"lm_head"})), t));
+  const auto found = findings(r, RuleId::undeclared_unquantized);
+  ASSERT_EQ(found.size(), 1u) << text(r);
+  const Finding& f = found[0];
+  EXPECT_EQ(f.modules.size(), 7u);
+  EXPECT_EQ(f.modules.front(), "model.layers.1.mlp.down_proj");
+  ASSERT_EQ(f.details.size(), 7u) << text(r);
+  const char* const engines[] = {"vLLM", "SGLang", "TensorRT-LLM"};
+  for (size_t i = 0; i < 3; ++i) { // the first module's line from each engine, in order
+    EXPECT_TRUE(
+      f.details[i].starts_with(std::string(engines[i]) + " checks 'model.layers.1.mlp.down_proj'"))
+      << f.details[i];
+  }
+  EXPECT_EQ(std::set<std::string>(f.details.begin(), f.details.begin() + 6).size(), 6u);
+  EXPECT_EQ(f.details.back(), "... and 6 more engine prefixes"); // 3 engines x 4 layers, 6 shown
+  EXPECT_EQ(f.suggested_entries, Strings{"model.layers.1*"});
+}
+
 TEST(RuleCases, QC101Negative)
 {
   const Report r =
