@@ -1530,6 +1530,9 @@ engine_layers(std::span<const Engine> engines, const Inventory& inventory, const
         break;
       }
     }
+    // An expert's fused MoE layer, under its own name (the engines that do not rename it).
+    const std::string_view moe_prefix =
+      m.role == ModuleRole::expert ? fused_moe_prefix(m.name) : std::string_view();
     for (LayerBuilder& b : builders) {
       const Engine engine = b.engine();
       const bool router = gate_router && b.quantizable_routers();
@@ -1575,7 +1578,7 @@ engine_layers(std::span<const Engine> engines, const Inventory& inventory, const
       std::string_view prefix = name;
       std::string_view shard;
       if (m.role == ModuleRole::expert) {
-        prefix = fused_moe_prefix(name);
+        prefix = name.data() == m.name.data() ? moe_prefix : fused_moe_prefix(name);
         kind = LayerKind::fused_moe;
         shard = name;
       } else if (m.role == ModuleRole::fused_experts) {
