@@ -1562,8 +1562,17 @@ private:
     // Layer task g builds engines [group_begin(g), group_begin(g + 1)): of three, two then one.
     constexpr size_t k_layer_tasks = 2;
     const auto group_begin = [&](size_t g) { return (engines * g + 1) / k_layer_tasks; };
-    const size_t tasks = list_tasks + k_layer_tasks + layout_slices;
+    // Last, the scans for the entries' overmatch examples (each reads every module name), for
+    // decide_lists(): they too fill what the layers leave of a core.
+    const std::vector<const std::string*> overmatch = overmatch_candidates();
+    std::vector<std::string_view> examples(overmatch.size());
+    const size_t first_scan = list_tasks + k_layer_tasks + layout_slices;
+    const size_t tasks = first_scan + overmatch.size();
     run_tasks(tasks, thread_count(m_options.threads), [&](size_t task) {
+      if (task >= first_scan) {
+        examples[task - first_scan] = find_overmatch(*overmatch[task - first_scan]);
+        return;
+      }
       if (task >= list_tasks && task < list_tasks + k_layer_tasks) {
         const size_t begin = group_begin(task - list_tasks);
         const size_t end = group_begin(task - list_tasks + 1);
@@ -1617,6 +1626,9 @@ private:
           decide(w.engine, *w.source, m_declaration.model, layer, layer.quantized > 0, w.list);
       }
     });
+    for (size_t i = 0; i < overmatch.size(); ++i) {
+      m_overmatch_examples.try_emplace(*overmatch[i], examples[i]);
+    }
     for (Work& w : work) {
       if (w.built) {
         m_compiled_lists.push_back(std::move(w.built));
@@ -2222,18 +2234,46 @@ private:
   {
     auto [it, added] = m_overmatch_examples.try_emplace(entry);
     if (added) {
-      const std::boyer_moore_horspool_searcher search(entry.begin(), entry.end());
-      for (const Module& m : m_inventory.modules) {
-        const auto found = search(m.name.begin(), m.name.end()).first;
-        const size_t pos = found == m.name.end() ? std::string_view::npos
-                                                 : static_cast<size_t>(found - m.name.begin());
-        if (partial_occurrence(m.name, pos, entry.size())) {
-          it->second = m.name;
-          break;
+      it->second = find_overmatch(entry);
+    }
+    return it->second;
+  }
+
+  std::string_view find_overmatch(std::string_view entry) const
+  {
+    const std::boyer_moore_horspool_searcher search(entry.begin(), entry.end());
+    for (const Module& m : m_inventory.modules) {
+      const auto found = search(m.name.begin(), m.name.end()).first;
+      const size_t pos = found == m.name.end() ? std::string_view::npos
+                                               : static_cast<size_t>(found - m.name.begin());
+      if (partial_occurrence(m.name, pos, entry.size())) {
+        return m.name;
+      }
+    }
+    return {};
+  }
+
+  // The entries decide_entries() will ask overmatch_example() about: a short ModelOpt list's
+  // entries without wildcards, each once (decide_lists() may ask about fewer).
+  std::vector<const std::string*> overmatch_candidates() const
+  {
+    std::vector<const std::string*> out;
+    if (m_options.decisions_only) {
+      return out;
+    }
+    for (const ConfigSource& s : m_declaration.sources) {
+      if (s.format != QuantFormat::modelopt || s.excludes.size() >= k_compile_threshold) {
+        continue;
+      }
+      for (const std::string& entry : s.excludes) {
+        if (entry.size() <= k_longest_entry && !has_glob_chars(entry) &&
+            std::none_of(out.begin(), out.end(),
+                         [&](const std::string* e) { return *e == entry; })) {
+          out.push_back(&entry);
         }
       }
     }
-    return it->second;
+    return out;
   }
 
   // A scan of every layer and shard name costs about a quarter of building the set of all names

@@ -357,3 +357,42 @@ TEST(ThreadStart, EngineFindingsBesideTheEntryVerdictsReportAlikeWhicheverThread
   EXPECT_GT(undeclared_findings, 0);
   EXPECT_EQ(std::count_if(findings.begin(), too_long, is_undeclared), undeclared_findings);
 }
+
+// The scans for QC111's examples run beside the engines' layers: over 9,000 modules, each entry
+// names the first module (in name order) that it overmatches, whichever threads start.
+TEST(ThreadStart, OvermatchExamplesBesideTheLayersReportAlikeWhicheverThreadsStart)
+{
+  std::vector<TensorSpec> tensors{{"lm_head.weight", "BF16", {64, 64}}};
+  for (int i = 0; i < 9000; ++i) {
+    const std::string m = fmt::format("model.layers.{}.mlp.experts.{}.down_proj", i / 200, i % 200);
+    tensors.push_back({m + ".weight", "U8", {64, 32}});
+    tensors.push_back({m + ".weight_scale", "F8_E4M3", {64, 4}});
+    tensors.push_back({m + ".weight_scale_2", "F32", {}});
+    tensors.push_back({m + ".input_scale", "F32", {}});
+  }
+  MemoryFileSystem fs;
+  fs.add_file("m/model.safetensors", test::safetensors(tensors));
+  // "layers.4" first overmatches in layer 40; "experts.19" at expert 190 of layer 0; the glob
+  // and "lm_head" overmatch nothing.
+  fs.add_file("m/config.json",
+              llama_nvfp4_config(
+                45, R"("lm_head", "model.layers.4", "experts.19", "model.layers.4*.mlp.gate")"));
+  const auto [modules, alone] = lint_on_threads(fs, 1, RuleId::broad_substring_entry);
+  EXPECT_EQ(reported_alike(fs, 2, RuleId::broad_substring_entry), modules);
+  LintOptions options;
+  options.threads = 2;
+  auto run = lint_path(fs, "m", options);
+  ASSERT_TRUE(run) << run.error();
+  std::vector<std::string> messages;
+  for (const Finding& f : run->report.findings) {
+    if (f.rule == RuleId::broad_substring_entry) {
+      messages.push_back(f.message);
+    }
+  }
+  EXPECT_EQ(messages, (std::vector<std::string>{
+                        "ignore entry 'model.layers.4' is matched as a substring by vLLM and also "
+                        "excludes model.layers.40.mlp.experts.0.down_proj",
+                        "ignore entry 'experts.19' is matched as a substring by vLLM and also "
+                        "excludes model.layers.0.mlp.experts.190.down_proj"}))
+    << alone;
+}
