@@ -154,17 +154,6 @@ fused_groups()
   return k_groups;
 }
 
-// "a.b.experts.7.down_proj" -> "a.b.experts"; empty when not a per-expert module.
-std::string_view
-fused_moe_prefix(std::string_view module)
-{
-  const size_t pos = module.rfind(".experts.");
-  if (pos == std::string_view::npos) {
-    return {};
-  }
-  return module.substr(0, pos + 8);
-}
-
 // SGLang/vLLM dotted-boundary test: entry equals name, is a dotted prefix, or a whole run of
 // dotted components inside it.
 bool

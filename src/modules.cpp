@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cstring>
 #include <memory>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -382,10 +383,11 @@ split_tensor_name(std::string_view name)
       return {name.substr(0, weight), name.substr(weight + 8)};
     }
   }
-  const size_t dot = name.rfind('.');
-  if (dot == std::string_view::npos) {
+  const void* found = name.empty() ? nullptr : ::memrchr(name.data(), '.', name.size());
+  if (found == nullptr) {
     return {std::string_view(), name};
   }
+  const auto dot = static_cast<size_t>(static_cast<const char*>(found) - name.data());
   return {name.substr(0, dot), name.substr(dot + 1)};
 }
 

@@ -1,6 +1,7 @@
 #include "qcheck/patterns.hpp"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cctype>
 #include <cstring>
@@ -185,8 +186,41 @@ is_below(std::string_view name, std::string_view ancestor)
 std::string_view
 leaf_of(std::string_view name)
 {
-  const size_t dot = name.rfind('.');
-  return dot == std::string_view::npos ? name : name.substr(dot + 1);
+  // memrchr() compares a vector's worth of bytes at a time; rfind() compares one.
+  const void* dot = name.empty() ? nullptr : ::memrchr(name.data(), '.', name.size());
+  return dot == nullptr ? name : name.substr(static_cast<const char*>(dot) - name.data() + 1);
+}
+
+std::string_view
+fused_moe_prefix(std::string_view module)
+{
+  // Horspool's search run backwards, as rfind() reads: a window's first byte tells how far
+  // left the next window that could match starts (most bytes of a name's leaf are in no place
+  // of the marker, and the window moves by all of it).
+  static constexpr std::string_view k_marker = ".experts.";
+  static constexpr auto k_shift = [] {
+    std::array<uint8_t, 256> shift{};
+    shift.fill(static_cast<uint8_t>(k_marker.size()));
+    for (size_t i = k_marker.size() - 1; i >= 1; --i) {
+      shift[static_cast<unsigned char>(k_marker[i])] = static_cast<uint8_t>(i);
+    }
+    return shift;
+  }();
+  if (module.size() < k_marker.size()) {
+    return {};
+  }
+  for (size_t pos = module.size() - k_marker.size();;) {
+    const char first = module[pos];
+    if (first == '.' &&
+        std::memcmp(module.data() + pos + 1, k_marker.data() + 1, k_marker.size() - 1) == 0) {
+      return module.substr(0, pos + k_marker.size() - 1);
+    }
+    const size_t shift = k_shift[static_cast<unsigned char>(first)];
+    if (pos < shift) {
+      return {};
+    }
+    pos -= shift;
+  }
 }
 
 std::vector<std::string_view>

@@ -1271,6 +1271,58 @@ TEST(Patterns, DigitSignatureFoldsEachRunOfDigits)
 }
 
 // same_digit_signature() compares as digit_signature() would, without writing signatures.
+// The last ".experts." of a name, found as rfind() finds it, on names built of pieces that
+// make near misses ("experts" first or last, "xexperts", "experts.experts", "..experts").
+TEST(Patterns, FusedMoePrefixIsWhatPrecedesTheLastExpertsMarker)
+{
+  EXPECT_EQ(fused_moe_prefix("model.layers.3.mlp.experts.17.down_proj"),
+            "model.layers.3.mlp.experts");
+  EXPECT_EQ(fused_moe_prefix("experts.1.w1"), "");
+  EXPECT_EQ(fused_moe_prefix("a.experts."), "a.experts");
+  EXPECT_EQ(fused_moe_prefix(".experts."), ".experts");
+  EXPECT_EQ(fused_moe_prefix("a.experts"), "");
+  EXPECT_EQ(fused_moe_prefix("a.experts.experts.1"), "a.experts.experts");
+  EXPECT_EQ(fused_moe_prefix(""), "");
+  static const std::vector<std::string> k_pieces{".",  "experts", "expert", "s",         "x", "7",
+                                                 ".e", "xperts.", "mlp",    ".experts.", "s."};
+  test::Lcg next{5};
+  for (int i = 0; i < 50000; ++i) {
+    std::string name;
+    for (size_t n = next(9); n > 0; --n) {
+      name += k_pieces[next(k_pieces.size())];
+    }
+    const size_t pos = name.rfind(".experts.");
+    const std::string_view expected =
+      pos == std::string::npos ? std::string_view() : std::string_view(name).substr(0, pos + 8);
+    const std::string_view found = fused_moe_prefix(name);
+    ASSERT_EQ(found, expected) << name;
+    ASSERT_TRUE(found.empty() || found.data() == name.data()) << name; // a view of the name
+  }
+}
+
+// leaf_of() against rfind('.'), on random dotted names (empty components, a dot first or last).
+TEST(Patterns, LeafOfIsWhatFollowsTheLastDot)
+{
+  EXPECT_EQ(leaf_of("model.layers.3.mlp"), "mlp");
+  EXPECT_EQ(leaf_of("lm_head"), "lm_head");
+  EXPECT_EQ(leaf_of("a."), "");
+  EXPECT_EQ(leaf_of(""), "");
+  static const std::vector<std::string> k_pieces{".", "layers", "7", "x", "..", "down_proj"};
+  test::Lcg next{11};
+  for (int i = 0; i < 20000; ++i) {
+    std::string name;
+    for (size_t n = next(12); n > 0; --n) {
+      name += k_pieces[next(k_pieces.size())];
+    }
+    const size_t dot = name.rfind('.');
+    const std::string_view expected =
+      dot == std::string::npos ? std::string_view(name) : std::string_view(name).substr(dot + 1);
+    const std::string_view found = leaf_of(name);
+    ASSERT_EQ(found, expected) << name;
+    ASSERT_EQ(found.data() + found.size(), name.data() + name.size()) << name;
+  }
+}
+
 TEST(Patterns, SameDigitSignatureComparesSignatures)
 {
   EXPECT_TRUE(

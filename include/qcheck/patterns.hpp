@@ -31,6 +31,10 @@ std::vector<std::string_view> split_dots(std::string_view name);
 // The last component of a dotted name (the whole name when it has no dot).
 std::string_view leaf_of(std::string_view name);
 
+// What precedes the last ".experts." of a per-expert module's name, with "experts":
+// "a.b.experts.7.down_proj" -> "a.b.experts". Empty when the name holds no ".experts.".
+std::string_view fused_moe_prefix(std::string_view module);
+
 // The text every match of a Python regex (re.match: anchored at the start) begins with, as far
 // as it can be read without interpreting the regex; empty when none is certain.
 std::string regex_literal_start(std::string_view regex);
