@@ -1271,6 +1271,21 @@ TEST(Patterns, DigitSignatureFoldsEachRunOfDigits)
 }
 
 // same_digit_signature() compares as digit_signature() would, without writing signatures.
+namespace {
+
+// A name of up to `most` - 1 pieces drawn from `pieces`.
+std::string
+name_of_pieces(test::Lcg& next, const std::vector<std::string>& pieces, size_t most)
+{
+  std::string name;
+  for (size_t n = next(most); n > 0; --n) {
+    name += pieces[next(pieces.size())];
+  }
+  return name;
+}
+
+} // namespace
+
 // The last ".experts." of a name, found as rfind() finds it, on names built of pieces that
 // make near misses ("experts" first or last, "xexperts", "experts.experts", "..experts").
 TEST(Patterns, FusedMoePrefixIsWhatPrecedesTheLastExpertsMarker)
@@ -1287,10 +1302,7 @@ TEST(Patterns, FusedMoePrefixIsWhatPrecedesTheLastExpertsMarker)
                                                  ".e", "xperts.", "mlp",    ".experts.", "s."};
   test::Lcg next{5};
   for (int i = 0; i < 50000; ++i) {
-    std::string name;
-    for (size_t n = next(9); n > 0; --n) {
-      name += k_pieces[next(k_pieces.size())];
-    }
+    const std::string name = name_of_pieces(next, k_pieces, 9);
     const size_t pos = name.rfind(".experts.");
     const std::string_view expected =
       pos == std::string::npos ? std::string_view() : std::string_view(name).substr(0, pos + 8);
@@ -1310,10 +1322,7 @@ TEST(Patterns, LeafOfIsWhatFollowsTheLastDot)
   static const std::vector<std::string> k_pieces{".", "layers", "7", "x", "..", "down_proj"};
   test::Lcg next{11};
   for (int i = 0; i < 20000; ++i) {
-    std::string name;
-    for (size_t n = next(12); n > 0; --n) {
-      name += k_pieces[next(k_pieces.size())];
-    }
+    const std::string name = name_of_pieces(next, k_pieces, 12);
     const size_t dot = name.rfind('.');
     const std::string_view expected =
       dot == std::string::npos ? std::string_view(name) : std::string_view(name).substr(dot + 1);
