@@ -184,10 +184,11 @@ public:
     // in m_layers: layers_for() adds none): the engines' findings, and the verdicts on the
     // lists' entries (with the experts each list names), whose findings follow.
     std::vector<DecidedList> decided;
-    run_tasks(2, thread_count(m_options.threads), [&](size_t task) {
+    // A patch's verification (decisions_only) has no second strand: no thread for it.
+    run_tasks(m_options.decisions_only ? 1 : 2, thread_count(m_options.threads), [&](size_t task) {
       if (task == 0) {
         engine_findings();
-      } else if (!m_options.decisions_only) {
+      } else {
         decided = decide_lists();
         count_listed_experts();
       }
