@@ -241,16 +241,23 @@ struct IndexData
 };
 
 // Reads the header of every regular shard in `shards[first..]`, `threads` at a time, the calling
-// thread included; `before` runs on the calling thread first (the other threads start at once).
+// thread included. Each of `before` is taken, in order, by the first thread free, ahead of any
+// shard: the index and the configuration, each long for a long file, run side by side and
+// beside the shards, never one after the other on one thread while another idles.
 void
 read_shards(const FileSystem& fs, const std::string& root, std::vector<ShardFile>& shards,
-            size_t first, unsigned threads, const std::function<void()>& before = {})
+            size_t first, unsigned threads, std::span<const std::function<void()>> before = {})
 {
-  std::atomic<size_t> next{first};
+  std::atomic<size_t> next{0};
   Workers workers;
+  const size_t jobs = before.size() + (shards.size() > first ? shards.size() - first : 0);
   auto worker = [&] {
-    for (size_t i = next++; i < shards.size() && !workers.failed(); i = next++) {
-      ShardFile& shard = shards[i];
+    for (size_t job = next++; job < jobs && !workers.failed(); job = next++) {
+      if (job < before.size()) {
+        before[job]();
+        continue;
+      }
+      ShardFile& shard = shards[first + job - before.size()];
       const std::string path = join_path(root, shard.file);
       shard.info = fs.stat(path);
       if (shard.info.kind != FileKind::regular) {
@@ -265,15 +272,11 @@ read_shards(const FileSystem& fs, const std::string& root, std::vector<ShardFile
       shard.header_read = shard.header.readable;
     }
   };
-  const size_t count = shards.size() > first ? shards.size() - first : 0;
-  const auto helpers = static_cast<unsigned>(std::min<size_t>(std::max(1u, threads) - 1, count));
+  const auto helpers = static_cast<unsigned>(std::min<size_t>(std::max(1u, threads) - 1, jobs));
   for (unsigned i = 0; i < helpers; ++i) {
     if (!workers.start(worker)) {
-      break; // no thread to be had: the calling thread reads the rest
+      break; // no thread to be had: the calling thread does the rest
     }
-  }
-  if (before) {
-    workers.run(before);
   }
   workers.run(worker);
   workers.join();
@@ -560,14 +563,18 @@ public:
     const std::string index_file = index_name(names);
     std::optional<IndexData> index;
     std::vector<CheckpointProblem> index_problems;
-    read_shards(m_fs, m_out.root, m_out.shards, 0, threads, [&] {
-      if (!index_file.empty()) {
-        index = read_index(index_file, index_problems);
-      }
-      if (m_alongside) {
-        m_alongside(m_out.root);
-      }
-    });
+    const std::array<std::function<void()>, 2> beside{[&] {
+                                                        if (!index_file.empty()) {
+                                                          index =
+                                                            read_index(index_file, index_problems);
+                                                        }
+                                                      },
+                                                      [&] {
+                                                        if (m_alongside) {
+                                                          m_alongside(m_out.root);
+                                                        }
+                                                      }};
+    read_shards(m_fs, m_out.root, m_out.shards, 0, threads, beside);
     // An index no loader can read is reported; the shards are then judged as without one
     // (not each "missing from the index", nor draft layers "in files the index does not name").
     if (index && !index->readable) {

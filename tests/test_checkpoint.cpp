@@ -1,8 +1,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
+#include <condition_variable>
 #include <fmt/format.h>
 #include <map>
+#include <mutex>
 #include <random>
 #include <set>
 #include <thread>
@@ -409,9 +412,10 @@ TEST(Checkpoint, NoWeights)
   EXPECT_EQ(c.problems[0].issue, CheckpointIssue::no_weights);
 }
 
-// The work given to run alongside runs once, on the calling thread, with the folder: for a
-// folder with an index, a folder of no weights, and one shard file; never for a missing path.
-TEST(Checkpoint, AlongsideRunsOnceOnTheCallingThread)
+// The work given to run alongside runs once, on one of the loading threads, with the folder:
+// for a folder with an index, a folder of no weights, and one shard file; never for a missing
+// path.
+TEST(Checkpoint, AlongsideRunsOnceOnALoadingThread)
 {
   auto fs = two_shards();
   fs.add_file("m/model.safetensors.index.json", index_json(k_full_map));
@@ -428,13 +432,92 @@ TEST(Checkpoint, AlongsideRunsOnceOnTheCallingThread)
     };
     ASSERT_TRUE(load_checkpoint(fs, path, options)) << path;
     EXPECT_EQ(roots, std::vector<std::string>{root}) << path;
-    EXPECT_EQ(threads, std::vector<std::thread::id>{std::this_thread::get_id()}) << path;
+    ASSERT_EQ(threads.size(), 1u) << path;
   }
+  // One thread: the calling one does everything.
+  std::vector<std::thread::id> threads;
+  LoadOptions one{1};
+  one.alongside = [&](const std::string&) { threads.push_back(std::this_thread::get_id()); };
+  ASSERT_TRUE(load_checkpoint(fs, "m", one));
+  EXPECT_EQ(threads, std::vector<std::thread::id>{std::this_thread::get_id()});
   LoadOptions options;
   bool called = false;
   options.alongside = [&](const std::string&) { called = true; };
   EXPECT_FALSE(load_checkpoint(fs, "nope", options));
   EXPECT_FALSE(called);
+}
+
+namespace {
+
+// Shows a MemoryFileSystem whose index cannot be opened until open_gate() is called (or, so that
+// a test fails instead of hanging, until a few seconds pass).
+class IndexGate final : public FileSystem
+{
+public:
+  IndexGate(const MemoryFileSystem& base, std::string index)
+    : m_base(base), m_index(std::move(index))
+  {
+  }
+  void open_gate()
+  {
+    const std::lock_guard lock(m_mutex);
+    m_open = true;
+    m_changed.notify_all();
+  }
+  // Whether every opening of the index found the gate open in time.
+  bool opened_in_time() const
+  {
+    const std::lock_guard lock(m_mutex);
+    return m_in_time;
+  }
+
+  FileInfo stat(const std::string& path) const override { return m_base.stat(path); }
+  Expected<std::vector<std::string>> list_dir(const std::string& path) const override
+  {
+    return m_base.list_dir(path);
+  }
+  Expected<std::unique_ptr<ByteSource>> open(const std::string& path) const override
+  {
+    if (path == m_index) {
+      std::unique_lock lock(m_mutex);
+      if (!m_changed.wait_for(lock, std::chrono::seconds(5), [&] { return m_open; })) {
+        m_in_time = false;
+      }
+    }
+    return m_base.open(path);
+  }
+
+private:
+  const MemoryFileSystem& m_base;
+  std::string m_index;
+  mutable std::mutex m_mutex;
+  mutable std::condition_variable m_changed;
+  bool m_open = false;
+  mutable bool m_in_time = true;
+};
+
+} // namespace
+
+// With two threads, the index and the work alongside are read side by side: the index waits
+// here until that work has begun (read one after the other on one thread, as before, a long
+// configuration held the loading back while the other thread idled).
+TEST(Checkpoint, AlongsideRunsBesideTheIndex)
+{
+  auto fs = two_shards();
+  fs.add_file("m/model.safetensors.index.json", index_json(k_full_map));
+  IndexGate gate(fs, "m/model.safetensors.index.json");
+  LoadOptions options{2};
+  int calls = 0;
+  options.alongside = [&](const std::string&) {
+    ++calls;
+    gate.open_gate();
+  };
+  const auto c = load_checkpoint(gate, "m", options);
+  ASSERT_TRUE(c);
+  EXPECT_TRUE(gate.opened_in_time());
+  EXPECT_EQ(calls, 1);
+  EXPECT_TRUE(c->has_index);
+  EXPECT_TRUE(c->problems.empty());
 }
 
 TEST(Checkpoint, MissingFolderIsAnError)

@@ -103,8 +103,9 @@ struct Checkpoint
 struct LoadOptions
 {
   unsigned threads = 0; // 0: one per core
-  // Called once with the model folder, on the calling thread, while the other threads read the
-  // shard headers: independent work (reading the configuration) overlaps the reading.
+  // Called once with the model folder, while the index and the shard headers are read:
+  // independent work (reading the configuration) overlaps the reading. It runs on whichever
+  // loading thread is free first (the calling thread or another), beside the index's reading.
   std::function<void(const std::string& root)> alongside{};
 };
 
