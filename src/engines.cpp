@@ -510,10 +510,14 @@ private:
     std::array<uint32_t, k_kept> entries{};
   };
 
+  // Most often `name` is a view of the module's own name: no bytes compared then.
   bool holds(std::optional<uint32_t> module, std::string_view name) const
   {
-    return module && *module < m_inventory.modules.size() &&
-           m_inventory.modules[*module].name == name;
+    if (!module || *module >= m_inventory.modules.size()) {
+      return false;
+    }
+    const std::string_view own = m_inventory.modules[*module].name;
+    return (own.data() == name.data() && own.size() == name.size()) || own == name;
   }
 
   const Inventory& m_inventory;
