@@ -1068,7 +1068,7 @@ private:
 
   struct EntryUse
   {
-    std::vector<bool> matched;              // the entry matches some name
+    std::vector<char> matched;              // nonzero: the entry matches some name
     std::vector<std::string_view> examples; // substring formats: a module it overmatches, or ""
   };
 
@@ -1168,10 +1168,10 @@ private:
       }
     });
     EntryUse use;
-    use.matched.assign(s.excludes.size(), false);
+    use.matched.assign(s.excludes.size(), 0);
     for (Pass& pass : passes) {
       for (size_t i = 0; i < pass.matched.size(); ++i) {
-        use.matched[i] = use.matched[i] || pass.matched[i] != 0;
+        use.matched[i] |= pass.matched[i];
       }
       // Passes in module order: an earlier half's example comes first.
       if (!pass.exampled.empty() && use.examples.empty()) {
@@ -1323,7 +1323,7 @@ private:
         return m.role == ModuleRole::lm_head &&
                (m.name == "lm_head" || m.name.ends_with(".lm_head"));
       });
-    const std::vector<bool>& matched = use.matched;
+    const std::vector<char>& matched = use.matched;
     for (size_t index = 0; index < s.excludes.size(); ++index) {
       const std::string& entry = s.excludes[index];
       uint8_t& verdict = out.verdicts[index];
@@ -1345,7 +1345,7 @@ private:
       const bool glob = has_glob_chars(entry);
       // Fast path: the long list's pass saw the entry match, or a plain entry names a module,
       // a layer or an ancestor of either.
-      bool used = !matched.empty() && matched[index];
+      bool used = !matched.empty() && matched[index] != 0;
       used = used || (!glob && !regex && is_known_entry(s, index));
       if (!used && matched.empty()) {
         used = entry_used_by_scan(s, engines, entry);
