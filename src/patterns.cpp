@@ -148,12 +148,21 @@ first_of(std::string_view text)
   const char* p = begin;
   const char* const end = p + text.size();
 #if defined(__SSE2__)
+  const auto found = [](const char* at) {
+    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(at));
+    return static_cast<unsigned>(
+      _mm_movemask_epi8((_mm_cmpeq_epi8(bytes, _mm_set1_epi8(k_bytes)) | ...)));
+  };
   for (; end - p >= 16; p += 16) {
-    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-    const __m128i any = (_mm_cmpeq_epi8(bytes, _mm_set1_epi8(k_bytes)) | ...);
-    if (const auto mask = static_cast<unsigned>(_mm_movemask_epi8(any)); mask != 0) {
+    if (const unsigned mask = found(p); mask != 0) {
       return static_cast<size_t>(p - begin) + static_cast<size_t>(std::countr_zero(mask));
     }
+  }
+  // The last bytes of a text of 16 or more: the 16 that end it, less those looked at already.
+  if (p != end && end - begin >= 16) {
+    const unsigned mask = found(end - 16) >> (16 - (end - p));
+    return mask != 0 ? static_cast<size_t>(p - begin) + static_cast<size_t>(std::countr_zero(mask))
+                     : text.size();
   }
 #endif
   return static_cast<size_t>(std::find_if(p, end, [](char c) { return ((c == k_bytes) || ...); }) -

@@ -1604,6 +1604,30 @@ TEST(Engines, GlobCharactersAreStarQuestionMarkAndBracket)
   }
 }
 
+// The first of `*?[]` wherever it is (the first 16 bytes, past them, the last few, which are
+// read with the 16 bytes that end the text), before any later one; the size when there is none.
+TEST(Patterns, FirstWildcardIsTheFirstOfStarQuestionMarkAndBrackets)
+{
+  for (size_t size = 0; size < 50; ++size) {
+    const std::string plain(size, 'a');
+    EXPECT_EQ(first_wildcard(plain), size);
+    for (size_t at = 0; at < size; ++at) {
+      for (const char c : {'*', '?', '[', ']'}) {
+        std::string glob = plain;
+        glob[at] = c;
+        for (size_t later = at + 1; later < size; later += 7) {
+          glob[later] = '*';
+        }
+        EXPECT_EQ(first_wildcard(glob), at) << glob;
+        EXPECT_EQ(first_wildcard(std::string_view(glob).substr(0, at)), at) << glob;
+        if (at > 0) { // a view that does not start the string
+          EXPECT_EQ(first_wildcard(std::string_view(glob).substr(1)), at - 1) << glob;
+        }
+      }
+    }
+  }
+}
+
 // An empty entry occurs in every name: where an engine matches by substring it excludes
 // everything, and a compiled list must offer it as a candidate like any other entry.
 TEST(Engines, CompiledListOffersAnEmptyEntryWhereItMatches)
