@@ -12,6 +12,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -1110,6 +1111,30 @@ TEST(RuleCases, QC105Negative)
     config(k_qwen3_moe, modelopt("NVFP4", {"lm_head", "*mlp.gate", "model.layers.0.mlp.experts*"})),
     moe_layer(bf16, bf16)));
   EXPECT_TRUE(r.findings.empty()) << text(r);
+}
+
+// lint_path() hands the linter's largest tables to the run (freed with it: the CLI keeps its
+// runs until exit) and reports what lint() does, which frees them; so does lint() handing them
+// to its caller.
+TEST(RuleCases, ARunKeepsTheLintersTablesAndReportsAlike)
+{
+  const MemoryFileSystem fs =
+    folder(config(k_llama, modelopt("NVFP4", {"lm_head"})), llama_nvfp4_with_bf16_layer1());
+  auto run = lint_path(fs, "m", {});
+  ASSERT_TRUE(run);
+  EXPECT_NE(run->tables, nullptr);
+  EXPECT_EQ(run->tables.use_count(), 1);
+  Report freed = lint(run->checkpoint, run->inventory, run->declaration, {});
+  freed.root = run->report.root;
+  resolve_positions(fs, run->checkpoint.root, freed);
+  ASSERT_FALSE(freed.findings.empty());
+  EXPECT_EQ(render_json({freed}), render_json({run->report}));
+  std::shared_ptr<const void> tables;
+  Report handed = lint(run->checkpoint, run->inventory, run->declaration, {}, tables);
+  EXPECT_NE(tables, nullptr);
+  handed.root = run->report.root;
+  resolve_positions(fs, run->checkpoint.root, handed);
+  EXPECT_EQ(render_json({handed}), render_json({run->report}));
 }
 
 // QC106's fix: each copy of the list gets the entries only the other has (once each), however

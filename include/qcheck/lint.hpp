@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "qcheck/checkpoint.hpp"
@@ -31,10 +32,18 @@ struct LintRun
   Declaration declaration;
   Drafts drafts;
   Report report;
+  // The linter's largest working tables (each engine's layers and decisions), freed with the
+  // run: a caller that keeps its runs until exit never frees them one by one. Declared last, so
+  // freed first: they view the inventory.
+  std::shared_ptr<const void> tables;
 };
 
 Report lint(const Checkpoint& checkpoint, const Inventory& inventory,
             const Declaration& declaration, const LintOptions& options);
+// The same, its working tables handed to `tables` instead of freed (see LintRun::tables).
+Report lint(const Checkpoint& checkpoint, const Inventory& inventory,
+            const Declaration& declaration, const LintOptions& options,
+            std::shared_ptr<const void>& tables);
 
 // Fills line/column of findings whose pointer names a value in a JSON file of the folder; reads
 // up to `threads` files at once (0: one per core).
