@@ -6,6 +6,7 @@
 
 #include "builder.hpp"
 #include "qcheck/name_set.hpp"
+#include "qcheck/text_hash.hpp"
 
 using namespace qcheck;
 
@@ -53,5 +54,26 @@ TEST(NameSet, AgreesWithStdSetThroughGrowth)
   for (int i = 0; i < 20000; ++i) {
     const std::string name = "m.l." + std::to_string(next(3500)) + ".e." + std::to_string(next(9));
     ASSERT_EQ(set.contains(name), expected.count(name) == 1) << name;
+  }
+}
+
+// The hash behind NameSet (and the index's names): texts of every length up to 40 that differ in
+// one byte, wherever it is, or only in length, hash apart; one text hashes apart under two keys.
+TEST(TextHash, KeyedHashTellsApartTextsThatDifferInOneByteOrInLength)
+{
+  const std::string base = "model.layers.17.mlp.experts.203.down_proj.weight";
+  for (const uint64_t key : {uint64_t{0}, uint64_t{0x5eed}, random_key()}) {
+    std::set<uint64_t> by_length;
+    for (size_t size = 0; size <= 40; ++size) {
+      const std::string text = base.substr(0, size);
+      const uint64_t hash = keyed_hash(text, key);
+      EXPECT_TRUE(by_length.insert(hash).second) << size;
+      for (size_t at = 0; at < size; ++at) {
+        std::string other = text;
+        other[at] = static_cast<char>(other[at] ^ 1);
+        EXPECT_NE(keyed_hash(other, key), hash) << other;
+      }
+    }
+    EXPECT_NE(keyed_hash(base, key), keyed_hash(base, key + 1));
   }
 }

@@ -4,9 +4,10 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <string_view>
 #include <vector>
+
+#include "qcheck/text_hash.hpp"
 
 namespace qcheck {
 
@@ -35,7 +36,7 @@ public:
     if ((m_size + 1) * k_max_load_den > m_slots.size() * k_max_load_num) {
       rehash(m_slots.empty() ? 16 : 2 * m_slots.size());
     }
-    const uint64_t hash = std::hash<std::string_view>{}(name);
+    const uint64_t hash = keyed_hash(name, m_key);
     Slot& slot = m_slots[find(name, hash)];
     if (slot.data != nullptr) {
       return false;
@@ -51,7 +52,7 @@ public:
     if (m_size == 0) {
       return false;
     }
-    return m_slots[find(name, std::hash<std::string_view>{}(name))].data != nullptr;
+    return m_slots[find(name, keyed_hash(name, m_key))].data != nullptr;
   }
 
   size_t size() const { return m_size; }
@@ -84,18 +85,22 @@ private:
 
   void rehash(size_t capacity)
   {
+    if (m_slots.empty()) {
+      m_key = random_key(); // drawn with the first table, before any name is hashed
+    }
     std::vector<Slot> old = std::move(m_slots);
     m_slots.assign(capacity, Slot{});
     for (const Slot& slot : old) {
       if (slot.data != nullptr) {
         const std::string_view name(slot.data, slot.size);
-        m_slots[find(name, std::hash<std::string_view>{}(name))] = slot;
+        m_slots[find(name, keyed_hash(name, m_key))] = slot;
       }
     }
   }
 
   std::vector<Slot> m_slots; // a power of two in size, or empty
   size_t m_size = 0;
+  uint64_t m_key = 0; // keyed_hash()'s: names cannot be chosen to collide
 };
 
 } // namespace qcheck
