@@ -533,6 +533,27 @@ TEST(Modules, GroupingOfBitsandbytesNamesMatchesABruteForceGrouping)
   }
 }
 
+// Modules of 14 to 40 bytes (compared 16 bytes at a time) that differ in one byte anywhere, with
+// leaves of every length up to 18, some holding a dot: grouped as a brute force groups them.
+TEST(Modules, GroupingOfLongNamesMatchesABruteForceGrouping)
+{
+  test::Lcg next(1616);
+  for (int round = 0; round < 200; ++round) {
+    std::set<std::string> names;
+    while (names.size() < 40) {
+      std::string module(14 + next(27), 'a');
+      module[next(module.size())] = "bc."[next(3)];
+      std::string leaf(next(19), 'w');
+      if (!leaf.empty() && next(3) == 0) {
+        leaf[next(leaf.size())] = '.';
+      }
+      names.insert(module + "." + leaf);
+    }
+    auto l = load(bf16_tensors(names));
+    expect_grouped(*l, l->inventory, by_module(names), fmt::format("round {}", round));
+  }
+}
+
 // A slice that starts at "m.N.weight.absmax", after "m.N.weight.a" (a tensor of module
 // "m.N.weight"): its first name is split, not taken as the previous module's.
 TEST(Modules, BitsandbytesNameAtTheStartOfASlice)
