@@ -108,6 +108,24 @@ TEST(IndexJson, RepeatedFilesReadAsTheirText)
             WeightMapScan::Status::invalid_json);
 }
 
+// Files of 16 bytes and more (compared 16 at a time): one that differs from the file before in
+// a single byte, wherever it is, is read as its own text.
+TEST(IndexJson, FilesThatDifferInOneByteFromTheOneBeforeReadAsTheirText)
+{
+  const std::string base = "model-00001-of-00163.safetensors.more.bytes";
+  for (size_t size = 16; size <= base.size(); ++size) {
+    const std::string file = base.substr(0, size);
+    for (size_t at = 0; at < size; ++at) {
+      std::string other = file;
+      other[at] = other[at] == 'x' ? 'y' : 'x';
+      const Scanned s = scan(R"({"weight_map": {"a": ")" + file + R"(", "b": ")" + other +
+                             R"(", "c": ")" + file + R"(", "d": ")" + file + R"("}})");
+      ASSERT_EQ(s.status, WeightMapScan::Status::ok) << other;
+      EXPECT_EQ(s.members, (Members{{"a", file}, {"b", other}, {"c", file}, {"d", file}})) << other;
+    }
+  }
+}
+
 TEST(IndexJson, NoWeightMapObject)
 {
   for (const std::string json :
