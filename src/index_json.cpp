@@ -33,29 +33,6 @@ struct Window
   ptrdiff_t margin; // the bytes ahead of the reader below which it reads on
 };
 
-// Whether the n bytes at a and at b are equal: 16 at a time (the last 16 overlapping the ones
-// before) where there are 16, without a library call (asked once per member of weight_map).
-bool
-same_bytes(const char* a, const char* b, size_t n)
-{
-#if defined(__SSE2__)
-  if (n >= 16) {
-    const auto equal_16 = [&](size_t at) {
-      const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a + at));
-      const __m128i y = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + at));
-      return _mm_movemask_epi8(_mm_cmpeq_epi8(x, y)) == 0xFFFF;
-    };
-    for (size_t at = 0; at + 16 < n; at += 16) {
-      if (!equal_16(at)) {
-        return false;
-      }
-    }
-    return equal_16(n - 16);
-  }
-#endif
-  return std::memcmp(a, b, n) == 0;
-}
-
 // A recursive-descent reader over the text; every method returns false on invalid JSON and
 // leaves m_at where reading stopped. Over a window, false also when a member of the root object
 // or of weight_map runs past the window's end.
@@ -408,7 +385,7 @@ private:
         std::string_view file;
         const size_t n = last_file.size();
         if (n > 0 && static_cast<size_t>(m_end - m_at) > n + 1 && m_at[n + 1] == '"' &&
-            same_bytes(m_at + 1, last_file.data(), n)) {
+            std::memcmp(m_at + 1, last_file.data(), n) == 0) {
           file = last_file;
           m_at += n + 2;
         } else {

@@ -108,8 +108,8 @@ TEST(IndexJson, RepeatedFilesReadAsTheirText)
             WeightMapScan::Status::invalid_json);
 }
 
-// Files of 16 bytes and more (compared 16 at a time): one that differs from the file before in
-// a single byte, wherever it is, is read as its own text.
+// Files of the usual length, 16 bytes and more: one that differs from the file before in a
+// single byte, wherever it is, is read as its own text, not as the file before.
 TEST(IndexJson, FilesThatDifferInOneByteFromTheOneBeforeReadAsTheirText)
 {
   const std::string base = "model-00001-of-00163.safetensors.more.bytes";
