@@ -508,17 +508,17 @@ public:
     const std::string index_file = index_name(names);
     std::optional<IndexData> index;
     std::vector<CheckpointProblem> index_problems;
-    const std::array<std::function<void()>, 2> beside{[&] {
-                                                        if (!index_file.empty()) {
-                                                          index =
-                                                            read_index(index_file, index_problems);
-                                                        }
-                                                      },
-                                                      [&] {
-                                                        if (m_alongside) {
-                                                          m_alongside(m_out.root);
-                                                        }
-                                                      }};
+    const auto read_the_index = [&] {
+      if (!index_file.empty()) {
+        index = read_index(index_file, index_problems);
+      }
+    };
+    const auto read_alongside = [&] {
+      if (m_alongside) {
+        m_alongside(m_out.root);
+      }
+    };
+    const std::array<std::function<void()>, 2> beside{read_the_index, read_alongside};
     read_shards(m_fs, m_out.root, m_out.shards, 0, threads, beside);
     // An index no loader can read is reported; the shards are then judged as without one
     // (not each "missing from the index", nor draft layers "in files the index does not name").
