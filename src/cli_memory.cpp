@@ -16,6 +16,8 @@ namespace {
 
 constexpr uintptr_t k_huge_page = uintptr_t{2} << 20;
 constexpr int k_glibc_threshold = 128 * 1024; // M_MMAP_THRESHOLD's and M_TRIM_THRESHOLD's default
+// Below this, the bytes before the first 2 MiB page are left to the next blocks (a page at most).
+constexpr uintptr_t k_min_filler = 4096;
 
 bool
 sanitized()
@@ -92,6 +94,16 @@ use_large_pages()
   const auto end = (reinterpret_cast<uintptr_t>(block) + k_large_page_heap) & ~(k_huge_page - 1);
   const bool advised = ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE) == 0;
   std::free(block);
+  // The freed block's bytes below `begin` (up to 2 MiB, where the randomised start of the heap
+  // put them) can only be 4 KiB pages: one block, never touched, holds them, so that the blocks
+  // cut next, the run's first large tables among them, start in 2 MiB pages (on deepseek, 20 to
+  // 450 faults fewer). With its 16-byte chunk header, asking 8 bytes less than the gap makes the
+  // next block start at `begin`.
+  if (const uintptr_t gap = begin - reinterpret_cast<uintptr_t>(block); gap >= k_min_filler) {
+    // Never read nor freed; volatile, or the compiler drops an allocation nothing reads.
+    static void* volatile filler = nullptr;
+    filler = std::malloc(gap - sizeof(size_t));
+  }
   // Threads would otherwise get arenas of their own, whose heaps keep 4 KiB pages.
   mallopt(M_ARENA_MAX, 1);
   return advised;

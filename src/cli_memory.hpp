@@ -20,7 +20,8 @@ inline constexpr size_t k_large_page_heap = size_t{1} << 30;
 // RLIMIT_DATA: a heap never trimmed keeps the address space of what it freed), or when glibc
 // refuses the settings (before 2.35); when the reservation still fails, only the mapping and
 // trimming thresholds stay set, at glibc's default values. Call first in main(), before any
-// thread starts. True when the heap was set up and the kernel took the advice.
+// thread starts. True when the heap was set up and the kernel took the advice; the next block
+// allocated then starts at a 2 MiB boundary.
 bool use_large_pages();
 
 // Whether the kernel gives transparent huge pages to a region that asks (mode "always" or

@@ -7,6 +7,7 @@
 #include <gnu/libc-version.h>
 #include <gtest/gtest.h>
 #include <string>
+#include <cstring>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -98,4 +99,52 @@ TEST(CliMemory, HeapInLargePagesTakesFarFewerPageFaults)
   ASSERT_GT(small_pages, 0);
   ASSERT_GT(large_pages, 0);
   EXPECT_LT(large_pages * 3, small_pages);
+}
+
+namespace {
+
+// Minor page faults of this process so far.
+long
+own_page_faults()
+{
+  rusage usage{};
+  ::getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_minflt;
+}
+
+} // namespace
+
+// The heap's first bytes are where the randomised start of the heap puts them, below a 2 MiB
+// boundary: the set-up keeps them out of later blocks, the first of which starts on the boundary
+// and is written in a few 2 MiB faults, not up to 512 of 4 KiB.
+TEST(CliMemory, FirstBlockAfterTheSetUpStartsInALargePage)
+{
+#ifdef QCHECK_TEST_ASAN
+  GTEST_SKIP() << "AddressSanitizer's allocator ignores the set-up";
+#endif
+  if (!qcheck::cli::kernel_gives_huge_pages() || !glibc_takes_the_settings()) {
+    GTEST_SKIP() << "no transparent huge pages, or glibc before 2.35";
+  }
+  constexpr size_t k_block = size_t{8} << 20;
+  // In a child: the set-up changes the process's allocator for good.
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    if (!qcheck::cli::use_large_pages()) {
+      ::_exit(77);
+    }
+    auto* block = static_cast<char*>(std::malloc(k_block));
+    const long before = own_page_faults();
+    std::memset(block, 1, k_block);
+    const long faults = own_page_faults() - before;
+    const bool aligned = reinterpret_cast<uintptr_t>(block) % (uintptr_t{2} << 20) == 0;
+    ::_exit((aligned ? 0 : 1) | (faults <= 16 ? 0 : 2));
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  if (WEXITSTATUS(status) == 77) {
+    GTEST_SKIP() << "the kernel refused the advice";
+  }
+  EXPECT_EQ(WEXITSTATUS(status) & 1, 0) << "the block does not start at a 2 MiB boundary";
+  EXPECT_EQ(WEXITSTATUS(status) & 2, 0) << "writing 8 MiB took more than 16 page faults";
 }
