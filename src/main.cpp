@@ -18,6 +18,7 @@
 #include "qcheck/fix.hpp"
 #include "qcheck/inspect.hpp"
 #include "qcheck/lint.hpp"
+#include "qcheck/parallel.hpp"
 #include "qcheck/remote.hpp"
 #include "qcheck/rules.hpp"
 #include "qcheck/session.hpp"
@@ -470,6 +471,8 @@ main(int argc, char** argv)
   // mapping; QCHECK_LARGE_PAGES=0 keeps both to 4 KiB pages.
   disk_options().map_whole_files = !qcheck::cli::use_large_pages();
   qcheck::cli::report_shrunk_files(k_exit_usage);
+  // A lint makes about ten passes over the cores: each finds the threads of the one before.
+  qcheck::keep_threads(true);
   try {
     return run_main(argc, argv);
   } catch (const std::bad_alloc&) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <new>
 #include <sched.h>
 #include <thread>
 
@@ -9,49 +10,117 @@ namespace qcheck {
 
 namespace {
 
-struct Start
+struct Work
 {
   void* job;
-  void (*run)(void*);
+  void (*body)(void*); // runs and destroys job
+  Workers* group;      // told when it has
+};
+
+struct Start
+{
+  Work work;
   bool widen;        // the thread starts away from the caller's CPU, then may use all `allowed`
   cpu_set_t allowed; // the starting thread's CPUs
+};
+
+// Threads kept for later work (keep_threads()), each parked until work is handed to it.
+class Pool
+{
+public:
+  static Pool& get()
+  {
+    // Never destroyed: kept threads may still be parked on it while the process exits.
+    static Pool* const pool = [] {
+      auto* p = new Pool;
+      pthread_atfork(&Pool::before_fork, &Pool::after_fork_parent, &Pool::after_fork_child);
+      return p;
+    }();
+    return *pool;
+  }
+
+  void set_keep(bool keep) { m_keep.store(keep, std::memory_order_relaxed); }
+  bool keep() const { return m_keep.load(std::memory_order_relaxed); }
+
+  // Hands the work to a parked thread; false when none is parked.
+  bool hand(const Work& work)
+  {
+    const std::lock_guard lock(m_mutex);
+    if (m_parked == 0) {
+      return false;
+    }
+    m_handed.push_back(work);
+    --m_parked;
+    m_wake.notify_one();
+    return true;
+  }
+
+  // A kept thread: its first work, then whatever is handed to it, for as long as the process
+  // lives. It is ready for more before its group learns the work has ended, so a pass that
+  // follows at once finds it.
+  [[noreturn]] void serve(Work work)
+  {
+    for (;;) {
+      work.body(work.job);
+      {
+        const std::lock_guard lock(m_mutex);
+        ++m_parked;
+      }
+      work.group->ended();
+      std::unique_lock lock(m_mutex);
+      m_wake.wait(lock, [&] { return !m_handed.empty(); });
+      work = m_handed.back();
+      m_handed.pop_back();
+    }
+  }
+
+private:
+  static void before_fork() { get().m_mutex.lock(); }
+  static void after_fork_parent() { get().m_mutex.unlock(); }
+  // The child has none of the parent's other threads: none is parked.
+  static void after_fork_child()
+  {
+    Pool& pool = get();
+    pool.m_parked = 0;
+    pool.m_handed.clear();
+    new (&pool.m_wake) std::condition_variable; // the parent's waiters are not the child's
+    pool.m_mutex.unlock();
+  }
+
+  std::atomic<bool> m_keep{false};
+  std::mutex m_mutex;
+  std::condition_variable m_wake;
+  std::vector<Work> m_handed; // handed, not yet taken
+  size_t m_parked = 0;        // threads waiting for work, less the work handed to them
 };
 
 extern "C" void*
 thread_main(void* arg)
 {
-  const std::unique_ptr<Start> start(static_cast<Start*>(arg));
-  if (start->widen) {
-    sched_setaffinity(0, sizeof start->allowed, &start->allowed); // best effort
+  Work work{};
+  {
+    const std::unique_ptr<Start> start(static_cast<Start*>(arg));
+    if (start->widen) {
+      sched_setaffinity(0, sizeof start->allowed, &start->allowed); // best effort
+    }
+    work = start->work;
   }
-  start->run(start->job);
+  if (Pool& pool = Pool::get(); pool.keep()) {
+    pool.serve(work);
+  }
+  work.body(work.job);
+  work.group->ended();
   return nullptr;
 }
 
-} // namespace
-
-unsigned
-thread_count(unsigned threads)
-{
-  return threads != 0 ? threads : std::max(1u, std::thread::hardware_concurrency());
-}
-
+// Gives the work to a kept thread, or else to a new one; false when no thread could be had.
 bool
-start_cpus(const cpu_set_t& allowed, int here, cpu_set_t& out)
+hand_or_start(const Work& work)
 {
-  if (here < 0 || here >= CPU_SETSIZE || !CPU_ISSET(here, &allowed) || CPU_COUNT(&allowed) < 2) {
-    return false;
+  if (Pool& pool = Pool::get(); pool.keep() && pool.hand(work)) {
+    return true;
   }
-  out = allowed;
-  CPU_CLR(here, &out);
-  return true;
-}
-
-bool
-Workers::launch(void* job, void (*body)(void*))
-{
-  m_threads.reserve(m_threads.size() + 1); // no allocation once the thread runs
-  auto start = std::make_unique<Start>(Start{job, body, false, {}});
+  auto start = std::make_unique<Start>(Start{work, false, {}});
   pthread_attr_t attr;
   if (pthread_attr_init(&attr) != 0) {
     return false;
@@ -73,9 +142,72 @@ Workers::launch(void* job, void (*body)(void*))
   if (failed != 0) {
     return false;
   }
-  start.release(); // thread_main owns it
-  m_threads.push_back(thread);
+  start.release();        // thread_main owns it
+  pthread_detach(thread); // the group waits for the work's end, not the thread's
   return true;
+}
+
+} // namespace
+
+void
+keep_threads(bool keep)
+{
+  Pool::get().set_keep(keep);
+}
+
+unsigned
+thread_count(unsigned threads)
+{
+  return threads != 0 ? threads : std::max(1u, std::thread::hardware_concurrency());
+}
+
+bool
+start_cpus(const cpu_set_t& allowed, int here, cpu_set_t& out)
+{
+  if (here < 0 || here >= CPU_SETSIZE || !CPU_ISSET(here, &allowed) || CPU_COUNT(&allowed) < 2) {
+    return false;
+  }
+  out = allowed;
+  CPU_CLR(here, &out);
+  return true;
+}
+
+bool
+Workers::launch(void* job, void (*body)(void*))
+{
+  {
+    const std::lock_guard lock(m_mutex);
+    ++m_running;
+  }
+  bool started = false;
+  try {
+    started = hand_or_start(Work{job, body, this});
+  } catch (...) {
+    forget_one();
+    throw;
+  }
+  if (!started) {
+    forget_one();
+  }
+  return started;
+}
+
+void
+Workers::forget_one() noexcept
+{
+  const std::lock_guard lock(m_mutex);
+  --m_running;
+}
+
+void
+Workers::ended() noexcept
+{
+  // Notified under the lock: the waiter cannot see the count reach 0, return and destroy the
+  // group before this call is done with it.
+  const std::lock_guard lock(m_mutex);
+  if (--m_running == 0) {
+    m_all_ended.notify_all();
+  }
 }
 
 } // namespace qcheck

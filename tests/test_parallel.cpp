@@ -8,11 +8,15 @@
 #include <new>
 #include <optional>
 #include <sched.h>
+#include <set>
 #include <stdexcept>
+#include <sys/wait.h>
 #include <thread>
+#include <unistd.h>
 #include <vector>
 
 #include "qcheck/parallel.hpp"
+#include "sanitizers.hpp"
 
 using namespace qcheck;
 
@@ -251,4 +255,91 @@ TEST(Parallel, WorkersKeepTheFirstExceptionAndJoinOnDestruction)
   } catch (const std::runtime_error&) {
     EXPECT_TRUE(outlived); // the destructor joined the thread
   }
+}
+
+namespace {
+
+// The kernel's ids of the threads other than this one that ran a pass of `tasks` tasks on two
+// threads. Each task waits until both threads have begun one, so both take part.
+std::set<pid_t>
+helpers_of_a_pass(size_t tasks)
+{
+  std::mutex mutex;
+  std::set<pid_t> seen;
+  std::atomic<int> begun{0};
+  const pid_t caller = ::gettid();
+  run_tasks(tasks, 2, [&](size_t) {
+    if (begun.fetch_add(1) < 2) {
+      const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+      while (begun.load() < 2 && std::chrono::steady_clock::now() < until) {
+        std::this_thread::yield();
+      }
+    }
+    if (::gettid() != caller) {
+      const std::lock_guard lock(mutex);
+      seen.insert(::gettid());
+    }
+  });
+  return seen;
+}
+
+// Ends kept threads' use when a test ends, however it ends.
+struct KeepThreads
+{
+  KeepThreads() { keep_threads(true); }
+  ~KeepThreads() { keep_threads(false); }
+};
+
+} // namespace
+
+// With threads kept, a later pass runs on the thread an earlier one started, not on a new one;
+// what a task throws there still reaches the caller, and the thread serves the pass after.
+TEST(Parallel, KeptThreadsTakeLaterPasses)
+{
+  const KeepThreads keep;
+  const std::set<pid_t> first = helpers_of_a_pass(4);
+  ASSERT_EQ(first.size(), 1u);
+  EXPECT_EQ(helpers_of_a_pass(4), first);
+
+  Workers workers;
+  pid_t thrower = 0;
+  ASSERT_TRUE(workers.start([&] {
+    thrower = ::gettid();
+    throw std::runtime_error("kept");
+  }));
+  EXPECT_THROW(workers.join(), std::runtime_error);
+  EXPECT_EQ(std::set<pid_t>{thrower}, first);
+  EXPECT_EQ(helpers_of_a_pass(4), first);
+}
+
+// Without keeping, each pass has threads of its own.
+TEST(Parallel, ThreadsNotKeptEndWithTheirPass)
+{
+  const std::set<pid_t> first = helpers_of_a_pass(4);
+  ASSERT_EQ(first.size(), 1u);
+  const std::set<pid_t> second = helpers_of_a_pass(4);
+  ASSERT_EQ(second.size(), 1u);
+  EXPECT_NE(second, first);
+}
+
+// A child made by fork() has none of the parent's kept threads: its passes start threads of their
+// own instead of handing work to a thread that is not there (which would never end).
+TEST(Parallel, AForkedChildStartsItsOwnThreads)
+{
+#ifdef QCHECK_TEST_TSAN
+  GTEST_SKIP() << "ThreadSanitizer refuses threads in a child forked with threads running";
+#endif
+  const KeepThreads keep;
+  ASSERT_EQ(helpers_of_a_pass(4).size(), 1u); // one thread kept, waiting
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::alarm(20); // a pass that never ends fails the test instead of hanging it
+    std::atomic<int> runs{0};
+    run_tasks(100, 2, [&](size_t) { ++runs; });
+    ::_exit(runs.load() == 100 && helpers_of_a_pass(4).size() == 1 ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+    << (WIFSIGNALED(status) ? "killed by signal " + std::to_string(WTERMSIG(status)) : "");
 }
