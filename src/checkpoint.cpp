@@ -204,13 +204,11 @@ read_shards(const FileSystem& fs, const std::string& root, std::vector<ShardFile
       }
       ShardFile& shard = shards[first + job - before.size()];
       const std::string path = join_path(root, shard.file);
-      shard.info = fs.stat(path);
-      if (shard.info.kind != FileKind::regular) {
-        continue;
-      }
-      auto source = fs.open(path);
+      auto source = fs.open_described(path, shard.info);
       if (!source) {
-        shard.header.problems.push_back({HeaderIssue::read_failed, false, "", source.error()});
+        if (shard.info.kind == FileKind::regular) { // else reported by its kind
+          shard.header.problems.push_back({HeaderIssue::read_failed, false, "", source.error()});
+        }
         continue;
       }
       shard.header = read_header(**source, true);

@@ -56,6 +56,13 @@ FileSystem::open_at_most(const std::string& path, uint64_t max_bytes) const
   return source;
 }
 
+Expected<std::unique_ptr<ByteSource>>
+FileSystem::open_described(const std::string& path, FileInfo& info) const
+{
+  info = stat(path);
+  return open(path);
+}
+
 Expected<std::string>
 FileSystem::read_file(const std::string& path, uint64_t max_bytes) const
 {
@@ -321,11 +328,32 @@ DiskFileSystem::stat(const std::string& path) const
 Expected<std::unique_ptr<ByteSource>>
 DiskFileSystem::open(const std::string& path) const
 {
-  // O_NONBLOCK: a FIFO swapped in after a stat() must not block the open.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  FileInfo unused;
+  return open_file(path, false, unused);
+}
+
+Expected<std::unique_ptr<ByteSource>>
+DiskFileSystem::open_described(const std::string& path, FileInfo& info) const
+{
+  return open_file(path, true, info);
+}
+
+Expected<std::unique_ptr<ByteSource>>
+DiskFileSystem::open_file(const std::string& path, bool describe, FileInfo& info) const
+{
+  info = FileInfo{};
+  // O_NONBLOCK: a FIFO swapped in after a stat() must not block the open. To describe the path,
+  // O_NOFOLLOW first: a path that is not a link opens at once and is known not to be one; a link
+  // (a shard in a hub cache's blob store) refuses with ELOOP and opens on the second try.
+  constexpr int k_flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK;
+  int fd = ::open(path.c_str(), k_flags | (describe ? O_NOFOLLOW : 0));
+  if (fd < 0 && describe && errno == ELOOP) {
+    info.is_symlink = true;
+    fd = ::open(path.c_str(), k_flags);
+  }
   if (fd < 0) {
     const int err = errno;
-    const FileInfo info = stat(path);
+    info = stat(path);
     if (info.kind == FileKind::broken_link) {
       return unexpected(fmt::format("{}: is a dangling symbolic link", path));
     }
@@ -336,12 +364,15 @@ DiskFileSystem::open(const std::string& path) const
   if (::fstat(fd, &st) != 0) {
     const int err = errno;
     ::close(fd);
+    info = stat(path);
     return unexpected(fmt::format("{}: cannot stat: {}", path, std::strerror(err)));
   }
+  info.kind = kind_of(st.st_mode);
+  info.size = info.kind == FileKind::regular ? static_cast<uint64_t>(st.st_size) : 0;
+  info.mode = static_cast<uint32_t>(st.st_mode & 07777);
   if (!S_ISREG(st.st_mode)) {
     ::close(fd);
-    return unexpected(
-      fmt::format("{}: is a {}, not a regular file", path, to_string(kind_of(st.st_mode))));
+    return unexpected(fmt::format("{}: is a {}, not a regular file", path, to_string(info.kind)));
   }
   return std::unique_ptr<ByteSource>(std::make_unique<FdSource>(
     fd, static_cast<uint64_t>(st.st_size), path, m_options.map_whole_files));

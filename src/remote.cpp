@@ -1950,6 +1950,17 @@ RoutingFileSystem::open(const std::string& path) const
   return fs->open(path);
 }
 
+Expected<std::unique_ptr<ByteSource>>
+RoutingFileSystem::open_described(const std::string& path, FileInfo& info) const
+{
+  const FileSystem* fs = route(path);
+  if (fs == nullptr) {
+    info = FileInfo{};
+    return unexpected(parse_remote_path(path).error());
+  }
+  return fs->open_described(path, info);
+}
+
 Expected<std::vector<std::string>>
 RoutingFileSystem::list_dir(const std::string& path) const
 {

@@ -207,3 +207,37 @@ TEST_F(DiskFolder, ReadAllPaddedOfAnEmptyFile)
   EXPECT_TRUE(all->bytes.empty());
   EXPECT_EQ(all->bytes.data()[63], '\0');
 }
+
+// open_described() gives what stat() says of every kind of path, with the source exactly when
+// open() gives one: a regular file, a link to one, a folder, a link to a folder, a FIFO, a
+// dangling link, nothing.
+TEST_F(DiskFolder, OpenDescribedAgreesWithStatAndOpen)
+{
+  const DiskFileSystem disk;
+  write(m_root / "blobs" / "data", "0123456789");
+  fs::create_symlink(m_root / "blobs" / "data", m_root / "model" / "linked");
+  fs::create_symlink(m_root / "blobs", m_root / "model" / "linked-folder");
+  fs::create_symlink(m_root / "blobs" / "gone", m_root / "model" / "dangling");
+  ASSERT_EQ(::mkfifo((m_root / "model" / "fifo").c_str(), 0644), 0);
+  ::chmod((m_root / "blobs" / "data").c_str(), 0640);
+  for (const fs::path& path :
+       {m_root / "blobs" / "data", m_root / "model" / "linked", m_root / "blobs",
+        m_root / "model" / "linked-folder", m_root / "model" / "fifo",
+        m_root / "model" / "dangling", m_root / "model" / "missing"}) {
+    FileInfo info;
+    info.size = 99; // overwritten
+    const auto described = disk.open_described(path.string(), info);
+    const FileInfo expected = disk.stat(path.string());
+    EXPECT_EQ(info.kind, expected.kind) << path;
+    EXPECT_EQ(info.size, expected.size) << path;
+    EXPECT_EQ(info.is_symlink, expected.is_symlink) << path;
+    EXPECT_EQ(info.mode, expected.mode) << path;
+    const auto opened = disk.open(path.string());
+    ASSERT_EQ(described.has_value(), opened.has_value()) << path;
+    if (opened) {
+      EXPECT_EQ((*described)->size(), (*opened)->size()) << path;
+    } else {
+      EXPECT_EQ(described.error(), opened.error()) << path;
+    }
+  }
+}

@@ -149,6 +149,8 @@ public:
   FileInfo stat(const std::string& path) const override;
   Expected<std::unique_ptr<ByteSource>> open(const std::string& path) const override;
   Expected<std::vector<std::string>> list_dir(const std::string& path) const override;
+  Expected<std::unique_ptr<ByteSource>> open_described(const std::string& path,
+                                                       FileInfo& info) const override;
 
   // The remote roots used so far, in order of first use.
   std::vector<const HttpFileSystem*> remotes() const;
