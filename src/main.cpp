@@ -471,7 +471,8 @@ main(int argc, char** argv)
   // mapping; QCHECK_LARGE_PAGES=0 keeps both to 4 KiB pages.
   disk_options().map_whole_files = !qcheck::cli::use_large_pages();
   qcheck::cli::report_shrunk_files(k_exit_usage);
-  // A lint makes about ten passes over the cores: each finds the threads of the one before.
+  // A lint of a large checkpoint makes about seven passes over the cores: each finds the thread
+  // of the one before.
   qcheck::keep_threads(true);
   try {
     return run_main(argc, argv);

@@ -8,6 +8,12 @@
 
 namespace qcheck {
 
+// What a thread running work given by Workers::launch() tells the work's group.
+struct WorkEnded
+{
+  static void tell(Workers& group) noexcept { group.ended(); }
+};
+
 namespace {
 
 struct Work
@@ -66,7 +72,7 @@ public:
         const std::lock_guard lock(m_mutex);
         ++m_parked;
       }
-      work.group->ended();
+      WorkEnded::tell(*work.group);
       std::unique_lock lock(m_mutex);
       m_wake.wait(lock, [&] { return !m_handed.empty(); });
       work = m_handed.back();
@@ -109,7 +115,7 @@ thread_main(void* arg)
     pool.serve(work);
   }
   work.body(work.job);
-  work.group->ended();
+  WorkEnded::tell(*work.group);
   return nullptr;
 }
 

@@ -2,12 +2,12 @@
 // do not drift with the machine's load as times do.
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <gnu/libc-version.h>
 #include <gtest/gtest.h>
 #include <string>
-#include <cstring>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>

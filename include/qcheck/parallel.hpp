@@ -26,9 +26,9 @@ bool start_cpus(const cpu_set_t& allowed, int here, cpu_set_t& out);
 
 // Whether threads started by Workers stay, once their work is done, for work given later
 // (by any group) instead of ending. Off at start. A program that makes many short passes over
-// its cores (the command line: about ten per lint) turns it on: on a virtual machine, starting
-// a thread and placing it costs 50-200 us, more than waking one. Threads kept are never ended; a
-// child made by fork() starts with none.
+// its cores (the command line: about seven per lint of a large checkpoint) turns it on: on a
+// virtual machine, starting and placing a thread costs 50-200 us; a kept one is woken instead.
+// Threads kept are never ended; a child made by fork() starts with none.
 void keep_threads(bool keep);
 
 // Threads working beside the calling one. The first exception thrown by work given to start()
@@ -79,11 +79,9 @@ public:
     }
   }
 
-  // For the thread given work by launch(): that work has ended, its job destroyed. The group
-  // may be gone once this returns.
-  void ended() noexcept;
-
 private:
+  friend struct WorkEnded; // parallel.cpp: the threads that run work given by launch()
+
   template<typename Fn>
   struct Job
   {
@@ -101,6 +99,8 @@ private:
   bool launch(void* job, void (*body)(void*));
   // Takes back the count launch() added for work no thread took.
   void forget_one() noexcept;
+  // Work given by launch() has ended, its job destroyed. The group may be gone once this returns.
+  void ended() noexcept;
 
   template<typename Fn>
   void guarded(Fn& fn) noexcept
