@@ -461,6 +461,70 @@ longest_glob_run(std::string_view glob)
   return best;
 }
 
+// name.find(text, from) for a short name, without library calls at each position holding the
+// text's first byte (a tail run such as ".mlp.gate" starts at every dot). 16 start positions at
+// a time hold the text's first and last bytes where both are; only those are compared whole.
+size_t
+find_short(std::string_view name, std::string_view text, size_t from = 0)
+{
+  const size_t m = text.size();
+  if (name.size() < m || from > name.size() - m) {
+    return std::string_view::npos;
+  }
+  const size_t last = name.size() - m; // the last start position
+  size_t i = from;
+  const auto equal_at = [&](size_t at) {
+    size_t k = 0;
+    while (k < m && name[at + k] == text[k]) {
+      ++k;
+    }
+    return k == m;
+  };
+#if defined(__SSE2__)
+  if (m >= 2) {
+    const __m128i first = _mm_set1_epi8(text[0]);
+    const __m128i final = _mm_set1_epi8(text[m - 1]);
+    // Starts b .. b + 15 read name[b, b + 16) and name[b + m - 1, b + m + 15): inside the name.
+    const auto starts_from = [&](size_t b) {
+      const __m128i heads = _mm_loadu_si128(reinterpret_cast<const __m128i*>(name.data() + b));
+      const __m128i tails =
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(name.data() + b + m - 1));
+      return static_cast<unsigned>(_mm_movemask_epi8(
+        _mm_and_si128(_mm_cmpeq_epi8(heads, first), _mm_cmpeq_epi8(tails, final))));
+    };
+    const auto first_equal = [&](size_t b, unsigned both) {
+      for (; both != 0; both &= both - 1) {
+        const size_t at = b + static_cast<size_t>(std::countr_zero(both));
+        if (equal_at(at)) {
+          return at;
+        }
+      }
+      return std::string_view::npos;
+    };
+    if (last >= 15) {
+      for (; i <= last - 15; i += 16) {
+        if (const size_t at = first_equal(i, starts_from(i)); at != std::string_view::npos) {
+          return at;
+        }
+      }
+      // The starts left, i .. last, are the end of one more block: the last 16, overlapping
+      // the ones already tried, which are masked off.
+      if (i <= last) {
+        const size_t b = last - 15;
+        return first_equal(b, starts_from(b) & (~0u << (i - b)));
+      }
+      return std::string_view::npos;
+    }
+  }
+#endif
+  for (; i <= last; ++i) {
+    if (equal_at(i)) {
+      return i;
+    }
+  }
+  return std::string_view::npos;
+}
+
 } // namespace
 
 std::string
@@ -710,8 +774,8 @@ SubstringSet::find_all(std::string_view text, std::vector<uint32_t>& out) const
       out.push_back(k.value);
       continue;
     }
-    for (size_t at = text.find(k.text); at != std::string_view::npos;
-         at = text.find(k.text, at + 1)) {
+    for (size_t at = find_short(text, k.text); at != std::string_view::npos;
+         at = find_short(text, k.text, at + 1)) {
       out.push_back(k.value);
     }
   }
@@ -938,53 +1002,6 @@ EntryIndex::EntryIndex(std::span<const Spelling> spellings, size_t entries, cons
 }
 
 namespace {
-
-// name.find(text, from) for a short name, without library calls at each position holding the
-// text's first byte (a tail run such as ".mlp.gate" starts at every dot). 16 start positions at
-// a time hold the text's first and last bytes where both are; only those are compared whole.
-size_t
-find_short(std::string_view name, std::string_view text, size_t from = 0)
-{
-  const size_t m = text.size();
-  if (name.size() < m || from > name.size() - m) {
-    return std::string_view::npos;
-  }
-  const size_t last = name.size() - m; // the last start position
-  size_t i = from;
-  const auto equal_at = [&](size_t at) {
-    size_t k = 0;
-    while (k < m && name[at + k] == text[k]) {
-      ++k;
-    }
-    return k == m;
-  };
-#if defined(__SSE2__)
-  if (m >= 2) {
-    const __m128i first = _mm_set1_epi8(text[0]);
-    const __m128i final = _mm_set1_epi8(text[m - 1]);
-    // Starts i .. i + 15 read name[i, i + 16) and name[i + m - 1, i + m + 15): inside the name.
-    for (; last >= 15 && i <= last - 15; i += 16) {
-      const __m128i heads = _mm_loadu_si128(reinterpret_cast<const __m128i*>(name.data() + i));
-      const __m128i tails =
-        _mm_loadu_si128(reinterpret_cast<const __m128i*>(name.data() + i + m - 1));
-      auto both = static_cast<unsigned>(_mm_movemask_epi8(
-        _mm_and_si128(_mm_cmpeq_epi8(heads, first), _mm_cmpeq_epi8(tails, final))));
-      for (; both != 0; both &= both - 1) {
-        const size_t at = i + static_cast<size_t>(std::countr_zero(both));
-        if (equal_at(at)) {
-          return at;
-        }
-      }
-    }
-  }
-#endif
-  for (; i <= last; ++i) {
-    if (equal_at(i)) {
-      return i;
-    }
-  }
-  return std::string_view::npos;
-}
 
 // Calls `f` with the position of each '.' in `text`, in order. Eight bytes at a time where the
 // machine is little-endian: a byte equal to '.' is flagged without a borrow between bytes, so

@@ -231,6 +231,32 @@ TEST(Patterns, SubstringSetAgreesWithSearchingEveryPosition)
   EXPECT_GT(hits, 10000u);
 }
 
+// Up to eight case-sensitive keys are searched for one at a time, 16 start positions per step:
+// texts long enough for several steps and a last, partial one, keys long enough to reach past it.
+TEST(Patterns, SubstringSetWithFewKeysAgreesOnLongTexts)
+{
+  test::Lcg next(4242);
+  size_t hits = 0;
+  for (int round = 0; round < 3000; ++round) {
+    std::vector<SubstringSet::Key> keys;
+    for (size_t i = 1 + next(8); i > 0; --i) {
+      keys.push_back({random_word(next, "ab.", 1 + next(round % 3 == 0 ? 20 : 4)),
+                      static_cast<uint32_t>(next(6))});
+    }
+    const SubstringSet set(keys, false);
+    for (int t = 0; t < 5; ++t) {
+      const std::string text = random_word(next, "ab.", 90);
+      std::vector<uint32_t> found;
+      set.find_all(text, found);
+      std::sort(found.begin(), found.end());
+      const auto expected = occurrences_by_search(keys, text, false);
+      hits += expected.size();
+      ASSERT_EQ(found, expected) << "round " << round << " text '" << text << "'";
+    }
+  }
+  EXPECT_GT(hits, 100000u);
+}
+
 // The candidates an EntryIndex gives one name.
 std::vector<uint32_t>
 candidates_of(const EntryIndex& index, std::string_view name)
