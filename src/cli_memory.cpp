@@ -101,7 +101,7 @@ use_large_pages()
   // next block start at `begin`.
   if (const uintptr_t gap = begin - reinterpret_cast<uintptr_t>(block); gap >= k_min_filler) {
     // Never read nor freed; volatile, or the compiler drops an allocation nothing reads.
-    static void* volatile filler = nullptr;
+    [[maybe_unused]] static void* volatile filler = nullptr;
     filler = std::malloc(gap - sizeof(size_t));
   }
   // Threads would otherwise get arenas of their own, whose heaps keep 4 KiB pages.

@@ -148,3 +148,19 @@ TEST(CliMemory, FirstBlockAfterTheSetUpStartsInALargePage)
   EXPECT_EQ(WEXITSTATUS(status) & 1, 0) << "the block does not start at a 2 MiB boundary";
   EXPECT_EQ(WEXITSTATUS(status) & 2, 0) << "writing 8 MiB took more than 16 page faults";
 }
+
+// The kernel's THP mode, read with plain system calls, as the file says: "always" or "madvise"
+// in brackets (the mode in force) gives huge pages, "never" none; no file, none.
+TEST(CliMemory, HugePagesAsTheKernelModeSays)
+{
+  std::ifstream in("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string modes;
+  if (!in || !std::getline(in, modes)) {
+    EXPECT_FALSE(qcheck::cli::kernel_gives_huge_pages());
+    return;
+  }
+  const bool expected =
+    modes.find("[always]") != std::string::npos || modes.find("[madvise]") != std::string::npos;
+  ASSERT_TRUE(expected || modes.find("[never]") != std::string::npos) << modes;
+  EXPECT_EQ(qcheck::cli::kernel_gives_huge_pages(), expected) << modes;
+}
