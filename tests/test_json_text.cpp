@@ -1162,6 +1162,53 @@ TEST(JsonTextLocate, ManyPointersIntoLargeArraysAndObjects)
   EXPECT_EQ(at(7), "error: no value at /map/zz: /map has no key \"zz\"");
 }
 
+// find_string_special stops at the first '"', '\\' or control byte whatever its position
+// (32-byte steps where the processor has AVX2, 16-byte ones, the bytes after them), returns the
+// end when there is none and reads nothing past it, and flags a byte of 0x80 or above before the
+// result.
+TEST(JsonTextStrings, SpecialByteFoundAtEveryPosition)
+{
+  for (size_t length = 0; length < 100; ++length) {
+    for (size_t at = 0; at <= length; ++at) {
+      for (const char special : {'"', '\\', '\0', '\n', '\x1f'}) {
+        std::string text(length, 'a');
+        for (size_t i = 0; i < length; ++i) {
+          text[i] = static_cast<char>(' ' + (i * 13) % 90); // printable, never '"' nor '\\'
+          if (text[i] == '"' || text[i] == '\\') {
+            text[i] = 'q';
+          }
+        }
+        if (at < length) {
+          text[at] = special;
+        }
+        // Exactly the range: a sanitizer catches a read past it.
+        const auto buffer = std::make_unique<char[]>(length);
+        std::copy(text.begin(), text.end(), buffer.get());
+        const char* begin = buffer.get();
+        unsigned high = 0;
+        ASSERT_EQ(find_string_special(begin, begin + length, high) - begin,
+                  static_cast<std::ptrdiff_t>(at))
+          << length << " " << at << " " << static_cast<int>(special);
+        EXPECT_EQ(high, 0u);
+        ASSERT_EQ(find_string_special(begin, begin + length) - begin,
+                  static_cast<std::ptrdiff_t>(at));
+      }
+    }
+  }
+  // A byte of 0x80 or above before the special one is always flagged.
+  for (size_t length = 1; length < 100; ++length) {
+    for (size_t high_at = 0; high_at + 1 < length; ++high_at) {
+      std::string text(length, 'a');
+      text[high_at] = '\xc3';
+      text[length - 1] = '"';
+      unsigned high = 0;
+      ASSERT_EQ(find_string_special(text.data(), text.data() + length, high) - text.data(),
+                static_cast<std::ptrdiff_t>(length - 1));
+      EXPECT_NE(high, 0u) << length << " " << high_at;
+    }
+  }
+}
+
 // skip_json_space stops at the first byte that is not JSON whitespace, whatever the length of
 // the run (16-byte steps and the bytes after them), and never reads past the end of its range.
 TEST(JsonTextSpace, SkipStopsAtTheFirstOtherByte)
