@@ -681,8 +681,12 @@ private:
       while (j < end && all[j].info->name() == name) {
         ++j;
       }
+      // An attached entry views the very name it was checked against: no bytes to compare.
+      const auto order = [&](const WeightMap::Entry& e) {
+        return e.name == name.data() && e.size == name.size() ? 0 : e.tensor().compare(name);
+      };
       int c = -1;
-      while (wm != wm_end && (c = wm->tensor().compare(name)) < 0) {
+      while (wm != wm_end && (c = order(*wm)) < 0) {
         missing(*wm, nullptr);
         ++wm;
       }
