@@ -301,6 +301,15 @@ kind_of(mode_t mode)
   return FileKind::special;
 }
 
+// What stat() reports of a path that resolves to `st` (is_symlink aside).
+void
+describe_stat(const struct stat& st, FileInfo& info)
+{
+  info.kind = kind_of(st.st_mode);
+  info.size = info.kind == FileKind::regular ? static_cast<uint64_t>(st.st_size) : 0;
+  info.mode = static_cast<uint32_t>(st.st_mode & 07777);
+}
+
 } // namespace
 
 FileInfo
@@ -319,9 +328,7 @@ DiskFileSystem::stat(const std::string& path) const
     info.kind = info.is_symlink ? FileKind::broken_link : FileKind::missing;
     return info;
   }
-  info.kind = kind_of(st.st_mode);
-  info.size = info.kind == FileKind::regular ? static_cast<uint64_t>(st.st_size) : 0;
-  info.mode = static_cast<uint32_t>(st.st_mode & 07777);
+  describe_stat(st, info);
   return info;
 }
 
@@ -367,9 +374,7 @@ DiskFileSystem::open_file(const std::string& path, bool describe, FileInfo& info
     info = stat(path);
     return unexpected(fmt::format("{}: cannot stat: {}", path, std::strerror(err)));
   }
-  info.kind = kind_of(st.st_mode);
-  info.size = info.kind == FileKind::regular ? static_cast<uint64_t>(st.st_size) : 0;
-  info.mode = static_cast<uint32_t>(st.st_mode & 07777);
+  describe_stat(st, info);
   if (!S_ISREG(st.st_mode)) {
     ::close(fd);
     return unexpected(fmt::format("{}: is a {}, not a regular file", path, to_string(info.kind)));

@@ -149,7 +149,7 @@ TEST(CliMemory, FirstBlockAfterTheSetUpStartsInALargePage)
   EXPECT_EQ(WEXITSTATUS(status) & 2, 0) << "writing 8 MiB took more than 16 page faults";
 }
 
-// The kernel's THP mode, read with plain system calls, as the file says: "always" or "madvise"
+// The kernel's THP mode as the file says it: "always" or "madvise"
 // in brackets (the mode in force) gives huge pages, "never" none; no file, none.
 TEST(CliMemory, HugePagesAsTheKernelModeSays)
 {

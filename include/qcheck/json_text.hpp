@@ -47,6 +47,13 @@ Expected<JsonSpan> locate(std::string_view text, std::string_view pointer);
 size_t string_token_end(std::string_view text, size_t open);
 
 namespace detail {
+// A byte that ends a string's plain text: '"', '\\' or a control character.
+inline bool
+is_string_special(unsigned char c)
+{
+  return c == '"' || c == '\\' || c < 0x20;
+}
+
 #if defined(QCHECK_AVX2_DISPATCH)
 // Whether the processor runs AVX2 (read once, at start-up).
 inline const bool k_have_avx2 = [] {
@@ -87,7 +94,7 @@ find_string_special(const char* p, const char* end, unsigned& high)
 #if defined(QCHECK_AVX2_DISPATCH)
   if (k_have_avx2 && end - p >= 32) {
     p = find_string_special_avx2<k_track_high>(p, end, high);
-    if (p < end && (*p == '"' || *p == '\\' || static_cast<unsigned char>(*p) < 0x20)) {
+    if (p < end && is_string_special(static_cast<unsigned char>(*p))) {
       return p;
     }
   }
@@ -114,7 +121,7 @@ find_string_special(const char* p, const char* end, unsigned& high)
     if constexpr (k_track_high) {
       high |= c & 0x80u;
     }
-    if (c == '"' || c == '\\' || c < 0x20) {
+    if (is_string_special(c)) {
       return p;
     }
   }

@@ -27,7 +27,8 @@ bool start_cpus(const cpu_set_t& allowed, int here, cpu_set_t& out);
 // Whether threads started by Workers stay, once their work is done, for work given later
 // (by any group) instead of ending. Off at start. A program that makes many short passes over
 // its cores (the command line: about seven per lint of a large checkpoint) turns it on: on a
-// virtual machine, starting and placing a thread costs 50-200 us; a kept one is woken instead.
+// virtual machine, starting and joining a thread took 50 us in a tight loop, more when it waits
+// for an idle virtual CPU to wake; a kept one is woken instead.
 // Threads kept are never ended; a child made by fork() starts with none.
 void keep_threads(bool keep);
 
