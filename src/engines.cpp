@@ -1376,18 +1376,20 @@ namespace {
 class LayerBuilder
 {
 public:
-  explicit LayerBuilder(Engine engine, const ModelInfo& model, size_t modules)
-    : m_engine(engine), m_quantizable_routers(router_quantizable(engine, model))
+  LayerBuilder(Engine engine, const ModelInfo& model, const Inventory& inventory)
+    : m_engine(engine), m_quantizable_routers(router_quantizable(engine, model)),
+      m_inventory(&inventory)
   {
-    m_placed.reserve(modules);
+    m_placed.reserve(inventory.modules.size());
+    m_shard_names.reserve(inventory.modules.size());
   }
 
   Engine engine() const { return m_engine; }
   bool quantizable_routers() const { return m_quantizable_routers; }
 
   // Module `module` joins the layer `prefix` (created on first use) as `shard` (if not empty).
-  // `renamed`: `shard` views a name this engine gives the module, stored here. `root`: the
-  // module belongs to that draft root.
+  // `renamed`: `shard` views a name this engine gives the module, stored here; otherwise a
+  // shard is the module's own name. `root`: the module belongs to that draft root.
   void add(uint32_t module, std::string_view prefix, LayerKind kind, bool quantized,
            std::string_view shard, bool renamed, const std::string* root, const std::string& note)
   {
@@ -1402,11 +1404,17 @@ public:
     EngineLayer& layer = m_layers[m_last];
     layer.kind = kind;
     layer.quantized += quantized ? 1 : 0;
-    if (!shard.empty() && renamed) {
-      shard = m_renamed_names->emplace_back(shard);
-      layer.renamed = m_renamed_names;
+    ShardName shard_name = ShardName::none;
+    if (!shard.empty()) {
+      shard_name = ShardName::own;
+      if (renamed) {
+        shard_name = ShardName::renamed;
+        m_renamed_shards.push_back(m_renamed_names->emplace_back(shard));
+        layer.renamed = m_renamed_names;
+      }
     }
-    m_placed.push_back({m_last, module, shard});
+    m_placed.push_back({m_last, module});
+    m_shard_names.push_back(shard_name);
     if (root) {
       layer.draft = true;
       layer.draft_root = *root;
@@ -1418,19 +1426,23 @@ public:
   std::vector<EngineLayer> finish()
   {
     std::vector<std::pair<size_t, size_t>> sizes(m_layers.size()); // modules, shards
-    for (const Placed& p : m_placed) {
-      ++sizes[p.layer].first;
-      sizes[p.layer].second += p.shard.empty() ? 0 : 1;
+    for (size_t i = 0; i < m_placed.size(); ++i) {
+      ++sizes[m_placed[i].layer].first;
+      sizes[m_placed[i].layer].second += m_shard_names[i] == ShardName::none ? 0 : 1;
     }
     for (size_t l = 0; l < m_layers.size(); ++l) {
       m_layers[l].modules.reserve(sizes[l].first);
       m_layers[l].shards.reserve(sizes[l].second);
     }
-    for (const Placed& p : m_placed) {
+    auto renamed = m_renamed_shards.begin();
+    for (size_t i = 0; i < m_placed.size(); ++i) {
+      const Placed& p = m_placed[i];
       EngineLayer& layer = m_layers[p.layer];
       layer.modules.push_back(p.module);
-      if (!p.shard.empty()) {
-        layer.shards.push_back(p.shard);
+      if (m_shard_names[i] == ShardName::own) {
+        layer.shards.push_back(m_inventory->modules[p.module].name);
+      } else if (m_shard_names[i] == ShardName::renamed) {
+        layer.shards.push_back(*renamed++);
       }
     }
     std::vector<EngineLayer> out = std::move(m_layers);
@@ -1440,20 +1452,30 @@ public:
   }
 
 private:
+  // A module's place, and its shard's name, take 9 bytes per module and engine (they took 24
+  // with the shard's view: a million tensors have half a million modules).
   struct Placed
   {
     uint32_t layer;
     uint32_t module;
-    std::string_view shard;
+  };
+  enum class ShardName : uint8_t
+  {
+    none,
+    own,     // the module's name
+    renamed, // the next of m_renamed_shards
   };
   Engine m_engine;
   bool m_quantizable_routers;
+  const Inventory* m_inventory;
   std::vector<EngineLayer> m_layers;
   std::unordered_map<std::string, size_t> m_index; // prefix -> index into m_layers
   std::vector<Placed> m_placed;                    // in module order
+  std::vector<ShardName> m_shard_names;            // of each of m_placed
   uint32_t m_last = 0;                             // the layer the last module joined
   std::shared_ptr<std::deque<std::string>> m_renamed_names =
-    std::make_shared<std::deque<std::string>>(); // what renamed shards view
+    std::make_shared<std::deque<std::string>>();  // what renamed shards view
+  std::vector<std::string_view> m_renamed_shards; // in the order of m_placed
 };
 
 } // namespace
@@ -1465,7 +1487,7 @@ engine_layers(std::span<const Engine> engines, const Inventory& inventory, const
   std::vector<LayerBuilder> builders;
   bool any_routers = false;
   for (const Engine engine : engines) {
-    builders.emplace_back(engine, model, inventory.modules.size());
+    builders.emplace_back(engine, model, inventory);
     any_routers = any_routers || builders.back().quantizable_routers();
   }
   // Sibling lookup for fused groups.
