@@ -211,7 +211,7 @@ read_shards(const FileSystem& fs, const std::string& root, std::vector<ShardFile
         }
         continue;
       }
-      shard.header = read_header(**source, true);
+      shard.header = read_header(**source, true, false);
       shard.header_read = shard.header.readable;
     }
   };

@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 #include <memory>
 #include <new>
+#include <numeric>
 #include <simdjson.h>
 #include <unordered_set>
 
@@ -333,11 +334,12 @@ private:
 // Sorts by name. Writers list a shard's tensors grouped by dtype, each group in name order: the
 // runs already in order are merged pairwise, n log(runs) instead of n log(n) comparisons. Many
 // runs are sorted from scratch.
+template<typename T, typename NameOf>
 void
-sort_by_name_in_runs(std::vector<TensorInfo>& tensors)
+sort_by_name_in_runs(std::vector<T>& tensors, NameOf name_of)
 {
   constexpr size_t k_max_runs = 64;
-  const auto by_name = [](const TensorInfo& a, const TensorInfo& b) { return a.name() < b.name(); };
+  const auto by_name = [&](const T& a, const T& b) { return name_of(a) < name_of(b); };
   std::vector<size_t> bounds{0}; // where each run starts, then the end
   for (size_t i = 1; i < tensors.size(); ++i) {
     if (by_name(tensors[i], tensors[i - 1])) {
@@ -400,8 +402,10 @@ public:
   // With `plain_first`, the usual header is read by parse_plain and only other headers by
   // simdjson's DOM; without it every header goes through the DOM. With `sort_by_name` the
   // tensors end sorted by name.
-  HeaderParser(Header& out, uint64_t data_size, bool plain_first, bool sort_by_name)
-    : m_out(out), m_data_size(data_size), m_plain_first(plain_first), m_sort_by_name(sort_by_name)
+  HeaderParser(Header& out, uint64_t data_size, bool plain_first, bool sort_by_name,
+               bool keep_offsets = true)
+    : m_out(out), m_data_size(data_size), m_plain_first(plain_first), m_sort_by_name(sort_by_name),
+      m_keep_offsets(keep_offsets)
   {
   }
 
@@ -442,6 +446,7 @@ public:
         m_out.tensors.shrink_to_fit();
         m_out.dim_storage.shrink_to_fit();
         m_shapes.shrink_to_fit();
+        m_offsets.shrink_to_fit();
       }
     }
     simdjson::dom::parser& parser = thread_parser();
@@ -531,9 +536,31 @@ private:
     check_layout();
     // Dropped entries keep the order of the rest: strictly increasing while in_order held.
     m_out.sorted = in_order;
-    if (m_sort_by_name && !in_order) {
-      sort_by_name_in_runs(m_out.tensors);
-      m_out.sorted = true;
+    const bool sort = m_sort_by_name && !in_order;
+    if (m_keep_offsets) {
+      fit(m_offsets);
+      m_out.offsets = std::move(m_offsets);
+      if (sort) {
+        sort_with_offsets();
+      }
+    } else if (sort) {
+      sort_by_name_in_runs(m_out.tensors, [](const TensorInfo& t) { return t.name(); });
+    }
+    m_out.sorted = m_out.sorted || sort;
+  }
+
+  // Sorts the tensors by name and their offsets alike.
+  void sort_with_offsets()
+  {
+    std::vector<std::pair<TensorInfo, DataOffsets>> both;
+    both.reserve(m_out.tensors.size());
+    for (size_t i = 0; i < m_out.tensors.size(); ++i) {
+      both.emplace_back(m_out.tensors[i], m_out.offsets[i]);
+    }
+    sort_by_name_in_runs(both, [](const auto& p) { return p.first.name(); });
+    for (size_t i = 0; i < both.size(); ++i) {
+      m_out.tensors[i] = both[i].first;
+      m_out.offsets[i] = both[i].second;
     }
   }
 
@@ -569,6 +596,7 @@ private:
   {
     m_out.tensors.reserve(tensors);
     m_shapes.reserve(tensors);
+    m_offsets.reserve(tensors);
   }
 
   // Forgets what a parse_plain that gave up had added.
@@ -577,6 +605,8 @@ private:
     m_out.readable = false;
     m_out.sorted = false;
     m_out.tensors.clear();
+    m_out.offsets.clear();
+    m_offsets.clear();
     m_out.metadata.clear();
     m_out.problems.clear();
     m_out.name_storage.reset();
@@ -782,12 +812,12 @@ private:
     if (!dtype) {
       m_unknown_dtypes.emplace_back(m_out.tensors.size(), dtype_text);
     }
-    tensor.begin = begin;
-    tensor.end = end;
     if (tensor.dtype != Dtype::unknown) {
-      check_size(tensor, std::span<const uint64_t>(m_out.dim_storage).subspan(dims_start));
+      check_size(tensor, {begin, end},
+                 std::span<const uint64_t>(m_out.dim_storage).subspan(dims_start));
     }
     m_shapes.push_back(keep_shape(dims_start, rank));
+    m_offsets.push_back({begin, end});
     m_out.tensors.push_back(tensor);
   }
 
@@ -1084,7 +1114,8 @@ private:
 
   // Whether the data_offsets hold exactly what the dtype and shape need; inlined, and any
   // problem left to size_problem() out of line.
-  [[gnu::always_inline]] void check_size(const TensorInfo& tensor, std::span<const uint64_t> shape)
+  [[gnu::always_inline]] void check_size(const TensorInfo& tensor, DataOffsets offsets,
+                                         std::span<const uint64_t> shape)
   {
     unsigned long long elements = 1;
     bool fits = true;
@@ -1093,13 +1124,13 @@ private:
     }
     unsigned long long bits = 0;
     if (!fits || !checked_mul(elements, dtype_bits(tensor.dtype), bits) || bits % 8 != 0 ||
-        tensor.end - tensor.begin != bits / 8) [[unlikely]] {
-      size_problem(tensor, shape);
+        offsets.end - offsets.begin != bits / 8) [[unlikely]] {
+      size_problem(tensor, offsets, shape);
     }
   }
 
   // The first of check_size()'s conditions that fails, reported.
-  [[gnu::cold, gnu::noinline]] void size_problem(const TensorInfo& tensor,
+  [[gnu::cold, gnu::noinline]] void size_problem(const TensorInfo& tensor, DataOffsets offsets,
                                                  std::span<const uint64_t> shape)
   {
     unsigned long long elements = 1;
@@ -1124,46 +1155,48 @@ private:
                           tensor.dtype_text(), shape_text(shape)));
       return;
     }
-    const uint64_t span = tensor.end - tensor.begin;
+    const uint64_t span = offsets.end - offsets.begin;
     if (span != bits / 8) {
       problem(HeaderIssue::size_mismatch, std::string(tensor.name()),
               fmt::format("tensor '{}': data_offsets [{}, {}] hold {} bytes but {} {} needs {}",
-                          tensor.name(), tensor.begin, tensor.end, span, tensor.dtype_text(),
+                          tensor.name(), offsets.begin, offsets.end, span, tensor.dtype_text(),
                           shape_text(shape), bits / 8));
     }
   }
 
   void check_layout()
   {
-    std::vector<const TensorInfo*> order;
-    order.reserve(m_out.tensors.size());
-    for (const auto& t : m_out.tensors) {
-      order.push_back(&t);
-    }
-    const auto by_offset = [](const TensorInfo* a, const TensorInfo* b) {
-      return a->begin != b->begin ? a->begin < b->begin : a->end < b->end;
+    // Tensor indices in offset order (a header holds fewer than 2^32 tensors).
+    std::vector<uint32_t> order(m_offsets.size());
+    std::iota(order.begin(), order.end(), 0u);
+    const auto by_offset = [&](uint32_t a, uint32_t b) {
+      const DataOffsets& x = m_offsets[a];
+      const DataOffsets& y = m_offsets[b];
+      return x.begin != y.begin ? x.begin < y.begin : x.end < y.end;
     };
     if (!std::is_sorted(order.begin(), order.end(), by_offset)) {
       std::sort(order.begin(), order.end(), by_offset);
     }
     uint64_t expected = 0;
     const TensorInfo* previous = nullptr;
-    for (const TensorInfo* t : order) {
-      if (t->begin > expected) {
+    for (const uint32_t i : order) {
+      const TensorInfo* t = &m_out.tensors[i];
+      const DataOffsets& o = m_offsets[i];
+      if (o.begin > expected) {
         problem(HeaderIssue::gap, std::string(t->name()),
                 previous ? fmt::format("tensor '{}': data starts at byte {}, leaving a gap of {} "
                                        "bytes after '{}'",
-                                       t->name(), t->begin, t->begin - expected, previous->name())
+                                       t->name(), o.begin, o.begin - expected, previous->name())
                          : fmt::format("tensor '{}': data starts at byte {}, leaving a gap of {} "
                                        "bytes at the start of the data region",
-                                       t->name(), t->begin, t->begin));
-      } else if (t->begin < expected) {
+                                       t->name(), o.begin, o.begin));
+      } else if (o.begin < expected) {
         problem(HeaderIssue::overlap, std::string(t->name()),
                 fmt::format("tensor '{}': data [{}, {}) overlaps '{}', which ends at byte {}",
-                            t->name(), t->begin, t->end, previous->name(), expected));
+                            t->name(), o.begin, o.end, previous->name(), expected));
       }
-      if (t->end >= expected) {
-        expected = t->end;
+      if (o.end >= expected) {
+        expected = o.end;
         previous = t;
       }
     }
@@ -1206,6 +1239,9 @@ private:
   // Per tensor, where in dim_storage its shape is and its rank; spans are set once
   // dim_storage stops growing.
   std::vector<ShapeAt> m_shapes;
+  // Per tensor, its data_offsets: moved to Header::offsets when kept.
+  std::vector<DataOffsets> m_offsets;
+  bool m_keep_offsets;
   // The distinct shapes of up to k_shared_rank dimensions stored so far (the first 384), by a
   // hash of their dimensions.
   static constexpr size_t k_shared_rank = 8;
@@ -1298,7 +1334,7 @@ parse_header_dom(std::string_view json, uint64_t data_size)
 }
 
 Header
-read_header(const ByteSource& source, bool sort_by_name)
+read_header(const ByteSource& source, bool sort_by_name, bool keep_offsets)
 {
   const auto hub_size_message = [](uint64_t length) {
     return fmt::format("header is {} bytes; Hugging Face Hub clients refuse headers above {} bytes",
@@ -1379,7 +1415,7 @@ read_header(const ByteSource& source, bool sort_by_name)
   }
   Header parsed;
   parsed.header_size = length;
-  HeaderParser(parsed, header.file_size - 8 - length, true, sort_by_name)
+  HeaderParser(parsed, header.file_size - 8 - length, true, sort_by_name, keep_offsets)
     .parse(std::string_view(json, length), true);
   parsed.file_size = header.file_size;
   if (length > k_hub_header_size) {

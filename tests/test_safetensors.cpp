@@ -52,7 +52,7 @@ TEST(Safetensors, ValidHeader)
   EXPECT_EQ(h.tensors[0].dtype, Dtype::BF16);
   EXPECT_EQ(std::vector<uint64_t>(h.tensors[0].shape().begin(), h.tensors[0].shape().end()),
             (std::vector<uint64_t>{4, 8}));
-  EXPECT_EQ(h.tensors[1].end - h.tensors[1].begin, 4u);
+  EXPECT_EQ(h.offsets[1].end - h.offsets[1].begin, 4u);
   ASSERT_EQ(h.metadata.size(), 1u);
   EXPECT_EQ(h.metadata[0].second, "pt");
 }
@@ -566,15 +566,15 @@ TEST(Safetensors, OutOfOrderKeysComeOutSortedOnRequest)
   // Whole entries move with their names.
   EXPECT_EQ(h.tensors[0].dtype, Dtype::BF16);
   EXPECT_EQ(dims(h.tensors[0]), (std::vector<uint64_t>{4, 2}));
-  EXPECT_EQ(h.tensors[0].begin, 8u);
-  EXPECT_EQ(h.tensors[0].end, 24u);
+  EXPECT_EQ(h.offsets[0].begin, 8u);
+  EXPECT_EQ(h.offsets[0].end, 24u);
   EXPECT_EQ(h.tensors[1].dtype, Dtype::F32);
   EXPECT_EQ(dims(h.tensors[1]), (std::vector<uint64_t>{2}));
-  EXPECT_EQ(h.tensors[1].begin, 0u);
-  EXPECT_EQ(h.tensors[1].end, 8u);
+  EXPECT_EQ(h.offsets[1].begin, 0u);
+  EXPECT_EQ(h.offsets[1].end, 8u);
   EXPECT_EQ(h.tensors[2].dtype_text(), "U8");
   EXPECT_EQ(dims(h.tensors[2]), (std::vector<uint64_t>{3}));
-  EXPECT_EQ(h.tensors[2].begin, 24u);
+  EXPECT_EQ(h.offsets[2].begin, 24u);
 }
 
 // Writers group a shard's tensors by dtype, each group in name order: runs of sorted names,
@@ -600,9 +600,49 @@ TEST(Safetensors, SortedRunsComeOutMergedOnRequest)
     for (size_t i = 0; i < h.tensors.size(); ++i) {
       ASSERT_EQ(h.tensors[i].name(), fmt::format("t.{:04}.weight", i)) << runs;
       EXPECT_EQ(dims(h.tensors[i]), (std::vector<uint64_t>{i + 1})) << runs;
-      EXPECT_EQ(h.tensors[i].end - h.tensors[i].begin, i + 1) << runs;
+      EXPECT_EQ(h.offsets[i].end - h.offsets[i].begin, i + 1) << runs;
     }
   }
+}
+
+// The checkpoint loader reads headers without their offsets (16 bytes a tensor): the same
+// tensors, and the same layout problems, found while parsing.
+TEST(Safetensors, OffsetsLeftOutStillCheckTheLayout)
+{
+  // Out of order, with a gap before "c", "d" overlapping it and "e" sized wrong.
+  const std::string json = R"({"b.w":{"dtype":"BF16","shape":[2],"data_offsets":[0,4]},)"
+                           R"("a.w":{"dtype":"F32","shape":[1],"data_offsets":[4,8]},)"
+                           R"("c.w":{"dtype":"U8","shape":[4],"data_offsets":[10,14]},)"
+                           R"("d.w":{"dtype":"U8","shape":[4],"data_offsets":[12,16]},)"
+                           R"("e.w":{"dtype":"F32","shape":[3],"data_offsets":[16,24]}})";
+  MemoryFileSystem fs;
+  fs.add_file("x.safetensors", raw_safetensors(json, 24));
+  const auto read = [&](bool keep_offsets) {
+    auto source = fs.open("x.safetensors");
+    EXPECT_TRUE(source);
+    return read_header(**source, true, keep_offsets);
+  };
+  const Header kept = read(true);
+  const Header left = read(false);
+  EXPECT_EQ(kept.offsets.size(), 5u);
+  EXPECT_TRUE(left.offsets.empty());
+  const auto text = [](const Header& h) {
+    std::string out = fmt::format("readable={} sorted={}\n", h.readable, h.sorted);
+    for (const TensorInfo& t : h.tensors) {
+      out += fmt::format("{} {} [{}]\n", t.name(), t.dtype_text(), fmt::join(t.shape(), ","));
+    }
+    for (const HeaderProblem& p : h.problems) {
+      out += p.message + "\n";
+    }
+    return out;
+  };
+  EXPECT_EQ(text(left), text(kept));
+  EXPECT_EQ(text(left), "readable=true sorted=true\n"
+                        "a.w F32 [1]\nb.w BF16 [2]\nc.w U8 [4]\nd.w U8 [4]\ne.w F32 [3]\n"
+                        "tensor 'e.w': data_offsets [16, 24] hold 8 bytes but F32 [3] needs 12\n"
+                        "tensor 'c.w': data starts at byte 10, leaving a gap of 2 bytes after "
+                        "'a.w'\n"
+                        "tensor 'd.w': data [12, 16) overlaps 'c.w', which ends at byte 14\n");
 }
 
 TEST(Safetensors, OutOfOrderKeysKeepFileOrderByDefault)
@@ -632,7 +672,7 @@ TEST(Safetensors, InOrderKeysAreSortedAsRead)
     EXPECT_TRUE(h.sorted) << sort_by_name;
     EXPECT_EQ(names(h), (std::vector<std::string>{"a.weight", "a.weight_scale", "b.weight"}));
     EXPECT_EQ(dims(h.tensors[1]), std::vector<uint64_t>{});
-    EXPECT_EQ(h.tensors[1].begin, 16u);
+    EXPECT_EQ(h.offsets[1].begin, 16u);
   }
   uint64_t size = 0;
   const std::string json = header_json(ordered, &size);
@@ -836,9 +876,12 @@ describe(const Header& h)
 {
   std::string out =
     fmt::format("readable={} sorted={} size={}\n", h.readable, h.sorted, h.header_size);
-  for (const TensorInfo& t : h.tensors) {
+  EXPECT_EQ(h.offsets.size(), h.tensors.size());
+  for (size_t i = 0; i < h.tensors.size(); ++i) {
+    const TensorInfo& t = h.tensors[i];
+    const DataOffsets o = i < h.offsets.size() ? h.offsets[i] : DataOffsets{};
     out += fmt::format("T {} {} {} [{}] {} {}\n", t.name(), t.dtype_text(),
-                       static_cast<int>(t.dtype), fmt::join(t.shape(), ","), t.begin, t.end);
+                       static_cast<int>(t.dtype), fmt::join(t.shape(), ","), o.begin, o.end);
   }
   for (const auto& [key, value] : h.metadata) {
     out += fmt::format("M {}={}\n", key, value);
@@ -1033,7 +1076,7 @@ TEST(Safetensors, ScannerReadsNumbersOfEveryLength)
       ASSERT_EQ(h.tensors.size(), 1u) << json;
       ASSERT_EQ(h.tensors[0].shape().size(), 1u) << json;
       EXPECT_EQ(h.tensors[0].shape()[0], n) << json;
-      EXPECT_EQ(h.tensors[0].end, n) << json;
+      EXPECT_EQ(h.offsets[0].end, n) << json;
       // 2^61 bytes and more are more than 2^64 bits: shape_overflow.
       EXPECT_EQ(h.problems.empty(), n < (uint64_t{1} << 61)) << json;
       expect_same_both_ways(json, n);

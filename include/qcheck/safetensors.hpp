@@ -56,14 +56,18 @@ bool is_wide_float(Dtype dtype);
 // One tensor entry. name(), shape() and dtype_text() view storage owned by the Header that
 // holds the entry (or static storage), so they live as long as that Header. 40 bytes: a header
 // of a million tensors holds a million of them.
+// A tensor's data_offsets: its bytes [begin, end) of the data region.
+struct DataOffsets
+{
+  uint64_t begin = 0;
+  uint64_t end = 0;
+};
+
 class TensorInfo
 {
 public:
   // A shape of more dimensions is refused (HeaderIssue::bad_shape).
   static constexpr size_t k_max_rank = UINT16_MAX;
-
-  uint64_t begin = 0; // data_offsets, relative to the data region
-  uint64_t end = 0;
 
   std::string_view name() const { return {m_name, m_name_size}; }
   std::span<const uint64_t> shape() const { return {m_dims, m_rank}; }
@@ -102,7 +106,8 @@ private:
 public:
   Dtype dtype = Dtype::unknown;
 };
-static_assert(sizeof(TensorInfo) <= 40);
+// 24 bytes: a checkpoint holds a million of them (its data_offsets are in Header::offsets).
+static_assert(sizeof(TensorInfo) <= 24);
 
 enum class HeaderIssue
 {
@@ -154,6 +159,9 @@ struct Header
   uint64_t file_size = 0;
   uint64_t header_size = 0;        // N, the JSON length
   std::vector<TensorInfo> tensors; // in file order unless `sorted` was requested
+  // offsets[i]: the data_offsets of tensors[i]; empty when the reader was asked not to keep
+  // them (the layout is checked while parsing either way).
+  std::vector<DataOffsets> offsets;
   std::vector<std::pair<std::string, std::string>> metadata;
   std::vector<HeaderProblem> problems;
 
@@ -174,7 +182,9 @@ Header parse_header(std::string_view json, uint64_t data_size);
 Header parse_header_dom(std::string_view json, uint64_t data_size);
 
 // Reads and parses the header of a whole safetensors file. With `sort_by_name`, `tensors` come
-// out sorted by name (and Header::sorted is set) instead of in file order.
-Header read_header(const ByteSource& source, bool sort_by_name = false);
+// out sorted by name (and Header::sorted is set) instead of in file order. Without
+// `keep_offsets`, Header::offsets is left empty: 16 bytes a tensor a caller that only needs
+// the layout checked (the checkpoint loader) does not hold.
+Header read_header(const ByteSource& source, bool sort_by_name = false, bool keep_offsets = true);
 
 } // namespace qcheck

@@ -4,6 +4,7 @@
 // agree, and read again sorted by name. Checks the Header invariants.
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <set>
 #include <string>
 #include <string_view>
@@ -29,9 +30,12 @@ check_header(const Header& header)
     QCHECK_FUZZ_CHECK(problem.is_warning == (problem.issue == HeaderIssue::length_large));
   }
   std::set<std::string_view> names;
+  QCHECK_FUZZ_CHECK(header.offsets.size() == header.tensors.size());
+  for (const DataOffsets& offsets : header.offsets) {
+    QCHECK_FUZZ_CHECK(offsets.begin <= offsets.end);
+  }
   for (const TensorInfo& tensor : header.tensors) {
     QCHECK_FUZZ_CHECK(names.insert(tensor.name()).second);
-    QCHECK_FUZZ_CHECK(tensor.begin <= tensor.end);
     if (tensor.dtype != Dtype::unknown) {
       QCHECK_FUZZ_CHECK(tensor.dtype_text() == dtype_name(tensor.dtype));
       QCHECK_FUZZ_CHECK(dtype_bits(tensor.dtype) > 0);
@@ -52,7 +56,8 @@ check_same(const Header& a, const Header& b)
                       x.dtype == y.dtype);
     QCHECK_FUZZ_CHECK(
       std::equal(x.shape().begin(), x.shape().end(), y.shape().begin(), y.shape().end()));
-    QCHECK_FUZZ_CHECK(x.begin == y.begin && x.end == y.end);
+    QCHECK_FUZZ_CHECK(a.offsets[i].begin == b.offsets[i].begin &&
+                      a.offsets[i].end == b.offsets[i].end);
   }
   QCHECK_FUZZ_CHECK(a.metadata == b.metadata);
   QCHECK_FUZZ_CHECK(a.problems.size() == b.problems.size());
@@ -123,6 +128,27 @@ LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
   }
   std::sort(names.begin(), names.end());
   QCHECK_FUZZ_CHECK(names == sorted_names);
+  // Offsets move with their names.
+  std::map<std::string_view, std::pair<uint64_t, uint64_t>> offsets_of;
+  for (size_t i = 0; i < header.tensors.size(); ++i) {
+    offsets_of[header.tensors[i].name()] = {header.offsets[i].begin, header.offsets[i].end};
+  }
+  for (size_t i = 0; i < by_name.tensors.size(); ++i) {
+    QCHECK_FUZZ_CHECK(offsets_of[by_name.tensors[i].name()] ==
+                      std::make_pair(by_name.offsets[i].begin, by_name.offsets[i].end));
+  }
+  // As the checkpoint loader reads it, without offsets: the same tensors and problems.
+  const Header lean = read_header(**source, true, false);
+  QCHECK_FUZZ_CHECK(lean.offsets.empty());
+  QCHECK_FUZZ_CHECK(lean.readable == by_name.readable && lean.sorted == by_name.sorted);
+  QCHECK_FUZZ_CHECK(lean.tensors.size() == by_name.tensors.size());
+  for (size_t i = 0; i < lean.tensors.size(); ++i) {
+    QCHECK_FUZZ_CHECK(lean.tensors[i].name() == by_name.tensors[i].name());
+  }
+  QCHECK_FUZZ_CHECK(lean.problems.size() == by_name.problems.size());
+  for (size_t i = 0; i < lean.problems.size(); ++i) {
+    QCHECK_FUZZ_CHECK(lean.problems[i].message == by_name.problems[i].message);
+  }
 
   // The header part on its own, whatever the length field says.
   if (size >= 8) {
