@@ -829,7 +829,9 @@ private:
         add_with_ancestors(layer.prefix);
         for (size_t j = 0; j < layer.shards.size(); ++j) {
           const auto module = layer.shard_module(j);
-          if (!module || layer.shards[j].data() != m_inventory.modules[*module].name.data()) {
+          const std::string_view own = module ? m_inventory.modules[*module].name : "";
+          if (!module || layer.shards[j].data() != own.data() ||
+              layer.shards[j].size() != own.size()) {
             add_with_ancestors(layer.shards[j]);
           }
         }

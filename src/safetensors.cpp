@@ -528,12 +528,16 @@ private:
     // A table kept for the whole run larger than its entries costs more than one copy.
     fit(m_out.tensors);
     fit(m_out.dim_storage);
-    keep_names();
     const std::span<const uint64_t> dims(m_out.dim_storage);
     for (size_t i = 0; i < m_shapes.size(); ++i) {
       m_out.tensors[i].set_shape(dims.subspan(m_shapes[i].at, m_shapes[i].rank));
     }
     check_layout();
+    // Unknown dtypes' spellings are placed by file order; then names are not shared.
+    const bool share_names = m_unknown_dtypes.empty();
+    if (!share_names) {
+      keep_names(false);
+    }
     // Dropped entries keep the order of the rest: strictly increasing while in_order held.
     m_out.sorted = in_order;
     const bool sort = m_sort_by_name && !in_order;
@@ -547,6 +551,9 @@ private:
       sort_by_name_in_runs(m_out.tensors, [](const TensorInfo& t) { return t.name(); });
     }
     m_out.sorted = m_out.sorted || sort;
+    if (share_names) {
+      keep_names(m_out.sorted);
+    }
   }
 
   // Sorts the tensors by name and their offsets alike.
@@ -991,15 +998,43 @@ private:
     }
   }
 
+  // Whether `name` is a proper prefix of `next`. Sorted neighbours share long starts, so their
+  // last 8 bytes are compared first.
+  static bool begins(std::string_view name, std::string_view next)
+  {
+    const size_t n = name.size();
+    if (n >= next.size()) {
+      return false;
+    }
+    if (n >= 8) {
+      uint64_t a = 0, b = 0;
+      std::memcpy(&a, name.data() + n - 8, 8);
+      std::memcpy(&b, next.data() + n - 8, 8);
+      return a == b && std::memcmp(name.data(), next.data(), n - 8) == 0;
+    }
+    return next.starts_with(name);
+  }
+
   // Copies every name, and after it any unknown dtype's spelling (where dtype_text() finds
   // it), into name_storage, sized to fit exactly, and points the tensors at the copies. Until
-  // then names view the parsed text, which lives as long as parse().
-  void keep_names()
+  // then names view the parsed text, which lives as long as parse(). With `share_prefixes`
+  // (sorted names, no unknown dtype), a name that begins the next one views the next one's
+  // copy: "x.weight", "x.weight_scale" and "x.weight_scale_2" take one copy, about half of a
+  // quantized checkpoint's name bytes.
+  void keep_names(bool share_prefixes)
   {
     auto& tensors = m_out.tensors;
+    const size_t n = tensors.size();
+    // Bit i: name i views the next one's copy.
+    const std::unique_ptr<uint64_t[]> shared(new uint64_t[share_prefixes ? n / 64 + 1 : 0]());
     size_t total = 0;
-    for (const TensorInfo& t : tensors) {
-      total += t.name().size();
+    for (size_t i = 0; i < n; ++i) {
+      const std::string_view name = tensors[i].name();
+      if (share_prefixes && i + 1 < n && begins(name, tensors[i + 1].name())) {
+        shared[i / 64] |= uint64_t{1} << (i % 64);
+        continue;
+      }
+      total += name.size();
     }
     for (const auto& [index, spelling] : m_unknown_dtypes) {
       total += sizeof(uint32_t) + spelling.size();
@@ -1008,9 +1043,14 @@ private:
     m_out.name_storage.reset(new char[total]);
     char* at = m_out.name_storage.get();
     auto unknown = m_unknown_dtypes.begin();
-    for (size_t i = 0; i < tensors.size(); ++i) {
+    for (size_t i = 0; i < n; ++i) {
       TensorInfo& t = tensors[i];
       const std::string_view name = t.name();
+      if (share_prefixes && (shared[i / 64] >> (i % 64) & 1) != 0) {
+        // The next name not shared is copied at `at`, and begins with this one.
+        t.set_name({at, name.size()});
+        continue;
+      }
       std::memcpy(at, name.data(), name.size());
       t.set_name({at, name.size()});
       at += name.size();

@@ -645,6 +645,47 @@ TEST(Safetensors, OffsetsLeftOutStillCheckTheLayout)
                         "tensor 'd.w': data [12, 16) overlaps 'c.w', which ends at byte 14\n");
 }
 
+// A sorted name that begins the next one views the next one's copy: a module's weight,
+// weight_scale and weight_scale_2 take one.
+TEST(Safetensors, NamesThatBeginTheNextShareOneCopy)
+{
+  // As writers lay them out: grouped by dtype, each group in name order.
+  const std::vector<TensorSpec> grouped{
+    {"a.input_scale", "F32", {}},       {"a.weight_scale_2", "F32", {}},
+    {"a.weight_scale", "F8_E4M3", {2}}, {"a.weight", "U8", {4}},
+    {"a.weight.x", "U8", {4}},          {"ab.weight", "U8", {4}}};
+  const std::vector<std::string> sorted_names{"a.input_scale",  "a.weight",         "a.weight.x",
+                                              "a.weight_scale", "a.weight_scale_2", "ab.weight"};
+  const Header h = read_bytes_sorted(safetensors(grouped), true);
+  ASSERT_TRUE(h.problems.empty()) << all_messages(h);
+  ASSERT_EQ(names(h), sorted_names);
+  const auto at = [&](size_t i) { return h.tensors[i].name().data(); };
+  EXPECT_EQ(at(1), at(2)); // "a.weight" begins "a.weight.x"
+  EXPECT_NE(at(2), at(3)); // "a.weight.x" does not begin "a.weight_scale"
+  EXPECT_EQ(at(3), at(4));
+  EXPECT_NE(at(0), at(1));
+  EXPECT_NE(at(4), at(5));
+  EXPECT_EQ(h.tensors[3].dtype_text(), "F8_E4M3");
+
+  // In file order (not sorted), each name keeps a copy of its own.
+  const Header unsorted = read_bytes_sorted(safetensors(grouped), false);
+  ASSERT_FALSE(unsorted.sorted);
+  std::set<const char*> starts;
+  for (const TensorInfo& t : unsorted.tensors) {
+    starts.insert(t.name().data());
+  }
+  EXPECT_EQ(starts.size(), grouped.size());
+
+  // An unknown dtype's spelling follows its name: no name is shared then.
+  std::vector<TensorSpec> odd = grouped;
+  odd[3].dtype = "U9";
+  const Header with_unknown = read_bytes_sorted(safetensors(odd), true);
+  ASSERT_EQ(names(with_unknown), sorted_names);
+  EXPECT_EQ(with_unknown.tensors[1].dtype_text(), "U9");
+  EXPECT_NE(with_unknown.tensors[1].name().data(), with_unknown.tensors[2].name().data());
+  EXPECT_NE(with_unknown.tensors[3].name().data(), with_unknown.tensors[4].name().data());
+}
+
 TEST(Safetensors, OutOfOrderKeysKeepFileOrderByDefault)
 {
   for (const Header& h :
