@@ -267,7 +267,7 @@ merge_runs(std::vector<Run> heap, Tensor* out)
       stop = std::partition_point(run.next + low, run.next + std::max(low, high), before_rival);
     }
     for (const TensorInfo* t = run.next; t != stop; ++t) {
-      *out++ = {t, run.shard};
+      *out++ = {t};
     }
     run.next = stop;
     if (run.next == run.end) {
@@ -660,7 +660,7 @@ private:
       if (!m_out.shards[s].header_read) {
         return; // a missing, irregular or unreadable shard is reported already
       }
-      if (found != nullptr && found->shard == s) {
+      if (found != nullptr && m_out.holds(s, *found)) {
         return;
       }
       if (out.missing.size() == k_listed_problems) {
@@ -694,7 +694,7 @@ private:
       size_t pick = i;
       if (named) {
         for (size_t k = i; k < j; ++k) {
-          if (all[k].shard == shard_of_file[wm->file]) {
+          if (m_out.holds(shard_of_file[wm->file], all[k])) {
             pick = k;
           }
         }
@@ -705,16 +705,14 @@ private:
           break;
         }
         out.duplicates.push_back(
-          {CheckpointIssue::duplicate_tensor, false, m_out.shards[all[k].shard].file,
-           std::string(name),
+          {CheckpointIssue::duplicate_tensor, false, m_out.shard_of(all[k]), std::string(name),
            fmt::format("tensor '{}' is stored in both {} and {}; the loader uses {}", name,
-                       m_out.shards[all[i].shard].file, m_out.shards[all[k].shard].file,
-                       m_out.shards[all[pick].shard].file),
+                       m_out.shard_of(all[i]), m_out.shard_of(all[k]), m_out.shard_of(all[pick])),
            std::nullopt});
       }
-      for (size_t k = i; k < j && index; ++k) {
-        const uint32_t s = all[k].shard;
-        if (m_out.shards[s].in_index && !named && out.unnamed[s]++ == 0) {
+      for (size_t k = i; k < j && index && !named; ++k) {
+        const uint32_t s = m_out.shard_index(all[k]);
+        if (m_out.shards[s].in_index && out.unnamed[s]++ == 0) {
           out.first_unnamed[s] = name;
         }
       }
@@ -761,6 +759,7 @@ private:
   void collect_tensors(std::optional<IndexData>& index, const std::vector<uint32_t>& shard_of_file,
                        unsigned threads)
   {
+    m_out.index_shards(); // the shards' tables are final
     for (const ShardFile& shard : m_out.shards) {
       for (const auto& hp : shard.header.problems) {
         m_out.problems.push_back({hp.issue == HeaderIssue::read_failed
@@ -923,6 +922,37 @@ is_contained_path(std::string_view path)
     start = end + 1;
   }
   return true;
+}
+
+uint32_t
+Checkpoint::shard_index(const Tensor& tensor) const
+{
+  const auto at = reinterpret_cast<uintptr_t>(tensor.info);
+  // The last table starting at or before the entry.
+  const auto it = std::upper_bound(m_tables.begin(), m_tables.end(), at,
+                                   [](uintptr_t a, const auto& table) { return a < table.first; });
+  return it == m_tables.begin() ? 0 : std::prev(it)->second;
+}
+
+bool
+Checkpoint::holds(uint32_t shard, const Tensor& tensor) const
+{
+  const auto& table = shards[shard].header.tensors;
+  const auto at = reinterpret_cast<uintptr_t>(tensor.info);
+  const auto begin = reinterpret_cast<uintptr_t>(table.data());
+  return at >= begin && at < begin + table.size() * sizeof(TensorInfo);
+}
+
+void
+Checkpoint::index_shards()
+{
+  m_tables.clear();
+  for (uint32_t s = 0; s < shards.size(); ++s) {
+    if (!shards[s].header.tensors.empty()) {
+      m_tables.emplace_back(reinterpret_cast<uintptr_t>(shards[s].header.tensors.data()), s);
+    }
+  }
+  std::sort(m_tables.begin(), m_tables.end());
 }
 
 Expected<Checkpoint>

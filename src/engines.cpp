@@ -1263,7 +1263,7 @@ locate_drafts(const ModelInfo& model, const Checkpoint& checkpoint, const Invent
   const auto loaded_under = [&](const std::string& root, std::vector<std::string>& files) {
     for (const Module& m : inventory.under(root)) {
       for (uint32_t t : m.tensors) {
-        const ShardFile& shard = checkpoint.shards[checkpoint.tensors[t].shard];
+        const ShardFile& shard = checkpoint.shards[checkpoint.shard_index(checkpoint.tensors[t])];
         if (!checkpoint.has_index || shard.in_index) {
           return true;
         }

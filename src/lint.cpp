@@ -534,7 +534,7 @@ private:
         const Module& m = module_of(run);
         tensors += m.tensors.size();
         for (uint32_t t : m.tensors) {
-          in_shard[m_checkpoint.tensors[t].shard] = true;
+          in_shard[m_checkpoint.shard_index(m_checkpoint.tensors[t])] = true;
           dtypes.insert(m_checkpoint.tensors[t].info->dtype_text());
         }
       }

@@ -661,7 +661,7 @@ build_inventory(const Checkpoint& checkpoint, unsigned threads)
         if (some_unlisted) {
           module.loaded =
             std::any_of(module.tensors.begin(), module.tensors.end(), [&](uint32_t i) {
-              return checkpoint.shards[checkpoint.tensors[i].shard].in_index;
+              return checkpoint.shards[checkpoint.shard_index(checkpoint.tensors[i])].in_index;
             });
         }
       }

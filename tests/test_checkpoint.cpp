@@ -234,8 +234,8 @@ TEST(Checkpoint, IndexNamingHundredsOfFilesInTurn)
   for (int k = 0; k < 3 * k_files; ++k) {
     const Tensor& t = c.tensors[static_cast<size_t>(k)];
     EXPECT_EQ(t.info->name(), fmt::format("w{:03}.weight", k));
-    EXPECT_EQ(c.shards[t.shard].file, fmt::format("part-{}.safetensors", k % k_files));
-    EXPECT_TRUE(c.shards[t.shard].in_index);
+    EXPECT_EQ(c.shard_of(t), fmt::format("part-{}.safetensors", k % k_files));
+    EXPECT_TRUE(c.shards[c.shard_index(t)].in_index);
   }
 }
 
@@ -553,15 +553,20 @@ joined(const std::vector<std::string>& lines)
   return out;
 }
 
-// The TensorInfo a Tensor points at lives in the header of the shard it names.
+// The TensorInfo a Tensor points at lives in the header of the shard shard_index() names, and
+// no other shard holds it.
 void
 expect_info_in_its_shard(const Checkpoint& c)
 {
   for (const auto& t : c.tensors) {
-    ASSERT_LT(t.shard, c.shards.size());
-    const auto& own = c.shards[t.shard].header.tensors;
+    const uint32_t shard = c.shard_index(t);
+    ASSERT_LT(shard, c.shards.size());
+    const auto& own = c.shards[shard].header.tensors;
     EXPECT_TRUE(!own.empty() && t.info >= own.data() && t.info < own.data() + own.size())
       << t.info->name();
+    for (uint32_t s = 0; s < c.shards.size(); ++s) {
+      EXPECT_EQ(c.holds(s, t), s == shard) << t.info->name() << " " << c.shards[s].file;
+    }
   }
 }
 
@@ -1043,7 +1048,8 @@ TEST(Checkpoint, LargeCheckpointsMatchTheirIndexAlikeWhateverTheThreads)
   ASSERT_EQ(one->tensors.size(), two->tensors.size());
   for (size_t i = 0; i < one->tensors.size(); ++i) {
     ASSERT_EQ(one->tensors[i].info->name(), two->tensors[i].info->name());
-    ASSERT_EQ(one->tensors[i].shard, two->tensors[i].shard) << one->tensors[i].info->name();
+    ASSERT_EQ(one->shard_of(one->tensors[i]), two->shard_of(two->tensors[i]))
+      << one->tensors[i].info->name();
   }
   std::set<CheckpointIssue> issues;
   for (const auto& p : one->problems) {

@@ -81,15 +81,19 @@ struct UnwrittenAllocator : std::allocator<T>
   }
 };
 
-// One tensor of the checkpoint as a loader sees it.
+// One tensor of the checkpoint as a loader sees it: 8 bytes, a million of them in the largest
+// checkpoints. Its shard is the one whose header holds the entry (Checkpoint::shard_index).
 struct Tensor
 {
-  const TensorInfo* info = nullptr; // owned by shards[shard].header
-  uint32_t shard = 0;
+  const TensorInfo* info = nullptr; // owned by one of Checkpoint::shards' headers
 };
 
 struct Checkpoint
 {
+  Checkpoint() = default;
+  Checkpoint(Checkpoint&&) = default;
+  Checkpoint& operator=(Checkpoint&&) = default;
+
   std::string root;
   bool has_index = false;
   std::vector<ShardFile> shards;
@@ -97,7 +101,22 @@ struct Checkpoint
   std::vector<Tensor, UnwrittenAllocator<Tensor>> tensors;
   std::vector<CheckpointProblem> problems;
 
-  const std::string& shard_of(const Tensor& tensor) const { return shards[tensor.shard].file; }
+  // The index into `shards` of the shard whose header holds `tensor`'s entry: a binary search
+  // among the shards' tables. Valid once index_shards() ran (load_checkpoint() runs it).
+  uint32_t shard_index(const Tensor& tensor) const;
+  const std::string& shard_of(const Tensor& tensor) const
+  {
+    return shards[shard_index(tensor)].file;
+  }
+  // Whether shards[shard]'s header holds `tensor`'s entry.
+  bool holds(uint32_t shard, const Tensor& tensor) const;
+  // Notes where each shard's tensor table lies, for shard_index(); call again after a shard's
+  // header changes.
+  void index_shards();
+
+private:
+  // Each non-empty table's first entry's address and its shard, by address.
+  std::vector<std::pair<uintptr_t, uint32_t>> m_tables;
 };
 
 struct LoadOptions
