@@ -452,7 +452,7 @@ fp8_entry(Engine engine, std::string_view entry, std::string_view prefix)
 std::vector<std::string_view>
 names_to_check(const EngineLayer& layer)
 {
-  return layer.shards.empty() ? std::vector<std::string_view>{layer.prefix} : layer.shards;
+  return layer.shards.empty() ? std::vector<std::string_view>{layer.prefix} : layer.shards.views();
 }
 
 // The candidates decide() found for module names, kept for the unused-entry check. Threads
@@ -1440,7 +1440,7 @@ public:
       EngineLayer& layer = m_layers[p.layer];
       layer.modules.push_back(p.module);
       if (m_shard_names[i] == ShardName::own) {
-        layer.shards.push_back(m_inventory->modules[p.module].name);
+        layer.shards.push_module(m_inventory->modules.data(), p.module);
       } else if (m_shard_names[i] == ShardName::renamed) {
         layer.shards.push_back(*renamed++);
       }

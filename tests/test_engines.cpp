@@ -52,6 +52,37 @@ layer(std::string prefix, LayerKind kind = LayerKind::linear, std::vector<std::s
 
 } // namespace
 
+// A layer's shards: module indices for the inventory's own names, views for the others, in the
+// order added, through every way the checks read them.
+TEST(ShardNames, ModulesAndViewsReadBackInOrder)
+{
+  std::vector<Module> modules(3);
+  modules[0].name = "m.experts.0.gate_proj";
+  modules[1].name = "m.experts.0.up_proj";
+  modules[2].name = "m.experts.1.gate_proj";
+  const std::string renamed = "model.decoder.mlp.experts.0.down_proj";
+  ShardNames shards;
+  EXPECT_TRUE(shards.empty());
+  shards.push_module(modules.data(), 2);
+  shards.push_back(renamed);
+  shards.push_module(modules.data(), 0);
+  const std::vector<std::string_view> expected{modules[2].name, renamed, modules[0].name};
+  ASSERT_EQ(shards.size(), 3u);
+  EXPECT_EQ(shards.views(), expected);
+  EXPECT_EQ(shards[1].data(), renamed.data()); // a view, not a copy
+  EXPECT_EQ(shards[2].data(), modules[0].name.data());
+  std::vector<std::string_view> walked(shards.begin(), shards.end());
+  EXPECT_EQ(walked, expected);
+  const ShardNames copy = shards;
+  EXPECT_EQ(copy.views(), expected);
+  ShardNames assigned;
+  assigned = std::vector<std::string_view>{"a", "b"};
+  EXPECT_EQ(assigned.views(), (std::vector<std::string_view>{"a", "b"}));
+  assigned.clear();
+  EXPECT_TRUE(assigned.empty());
+  EXPECT_EQ(assigned.begin(), assigned.end());
+}
+
 TEST(Patterns, FnmatchIsPythonFnmatchcase)
 {
   EXPECT_TRUE(fnmatch("model.layers.45*", "model.layers.45.mlp.experts"));

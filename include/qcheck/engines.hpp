@@ -6,6 +6,8 @@
 #include <array>
 #include <cstdint>
 #include <deque>
+#include <initializer_list>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <span>
@@ -75,6 +77,100 @@ inline constexpr size_t k_longest_entry = 4096;
 Drafts locate_drafts(const ModelInfo& model, const Checkpoint& checkpoint,
                      const Inventory& inventory);
 
+// A fused layer's shard names. Most are the own names of inventory modules, held as module
+// indices (4 bytes, where a view takes 16: a million-tensor checkpoint has half a million shards
+// per engine); the others as views of text that outlives them.
+class ShardNames
+{
+public:
+  class Iterator
+  {
+  public:
+    using iterator_category = std::forward_iterator_tag;
+    using value_type = std::string_view;
+    using difference_type = std::ptrdiff_t;
+    using pointer = void;
+    using reference = std::string_view;
+
+    Iterator() = default;
+    Iterator(const ShardNames* names, size_t at) : m_names(names), m_at(at) {}
+    std::string_view operator*() const { return (*m_names)[m_at]; }
+    Iterator& operator++()
+    {
+      ++m_at;
+      return *this;
+    }
+    Iterator operator++(int)
+    {
+      Iterator before = *this;
+      ++m_at;
+      return before;
+    }
+    bool operator==(const Iterator& other) const { return m_at == other.m_at; }
+
+  private:
+    const ShardNames* m_names = nullptr;
+    size_t m_at = 0;
+  };
+
+  ShardNames() = default;
+  ShardNames(std::initializer_list<std::string_view> names) { assign(names.begin(), names.end()); }
+  ShardNames& operator=(const std::vector<std::string_view>& names)
+  {
+    assign(names.begin(), names.end());
+    return *this;
+  }
+  template<typename It>
+  void assign(It begin, It end)
+  {
+    clear();
+    for (; begin != end; ++begin) {
+      push_back(std::string_view(*begin));
+    }
+  }
+
+  // A name kept as a view.
+  void push_back(std::string_view name)
+  {
+    m_items.push_back(k_view | static_cast<uint32_t>(m_views.size()));
+    m_views.push_back(name);
+  }
+  // The name of modules[module], where `modules` (an inventory's, which must outlive this) is
+  // the same for every module added.
+  void push_module(const Module* modules, uint32_t module)
+  {
+    if (module >= k_view) {
+      push_back(modules[module].name);
+      return;
+    }
+    m_modules = modules;
+    m_items.push_back(module);
+  }
+  void reserve(size_t count) { m_items.reserve(count); }
+  void clear()
+  {
+    m_items.clear();
+    m_views.clear();
+  }
+
+  size_t size() const { return m_items.size(); }
+  bool empty() const { return m_items.empty(); }
+  std::string_view operator[](size_t i) const
+  {
+    const uint32_t item = m_items[i];
+    return (item & k_view) != 0 ? m_views[item & ~k_view] : m_modules[item].name;
+  }
+  Iterator begin() const { return {this, 0}; }
+  Iterator end() const { return {this, m_items.size()}; }
+  std::vector<std::string_view> views() const { return {begin(), end()}; }
+
+private:
+  static constexpr uint32_t k_view = uint32_t{1} << 31;
+  const Module* m_modules = nullptr;
+  std::vector<uint32_t> m_items; // a module index, or k_view | an index into m_views
+  std::vector<std::string_view> m_views;
+};
+
 // One engine layer: the prefix that engine checks, and the checkpoint modules it loads into it.
 struct EngineLayer
 {
@@ -82,7 +178,7 @@ struct EngineLayer
   LayerKind kind = LayerKind::linear;
   // Fused: the shard prefixes ("...q_proj", ...), each checked. They view the inventory's module
   // names, or `renamed` for the names an engine gives draft modules.
-  std::vector<std::string_view> shards;
+  ShardNames shards;
   std::vector<uint32_t> modules; // indices into Inventory::modules
   uint32_t quantized = 0;        // how many of them are stored quantized
   bool draft = false;
