@@ -521,7 +521,8 @@ public:
   }
 
 private:
-  // Sets the shapes' spans (dim_storage has stopped growing) and checks the data layout.
+  // Sets the shapes' spans (dim_storage has stopped growing), checks the data layout, sorts
+  // on request (offsets alike) and copies the names out of the parsed text.
   void finish(bool in_order)
   {
     m_out.readable = true;
