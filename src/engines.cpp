@@ -1453,7 +1453,7 @@ public:
 
 private:
   // A module's place, and its shard's name, take 9 bytes per module and engine (they took 24
-  // with the shard's view: a million tensors have half a million modules).
+  // with the shard's view: a million tensors have a quarter of a million modules).
   struct Placed
   {
     uint32_t layer;

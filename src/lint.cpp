@@ -823,15 +823,12 @@ private:
     for (const Module& m : m_inventory.modules) {
       add_with_ancestors(m.name);
     }
-    // Most shards view their own module's name, already in: those are skipped unhashed.
+    // Most shards are their own module's name, already in: those are skipped unhashed.
     for (Engine e : m_options.engines) {
       for (const EngineLayer& layer : layers_for(e)) {
         add_with_ancestors(layer.prefix);
         for (size_t j = 0; j < layer.shards.size(); ++j) {
-          const auto module = layer.shard_module(j);
-          const std::string_view own = module ? m_inventory.modules[*module].name : "";
-          if (!module || layer.shards[j].data() != own.data() ||
-              layer.shards[j].size() != own.size()) {
+          if (!layer.shards.is_module(j)) {
             add_with_ancestors(layer.shards[j]);
           }
         }
@@ -1172,7 +1169,7 @@ private:
           visit(layer.prefix, std::nullopt);
         }
         for (size_t j = 0; j < layer.shards.size(); ++j) {
-          if (!is_module(layer.shards[j], layer.shard_module(j))) {
+          if (!layer.shards.is_module(j) && !is_module(layer.shards[j], layer.shard_module(j))) {
             visit(layer.shards[j], std::nullopt);
           }
         }

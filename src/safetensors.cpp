@@ -839,7 +839,7 @@ private:
   // Where a tensor's shape, just appended to dim_storage at dims_start, is kept: a shape
   // already stored by an earlier tensor of this header is shared (a shard holds a few
   // distinct shapes among thousands of tensors), the copy taken back. 8 bytes a dimension
-  // were 5-8% of a large checkpoint's memory.
+  // were about 5% of a large checkpoint's memory.
   [[gnu::always_inline]] ShapeAt keep_shape(size_t dims_start, size_t rank)
   {
     // A header holds fewer than 2^32 bytes, so fewer dimensions.

@@ -52,6 +52,23 @@ layer(std::string prefix, LayerKind kind = LayerKind::linear, std::vector<std::s
 
 } // namespace
 
+// Which shards are modules' own names: those added by module index, not a view of the same text.
+TEST(ShardNames, SaysWhichNamesAreModules)
+{
+  std::vector<Module> modules(2);
+  modules[0].name = "m.q_proj";
+  modules[1].name = "m.k_proj";
+  ShardNames shards;
+  shards.push_module(modules.data(), 1);
+  shards.push_back(modules[0].name);
+  shards.push_module(modules.data(), 0);
+  EXPECT_TRUE(shards.is_module(0));
+  EXPECT_FALSE(shards.is_module(1));
+  EXPECT_TRUE(shards.is_module(2));
+  const ShardNames views = {"m.q_proj"};
+  EXPECT_FALSE(views.is_module(0));
+}
+
 // A layer's shards: module indices for the inventory's own names, views for the others, in the
 // order added, through every way the checks read them.
 TEST(ShardNames, ModulesAndViewsReadBackInOrder)

@@ -90,10 +90,6 @@ struct Tensor
 
 struct Checkpoint
 {
-  Checkpoint() = default;
-  Checkpoint(Checkpoint&&) = default;
-  Checkpoint& operator=(Checkpoint&&) = default;
-
   std::string root;
   bool has_index = false;
   std::vector<ShardFile> shards;

@@ -78,8 +78,8 @@ Drafts locate_drafts(const ModelInfo& model, const Checkpoint& checkpoint,
                      const Inventory& inventory);
 
 // A fused layer's shard names. Most are the own names of inventory modules, held as module
-// indices (4 bytes, where a view takes 16: a million-tensor checkpoint has half a million shards
-// per engine); the others as views of text that outlives them.
+// indices (4 bytes, where a view takes 16: a million-tensor checkpoint has a quarter of a
+// million shards per engine); the others as views of text that outlives them.
 class ShardNames
 {
 public:
@@ -155,6 +155,8 @@ public:
 
   size_t size() const { return m_items.size(); }
   bool empty() const { return m_items.empty(); }
+  // Whether name i is an inventory module's own name (added by push_module()).
+  bool is_module(size_t i) const { return (m_items[i] & k_view) == 0; }
   std::string_view operator[](size_t i) const
   {
     const uint32_t item = m_items[i];
