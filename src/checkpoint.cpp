@@ -48,23 +48,27 @@ without_dot_parts(std::string_view path)
   return out.empty() ? std::string(path) : out; // "." is left to name the folder
 }
 
-// weight_map as a vector sorted by tensor name; names view the parser's strings, or are held as
-// their hashes until the tensors' names are attached; paths are interned (the index repeats each
-// path thousands of times).
+// weight_map, in one of two forms. Named (add()): a vector sorted by tensor name, names viewing
+// the parser's strings. Hashed (add_hashed()): no entry kept, only the entries' count, a digest
+// of their names in order and the runs of entries naming one file, for an index to be compared
+// with the sorted tensors as a whole. Paths are interned either way (the index repeats each path
+// thousands of times).
 class WeightMap
 {
 public:
   // 16 bytes: the index names every tensor. Names are shorter than the index (k_max_index_size).
   struct Entry
   {
-    union
-    {
-      const char* name = nullptr;
-      uint64_t hash; // while hashed(): keyed_hash() of the name
-    };
+    const char* name = nullptr;
     uint32_t size = 0;
     uint32_t file = 0; // into files()
     std::string_view tensor() const { return {name, size}; }
+  };
+  // Hashed entries [first, next run's first) name files()[file].
+  struct FileRun
+  {
+    size_t first;
+    uint32_t file;
   };
 
   void reserve(size_t entries) { m_entries.reserve(entries); }
@@ -75,33 +79,38 @@ public:
   {
     push(tensor, file, same_file).name = tensor.data();
   }
-  // The entry keeps the name's hash under `key`, not the name: until attach(), entries() have
-  // no names. Not to be mixed with add().
+  // Counts the entry and adds its name (hashed under `key`) to the digest at its position; keeps
+  // nothing of the name. Not to be mixed with add().
   void add_hashed(std::string_view tensor, uint64_t key, std::string_view file, bool same_file)
   {
     m_hashed = true;
-    push(tensor, file, same_file).hash = keyed_hash(tensor, key);
-  }
-  // Hashed entries [first, first + count) take the names `name_of(0 .. count - 1)`; false,
-  // leaving the map to be dropped, when one differs from its entry in length or hash.
-  template<typename NameOf>
-  bool attach(size_t first, size_t count, uint64_t key, NameOf name_of)
-  {
-    assert(m_hashed && first + count <= m_entries.size());
-    for (size_t k = 0; k < count; ++k) {
-      const std::string_view name = name_of(k);
-      Entry& e = m_entries[first + k];
-      if (e.size != name.size() || e.hash != keyed_hash(name, key)) {
-        return false;
-      }
-      e.name = name.data();
+    note_order(tensor);
+    const uint32_t f = file_id(file, same_file);
+    if (m_runs.empty() || m_runs.back().file != f) {
+      m_runs.push_back({m_hashed_count, f});
     }
-    return true;
+    m_digest += digest_of(keyed_hash(tensor, key), m_hashed_count);
+    ++m_hashed_count;
   }
-  // After attach() gave every entry its name.
-  void attached() { m_hashed = false; }
+  // What an entry whose name hashed to `hash` adds to the digest at `position`: a sum of these
+  // tells apart two sequences of names (a swap, a name for another) about as well as a random
+  // 64-bit number.
+  static uint64_t digest_of(uint64_t hash, size_t position)
+  {
+    uint64_t x = hash + (position + 1) * 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+  }
   bool hashed() const { return m_hashed; }
+  // Each tensor added sorts after the one before.
   bool increasing() const { return m_increasing; }
+  // Entries added, in either form.
+  size_t size() const { return m_hashed ? m_hashed_count : m_entries.size(); }
+  // Hashed: the sum of digest_of() over the entries.
+  uint64_t digest() const { return m_digest; }
+  // Hashed: the runs of entries naming one file, in entry order.
+  const std::vector<FileRun>& runs() const { return m_runs; }
 
   // Sorts; on a repeated tensor the last occurrence wins, as in Python's json. Hashed entries
   // must be increasing already.
@@ -137,9 +146,26 @@ public:
 private:
   Entry& push(std::string_view tensor, std::string_view file, bool same_file)
   {
-    assert(!same_file || !m_files.empty());
-    m_increasing = m_increasing && (m_entries.empty() || m_last_tensor < tensor);
+    note_order(tensor);
+    const uint32_t f = file_id(file, same_file);
+    m_entries.push_back({});
+    Entry& e = m_entries.back();
+    e.size = static_cast<uint32_t>(tensor.size());
+    e.file = f;
+    return e;
+  }
+
+  // `tensor` must stay valid through the next call.
+  void note_order(std::string_view tensor)
+  {
+    m_increasing = m_increasing && (size() == 0 || m_last_tensor < tensor);
     m_last_tensor = tensor;
+  }
+
+  // The index of `file` in files() (the last one's when `same_file`), counting one more entry.
+  uint32_t file_id(std::string_view file, bool same_file)
+  {
+    assert(!same_file || !m_files.empty());
     if (!same_file) {
       // By hash: an index can name thousands of files.
       if (const auto it = m_by_file.find(file); it != m_by_file.end()) {
@@ -152,11 +178,7 @@ private:
       }
     }
     ++m_counts[m_last_file];
-    m_entries.push_back({});
-    Entry& e = m_entries.back();
-    e.size = static_cast<uint32_t>(tensor.size());
-    e.file = m_last_file;
-    return e;
+    return m_last_file;
   }
 
   struct TextHash
@@ -173,6 +195,9 @@ private:
   std::string_view m_last_tensor;
   bool m_increasing = true; // each tensor added sorts after the one before
   bool m_hashed = false;
+  size_t m_hashed_count = 0;
+  uint64_t m_digest = 0;
+  std::vector<FileRun> m_runs;
 };
 
 struct IndexData
@@ -374,14 +399,13 @@ public:
     return index;
   }
 
-  // The index a window at a time, each name kept only as its hash: the text is never held
-  // whole, and the names, about half its bytes, are not copied; collect_tensors() later takes
-  // the shards' names for them. False, `index` to be read whole, unless the text is JSON whose
-  // weight_map is strictly increasing with no entry to report.
+  // The index a window at a time, its names kept only in a digest: the text is never held
+  // whole, and the names, about half its bytes, are neither copied nor stored; collect_tensors()
+  // compares the digest with the sorted tensors' names. False, `index` to be read whole, unless
+  // the text is JSON whose weight_map is strictly increasing with no entry to report.
   bool stream_index(const ByteSource& bytes, IndexData& index) const
   {
     index.key = random_key();
-    index.weight_map.reserve(expected_entries(bytes));
     bool usable = true;
     std::optional<std::string_view> last_path; // of the entry before
     const auto member = [&](std::string_view tensor, const std::string_view* path) {
@@ -399,7 +423,6 @@ public:
     };
     const auto restart = [&] {
       index.weight_map = WeightMap();
-      index.weight_map.reserve(expected_entries(bytes));
       usable = true;
       last_path.reset();
     };
@@ -730,6 +753,44 @@ private:
     return out;
   }
 
+  // walk() for a hashed index that names tensors all[begin, end) one each, in order: each is
+  // checked against the file its entry names; nothing is compacted.
+  Walk walk_hashed(const decltype(Checkpoint::tensors)& all, size_t begin, size_t end,
+                   const IndexData& index, const std::vector<uint32_t>& shard_of_file) const
+  {
+    Walk out;
+    out.tensors = end - begin;
+    out.unnamed.assign(m_out.shards.size(), 0);
+    out.first_unnamed.resize(m_out.shards.size());
+    const auto& runs = index.weight_map.runs();
+    auto run = std::upper_bound(runs.begin(), runs.end(), begin,
+                                [](size_t k, const WeightMap::FileRun& r) { return k < r.first; });
+    if (run == runs.begin()) {
+      return out; // no entries: no tensors either
+    }
+    --run;
+    for (size_t k = begin; k < end; ++k) {
+      while (run + 1 != runs.end() && (run + 1)->first <= k) {
+        ++run;
+      }
+      const uint32_t s = shard_of_file[run->file];
+      if (!m_out.shards[s].header_read || m_out.holds(s, all[k])) {
+        continue; // a missing, irregular or unreadable shard is reported already
+      }
+      if (out.missing.size() == k_listed_problems) {
+        ++out.missing_more;
+        continue;
+      }
+      const std::string_view name = all[k].info->name();
+      out.missing.push_back(
+        {CheckpointIssue::index_missing_tensor, false, index.file, std::string(name),
+         fmt::format("maps '{}' to {}, which does not hold it (it is in {})", name,
+                     index.weight_map.files()[run->file], m_out.shard_of(all[k])),
+         std::nullopt});
+    }
+    return out;
+  }
+
   // A hashed weight_map whose names are not the shards' cannot say which differ: the index is
   // read again, whole. If it now reads otherwise (it changed meanwhile), that is reported and the
   // tensors are not joined with it.
@@ -775,13 +836,13 @@ private:
     all.resize(plan.total);                 // unwritten: the merges fill it
     const bool halves = !plan.from.empty(); // it holds the pivot's tensors at least
     const size_t mid = halves ? plan.before_total : plan.total;
-    // A hashed index names the shards' tensors when it holds one entry per tensor, each with
-    // the hash of the tensor's name, in the same order: each half checks its part as it takes
-    // the names. Any other index is read again whole, and joined by name.
-    if (index && index->weight_map.hashed() && index->weight_map.entries().size() != plan.total) {
+    // A hashed index names the shards' tensors when it holds one entry per tensor, in the same
+    // order: the digest of the tensors' names, each half's part taken as it merges, equals the
+    // index's. Any other index is read again whole, and joined by name.
+    if (index && index->weight_map.hashed() && index->weight_map.size() != plan.total) {
       reread_index(index);
     }
-    const bool hashed = index && index->weight_map.hashed();
+    bool hashed = index && index->weight_map.hashed();
     static const std::vector<WeightMap::Entry> no_entries;
     using EntryIt = std::vector<WeightMap::Entry>::const_iterator;
     EntryIt entry_begin, entry_mid, entry_end;
@@ -790,46 +851,42 @@ private:
       entry_begin = entries.begin();
       entry_end = entries.end();
       entry_mid = !halves ? entry_end
-                  : index && index->weight_map.hashed()
-                    ? entry_begin + static_cast<std::ptrdiff_t>(mid)
-                    : std::lower_bound(entry_begin, entry_end, plan.pivot,
-                                       [](const WeightMap::Entry& e, std::string_view n) {
-                                         return e.tensor() < n;
-                                       });
+                          : std::lower_bound(entry_begin, entry_end, plan.pivot,
+                                             [](const WeightMap::Entry& e, std::string_view n) {
+                                               return e.tensor() < n;
+                                             });
     };
     split_entries();
-    const auto named_by_index = [&](size_t first, size_t count) {
-      return !hashed || index->weight_map.attach(first, count, index->key, [&](size_t k) {
-        return all[first + k].info->name();
-      });
-    };
     // Each half compacts its own range; the second's picks then move up to follow the first's.
     Walk walks[2];
-    bool attached[2] = {true, true};
-    // Half h: merged (on the first pass), checked against a hashed index, walked.
+    uint64_t digests[2] = {0, 0};
+    // Half h: merged (on the first pass), walked: against a hashed index, as if it named each
+    // tensor in turn (kept only if the digests agree).
     const auto half = [&](size_t h, bool merge) {
       const size_t begin = h == 0 ? 0 : mid;
       const size_t end = h == 0 ? mid : all.size();
       if (merge) {
         merge_runs(h == 0 ? plan.before : plan.from, all.data() + begin);
-        attached[h] = named_by_index(begin, end - begin);
       }
-      if (attached[h]) {
-        walks[h] = walk(all, begin, end, index, shard_of_file, h == 0 ? entry_begin : entry_mid,
-                        h == 0 ? entry_mid : entry_end);
+      if (hashed) {
+        for (size_t k = begin; k < end; ++k) {
+          digests[h] += WeightMap::digest_of(keyed_hash(all[k].info->name(), index->key), k);
+        }
+        walks[h] = walk_hashed(all, begin, end, *index, shard_of_file);
+        return;
       }
+      walks[h] = walk(all, begin, end, index, shard_of_file, h == 0 ? entry_begin : entry_mid,
+                      h == 0 ? entry_mid : entry_end);
     };
     const size_t half_count = halves ? 2 : 1;
     in_slices(half_count, half_count, [&](size_t h, size_t, size_t) { half(h, true); });
-    if (hashed && attached[0] && attached[1]) {
-      index->weight_map.attached();
-    } else if (hashed) {
-      // A name differs: the walks start again, on the same order (a walk over names that are
-      // each the one its entry hashed left its range as it was).
+    if (hashed && digests[0] + digests[1] != index->weight_map.digest()) {
+      // A name differs: the walks start again, on the same order (the walks against the hashed
+      // index left it as it was).
       reread_index(index);
+      hashed = false;
       split_entries();
       walks[0] = walks[1] = Walk();
-      attached[0] = attached[1] = true;
       in_slices(half_count, half_count, [&](size_t h, size_t, size_t) { half(h, false); });
     }
     Walk& first = walks[0];
