@@ -1453,6 +1453,9 @@ private:
       while (wanted != s.indices.end() && wanted->first < index) {
         ++wanted;
       }
+      if (wanted == s.indices.end()) {
+        return skip_nested(); // no pointer goes further into the array
+      }
       if (wanted != s.indices.end() && wanted->first == index) {
         if (!value(wanted->second)) {
           return false;
@@ -1496,6 +1499,56 @@ private:
     return true;
   }
 
+  // Inside a container: past the bracket that closes it, brackets counted and strings skipped,
+  // nothing else read. Only the brackets and quotes are looked at, 16 bytes at a time.
+  bool skip_nested()
+  {
+    size_t depth = 1;
+    const size_t size = m_text.size();
+    while (m_pos < size) {
+      size_t next = m_pos;
+#if defined(__SSE2__)
+      for (; next + 16 <= size; next += 16) {
+        const __m128i bytes =
+          _mm_loadu_si128(reinterpret_cast<const __m128i*>(m_text.data() + next));
+        // '[' ']' '{' '}' are 0x5B 0x5D 0x7B 0x7D: with bit 5 cleared, '[' or '{' is 0x5B and
+        // ']' or '}' is 0x5D.
+        const __m128i folded = _mm_andnot_si128(_mm_set1_epi8(0x20), bytes);
+        const __m128i hits =
+          _mm_or_si128(_mm_cmpeq_epi8(bytes, _mm_set1_epi8('"')),
+                       _mm_or_si128(_mm_cmpeq_epi8(folded, _mm_set1_epi8(0x5B)),
+                                    _mm_cmpeq_epi8(folded, _mm_set1_epi8(0x5D))));
+        if (const int mask = _mm_movemask_epi8(hits); mask != 0) {
+          next += static_cast<size_t>(__builtin_ctz(static_cast<unsigned>(mask)));
+          break;
+        }
+      }
+#endif
+      while (next < size && m_text[next] != '"' && m_text[next] != '[' && m_text[next] != ']' &&
+             m_text[next] != '{' && m_text[next] != '}') {
+        ++next;
+      }
+      m_pos = next;
+      if (m_pos >= size) {
+        return false;
+      }
+      const char b = m_text[m_pos];
+      if (b == '"') {
+        if (!skip_string()) {
+          return false;
+        }
+        continue;
+      }
+      ++m_pos;
+      if (b == '{' || b == '[') {
+        ++depth;
+      } else if (--depth == 0) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   // Past the value here: a string, a container with whatever it nests (brackets counted, strings
   // skipped), or a scalar up to the next delimiter.
   bool skip_value()
@@ -1508,23 +1561,8 @@ private:
       return skip_string();
     }
     if (c == '{' || c == '[') {
-      size_t depth = 0;
-      while (m_pos < m_text.size()) {
-        const char b = m_text[m_pos];
-        if (b == '"') {
-          if (!skip_string()) {
-            return false;
-          }
-          continue;
-        }
-        ++m_pos;
-        if (b == '{' || b == '[') {
-          ++depth;
-        } else if ((b == '}' || b == ']') && --depth == 0) {
-          return true;
-        }
-      }
-      return false;
+      ++m_pos;
+      return skip_nested();
     }
     // A number, true, false, null (or NaN, Infinity, which locate_all() also reads).
     if (c != '-' && !is_digit(c) && std::string_view("tfnNI").find(c) == std::string_view::npos) {
@@ -1563,11 +1601,29 @@ locate_along_paths(std::string_view text, const std::vector<std::string>& pointe
   if (!spans || std::any_of(spans->begin(), spans->end(), [](const auto& s) { return !s; })) {
     return locate_all(text, pointers);
   }
-  const std::vector<size_t> lines = line_starts(text);
+  // Lines are counted only up to the last span: one span early in a long text reads little.
+  std::vector<std::pair<size_t, size_t>> by_offset; // (begin, pointer)
+  for (size_t p = 0; p < spans->size(); ++p) {
+    by_offset.emplace_back((*spans)[p]->first, p);
+  }
+  std::sort(by_offset.begin(), by_offset.end());
+  std::vector<TextPosition> positions(spans->size());
+  uint32_t line = 1;
+  size_t line_start = 0;
+  size_t counted = 0; // newlines before here are counted
+  for (const auto& [offset, p] : by_offset) {
+    while (const void* newline = std::memchr(text.data() + counted, '\n', offset - counted)) {
+      ++line;
+      counted = static_cast<size_t>(static_cast<const char*>(newline) - text.data()) + 1;
+      line_start = counted;
+    }
+    counted = offset;
+    positions[p] = TextPosition{line, static_cast<uint32_t>(offset - line_start + 1)};
+  }
   std::vector<Expected<JsonSpan>> out;
   out.reserve(pointers.size());
-  for (const auto& span : *spans) {
-    out.emplace_back(JsonSpan{span->first, span->second, position_in(lines, span->first)});
+  for (size_t p = 0; p < spans->size(); ++p) {
+    out.emplace_back(JsonSpan{(*spans)[p]->first, (*spans)[p]->second, positions[p]});
   }
   return out;
 }

@@ -842,6 +842,27 @@ TEST(JsonTextLocate, WalkingFindsTheLastElementsOfALongList)
   }
 }
 
+// Past the last element a path needs, the rest of the list is skipped by its brackets and quotes
+// alone: brackets and escaped quotes inside strings, nested lists and objects, long runs without
+// a bracket, none of it ends the list early.
+TEST(JsonTextLocate, WalkingSkipsTheRestOfAListByItsBrackets)
+{
+  std::string text = "{\"list\": [\"first\", \"wanted\"";
+  for (int i = 0; i < 40; ++i) {
+    text += fmt::format(", \"a]}}{}[\\\"]\", [[{{\"k\": [\"]\"]}}], 1234567890123456789], "
+                        "{{\"x\": \"{}\"}}",
+                        i, std::string(static_cast<size_t>(i), 'z'));
+  }
+  text += "],\n  \"after\": [0, \"here\"]}";
+  const auto spans = locate_along_paths(text, {"/list/1", "/after/1"});
+  ASSERT_TRUE(spans[0]) << spans[0].error();
+  EXPECT_EQ(text.substr(spans[0]->begin, spans[0]->end - spans[0]->begin), "\"wanted\"");
+  ASSERT_TRUE(spans[1]) << spans[1].error();
+  EXPECT_EQ(text.substr(spans[1]->begin, spans[1]->end - spans[1]->begin), "\"here\"");
+  EXPECT_EQ(spans[1]->start.line, 2u);
+  EXPECT_EQ(spans[1]->start.column, text.size() - text.rfind('\n') - 8);
+}
+
 // The walk reads only what its path needs: a text that is not JSON beside the path (a trailing
 // comma in another member) still gives the span there, which the full scan refuses.
 TEST(JsonTextLocate, WalkingDoesNotCheckTheTextBesideThePath)
