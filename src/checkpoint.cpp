@@ -141,7 +141,6 @@ public:
   const std::vector<std::string>& files() const { return m_files; }
   // Entries per file, by files() index (after seal(): the entries kept).
   const std::vector<size_t>& counts() const { return m_counts; }
-  const std::string& file_of(const Entry& e) const { return m_files[e.file]; }
 
 private:
   Entry& push(std::string_view tensor, std::string_view file, bool same_file)
@@ -677,26 +676,8 @@ private:
     out.unnamed.assign(m_out.shards.size(), 0);
     out.first_unnamed.resize(m_out.shards.size());
     Tensor* const picked = all.data() + begin;
-    // Reports entry `e` unless the tensor it names (`found`, or none) is where it says.
     const auto missing = [&](const WeightMap::Entry& e, const Tensor* found) {
-      const uint32_t s = shard_of_file[e.file];
-      if (!m_out.shards[s].header_read) {
-        return; // a missing, irregular or unreadable shard is reported already
-      }
-      if (found != nullptr && m_out.holds(s, *found)) {
-        return;
-      }
-      if (out.missing.size() == k_listed_problems) {
-        ++out.missing_more;
-        return;
-      }
-      const std::string& file = index->weight_map.file_of(e);
-      out.missing.push_back(
-        {CheckpointIssue::index_missing_tensor, false, index->file, std::string(e.tensor()),
-         found ? fmt::format("maps '{}' to {}, which does not hold it (it is in {})", e.tensor(),
-                             file, m_out.shard_of(*found))
-               : fmt::format("maps '{}' to {}, which does not hold it", e.tensor(), file),
-         std::nullopt});
+      check_entry(out, *index, shard_of_file, e.tensor(), e.file, found);
     };
     for (size_t i = begin; i < end;) {
       const std::string_view name = all[i].info->name();
@@ -753,10 +734,41 @@ private:
     return out;
   }
 
-  // walk() for a hashed index that names tensors all[begin, end) one each, in order: each is
-  // checked against the file its entry names; nothing is compacted.
+  // Reports the index's entry for `tensor`, sending it to files()[file], unless the tensor it
+  // names (`found`, or none) is there. Asked of every tensor: the report is out of line.
+  void check_entry(Walk& out, const IndexData& index, const std::vector<uint32_t>& shard_of_file,
+                   std::string_view tensor, uint32_t file, const Tensor* found) const
+  {
+    const uint32_t s = shard_of_file[file];
+    // A missing, irregular or unreadable shard is reported already.
+    if (m_out.shards[s].header_read && (found == nullptr || !m_out.holds(s, *found))) {
+      report_entry(out, index, tensor, file, found);
+    }
+  }
+
+  [[gnu::cold, gnu::noinline]] void report_entry(Walk& out, const IndexData& index,
+                                                 std::string_view tensor, uint32_t file,
+                                                 const Tensor* found) const
+  {
+    if (out.missing.size() == k_listed_problems) {
+      ++out.missing_more;
+      return;
+    }
+    const std::string& path = index.weight_map.files()[file];
+    out.missing.push_back(
+      {CheckpointIssue::index_missing_tensor, false, index.file, std::string(tensor),
+       found ? fmt::format("maps '{}' to {}, which does not hold it (it is in {})", tensor, path,
+                           m_out.shard_of(*found))
+             : fmt::format("maps '{}' to {}, which does not hold it", tensor, path),
+       std::nullopt});
+  }
+
+  // walk() for a hashed index taken to name tensors all[begin, end) one each, in order: each is
+  // checked against the file its entry names, nothing is compacted, and `digest` is the range's
+  // part of the index's digest were that so.
   Walk walk_hashed(const decltype(Checkpoint::tensors)& all, size_t begin, size_t end,
-                   const IndexData& index, const std::vector<uint32_t>& shard_of_file) const
+                   const IndexData& index, const std::vector<uint32_t>& shard_of_file,
+                   uint64_t& digest) const
   {
     Walk out;
     out.tensors = end - begin;
@@ -773,20 +785,10 @@ private:
       while (run + 1 != runs.end() && (run + 1)->first <= k) {
         ++run;
       }
-      const uint32_t s = shard_of_file[run->file];
-      if (!m_out.shards[s].header_read || m_out.holds(s, all[k])) {
-        continue; // a missing, irregular or unreadable shard is reported already
-      }
-      if (out.missing.size() == k_listed_problems) {
-        ++out.missing_more;
-        continue;
-      }
-      const std::string_view name = all[k].info->name();
-      out.missing.push_back(
-        {CheckpointIssue::index_missing_tensor, false, index.file, std::string(name),
-         fmt::format("maps '{}' to {}, which does not hold it (it is in {})", name,
-                     index.weight_map.files()[run->file], m_out.shard_of(all[k])),
-         std::nullopt});
+      check_entry(out, index, shard_of_file, all[k].info->name(), run->file, &all[k]);
+    }
+    for (size_t k = begin; k < end; ++k) {
+      digest += WeightMap::digest_of(keyed_hash(all[k].info->name(), index.key), k);
     }
     return out;
   }
@@ -869,10 +871,7 @@ private:
         merge_runs(h == 0 ? plan.before : plan.from, all.data() + begin);
       }
       if (hashed) {
-        for (size_t k = begin; k < end; ++k) {
-          digests[h] += WeightMap::digest_of(keyed_hash(all[k].info->name(), index->key), k);
-        }
-        walks[h] = walk_hashed(all, begin, end, *index, shard_of_file);
+        walks[h] = walk_hashed(all, begin, end, *index, shard_of_file, digests[h]);
         return;
       }
       walks[h] = walk(all, begin, end, index, shard_of_file, h == 0 ? entry_begin : entry_mid,

@@ -53,9 +53,6 @@ unsigned dtype_bits(Dtype dtype);
 // F16, BF16, F32 or F64: what an unquantized floating-point weight is stored as.
 bool is_wide_float(Dtype dtype);
 
-// One tensor entry. name(), shape() and dtype_text() view storage owned by the Header that
-// holds the entry (or static storage), so they live as long as that Header. 40 bytes: a header
-// of a million tensors holds a million of them.
 // A tensor's data_offsets: its bytes [begin, end) of the data region.
 struct DataOffsets
 {
@@ -63,6 +60,8 @@ struct DataOffsets
   uint64_t end = 0;
 };
 
+// One tensor entry. name(), shape() and dtype_text() view storage owned by the Header that
+// holds the entry (or static storage), so they live as long as that Header.
 class TensorInfo
 {
 public:
