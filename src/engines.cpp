@@ -254,19 +254,23 @@ any_vllm_spelling(std::string_view entry, const Test& test)
 }
 
 // Every entry as vLLM splits it, but those over k_longest_entry; origin[i] is the index in
-// `list` of expanded[i].
+// `list` of expanded[i]. A spelling is a view into its entry, or into `split` for the "X.*" half
+// of a split entry: `expanded` lives no longer than `list` and `split`.
 void
-expand_for_vllm(const std::vector<std::string>& list, std::vector<std::string>& expanded,
-                std::vector<uint32_t>& origin)
+expand_for_vllm(const std::vector<std::string>& list, std::vector<std::string_view>& expanded,
+                std::vector<uint32_t>& origin, std::deque<std::string>& split)
 {
   expanded.reserve(list.size());
   origin.reserve(list.size());
   for (uint32_t i = 0; i < list.size(); ++i) {
-    if (list[i].size() > k_longest_entry) {
+    const std::string& entry = list[i];
+    if (entry.size() > k_longest_entry) {
       continue;
     }
-    any_vllm_spelling(list[i], [&](std::string_view spelling) {
-      expanded.emplace_back(spelling);
+    any_vllm_spelling(entry, [&](std::string_view spelling) {
+      const bool in_entry = spelling.data() >= entry.data() &&
+                            spelling.data() + spelling.size() <= entry.data() + entry.size();
+      expanded.push_back(in_entry ? spelling : std::string_view(split.emplace_back(spelling)));
       origin.push_back(i);
       return false;
     });
@@ -594,7 +598,8 @@ struct IndexedList
   std::unique_ptr<Memo> memo = std::make_unique<Memo>();
 
   IndexedList() = default;
-  IndexedList(std::shared_ptr<const SharedIndex> index, const std::vector<std::string>& list,
+  template<typename List>
+  IndexedList(std::shared_ptr<const SharedIndex> index, const List& list,
               const std::vector<uint32_t>* firsts)
     : shared(std::move(index)), first(firsts), use_index(list.size() >= k_index_threshold)
   {
@@ -653,12 +658,13 @@ struct IndexedList
 // The compiled form of one block's list for one engine.
 struct ListIndexes
 {
-  const std::vector<std::string>* list = nullptr; // what the matchers number: excludes or expanded
-  std::vector<std::string> expanded;              // vLLM ModelOpt: each entry as vLLM splits it
-  std::vector<uint32_t> origin;                   // expanded[i] comes from excludes[origin[i]]
-  std::vector<uint32_t> first;                    // excludes[i] is expanded[first[i], first[i + 1])
-  IndexedList shard;                              // the matcher for fused shards
-  IndexedList whole;                              // the matcher for whole prefixes
+  bool compiled = false;                  // the matchers below are set
+  std::vector<std::string_view> expanded; // vLLM ModelOpt: each entry as vLLM splits it
+  std::deque<std::string> split;          // the "X.*" spellings `expanded` views
+  std::vector<uint32_t> origin;           // expanded[i] comes from excludes[origin[i]]
+  std::vector<uint32_t> first;            // excludes[i] is expanded[first[i], first[i + 1])
+  IndexedList shard;                      // the matcher for fused shards
+  IndexedList whole;                      // the matcher for whole prefixes
 };
 
 // Finds the first entry of `list` that matches `name` under `match`. With an index: among its
@@ -666,18 +672,19 @@ struct ListIndexes
 // `module` when it is the module of that name. With `blind_only`, among the entries blind to
 // digits only (indexed->blind_to_digits), and for those once per digit signature (fused MoE
 // shards share a handful).
-template<typename Match>
-const std::string*
-first_blind_or_any_match(const std::vector<std::string>& list, std::string_view name, Match match,
+template<typename List, typename Match>
+const typename List::value_type*
+first_blind_or_any_match(const List& list, std::string_view name, Match match,
                          const IndexedList* indexed, std::optional<uint32_t> module,
                          bool blind_only)
 {
+  using Entry = typename List::value_type;
   const bool skip_sighted = blind_only && !indexed->sighted.empty();
   const auto tried = [&](uint32_t i) {
     return list[i].size() <= k_longest_entry && (!skip_sighted || !indexed->sees_digits(i)) &&
            match(list[i], name);
   };
-  const auto search = [&]() -> const std::string* {
+  const auto search = [&]() -> const Entry* {
     if (indexed != nullptr && indexed->use_index) {
       thread_local std::vector<uint32_t> found;
       found.clear();
@@ -707,7 +714,7 @@ first_blind_or_any_match(const std::vector<std::string>& list, std::string_view 
       return it->second < 0 ? nullptr : &list[static_cast<size_t>(it->second)];
     }
   }
-  const std::string* hit = search();
+  const Entry* hit = search();
   const std::lock_guard lock(memo.mutex);
   memo.first.emplace(signature, hit != nullptr ? static_cast<int32_t>(hit - list.data()) : -1);
   return hit;
@@ -715,10 +722,10 @@ first_blind_or_any_match(const std::vector<std::string>& list, std::string_view 
 
 // The first entry matching `name` among `blind_hit` (the first match among the entries blind to
 // digits, or null) and the entries that see digits before it.
-template<typename Match>
-const std::string*
-first_sighted_before(const std::vector<std::string>& list, std::string_view name, Match match,
-                     const IndexedList& indexed, const std::string* blind_hit)
+template<typename List, typename Match>
+const typename List::value_type*
+first_sighted_before(const List& list, std::string_view name, Match match,
+                     const IndexedList& indexed, const typename List::value_type* blind_hit)
 {
   const size_t limit =
     blind_hit != nullptr ? static_cast<size_t>(blind_hit - list.data()) : list.size();
@@ -734,15 +741,15 @@ first_sighted_before(const std::vector<std::string>& list, std::string_view name
 }
 
 // The first entry of `list` that matches `name` under `match` (see first_blind_or_any_match).
-template<typename Match>
-const std::string*
-first_match(const std::vector<std::string>& list, std::string_view name, Match match,
+template<typename List, typename Match>
+const typename List::value_type*
+first_match(const List& list, std::string_view name, Match match,
             const IndexedList* indexed = nullptr, std::optional<uint32_t> module = std::nullopt)
 {
   if (indexed == nullptr || !indexed->blind_to_digits) {
     return first_blind_or_any_match(list, name, match, indexed, module, false);
   }
-  const std::string* hit = first_blind_or_any_match(list, name, match, indexed, module, true);
+  const auto* hit = first_blind_or_any_match(list, name, match, indexed, module, true);
   return indexed->sighted.empty() ? hit : first_sighted_before(list, name, match, *indexed, hit);
 }
 
@@ -750,19 +757,20 @@ first_match(const std::vector<std::string>& list, std::string_view name, Match m
 // recorded; `whole` is then tried on the fused prefix itself, unless `prefix_compared` is false
 // (an engine that never compares the prefix). Each of `indexes`' matchers must be given the
 // same match function on every call: it remembers that function's answers.
-template<typename ShardMatch, typename WholeMatch>
+template<typename List, typename ShardMatch, typename WholeMatch>
 void
-decide_by_list(Decision& d, const EngineLayer& layer, const std::vector<std::string>& list,
-               std::string_view list_name, ShardMatch shard_match, WholeMatch whole_match,
-               const ListIndexes* indexes = nullptr, bool prefix_compared = true)
+decide_by_list(Decision& d, const EngineLayer& layer, const List& list, std::string_view list_name,
+               ShardMatch shard_match, WholeMatch whole_match, const ListIndexes* indexes = nullptr,
+               bool prefix_compared = true)
 {
+  using Entry = typename List::value_type;
   d.quantized = true;
   if (!layer.shards.empty()) {
     // Per shard, whether an entry matched it; the names are listed only when shards disagree.
     thread_local std::vector<uint8_t> matched;
     matched.assign(layer.shards.size(), 0);
     size_t hits = 0;
-    const std::string* entry = nullptr;
+    const Entry* entry = nullptr;
     // The entries blind to digits answer shards alike up to their numbers (one expert's
     // projections and the next one's): each kind is matched once per layer, the entries that
     // see digits on every shard.
@@ -773,14 +781,14 @@ decide_by_list(Decision& d, const EngineLayer& layer, const std::vector<std::str
     {
       bool below = false;
       std::string_view rest;
-      const std::string* entry = nullptr;
+      const Entry* entry = nullptr;
     };
     std::array<Answer, 4> answered;
     size_t answers = 0;
     size_t next_kind = 0;
     for (size_t j = 0; j < layer.shards.size(); ++j) {
       const std::string_view shard = layer.shards[j];
-      const std::string* e = nullptr;
+      const Entry* e = nullptr;
       if (blind) {
         const bool below = is_below(shard, layer.prefix);
         const std::string_view rest =
@@ -831,10 +839,10 @@ decide_by_list(Decision& d, const EngineLayer& layer, const std::vector<std::str
       return;
     }
   }
-  if (const std::string* e =
-        prefix_compared ? first_match(list, layer.prefix, whole_match,
-                                      indexes ? &indexes->whole : nullptr, layer.prefix_module())
-                        : nullptr) {
+  if (const Entry* e = prefix_compared
+                         ? first_match(list, layer.prefix, whole_match,
+                                       indexes ? &indexes->whole : nullptr, layer.prefix_module())
+                         : nullptr) {
     d.quantized = false;
     d.matched = *e;
     d.reason = fmt::format("'{}' in {} matches '{}'", *e, list_name, layer.prefix);
@@ -851,10 +859,11 @@ decide_modelopt(Decision& d, Engine engine, const ConfigSource& s, const EngineL
 {
   const std::string list_name = s.list_key;
   if (engine == Engine::vllm) {
-    std::vector<std::string> own_expanded;
+    std::vector<std::string_view> own_expanded;
     std::vector<uint32_t> own_origin;
+    std::deque<std::string> own_split;
     if (ix == nullptr) {
-      expand_for_vllm(s.excludes, own_expanded, own_origin);
+      expand_for_vllm(s.excludes, own_expanded, own_origin, own_split);
     }
     const auto& expanded = ix ? ix->expanded : own_expanded;
     const auto& origin = ix ? ix->origin : own_origin;
@@ -1933,18 +1942,18 @@ fill_list_indexes(ListIndexes& ix, const IndexNeeds& needs, std::shared_ptr<Shar
 {
   const std::vector<uint32_t>* firsts = nullptr;
   if (needs.vllm_split) {
-    expand_for_vllm(source.excludes, ix.expanded, ix.origin);
-    ix.list = &ix.expanded;
+    expand_for_vllm(source.excludes, ix.expanded, ix.origin, ix.split);
     ix.first.assign(source.excludes.size() + 1, 0);
     for (const uint32_t o : ix.origin) {
       ++ix.first[o + 1];
     }
     std::partial_sum(ix.first.begin(), ix.first.end(), ix.first.begin());
     firsts = &ix.first;
+    ix.whole = IndexedList(std::move(shared), ix.expanded, firsts);
   } else {
-    ix.list = &source.excludes;
+    ix.whole = IndexedList(std::move(shared), source.excludes, firsts);
   }
-  ix.whole = IndexedList(std::move(shared), *ix.list, firsts);
+  ix.compiled = true;
   ix.shard = ix.whole; // a copy: its own answers
 }
 
@@ -2003,7 +2012,7 @@ void
 CompiledList::candidates(std::string_view name, std::optional<uint32_t> module,
                          std::vector<uint32_t>& out) const
 {
-  if (m_impl->indexes.list != nullptr) {
+  if (m_impl->indexes.compiled) {
     m_impl->shared->candidates(name, module, out);
   }
 }
@@ -2011,7 +2020,7 @@ CompiledList::candidates(std::string_view name, std::optional<uint32_t> module,
 size_t
 CompiledList::kept_modules() const
 {
-  return m_impl->indexes.list != nullptr && m_impl->shared->kept ? m_impl->shared->kept->size() : 0;
+  return m_impl->indexes.compiled && m_impl->shared->kept ? m_impl->shared->kept->size() : 0;
 }
 
 void
