@@ -104,8 +104,9 @@ use_large_pages()
     [[maybe_unused]] static void* volatile filler = nullptr;
     filler = std::malloc(gap - sizeof(size_t));
   }
-  // Threads would otherwise get arenas of their own, whose heaps keep 4 KiB pages.
-  mallopt(M_ARENA_MAX, 1);
+  // Other threads keep arenas of their own, in 4 KiB pages: with one arena for all, a thread
+  // that took a fresh 2 MiB page while holding its lock (a fault of up to milliseconds on a
+  // virtual machine) stopped every other thread that allocated meanwhile.
   return advised;
 }
 

@@ -10,9 +10,10 @@ namespace qcheck::cli {
 // is used.
 inline constexpr size_t k_large_page_heap = size_t{1} << 30;
 
-// Puts every heap block of this process under 2 GiB in one contiguous heap (one malloc arena
-// for all threads, large blocks included, nothing given back to the kernel before exit) and
-// asks the kernel to back its first k_large_page_heap bytes with transparent huge pages. A run
+// Puts every heap block the main thread allocates under 2 GiB in one contiguous heap (large
+// blocks included, nothing given back to the kernel before exit; other threads keep arenas of
+// their own, in 4 KiB pages) and asks the kernel to back its first k_large_page_heap bytes with
+// transparent huge pages. A run
 // that touches tens of MiB then takes tens of page faults instead of thousands; on a virtual
 // machine a fault costs microseconds. Changes nothing when the environment sets
 // QCHECK_LARGE_PAGES=0, under AddressSanitizer (which has its own allocator), when the kernel's

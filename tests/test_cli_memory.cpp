@@ -10,6 +10,7 @@
 #include <string>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <thread>
 #include <unistd.h>
 
 #include "../src/cli_memory.hpp"
@@ -147,6 +148,41 @@ TEST(CliMemory, FirstBlockAfterTheSetUpStartsInALargePage)
   }
   EXPECT_EQ(WEXITSTATUS(status) & 1, 0) << "the block does not start at a 2 MiB boundary";
   EXPECT_EQ(WEXITSTATUS(status) & 2, 0) << "writing 8 MiB took more than 16 page faults";
+}
+
+// Only the main thread's blocks come from the heap in 2 MiB pages: another thread allocates
+// from an arena of its own (a mapping above the heap's end), whose lock the main thread never
+// waits for.
+TEST(CliMemory, OtherThreadsAllocateOutsideTheMainHeap)
+{
+#ifdef QCHECK_TEST_ASAN
+  GTEST_SKIP() << "AddressSanitizer's allocator ignores the set-up";
+#endif
+  if (!qcheck::cli::kernel_gives_huge_pages() || !glibc_takes_the_settings()) {
+    GTEST_SKIP() << "no transparent huge pages, or glibc before 2.35";
+  }
+  // In a child: the set-up changes the process's allocator for good.
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    if (!qcheck::cli::use_large_pages()) {
+      ::_exit(77);
+    }
+    void* const own = std::malloc(64);
+    const auto heap_end = reinterpret_cast<uintptr_t>(::sbrk(0));
+    void* other = nullptr;
+    std::thread([&] { other = std::malloc(64); }).join();
+    const bool own_in_heap = reinterpret_cast<uintptr_t>(own) < heap_end;
+    const bool other_outside = reinterpret_cast<uintptr_t>(other) >= heap_end;
+    ::_exit((own_in_heap ? 0 : 1) | (other_outside ? 0 : 2));
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  if (WEXITSTATUS(status) == 77) {
+    GTEST_SKIP() << "the kernel refused the advice";
+  }
+  EXPECT_EQ(WEXITSTATUS(status) & 1, 0) << "the main thread's block is not in the heap";
+  EXPECT_EQ(WEXITSTATUS(status) & 2, 0) << "another thread's block is in the main heap";
 }
 
 // The kernel's THP mode as the file says it: "always" or "madvise"
