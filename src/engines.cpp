@@ -257,13 +257,13 @@ any_vllm_spelling(std::string_view entry, const Test& test)
 // `list` of expanded[i]. A spelling is a view into its entry, or into `split` for the "X.*" half
 // of a split entry: `expanded` lives no longer than `list` and `split`.
 void
-expand_for_vllm(const std::vector<std::string>& list, std::vector<std::string_view>& expanded,
+expand_for_vllm(const EntryList& list, std::vector<std::string_view>& expanded,
                 std::vector<uint32_t>& origin, std::deque<std::string>& split)
 {
   expanded.reserve(list.size());
   origin.reserve(list.size());
   for (uint32_t i = 0; i < list.size(); ++i) {
-    const std::string& entry = list[i];
+    const std::string_view entry = list[i];
     if (entry.size() > k_longest_entry) {
       continue;
     }
@@ -1138,7 +1138,7 @@ draft_override(Engine engine, const ConfigSource& s, const ModelInfo& model,
   if (engine == Engine::sglang && mtp_root && is_qwen35_family(model) &&
       s.format == QuantFormat::quark &&
       std::any_of(s.excludes.begin(), s.excludes.end(),
-                  [](const std::string& e) { return e.starts_with("mtp."); })) {
+                  [](std::string_view e) { return e.starts_with("mtp."); })) {
     return "SGLang builds the whole Qwen3.5 MTP unquantized for Quark when any mtp.* entry is "
            "excluded";
   }
@@ -1889,7 +1889,7 @@ merge(IndexNeeds a, const IndexNeeds& b)
 
 // Each entry of `excludes`, then every other spelling `needs` asks for where it differs.
 std::shared_ptr<SharedIndex>
-build_shared_index(const IndexNeeds& needs, const std::vector<std::string>& excludes)
+build_shared_index(const IndexNeeds& needs, const EntryList& excludes)
 {
   std::deque<std::string> forms; // spellings that are not entries, kept while the index is built
   std::vector<EntryIndex::Spelling> spellings;
@@ -1903,7 +1903,7 @@ build_shared_index(const IndexNeeds& needs, const std::vector<std::string>& excl
     }
   };
   for (uint32_t i = 0; i < excludes.size(); ++i) {
-    const std::string& e = excludes[i];
+    const std::string_view e = excludes[i];
     const bool regex = e.starts_with("re:");
     spellings.push_back({e, i});
     if (regex && needs.options.regex_entries && needs.text_regex) {

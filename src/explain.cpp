@@ -145,7 +145,7 @@ explain_entries(const LintRun& run, const std::vector<Engine>& engines)
   };
   for (const ConfigSource& s : run.declaration.sources) {
     out += fmt::format("{} ({}, {}):\n", s.file, to_string(s.format), s.list_key);
-    std::vector<std::string> keys = s.excludes;
+    std::vector<std::string> keys(s.excludes.begin(), s.excludes.end());
     for (const auto& rule : s.dynamic) {
       keys.push_back(rule.key);
     }

@@ -152,7 +152,7 @@ plan_fix(const FileSystem& fs, LintRun& run, const LintOptions& options,
     for (const ConfigSource* to : copies) {
       const std::unordered_set<std::string_view> has(to->excludes.begin(), to->excludes.end());
       for (const ConfigSource* from : listing) {
-        for (const std::string& e : from->excludes) {
+        for (const std::string_view e : from->excludes) {
           if (!has.contains(e)) {
             additions[{to->file, list_pointer(*to, to->list_key), false}].emplace_back(e, "");
           }

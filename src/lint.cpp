@@ -314,7 +314,7 @@ private:
     if (config->excludes == hf->excludes) {
       return;
     }
-    const auto distinct = [](const std::vector<std::string>& list) {
+    const auto distinct = [](const EntryList& list) {
       std::vector<std::string_view> out(list.begin(), list.end());
       std::sort(out.begin(), out.end());
       out.erase(std::unique(out.begin(), out.end()), out.end());
@@ -407,7 +407,7 @@ private:
         sglang && sglang->format == QuantFormat::quark && root == "mtp" &&
         (type.starts_with("qwen3_5") || type.starts_with("qwen3_6")) &&
         std::any_of(sglang->excludes.begin(), sglang->excludes.end(),
-                    [](const std::string& e) { return e.find("mtp.") != std::string::npos; });
+                    [](std::string_view e) { return e.find("mtp.") != std::string::npos; });
       if (quantized > 0 && unquantized > 0 && sglang_all_or_nothing) {
         add(RuleId::mtp_partially_quantized, "",
             fmt::format("draft '{}' stores {} projection{} quantized and {} unquantized; SGLang "
@@ -970,7 +970,7 @@ private:
   // Whether one of the first modules whose names start with the entry's text before its first
   // wildcard matches it under some engine: where most entries' matches are, found by binary
   // search instead of a scan. False says nothing.
-  bool matches_a_module_named_like_it(QuantFormat format, const std::string& entry) const
+  bool matches_a_module_named_like_it(QuantFormat format, std::string_view entry) const
   {
     if (entry.starts_with("re:")) {
       return false;
@@ -1071,7 +1071,7 @@ private:
       m_known = known_names();
     }
     for (size_t i = 0; i < s.excludes.size(); ++i) {
-      const std::string& entry = s.excludes[i];
+      const std::string_view entry = s.excludes[i];
       if (answers[i] < 0 && !has_glob_chars(entry) && !entry.starts_with("re:")) {
         answers[i] = m_known.contains(entry) ? 1 : 0;
       }
@@ -1219,7 +1219,7 @@ private:
         return;
       }
       close();
-      const std::string& entry = m_source.excludes[index];
+      const std::string_view entry = m_source.excludes[index];
       Finding& f = m_linter.add(
         RuleId::unused_entry, m_source.file,
         fmt::format("{} entry '{}' matches no module of the checkpoint", m_source.list_key, entry));
@@ -1236,9 +1236,10 @@ private:
         return;
       }
       Finding& f = m_linter.m_report.findings[m_finding];
-      const auto run = std::span(m_source.excludes).subspan(m_first, m_count);
+      const auto run =
+        std::span(m_source.excludes.data(), m_source.excludes.size()).subspan(m_first, m_count);
       if (m_count == 1) {
-        f.suggested_entries = {run.front()};
+        f.suggested_entries = {std::string(run.front())};
       } else { // the span is pointer..end_pointer: no second copy of a long list
         f.message =
           fmt::format("{} {} entries in a row match no module of the checkpoint, from '{}' to '{}'",
@@ -1340,7 +1341,7 @@ private:
       });
     const std::vector<char>& matched = use.matched;
     for (size_t index = 0; index < s.excludes.size(); ++index) {
-      const std::string& entry = s.excludes[index];
+      const std::string_view entry = s.excludes[index];
       uint8_t& verdict = out.verdicts[index];
       if (entry.size() > k_longest_entry) {
         verdict = k_entry_unchecked | k_entry_too_long;
@@ -1406,7 +1407,7 @@ private:
   // modules the engines never quantize), then each reading engine's layer prefixes and fused
   // shards; for an entry blind to digits, one name per digit signature.
   bool entry_used_by_scan(const ConfigSource& s, const std::vector<Engine>& engines,
-                          const std::string& entry)
+                          std::string_view entry)
   {
     if (matches_a_module_named_like_it(s.format, entry)) {
       return true;
@@ -1435,7 +1436,7 @@ private:
     DeadRuns dead(*this, s);
     for (size_t index = 0; index < s.excludes.size(); ++index) {
       const uint8_t verdict = list.verdicts[index];
-      const std::string& entry = s.excludes[index];
+      const std::string_view entry = s.excludes[index];
       if ((verdict & k_entry_too_long) != 0) {
         // Its first 40 bytes, not cutting a UTF-8 sequence (the JSON output must stay UTF-8).
         size_t cut = 40;
@@ -1580,7 +1581,7 @@ private:
     const auto group_begin = [&](size_t g) { return (engines * g + 1) / k_layer_tasks; };
     // Last, the scans for the entries' overmatch examples (each reads every module name), for
     // decide_lists(): they too fill what the layers leave of a core.
-    const std::vector<const std::string*> overmatch = overmatch_candidates();
+    const std::vector<const std::string_view*> overmatch = overmatch_candidates();
     std::vector<std::string_view> examples(overmatch.size());
     const size_t first_scan = list_tasks + k_layer_tasks + layout_slices;
     const size_t tasks = first_scan + overmatch.size();
@@ -1643,7 +1644,7 @@ private:
       }
     });
     for (size_t i = 0; i < overmatch.size(); ++i) {
-      m_overmatch_examples.try_emplace(*overmatch[i], examples[i]);
+      m_overmatch_examples.try_emplace(std::string(*overmatch[i]), examples[i]);
     }
     for (Work& w : work) {
       if (w.built) {
@@ -1995,7 +1996,7 @@ private:
     std::vector<uint8_t> is_expert_entry(s->excludes.size(), 0);
     std::vector<EntryIndex::Spelling> expert_entries; // entry: its own number here
     for (size_t i = 0; i < s->excludes.size(); ++i) {
-      const std::string& e = s->excludes[i];
+      const std::string_view e = s->excludes[i];
       if (e.size() <= k_longest_entry && e.find("experts.") != std::string::npos &&
           (has_glob_chars(e) || is_known_entry(*s, i))) {
         is_expert_entry[i] = 1;
@@ -2195,7 +2196,7 @@ private:
   // examples carry both spellings (re:visual.* and re:model\.visual\..*) on purpose.
   bool misses_renamed_prefixes(const ConfigSource& s, size_t index)
   {
-    const std::string& entry = s.excludes[index];
+    const std::string_view entry = s.excludes[index];
     const auto re = Regex::compile(entry.substr(3));
     if (!re) {
       return false;
@@ -2247,9 +2248,9 @@ private:
 
   // The first module overmatches() says `entry` excludes, or "". Remembered: config.json and
   // hf_quant_config.json often carry the same entries, and each answer scans every module.
-  const std::string& overmatch_example(const std::string& entry)
+  const std::string& overmatch_example(std::string_view entry)
   {
-    auto [it, added] = m_overmatch_examples.try_emplace(entry);
+    auto [it, added] = m_overmatch_examples.try_emplace(std::string(entry));
     if (added) {
       it->second = find_overmatch(entry);
     }
@@ -2272,9 +2273,9 @@ private:
 
   // The entries decide_entries() will ask overmatch_example() about: a short ModelOpt list's
   // entries without wildcards, each once (decide_lists() may ask about fewer).
-  std::vector<const std::string*> overmatch_candidates() const
+  std::vector<const std::string_view*> overmatch_candidates() const
   {
-    std::vector<const std::string*> out;
+    std::vector<const std::string_view*> out;
     if (m_options.decisions_only) {
       return out;
     }
@@ -2282,10 +2283,10 @@ private:
       if (s.format != QuantFormat::modelopt || s.excludes.size() >= k_compile_threshold) {
         continue;
       }
-      for (const std::string& entry : s.excludes) {
+      for (const std::string_view& entry : s.excludes) {
         if (entry.size() <= k_longest_entry && !has_glob_chars(entry) &&
             std::none_of(out.begin(), out.end(),
-                         [&](const std::string* e) { return *e == entry; })) {
+                         [&](const std::string_view* e) { return *e == entry; })) {
           out.push_back(&entry);
         }
       }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 #include <fmt/format.h>
 #include <iterator>
 #include <nlohmann/json.hpp>
@@ -13,6 +14,84 @@
 #include <unordered_map>
 
 namespace qcheck {
+
+EntryList::EntryList(std::initializer_list<std::string_view> entries)
+{
+  reserve(entries.size());
+  for (const std::string_view e : entries) {
+    push_back(e);
+  }
+}
+
+EntryList::EntryList(const std::vector<std::string>& entries)
+{
+  reserve(entries.size());
+  for (const std::string& e : entries) {
+    push_back(e);
+  }
+}
+
+EntryList::Entries&
+EntryList::own()
+{
+  if (!m_entries) {
+    m_entries = std::make_shared<Entries>();
+  } else if (m_entries.use_count() > 1) {
+    const std::shared_ptr<const Entries> shared = std::move(m_entries);
+    m_entries = std::make_shared<Entries>();
+    m_entries->views.reserve(shared->views.size());
+    for (const std::string_view e : shared->views) {
+      push_back(e);
+    }
+  }
+  return *m_entries;
+}
+
+void
+EntryList::reserve(size_t entries)
+{
+  own().views.reserve(entries);
+}
+
+void
+EntryList::push_back(std::string_view entry)
+{
+  Entries& e = own();
+  if (entry.size() > e.left) {
+    // Blocks of 64 KiB: a 50,000-entry list in about 40 of them; a longer entry gets its own.
+    constexpr size_t k_block = size_t{64} << 10;
+    const size_t size = std::max(k_block, entry.size());
+    e.blocks.push_back(std::make_unique_for_overwrite<char[]>(size));
+    e.free = e.blocks.back().get();
+    e.left = size;
+  }
+  if (!entry.empty()) {
+    std::memcpy(e.free, entry.data(), entry.size());
+  }
+  e.views.emplace_back(e.free, entry.size());
+  e.free += entry.size();
+  e.left -= entry.size();
+}
+
+void
+EntryList::insert(size_t at, std::string_view entry)
+{
+  push_back(entry);
+  std::vector<std::string_view>& views = m_entries->views;
+  std::rotate(views.begin() + static_cast<std::ptrdiff_t>(at), views.end() - 1, views.end());
+}
+
+bool
+EntryList::operator==(const EntryList& other) const
+{
+  return m_entries == other.m_entries || std::equal(begin(), end(), other.begin(), other.end());
+}
+
+bool
+EntryList::operator==(const std::vector<std::string>& other) const
+{
+  return std::equal(begin(), end(), other.begin(), other.end());
+}
 
 namespace {
 
@@ -433,17 +512,29 @@ kind_of(const Value& v)
   return v.boolean() ? "true or false" : "a number";
 }
 
+void
+add_name(std::vector<std::string>& out, std::string_view name)
+{
+  out.emplace_back(name);
+}
+
+void
+add_name(EntryList& out, std::string_view name)
+{
+  out.push_back(name);
+}
+
 // An exclusion list's entries, each a string. Anything else (the list as one string, an entry
 // that is a number, null or a list) is named in `errors` and left out: engines compare names
 // with strings, and iterate a string's characters.
 // With `positions`: once an element is left out, positions[i] is the index in the JSON list of
 // the i-th name kept (left empty while they coincide).
-template<typename Value>
-std::vector<std::string>
+template<typename List = std::vector<std::string>, typename Value>
+List
 get_names(const Value& j, const char* key, std::vector<std::string>& errors,
           bool* present = nullptr, std::vector<uint32_t>* positions = nullptr)
 {
-  std::vector<std::string> out;
+  List out;
   const auto list = j.find(key);
   if (!list || list->is_null()) {
     return out;
@@ -455,7 +546,7 @@ get_names(const Value& j, const char* key, std::vector<std::string>& errors,
     errors.push_back(fmt::format("'{}' is {}, not a list of names", key,
                                  list->is_string() ? "a string" : kind_of(*list)));
     if (list->is_string()) {
-      out.emplace_back(list->string());
+      add_name(out, list->string());
     }
     return out;
   }
@@ -464,7 +555,7 @@ get_names(const Value& j, const char* key, std::vector<std::string>& errors,
   bool dropped = false;
   list->for_each_element([&](const Value& e) {
     if (e.is_string()) {
-      out.emplace_back(e.string());
+      add_name(out, e.string());
       if (dropped && positions) {
         positions->push_back(index);
       }
@@ -589,7 +680,7 @@ fill_source(ConfigSource& src, const Value& block)
   case QuantFormat::modelopt:
     for (const char* key : {"ignore", "exclude_modules"}) {
       bool present = false;
-      auto list = get_names(body, key, src.type_errors, &present, &src.positions);
+      auto list = get_names<EntryList>(body, key, src.type_errors, &present, &src.positions);
       if (present) {
         src.list_key = key;
         src.has_list = true;
@@ -608,7 +699,8 @@ fill_source(ConfigSource& src, const Value& block)
     break;
   case QuantFormat::compressed_tensors:
     src.list_key = "ignore";
-    src.excludes = get_names(body, "ignore", src.type_errors, &src.has_list, &src.positions);
+    src.excludes =
+      get_names<EntryList>(body, "ignore", src.type_errors, &src.has_list, &src.positions);
     src.ct_format = get_string(body, "format");
     if (const auto groups = body.find("config_groups"); groups && groups->is_object()) {
       groups->for_each_member([&](std::string_view name, const Value& group) {
@@ -652,17 +744,19 @@ fill_source(ConfigSource& src, const Value& block)
   case QuantFormat::awq:
   case QuantFormat::mxfp4:
     src.list_key = "modules_to_not_convert";
-    src.excludes =
-      get_names(body, "modules_to_not_convert", src.type_errors, &src.has_list, &src.positions);
+    src.excludes = get_names<EntryList>(body, "modules_to_not_convert", src.type_errors,
+                                        &src.has_list, &src.positions);
     break;
   case QuantFormat::fp8:
     src.list_key = body.find("ignored_layers") ? "ignored_layers" : "modules_to_not_convert";
     // Positions are those of the list findings point into (list_key's).
-    src.excludes = get_names(body, "ignored_layers", src.type_errors, &src.has_list,
-                             src.list_key == "ignored_layers" ? &src.positions : nullptr);
-    for (auto& e : get_names(body, "modules_to_not_convert", src.type_errors, &src.has_list,
-                             src.list_key == "ignored_layers" ? nullptr : &src.positions)) {
-      src.excludes.push_back(std::move(e));
+    src.excludes =
+      get_names<EntryList>(body, "ignored_layers", src.type_errors, &src.has_list,
+                           src.list_key == "ignored_layers" ? &src.positions : nullptr);
+    for (const std::string_view e :
+         get_names<EntryList>(body, "modules_to_not_convert", src.type_errors, &src.has_list,
+                              src.list_key == "ignored_layers" ? nullptr : &src.positions)) {
+      src.excludes.push_back(e);
     }
     if (const auto sizes = body.find("weight_block_size"); sizes && sizes->is_array()) {
       sizes->for_each_element([&](const Value& v) {
@@ -674,12 +768,13 @@ fill_source(ConfigSource& src, const Value& block)
     break;
   case QuantFormat::quark:
     src.list_key = "exclude";
-    src.excludes = get_names(body, "exclude", src.type_errors, &src.has_list, &src.positions);
+    src.excludes =
+      get_names<EntryList>(body, "exclude", src.type_errors, &src.has_list, &src.positions);
     break;
   case QuantFormat::bitsandbytes:
     src.list_key = "llm_int8_skip_modules";
-    src.excludes =
-      get_names(body, "llm_int8_skip_modules", src.type_errors, &src.has_list, &src.positions);
+    src.excludes = get_names<EntryList>(body, "llm_int8_skip_modules", src.type_errors,
+                                        &src.has_list, &src.positions);
     break;
   case QuantFormat::unknown:
     break;
@@ -941,6 +1036,15 @@ read_declaration(const FileSystem& fs, const std::string& root)
         fill_source(src, json);
         out.sources.push_back(std::move(src));
       });
+    }
+  }
+  // config.json and hf_quant_config.json often carry one list: kept once.
+  for (size_t j = 1; j < out.sources.size(); ++j) {
+    for (size_t i = 0; i < j; ++i) {
+      if (out.sources[j].excludes == out.sources[i].excludes) {
+        out.sources[j].excludes = out.sources[i].excludes;
+        break;
+      }
     }
   }
   for (const auto& src : out.sources) {

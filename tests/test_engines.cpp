@@ -814,12 +814,13 @@ TEST(Engines, BlockReadsTheSameWhicheverParserReadsIt)
 
 namespace {
 
+template<typename List>
 std::string
-joined(const std::vector<std::string>& items)
+joined(const List& items)
 {
   std::string out = "[";
   for (const auto& item : items) {
-    out += "'" + item + "' ";
+    out += "'" + std::string(item) + "' ";
   }
   return out + "]";
 }
@@ -978,6 +979,72 @@ TEST(Engines, DeclarationReadsTheSameWhicheverParserReadsIt)
   EXPECT_EQ(d.problems[0].message,
             "quantization_config: 'modules_to_not_convert' is a string, not a list of names; "
             "engines compare module names with strings only");
+}
+
+// An EntryList's views point into blocks that never move: a view taken early still reads its
+// entry after the list has grown past many blocks (an entry longer than a block included).
+TEST(EntryList, ViewsStayValidWhileTheListGrows)
+{
+  EntryList list;
+  std::vector<std::string> expected;
+  std::vector<std::string_view> early;
+  for (size_t i = 0; i < 20'000; ++i) {
+    expected.push_back(i == 7 ? std::string(100'000, 'x') : "model.layers." + std::to_string(i));
+    list.push_back(expected.back());
+    if (i < 10) {
+      early.push_back(list[i]);
+    }
+  }
+  ASSERT_EQ(list.size(), expected.size());
+  EXPECT_TRUE(list == expected);
+  for (size_t i = 0; i < early.size(); ++i) {
+    EXPECT_EQ(early[i], expected[i]);
+  }
+  EXPECT_EQ(list.front(), "model.layers.0");
+  EXPECT_EQ(list.back(), "model.layers.19999");
+  EXPECT_TRUE(EntryList().empty());
+  EXPECT_TRUE(EntryList() == EntryList());
+}
+
+// Copies share the entries; writing to one copies them first, and the other list, with the
+// views into it, is left as it was.
+TEST(EntryList, CopiesShareTheEntriesUntilOneIsWritten)
+{
+  const EntryList a{"lm_head", "model.layers.61*", ""};
+  EntryList b = a;
+  EXPECT_EQ(a.data(), b.data());
+  EXPECT_TRUE(a == b);
+  const std::string_view kept = a[1];
+  b.push_back("mtp.fc");
+  b.insert(0, "model.visual");
+  EXPECT_NE(a.data(), b.data());
+  EXPECT_TRUE(a == (std::vector<std::string>{"lm_head", "model.layers.61*", ""}));
+  EXPECT_TRUE(
+    b == (std::vector<std::string>{"model.visual", "lm_head", "model.layers.61*", "", "mtp.fc"}));
+  EXPECT_FALSE(a == b);
+  EXPECT_EQ(kept, "model.layers.61*");
+  EXPECT_EQ(kept.data(), a[1].data());
+}
+
+// config.json and hf_quant_config.json carrying the same list keep it once; different lists
+// stay apart.
+TEST(EntryList, TheSameListInTwoFilesIsKeptOnce)
+{
+  for (const bool same : {true, false}) {
+    MemoryFileSystem fs;
+    fs.add_file("m/config.json",
+                R"({"model_type":"deepseek_v3","quantization_config":{"quant_method":"modelopt",)"
+                R"("quant_algo":"NVFP4","ignore":["lm_head","model.layers.61*"]}})");
+    fs.add_file("m/hf_quant_config.json",
+                std::string(R"({"producer":{"name":"modelopt"},"quantization":{)"
+                            R"("quant_algo":"NVFP4","exclude_modules":["lm_head",)") +
+                  (same ? R"("model.layers.61*"]}})" : R"("model.layers.6*"]}})"));
+    const Declaration d = read_declaration(fs, "m");
+    ASSERT_EQ(d.sources.size(), 2u);
+    EXPECT_EQ(d.sources[0].excludes.data() == d.sources[1].excludes.data(), same);
+    EXPECT_EQ(d.sources[0].excludes == d.sources[1].excludes, same);
+    EXPECT_EQ(d.sources[1].excludes.back(), same ? "model.layers.61*" : "model.layers.6*");
+  }
 }
 
 TEST(Engines, NamespaceHelpers)
@@ -1248,12 +1315,11 @@ TEST(Engines, DecideRemembersAnswersOnlyWhereDigitsCannotMatter)
         s.excludes.push_back("*layers.?.mlp*"); // no digit, yet "?" tells 7 from 17
       }
       if (kind == 2) { // entries that name one number among their siblings
-        s.excludes.insert(s.excludes.begin() + static_cast<std::ptrdiff_t>(maker.next(2)),
-                          renumber(bases[maker.next(bases.size())]));
+        s.excludes.insert(maker.next(2), renumber(bases[maker.next(bases.size())]));
         s.excludes.push_back(renumber(bases[maker.next(bases.size())]) + "*");
       }
       const auto blind = std::count_if(s.excludes.begin(), s.excludes.end(),
-                                       [](const std::string& e) { return blind_to_digits(e); });
+                                       [](std::string_view e) { return blind_to_digits(e); });
       blind_lists += static_cast<size_t>(blind) == s.excludes.size() ? 1 : 0;
       mixed_lists += blind > 0 && static_cast<size_t>(blind) < s.excludes.size() ? 1 : 0;
       for (const auto& [engine, compiled] : engine_lists(s)) {
@@ -1471,7 +1537,7 @@ TEST(Engines, DecideAnswersAlikeShardsOfALayerOnce)
     ConfigSource s;
     s.format = QuantFormat::modelopt;
     s.list_key = "exclude_modules";
-    s.excludes = entries;
+    s.excludes = EntryList(entries);
     for (int i = 0; i < 17; ++i) { // long enough to be compiled
       s.excludes.push_back(fmt::format("absent_{}", std::string(static_cast<size_t>(i), 'x')));
     }
@@ -1746,7 +1812,9 @@ TEST(Engines, CompiledListOffersGlobsWhoseLastDotAMatchMayLack)
     for (int i = 0; i < 20; ++i) {
       s.excludes.push_back(fmt::format("model.layers.{}.self_attn", 40 + i));
     }
-    s.excludes.insert(s.excludes.end(), globs.begin(), globs.end());
+    for (const std::string& glob : globs) {
+      s.excludes.push_back(glob);
+    }
     for (const auto& [engine, compiled] : engine_lists(s)) {
       const CompiledList& list = *compiled;
       for (const std::string& name : names) {

@@ -3,8 +3,11 @@
 // quantization_config.json, plus the model facts that locate MTP/NextN draft layers.
 #pragma once
 
+#include <initializer_list>
+#include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "qcheck/input.hpp"
@@ -28,6 +31,52 @@ enum class QuantFormat
 };
 
 std::string_view to_string(QuantFormat format);
+
+// The entries of one list of names (an exclusion list can hold tens of thousands): their text
+// packed in blocks that never move, read as views in list order. A view stays valid while any
+// list holding it lives and is not written. Copies share the entries; writing to a list whose
+// entries are shared copies them first.
+class EntryList
+{
+public:
+  using value_type = std::string_view;
+  using const_iterator = std::vector<std::string_view>::const_iterator;
+
+  EntryList() = default;
+  EntryList(std::initializer_list<std::string_view> entries);
+  explicit EntryList(const std::vector<std::string>& entries);
+
+  size_t size() const { return m_entries ? m_entries->views.size() : 0; }
+  bool empty() const { return size() == 0; }
+  // i < size(); the reference (and data()) until the list is written.
+  const std::string_view& operator[](size_t i) const { return m_entries->views[i]; }
+  const std::string_view* data() const { return m_entries ? m_entries->views.data() : nullptr; }
+  const_iterator begin() const { return m_entries ? m_entries->views.begin() : const_iterator(); }
+  const_iterator end() const { return m_entries ? m_entries->views.end() : const_iterator(); }
+  std::string_view front() const { return (*this)[0]; }
+  std::string_view back() const { return (*this)[size() - 1]; }
+
+  void reserve(size_t entries);
+  void push_back(std::string_view entry);
+  // Inserts `entry` before position `at` (at most size()).
+  void insert(size_t at, std::string_view entry);
+
+  // The same entries in the same order (lists sharing their entries: at once).
+  bool operator==(const EntryList& other) const;
+  bool operator==(const std::vector<std::string>& other) const;
+
+private:
+  struct Entries
+  {
+    std::vector<std::string_view> views;
+    std::vector<std::unique_ptr<char[]>> blocks;
+    char* free = nullptr; // the rest of the last block
+    size_t left = 0;
+  };
+  Entries& own();
+
+  std::shared_ptr<Entries> m_entries;
+};
 
 struct CtGroup
 {
@@ -57,11 +106,11 @@ struct ConfigSource
   std::string file;    // "config.json", "hf_quant_config.json" or "quantization_config.json"
   std::string pointer; // JSON pointer of the block, e.g. "/quantization_config"
   QuantFormat format = QuantFormat::unknown;
-  std::string method;                // quant_method as written ("modelopt" when implied)
-  std::string algo;                  // ModelOpt quant_algo, upper-cased
-  std::string list_key;              // key of the exclusion list in this block ("ignore", ...)
-  bool has_list = false;             // the key is present
-  std::vector<std::string> excludes; // its entries
+  std::string method;    // quant_method as written ("modelopt" when implied)
+  std::string algo;      // ModelOpt quant_algo, upper-cased
+  std::string list_key;  // key of the exclusion list in this block ("ignore", ...)
+  bool has_list = false; // the key is present
+  EntryList excludes;    // its entries
   // positions[i]: the index in the JSON list of excludes[i], when an element of another type was
   // left out (see type_errors); empty while they coincide.
   std::vector<uint32_t> positions;

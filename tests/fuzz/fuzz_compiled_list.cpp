@@ -53,7 +53,7 @@ LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
     } else if (in_names && names.size() < k_max_names) {
       names.emplace_back(line);
     } else if (!in_names && source.excludes.size() < k_max_entries) {
-      source.excludes.emplace_back(line);
+      source.excludes.push_back(line);
     }
   }
   for (size_t i = 0; source.excludes.size() < k_min_entries; ++i) {

@@ -57,9 +57,9 @@ summary(const ConfigSource& s)
                     s.list_key + "|" + (s.has_list ? "1" : "0") + "|" + s.ct_format + "|" +
                     std::to_string(s.group_size) + "|" + std::to_string(s.bits) + "|" +
                     (s.lm_head ? "1" : "0") + "|";
-  const auto list = [&](const std::vector<std::string>& items) {
+  const auto list = [&](const auto& items) {
     for (const auto& item : items) {
-      out += item + ",";
+      out += std::string(item) + ",";
     }
     out += "|";
   };
