@@ -1456,7 +1456,10 @@ private:
       if (wanted == s.indices.end()) {
         return skip_nested(); // no pointer goes further into the array
       }
-      if (wanted != s.indices.end() && wanted->first == index) {
+      if (wanted->first > index) {
+        index += skip_strings(wanted->first - index);
+      }
+      if (wanted->first == index) {
         if (!value(wanted->second)) {
           return false;
         }
@@ -1470,6 +1473,34 @@ private:
         return true;
       }
     }
+  }
+
+  // At an element: past at most `count` elements that are strings, each followed by a comma
+  // and another element, to the start of the next one; how many. Stops at the first element
+  // that is not such a string, where the element-by-element walk reads it (and fails where it
+  // would): a long list of names is skipped without a call per element.
+  size_t skip_strings(size_t count)
+  {
+    const char* const text = m_text.data();
+    const char* const end = text + m_text.size();
+    size_t skipped = 0;
+    while (skipped < count && m_pos < m_text.size() && text[m_pos] == '"') {
+      const size_t close = string_token_end(m_text, m_pos);
+      if (close >= m_text.size()) {
+        break;
+      }
+      const char* p = skip_json_space(text + close + 1, end);
+      if (p == end || *p != ',') {
+        break;
+      }
+      p = skip_json_space(p + 1, end);
+      if (p == end || *p == ']') {
+        break;
+      }
+      m_pos = static_cast<size_t>(p - text);
+      ++skipped;
+    }
+    return skipped;
   }
 
   // After a member or element: past the comma to the next one, or past `close`.

@@ -842,6 +842,49 @@ TEST(JsonTextLocate, WalkingFindsTheLastElementsOfALongList)
   }
 }
 
+// Runs of strings before the element a path needs are skipped a run at a time: strings holding
+// escapes, commas and brackets, space around the commas, elements of other kinds between runs;
+// where the list is not JSON (a missing or trailing comma, an unterminated string, too few
+// elements) the answer is still the full scan's, as element by element.
+TEST(JsonTextLocate, WalkingSkipsRunsOfStringsAsElementByElement)
+{
+  const std::vector<std::pair<std::string, std::string>> cases{
+    {R"(["a", "b\"c", "d\\", "e,]" ,  "f",)"
+     "\n"
+     R"(   "g", 1, "h", ["x", "]"], {"k": "v"}, "i", "j"])",
+     "/11"},
+    {R"(["a", "b\"c", "d\\", "e,]", "f"])", "/4"},
+    {R"(["a", "b", 2, "c", null, "d"])", "/5"},
+    {R"({"l": ["a", "b", "c",], "m": 1})", "/l/2"},
+    {R"({"l": ["a", "b", "c",], "m": 1})", "/l/3"},
+    {R"(["a" "b", "c"])", "/2"},
+    {R"(["a" "1", "c"])", "/1"},
+    {R"(["a", "b" 2, "c"])", "/2"},
+    {R"(["a", "b)", "/3"},
+    {R"(["a", "b"])", "/5"},
+    {R"(["a", "b"])", "/1"},
+    {R"(["a",)", "/1"},
+    {R"(["a", ])", "/1"},
+  };
+  for (const auto& [text, pointer] : cases) {
+    const auto walk = locate_along_paths(text, {pointer});
+    const auto full = locate_all(text, {pointer});
+    ASSERT_EQ(walk.size(), 1u);
+    ASSERT_EQ(bool(walk[0]), bool(full[0])) << text << " " << pointer;
+    if (!full[0]) {
+      EXPECT_EQ(walk[0].error(), full[0].error()) << text << " " << pointer;
+      continue;
+    }
+    EXPECT_EQ(walk[0]->begin, full[0]->begin) << text << " " << pointer;
+    EXPECT_EQ(walk[0]->end, full[0]->end) << text << " " << pointer;
+    EXPECT_EQ(walk[0]->start.line, full[0]->start.line) << text << " " << pointer;
+    EXPECT_EQ(walk[0]->start.column, full[0]->start.column) << text << " " << pointer;
+  }
+  const auto last = locate_along_paths(cases[0].first, {cases[0].second});
+  ASSERT_TRUE(last[0]);
+  EXPECT_EQ(cases[0].first.substr(last[0]->begin, last[0]->end - last[0]->begin), "\"j\"");
+}
+
 // Past the last element a path needs, the rest of the list is skipped by its brackets and quotes
 // alone: brackets and escaped quotes inside strings, nested lists and objects, long runs without
 // a bracket, none of it ends the list early.
