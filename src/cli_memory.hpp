@@ -10,19 +10,18 @@ namespace qcheck::cli {
 // is used.
 inline constexpr size_t k_large_page_heap = size_t{1} << 30;
 
-// Puts every heap block the main thread allocates under 2 GiB in one contiguous heap (large
-// blocks included, nothing given back to the kernel before exit; other threads keep arenas of
-// their own, in 4 KiB pages) and asks the kernel to back its first k_large_page_heap bytes with
-// transparent huge pages. A run
-// that touches tens of MiB then takes tens of page faults instead of thousands; on a virtual
-// machine a fault costs microseconds. Changes nothing when the environment sets
+// Puts every heap block the main thread allocates under 2 GiB in one contiguous heap (large blocks
+// included, nothing given back to the kernel before exit; other threads keep arenas of their own,
+// in 4 KiB pages) and asks the kernel to back its first k_large_page_heap bytes with transparent
+// huge pages. A run that touches tens of MiB then takes tens of page faults instead of thousands;
+// on a virtual machine a fault costs microseconds. Changes nothing when the environment sets
 // QCHECK_LARGE_PAGES=0, under AddressSanitizer (which has its own allocator), when the kernel's
-// transparent huge pages are off, under an address-space or data limit (RLIMIT_AS,
-// RLIMIT_DATA: a heap never trimmed keeps the address space of what it freed), or when glibc
-// refuses the settings (before 2.35); when the reservation still fails, only the mapping and
-// trimming thresholds stay set, at glibc's default values. Call first in main(), before any
-// thread starts. True when the heap was set up and the kernel took the advice; the next block
-// allocated then starts at a 2 MiB boundary.
+// transparent huge pages are off, under an address-space or data limit (RLIMIT_AS, RLIMIT_DATA: a
+// heap never trimmed keeps the address space of what it freed), or when glibc refuses the settings
+// (before 2.35); when the reservation still fails, only the mapping and trimming thresholds stay
+// set, at glibc's default values. Call first in main(), before any thread starts. True when the
+// heap was set up and the kernel took the advice; the next block allocated then starts at a 2 MiB
+// boundary.
 bool use_large_pages();
 
 // Whether the kernel gives transparent huge pages to a region that asks (mode "always" or

@@ -113,6 +113,26 @@ own_page_faults()
   return usage.ru_minflt;
 }
 
+// The exit status of a child that runs the heap set-up (which changes a process's allocator for
+// good), then `check()`: 77 when the set-up was refused, -1 when the child did not exit.
+template<typename Check>
+int
+status_after_set_up(Check check)
+{
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    if (!qcheck::cli::use_large_pages()) {
+      ::_exit(77);
+    }
+    ::_exit(check());
+  }
+  int status = 0;
+  if (::waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) {
+    return -1;
+  }
+  return WEXITSTATUS(status);
+}
+
 } // namespace
 
 // The heap's first bytes are where the randomised start of the heap puts them, below a 2 MiB
@@ -126,28 +146,21 @@ TEST(CliMemory, FirstBlockAfterTheSetUpStartsInALargePage)
   if (!qcheck::cli::kernel_gives_huge_pages() || !glibc_takes_the_settings()) {
     GTEST_SKIP() << "no transparent huge pages, or glibc before 2.35";
   }
-  constexpr size_t k_block = size_t{8} << 20;
-  // In a child: the set-up changes the process's allocator for good.
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    if (!qcheck::cli::use_large_pages()) {
-      ::_exit(77);
-    }
+  const int status = status_after_set_up([] {
+    constexpr size_t k_block = size_t{8} << 20;
     auto* block = static_cast<char*>(std::malloc(k_block));
     const long before = own_page_faults();
     std::memset(block, 1, k_block);
     const long faults = own_page_faults() - before;
     const bool aligned = reinterpret_cast<uintptr_t>(block) % (uintptr_t{2} << 20) == 0;
-    ::_exit((aligned ? 0 : 1) | (faults <= 16 ? 0 : 2));
-  }
-  int status = 0;
-  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-  ASSERT_TRUE(WIFEXITED(status));
-  if (WEXITSTATUS(status) == 77) {
+    return (aligned ? 0 : 1) | (faults <= 16 ? 0 : 2);
+  });
+  ASSERT_GE(status, 0);
+  if (status == 77) {
     GTEST_SKIP() << "the kernel refused the advice";
   }
-  EXPECT_EQ(WEXITSTATUS(status) & 1, 0) << "the block does not start at a 2 MiB boundary";
-  EXPECT_EQ(WEXITSTATUS(status) & 2, 0) << "writing 8 MiB took more than 16 page faults";
+  EXPECT_EQ(status & 1, 0) << "the block does not start at a 2 MiB boundary";
+  EXPECT_EQ(status & 2, 0) << "writing 8 MiB took more than 16 page faults";
 }
 
 // Only the main thread's blocks come from the heap in 2 MiB pages: another thread allocates
@@ -161,28 +174,21 @@ TEST(CliMemory, OtherThreadsAllocateOutsideTheMainHeap)
   if (!qcheck::cli::kernel_gives_huge_pages() || !glibc_takes_the_settings()) {
     GTEST_SKIP() << "no transparent huge pages, or glibc before 2.35";
   }
-  // In a child: the set-up changes the process's allocator for good.
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    if (!qcheck::cli::use_large_pages()) {
-      ::_exit(77);
-    }
+  const int status = status_after_set_up([] {
     void* const own = std::malloc(64);
     const auto heap_end = reinterpret_cast<uintptr_t>(::sbrk(0));
     void* other = nullptr;
     std::thread([&] { other = std::malloc(64); }).join();
     const bool own_in_heap = reinterpret_cast<uintptr_t>(own) < heap_end;
     const bool other_outside = reinterpret_cast<uintptr_t>(other) >= heap_end;
-    ::_exit((own_in_heap ? 0 : 1) | (other_outside ? 0 : 2));
-  }
-  int status = 0;
-  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-  ASSERT_TRUE(WIFEXITED(status));
-  if (WEXITSTATUS(status) == 77) {
+    return (own_in_heap ? 0 : 1) | (other_outside ? 0 : 2);
+  });
+  ASSERT_GE(status, 0);
+  if (status == 77) {
     GTEST_SKIP() << "the kernel refused the advice";
   }
-  EXPECT_EQ(WEXITSTATUS(status) & 1, 0) << "the main thread's block is not in the heap";
-  EXPECT_EQ(WEXITSTATUS(status) & 2, 0) << "another thread's block is in the main heap";
+  EXPECT_EQ(status & 1, 0) << "the main thread's block is not in the heap";
+  EXPECT_EQ(status & 2, 0) << "another thread's block is in the main heap";
 }
 
 // The kernel's THP mode as the file says it: "always" or "madvise"
