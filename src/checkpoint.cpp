@@ -785,10 +785,9 @@ private:
       while (run + 1 != runs.end() && (run + 1)->first <= k) {
         ++run;
       }
-      check_entry(out, index, shard_of_file, all[k].info->name(), run->file, &all[k]);
-    }
-    for (size_t k = begin; k < end; ++k) {
-      digest += WeightMap::digest_of(keyed_hash(all[k].info->name(), index.key), k);
+      const std::string_view name = all[k].info->name();
+      check_entry(out, index, shard_of_file, name, run->file, &all[k]);
+      digest += WeightMap::digest_of(keyed_hash(name, index.key), k);
     }
     return out;
   }

@@ -55,6 +55,22 @@ glibc_takes_the_settings()
          (major > 2 || (major == 2 && minor >= 35));
 }
 
+// Why the heap set-up cannot be tested here, or null: its effect is not this process's to see.
+const char*
+set_up_untestable()
+{
+#ifdef QCHECK_TEST_ASAN
+  return "AddressSanitizer's allocator ignores the set-up";
+#endif
+  if (!qcheck::cli::kernel_gives_huge_pages()) {
+    return "this kernel gives no transparent huge pages";
+  }
+  if (!glibc_takes_the_settings()) {
+    return "glibc before 2.35 refuses the settings";
+  }
+  return nullptr;
+}
+
 // One shard of `count` BF16 tensors, unindexed, no config: about 80 bytes of header each.
 fs::path
 write_checkpoint(size_t count)
@@ -84,14 +100,8 @@ write_checkpoint(size_t count)
 
 TEST(CliMemory, HeapInLargePagesTakesFarFewerPageFaults)
 {
-#ifdef QCHECK_TEST_ASAN
-  GTEST_SKIP() << "AddressSanitizer's allocator ignores the set-up";
-#endif
-  if (!qcheck::cli::kernel_gives_huge_pages()) {
-    GTEST_SKIP() << "this kernel gives no transparent huge pages";
-  }
-  if (!glibc_takes_the_settings()) {
-    GTEST_SKIP() << "glibc before 2.35 refuses the settings";
+  if (const char* why = set_up_untestable()) {
+    GTEST_SKIP() << why;
   }
   const fs::path dir = write_checkpoint(30'000);
   const long small_pages = lint_page_faults(dir, "0");
@@ -140,11 +150,8 @@ status_after_set_up(Check check)
 // and is written in a few 2 MiB faults, not up to 512 of 4 KiB.
 TEST(CliMemory, FirstBlockAfterTheSetUpStartsInALargePage)
 {
-#ifdef QCHECK_TEST_ASAN
-  GTEST_SKIP() << "AddressSanitizer's allocator ignores the set-up";
-#endif
-  if (!qcheck::cli::kernel_gives_huge_pages() || !glibc_takes_the_settings()) {
-    GTEST_SKIP() << "no transparent huge pages, or glibc before 2.35";
+  if (const char* why = set_up_untestable()) {
+    GTEST_SKIP() << why;
   }
   const int status = status_after_set_up([] {
     constexpr size_t k_block = size_t{8} << 20;
@@ -168,11 +175,8 @@ TEST(CliMemory, FirstBlockAfterTheSetUpStartsInALargePage)
 // waits for.
 TEST(CliMemory, OtherThreadsAllocateOutsideTheMainHeap)
 {
-#ifdef QCHECK_TEST_ASAN
-  GTEST_SKIP() << "AddressSanitizer's allocator ignores the set-up";
-#endif
-  if (!qcheck::cli::kernel_gives_huge_pages() || !glibc_takes_the_settings()) {
-    GTEST_SKIP() << "no transparent huge pages, or glibc before 2.35";
+  if (const char* why = set_up_untestable()) {
+    GTEST_SKIP() << why;
   }
   const int status = status_after_set_up([] {
     void* const own = std::malloc(64);
