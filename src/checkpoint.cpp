@@ -944,8 +944,6 @@ private:
   }
 
   static constexpr size_t k_parallel_tensors = 16384;
-  // The index is read this many bytes at a time (its members up to 1/16 of it, 64 KiB).
-  static constexpr size_t k_index_window = size_t{1} << 20;
   // Problems of one kind kept one by one: an index can name millions of tensors, and a line each
   // would cost gigabytes; past this many they are counted.
   static constexpr size_t k_listed_problems = 1000;

@@ -124,6 +124,10 @@ struct LoadOptions
   std::function<void(const std::string& root)> alongside{};
 };
 
+// An index is read this many bytes at a time, into one of two buffers. Any member of up to 1/16
+// of it (64 KiB) fits; a longer one has the index read whole.
+inline constexpr size_t k_index_window = size_t{1} << 20;
+
 // Loads a model folder, or a single *.safetensors file. Fails only when `path` is neither.
 Expected<Checkpoint> load_checkpoint(const FileSystem& fs, const std::string& path,
                                      const LoadOptions& options = {});
