@@ -1180,7 +1180,8 @@ TEST(Checkpoint, IndexInNameOrderIsReadOnceAWindowAtATime)
       // The first window is read full; each after it keeps under 1/16 of a window unread.
       const size_t fewest = (text.size() + k_index_window - 1) / k_index_window;
       const size_t later = k_index_window - k_index_window / 16;
-      const size_t most = 1 + (text.size() - std::min(text.size(), k_index_window) + later - 1) / later;
+      const size_t most =
+        1 + (text.size() - std::min(text.size(), k_index_window) + later - 1) / later;
       EXPECT_GE(watcher.window_reads, static_cast<int>(fewest)) << count;
       EXPECT_LE(watcher.window_reads, static_cast<int>(most)) << count;
     }
