@@ -57,6 +57,53 @@ TEST(NameSet, AgreesWithStdSetThroughGrowth)
   }
 }
 
+// insert_all() and contains_all() give, name by name, what insert() and contains() give:
+// batches shorter and longer than the names fetched ahead, with repeats inside a batch and
+// across batches, into sets grown from empty and from a reserve too small.
+TEST(NameSet, BatchesAgreeWithOneNameAtATime)
+{
+  test::Lcg next(7);
+  std::vector<std::vector<std::string>> kept; // the sets view the names
+  for (const size_t batch : {size_t{1}, size_t{3}, size_t{8}, size_t{9}, size_t{500}}) {
+    NameSet one, all(batch == 500 ? 10 : 0);
+    size_t added = 0;
+    for (int round = 0; round < 20; ++round) {
+      std::vector<std::string> texts;
+      for (size_t i = 0; i < batch; ++i) {
+        texts.push_back("m.l." + std::to_string(next(400)) + ".e." + std::to_string(next(5)));
+      }
+      const std::vector<std::string_view> names(texts.begin(), texts.end());
+      size_t expected = 0;
+      for (const std::string_view name : names) {
+        expected += one.insert(name) ? 1 : 0;
+      }
+      ASSERT_EQ(all.insert_all(names), expected) << batch << " " << round;
+      added += expected;
+      kept.push_back(std::move(texts));
+    }
+    EXPECT_EQ(all.size(), added);
+    EXPECT_EQ(all.size(), one.size());
+    std::vector<std::string> asked_texts;
+    for (int i = 0; i < 3000; ++i) {
+      asked_texts.push_back("m.l." + std::to_string(next(450)) + ".e." + std::to_string(next(6)));
+    }
+    const std::vector<std::string_view> asked(asked_texts.begin(), asked_texts.end());
+    std::vector<char> found(asked.size(), 2);
+    all.contains_all(asked, found);
+    for (size_t i = 0; i < asked.size(); ++i) {
+      ASSERT_EQ(found[i], one.contains(asked[i]) ? 1 : 0) << asked[i];
+    }
+  }
+  // An empty set answers no to all, an empty batch adds nothing.
+  NameSet empty;
+  const std::vector<std::string_view> asked{"a", "b"};
+  std::vector<char> found(2, 2);
+  empty.contains_all(asked, found);
+  EXPECT_EQ(found, (std::vector<char>{0, 0}));
+  EXPECT_EQ(empty.insert_all({}), 0u);
+  EXPECT_TRUE(empty.empty());
+}
+
 // The hash behind NameSet (and the index's names): texts of every length up to 40 that differ in
 // one byte, wherever it is, or only in length, hash apart; one text hashes apart under two keys.
 TEST(TextHash, KeyedHashTellsApartTextsThatDifferInOneByteOrInLength)

@@ -2,8 +2,11 @@
 // table, no allocation per name. It views the names, which must outlive it.
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -55,6 +58,38 @@ public:
     return m_slots[find(name, keyed_hash(name, m_key))].data != nullptr;
   }
 
+  // insert() of each name in turn, each slot fetched a few names ahead: a table larger than
+  // the cache costs a miss per name, which these overlap. Returns how many were new.
+  size_t insert_all(std::span<const std::string_view> names)
+  {
+    reserve(m_size + names.size());
+    size_t added = 0;
+    for_each_ahead(names, [&](std::string_view name, uint64_t hash) {
+      Slot& slot = m_slots[find(name, hash)];
+      if (slot.data == nullptr) {
+        slot = {name.empty() ? k_empty_text : name.data(), static_cast<uint32_t>(name.size()),
+                static_cast<uint32_t>(hash >> 32)};
+        ++m_size;
+        ++added;
+      }
+    });
+    return added;
+  }
+
+  // contains() of each name into out[i] (1 or 0), the slots fetched ahead as insert_all() does.
+  // `out` holds at least names.size() elements.
+  void contains_all(std::span<const std::string_view> names, std::span<char> out) const
+  {
+    if (m_size == 0) {
+      std::fill_n(out.begin(), names.size(), char{0});
+      return;
+    }
+    size_t i = 0;
+    for_each_ahead(names, [&](std::string_view name, uint64_t hash) {
+      out[i++] = m_slots[find(name, hash)].data != nullptr ? 1 : 0;
+    });
+  }
+
   size_t size() const { return m_size; }
   bool empty() const { return m_size == 0; }
 
@@ -68,6 +103,30 @@ private:
   static constexpr size_t k_max_load_num = 7; // at most 70% of the slots hold a name
   static constexpr size_t k_max_load_den = 10;
   static constexpr const char* k_empty_text = ""; // where an empty name's slot points
+
+  static constexpr size_t k_ahead = 8; // names hashed and their slots fetched ahead
+
+  // visit(name, hash) for each name in order; the table is not empty.
+  template<typename Visit>
+  void for_each_ahead(std::span<const std::string_view> names, Visit visit) const
+  {
+    const size_t mask = m_slots.size() - 1;
+    std::array<uint64_t, k_ahead> ring{};
+    const auto fetch = [&](size_t j) {
+      ring[j % k_ahead] = keyed_hash(names[j], m_key);
+      __builtin_prefetch(&m_slots[ring[j % k_ahead] & mask]);
+    };
+    for (size_t j = 0; j < std::min(k_ahead, names.size()); ++j) {
+      fetch(j);
+    }
+    for (size_t j = 0; j < names.size(); ++j) {
+      const uint64_t hash = ring[j % k_ahead];
+      if (j + k_ahead < names.size()) {
+        fetch(j + k_ahead);
+      }
+      visit(names[j], hash);
+    }
+  }
 
   // The slot holding `name`, or the free slot where it would go (linear probing).
   size_t find(std::string_view name, uint64_t hash) const
