@@ -242,6 +242,7 @@ private:
     mixed_precision();
     partial_experts();
     m_known = {};
+    m_known_modules.reset();
     m_known_entries.clear();
     dynamic_keys();
     block_names();
@@ -814,49 +815,88 @@ private:
     return other.starts_with(name) && (other.size() == name.size() || other[name.size()] == '.');
   }
 
+  // Whether decide_lists() will build the known names: for a long list with entry checks.
+  bool will_need_known_names() const
+  {
+    return !m_options.decisions_only &&
+           std::any_of(m_declaration.sources.begin(), m_declaration.sources.end(),
+                       [](const ConfigSource& s) {
+                         return has_entry_checks(s) && s.excludes.size() >= k_compile_threshold;
+                       });
+  }
+
+  // Names listed with their dotted ancestors, and added to a NameSet a batch at a time
+  // (insert_all() overlaps the table's cache misses). In name order a name shares most
+  // ancestors with the name before: its walk stops at the first of those, listed already (a
+  // name listed twice goes in once).
+  class AncestorFiller
+  {
+  public:
+    explicit AncestorFiller(NameSet& out) : m_out(out) { m_batch.reserve(k_batch); }
+
+    // Adds the names still listed: call once, after the last add().
+    void finish()
+    {
+      m_out.insert_all(m_batch);
+      m_batch.clear();
+    }
+
+    void add(std::string_view name)
+    {
+      const std::string_view walked = name;
+      while (!name.empty() && !is_self_or_ancestor(name, m_before)) {
+        if (m_batch.size() == k_batch) {
+          m_out.insert_all(m_batch);
+          m_batch.clear();
+        }
+        m_batch.push_back(name);
+        const size_t dot = name.rfind('.');
+        name = dot == std::string_view::npos ? std::string_view() : name.substr(0, dot);
+      }
+      m_before = walked;
+    }
+
+  private:
+    static constexpr size_t k_batch = 4096; // names: a buffer that stays in cache
+
+    NameSet& m_out;
+    std::vector<std::string_view> m_batch;
+    std::string_view m_before;
+  };
+
+  // The module names and all their ancestors: known_names()' part that needs no engine's
+  // layers, which prepare_engines() starts early when decide_lists() will need it.
+  NameSet known_module_names() const
+  {
+    // About a third more names than modules (DeepSeek: 46,124 modules, 62,762 names).
+    NameSet out(m_inventory.modules.size() + m_inventory.modules.size() / 2);
+    AncestorFiller filler(out);
+    for (const Module& m : m_inventory.modules) {
+      filler.add(m.name);
+    }
+    filler.finish();
+    return out;
+  }
+
   // Entries that match no module under any engine, and short substring entries.
   // Module names, engine layer prefixes and shards, and every dotted ancestor of them.
   NameSet known_names()
   {
-    // The modules and their ancestors are about a third more names (DeepSeek: 46,124 modules,
-    // 62,762 names).
-    NameSet out(m_inventory.modules.size() + m_inventory.modules.size() / 2);
-    // Each name is listed with its dotted ancestors, and a batch of them goes in at once
-    // (insert_all() overlaps the table's cache misses). In name order a name shares most
-    // ancestors with the name before: its walk stops at the first of those, listed already (a
-    // name listed twice goes in once).
-    constexpr size_t k_batch = 4096; // names: a buffer that stays in cache
-    std::vector<std::string_view> batch;
-    batch.reserve(k_batch);
-    std::string_view before;
-    auto add_with_ancestors = [&](std::string_view name) {
-      const std::string_view walked = name;
-      while (!name.empty() && !is_self_or_ancestor(name, before)) {
-        if (batch.size() == k_batch) {
-          out.insert_all(batch);
-          batch.clear();
-        }
-        batch.push_back(name);
-        const size_t dot = name.rfind('.');
-        name = dot == std::string_view::npos ? std::string_view() : name.substr(0, dot);
-      }
-      before = walked;
-    };
-    for (const Module& m : m_inventory.modules) {
-      add_with_ancestors(m.name);
-    }
+    NameSet out = m_known_modules ? std::move(*m_known_modules) : known_module_names();
+    m_known_modules.reset();
+    AncestorFiller filler(out);
     // Most shards are their own module's name, already in: those are skipped unhashed.
     for (Engine e : m_options.engines) {
       for (const EngineLayer& layer : layers_for(e)) {
-        add_with_ancestors(layer.prefix);
+        filler.add(layer.prefix);
         for (size_t j = 0; j < layer.shards.size(); ++j) {
           if (!layer.shards.is_module(j)) {
-            add_with_ancestors(layer.shards[j]);
+            filler.add(layer.shards[j]);
           }
         }
       }
     }
-    out.insert_all(batch);
+    filler.finish();
     return out;
   }
 
@@ -1626,8 +1666,15 @@ private:
     const std::vector<const std::string_view*> overmatch = overmatch_candidates();
     std::vector<std::string_view> examples(overmatch.size());
     const size_t first_scan = list_tasks + k_layer_tasks + layout_slices;
-    const size_t tasks = first_scan + overmatch.size();
+    // And, when decide_lists() will want the known names, their modules' part, which needs no
+    // layers: a long list's compiling leaves the other core time for it.
+    const bool known_early = will_need_known_names();
+    const size_t tasks = first_scan + overmatch.size() + (known_early ? 1 : 0);
     run_tasks(tasks, thread_count(m_options.threads), [&](size_t task) {
+      if (known_early && task == tasks - 1) {
+        m_known_modules = known_module_names();
+        return;
+      }
       if (task >= first_scan) {
         examples[task - first_scan] = find_overmatch(*overmatch[task - first_scan]);
         return;
@@ -2341,8 +2388,9 @@ private:
   // two, the set. A long list builds the set at once (answer_plain_entries()).
   static constexpr size_t k_known_scan_limit = 2;
   static constexpr size_t k_named_like_tries = 64;
-  NameSet m_known;                      // built once scans stop paying
-  std::vector<size_t> m_listed_experts; // per vLLM layer, from count_listed_experts()
+  NameSet m_known;                        // built once scans stop paying
+  std::optional<NameSet> m_known_modules; // known_module_names(), when built early
+  std::vector<size_t> m_listed_experts;   // per vLLM layer, from count_listed_experts()
   std::deque<std::pair<const ConfigSource*, std::vector<int8_t>>> m_known_entries;
   std::unordered_map<std::string, std::string> m_overmatch_examples;
   size_t m_known_scans = 0;

@@ -1775,6 +1775,34 @@ TEST(RuleCases, QC112NegativeFusedNameInALongList)
   EXPECT_TRUE(findings(r, RuleId::unused_entry).empty()) << text(r);
 }
 
+// In a long list of exact names (compressed-tensors), an entry naming only an ancestor of
+// modules is used: qcheck's known names hold every module and its ancestors, those of modules no
+// engine builds as a layer (norms) as well as the layers'. An entry naming nothing is reported.
+// The known names are built in two parts (the modules' early, beside the list's compiling; the
+// layers' later): each must hold.
+TEST(RuleCases, QC112LongListOfExactNamesKnowsModulesAndAncestors)
+{
+  Strings list{"lm_head", "model.visual", "model.layers.1", "model.layers.1.mlp.down_proj",
+               "model.layers.9.mlp.down_proj"};
+  for (int i = 0; i < 16; ++i) {
+    list.push_back("model.layers.1.mlp.down_proj");
+  }
+  const std::string quantization =
+    R"({"quant_method": "compressed-tensors", "format": "nvfp4-pack-quantized", )"
+    R"("config_groups": {"group_0": {"targets": ["Linear"], "weights": {"num_bits": 4, )"
+    R"("type": "float", "strategy": "tensor_group", "group_size": 16}}}, "ignore": )" +
+    json_list(list) + "}";
+  const Report r = lint_folder(
+    folder(config(k_llama, quantization),
+           ct_nvfp4("model.layers.0.self_attn.o_proj") + ct_nvfp4("model.layers.0.mlp.down_proj") +
+             bf16("model.layers.1.self_attn.o_proj") + bf16("model.layers.1.mlp.down_proj") +
+             bf16("lm_head") + norm("model.visual.post_norm")));
+  EXPECT_EQ(messages(r, RuleId::unused_entry),
+            (Strings{"ignore entry 'model.layers.9.mlp.down_proj' matches no module of the "
+                     "checkpoint"}))
+    << text(r);
+}
+
 TEST(RuleCases, QC112Negative)
 {
   const Report r =
