@@ -768,6 +768,34 @@ random_json(test::Lcg& next, int depth, const std::string& pointer, std::string&
 // The walk gives locate_all()'s spans and positions for every value of random documents (the last
 // of repeated keys), its pointers followed alone, sixteen at a time or all in one pass; pointers
 // to nothing get locate_all()'s answers, messages included.
+// Lines are counted a block of bytes at a time: texts of every length up to 80, newlines and
+// '\r' anywhere (across blocks too, and as the first and last byte), at every offset, give the
+// line and column a byte-by-byte count gives.
+TEST(JsonTextLocate, PositionOfAgreesWithCountingByteByByte)
+{
+  test::Lcg next(45);
+  for (size_t size = 0; size <= 80; ++size) {
+    for (int round = 0; round < 20; ++round) {
+      std::string text(size, 'x');
+      for (char& c : text) {
+        const size_t pick = next(8);
+        c = pick == 0 ? '\n' : pick == 1 ? '\r' : 'a';
+      }
+      uint32_t line = 1;
+      size_t line_start = 0;
+      for (size_t offset = 0; offset <= size; ++offset) {
+        const TextPosition p = position_of(text, offset);
+        ASSERT_EQ(p.line, line) << size << " " << offset;
+        ASSERT_EQ(p.column, offset - line_start + 1) << size << " " << offset;
+        if (offset < size && text[offset] == '\n') {
+          ++line;
+          line_start = offset + 1;
+        }
+      }
+    }
+  }
+}
+
 TEST(JsonTextLocate, WalkingAlongPathsAgreesWithTheFullScan)
 {
   test::Lcg next(2026);
