@@ -809,12 +809,6 @@ private:
     }
   }
 
-  // Whether `name` is `other` or one of its dotted ancestors.
-  static bool is_self_or_ancestor(std::string_view name, std::string_view other)
-  {
-    return other.starts_with(name) && (other.size() == name.size() || other[name.size()] == '.');
-  }
-
   // Whether decide_lists() will build the known names: for a long list with entry checks.
   bool will_need_known_names() const
   {
@@ -844,7 +838,7 @@ private:
     void add(std::string_view name)
     {
       const std::string_view walked = name;
-      while (!name.empty() && !is_self_or_ancestor(name, m_before)) {
+      while (!name.empty() && name != m_before && !is_below(m_before, name)) {
         if (m_batch.size() == k_batch) {
           m_out.insert_all(m_batch);
           m_batch.clear();

@@ -765,12 +765,8 @@ random_json(test::Lcg& next, int depth, const std::string& pointer, std::string&
   out += object ? '}' : ']';
 }
 
-// The walk gives locate_all()'s spans and positions for every value of random documents (the last
-// of repeated keys), its pointers followed alone, sixteen at a time or all in one pass; pointers
-// to nothing get locate_all()'s answers, messages included.
-// Lines are counted a block of bytes at a time: texts of every length up to 80, newlines and
-// '\r' anywhere (across blocks too, and as the first and last byte), at every offset, give the
-// line and column a byte-by-byte count gives.
+// position_of() on texts of every length up to 80, newlines and '\r' anywhere (the first and
+// last byte too), at every offset: the line and column a byte-by-byte count gives.
 TEST(JsonTextLocate, PositionOfAgreesWithCountingByteByByte)
 {
   test::Lcg next(45);
@@ -796,6 +792,9 @@ TEST(JsonTextLocate, PositionOfAgreesWithCountingByteByByte)
   }
 }
 
+// The walk gives locate_all()'s spans and positions for every value of random documents (the last
+// of repeated keys), its pointers followed alone, sixteen at a time or all in one pass; pointers
+// to nothing get locate_all()'s answers, messages included.
 TEST(JsonTextLocate, WalkingAlongPathsAgreesWithTheFullScan)
 {
   test::Lcg next(2026);
