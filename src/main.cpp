@@ -469,7 +469,11 @@ main(int argc, char** argv)
 {
   // Where 2 MiB pages are used, a whole file (the index) read into them scans faster than its
   // mapping; QCHECK_LARGE_PAGES=0 keeps both to 4 KiB pages.
-  disk_options().map_whole_files = !qcheck::cli::use_large_pages();
+  const bool large_pages = qcheck::cli::use_large_pages();
+  disk_options().map_whole_files = !large_pages;
+  if (large_pages) {
+    qcheck::on_thread_start(&qcheck::cli::use_large_pages_in_thread);
+  }
   qcheck::cli::report_shrunk_files(k_exit_usage);
   // A lint of a large checkpoint makes about seven passes over the cores: each finds the thread
   // of the one before.

@@ -100,9 +100,14 @@ private:
   size_t m_parked = 0;        // threads waiting for work, less the work handed to them
 };
 
+std::atomic<void (*)()> g_thread_start{nullptr};
+
 extern "C" void*
 thread_main(void* arg)
 {
+  if (void (*const hook)() = g_thread_start.load(std::memory_order_relaxed)) {
+    hook();
+  }
   Work work{};
   {
     const std::unique_ptr<Start> start(static_cast<Start*>(arg));
@@ -154,6 +159,12 @@ hand_or_start(const Work& work)
 }
 
 } // namespace
+
+void
+on_thread_start(void (*hook)())
+{
+  g_thread_start.store(hook, std::memory_order_relaxed);
+}
 
 void
 keep_threads(bool keep)

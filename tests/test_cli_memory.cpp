@@ -1,6 +1,7 @@
 // The command line's heap in 2 MiB pages (src/cli_memory.hpp): counted in page faults, which
 // do not drift with the machine's load as times do.
 #include <cstdio>
+#include <fcntl.h>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -71,28 +72,36 @@ set_up_untestable()
   return nullptr;
 }
 
-// One shard of `count` BF16 tensors, unindexed, no config: about 80 bytes of header each.
+// `shards` shards of `count` BF16 tensors in all, unindexed, no config: about 80 bytes of header
+// each.
 fs::path
-write_checkpoint(size_t count)
+write_checkpoint(size_t count, size_t shards = 1)
 {
   const fs::path dir =
     fs::temp_directory_path() / ("qcheck_cli_memory_" + std::to_string(::getpid()));
   fs::create_directories(dir);
-  std::string header = "{";
-  for (size_t i = 0; i < count; ++i) {
-    header += (i == 0 ? "\"" : ",\"") + std::string("model.layers.") + std::to_string(i / 64) +
-              ".mlp.experts." + std::to_string(i % 64) + ".up_proj.weight\":{\"dtype\":\"BF16\"," +
-              "\"shape\":[1],\"data_offsets\":[" + std::to_string(2 * i) + "," +
-              std::to_string(2 * i + 2) + "]}";
+  for (size_t s = 0; s < shards; ++s) {
+    const size_t first = count * s / shards;
+    const size_t end = count * (s + 1) / shards;
+    std::string header = "{";
+    for (size_t i = first; i < end; ++i) {
+      header += (i == first ? "\"" : ",\"") + std::string("model.layers.") +
+                std::to_string(i / 64) + ".mlp.experts." + std::to_string(i % 64) +
+                ".up_proj.weight\":{\"dtype\":\"BF16\",\"shape\":[1],\"data_offsets\":[" +
+                std::to_string(2 * (i - first)) + "," + std::to_string(2 * (i - first) + 2) + "]}";
+    }
+    header += "}";
+    header.append((8 - header.size() % 8) % 8, ' ');
+    const std::string name = shards == 1 ? "model.safetensors"
+                                         : "model-" + std::to_string(s + 1) + "-of-" +
+                                             std::to_string(shards) + ".safetensors";
+    std::ofstream out(dir / name, std::ios::binary);
+    uint64_t length = header.size();
+    for (int i = 0; i < 8; ++i) {
+      out.put(static_cast<char>((length >> (8 * i)) & 0xff));
+    }
+    out << header << std::string(2 * (end - first), '\0');
   }
-  header += "}";
-  header.append((8 - header.size() % 8) % 8, ' ');
-  std::ofstream out(dir / "model.safetensors", std::ios::binary);
-  uint64_t length = header.size();
-  for (int i = 0; i < 8; ++i) {
-    out.put(static_cast<char>((length >> (8 * i)) & 0xff));
-  }
-  out << header << std::string(2 * count, '\0');
   return dir;
 }
 
@@ -112,6 +121,26 @@ TEST(CliMemory, HeapInLargePagesTakesFarFewerPageFaults)
   EXPECT_LT(large_pages * 3, small_pages);
 }
 
+// With shards read on two threads, the other thread's blocks are in 2 MiB pages too
+// (use_large_pages_in_thread(), set by main() for every thread the library starts): without
+// them, that thread's half of the names and entries took one 4 KiB fault each.
+TEST(CliMemory, ShardsReadOnAnotherThreadTakeFarFewerPageFaultsToo)
+{
+  if (const char* why = set_up_untestable()) {
+    GTEST_SKIP() << why;
+  }
+  if (std::thread::hardware_concurrency() < 2) {
+    GTEST_SKIP() << "one core: the shards are read on one thread";
+  }
+  const fs::path dir = write_checkpoint(60'000, 2);
+  const long small_pages = lint_page_faults(dir, "0");
+  const long large_pages = lint_page_faults(dir, "");
+  fs::remove_all(dir);
+  ASSERT_GT(small_pages, 0);
+  ASSERT_GT(large_pages, 0);
+  EXPECT_LT(large_pages * 4, small_pages);
+}
+
 namespace {
 
 // Minor page faults of this process so far.
@@ -121,6 +150,14 @@ own_page_faults()
   rusage usage{};
   ::getrusage(RUSAGE_SELF, &usage);
   return usage.ru_minflt;
+}
+
+// Writes `size` bytes at `block`, writes the compiler may not drop: nothing reads the block.
+void
+write_all(char* block, size_t size)
+{
+  std::memset(block, 1, size);
+  asm volatile("" : : "r"(block) : "memory");
 }
 
 // The exit status of a child that runs the heap set-up (which changes a process's allocator for
@@ -157,7 +194,7 @@ TEST(CliMemory, FirstBlockAfterTheSetUpStartsInALargePage)
     constexpr size_t k_block = size_t{8} << 20;
     auto* block = static_cast<char*>(std::malloc(k_block));
     const long before = own_page_faults();
-    std::memset(block, 1, k_block);
+    write_all(block, k_block);
     const long faults = own_page_faults() - before;
     const bool aligned = reinterpret_cast<uintptr_t>(block) % (uintptr_t{2} << 20) == 0;
     return (aligned ? 0 : 1) | (faults <= 16 ? 0 : 2);
@@ -193,6 +230,76 @@ TEST(CliMemory, OtherThreadsAllocateOutsideTheMainHeap)
   }
   EXPECT_EQ(status & 1, 0) << "the main thread's block is not in the heap";
   EXPECT_EQ(status & 2, 0) << "another thread's block is in the main heap";
+}
+
+namespace {
+
+// AnonHugePages of /proc/self/smaps_rollup, in KiB; -1 when it cannot be read. Allocates
+// nothing, so that the count it reads is not its own doing.
+long
+huge_page_kib()
+{
+  char text[8192];
+  const int fd = ::open("/proc/self/smaps_rollup", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return -1;
+  }
+  const ssize_t n = ::read(fd, text, sizeof text - 1);
+  ::close(fd);
+  if (n <= 0) {
+    return -1;
+  }
+  text[n] = '\0';
+  const char* key = std::strstr(text, "AnonHugePages:");
+  return key == nullptr ? -1 : std::strtol(key + std::strlen("AnonHugePages:"), nullptr, 10);
+}
+
+} // namespace
+
+// Another thread that calls use_large_pages_in_thread() allocates from its own arena as before,
+// but in 2 MiB pages past the arena's first 2 MiB boundary: a 16 MiB block is written in at most
+// the 512 faults of the bytes below it plus one per 2 MiB, not 4,096. A thread that allocates
+// little takes no 2 MiB page.
+TEST(CliMemory, AnotherThreadsLargeBlocksAreInLargePagesAndSmallOnesNot)
+{
+  if (const char* why = set_up_untestable()) {
+    GTEST_SKIP() << why;
+  }
+  const int status = status_after_set_up([] {
+    int result = 0;
+    const auto thread_faults = [] {
+      rusage usage{};
+      ::getrusage(RUSAGE_THREAD, &usage);
+      return usage.ru_minflt;
+    };
+    std::thread([&] {
+      qcheck::cli::use_large_pages_in_thread();
+      const long huge_before = huge_page_kib();
+      auto* small = static_cast<char*>(std::malloc(64 << 10));
+      write_all(small, 64 << 10);
+      if (huge_before < 0 || huge_page_kib() != huge_before) {
+        result |= 1;
+      }
+      constexpr size_t k_block = size_t{16} << 20;
+      auto* block = static_cast<char*>(std::malloc(k_block));
+      const long before = thread_faults();
+      write_all(block, k_block);
+      if (thread_faults() - before > 512 + 16) {
+        result |= 2;
+      }
+      if (reinterpret_cast<uintptr_t>(block) < reinterpret_cast<uintptr_t>(::sbrk(0))) {
+        result |= 4;
+      }
+    }).join();
+    return result;
+  });
+  ASSERT_GE(status, 0);
+  if (status == 77) {
+    GTEST_SKIP() << "the kernel refused the advice";
+  }
+  EXPECT_EQ(status & 1, 0) << "64 KiB written after the set-up took a 2 MiB page";
+  EXPECT_EQ(status & 2, 0) << "writing 16 MiB took more than 528 page faults";
+  EXPECT_EQ(status & 4, 0) << "the thread's block is in the main heap";
 }
 
 // The kernel's THP mode as the file says it: "always" or "madvise"

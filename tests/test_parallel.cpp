@@ -2,6 +2,7 @@
 // a task throws on any thread reaches the caller after every thread has ended.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <mutex>
@@ -342,4 +343,79 @@ TEST(Parallel, AForkedChildStartsItsOwnThreads)
   ASSERT_EQ(::waitpid(pid, &status, 0), pid);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
     << (WIFSIGNALED(status) ? "killed by signal " + std::to_string(WTERMSIG(status)) : "");
+}
+
+namespace {
+
+std::mutex g_hooked_mutex;
+std::vector<pid_t> g_hooked; // the threads that ran the start hook, in order
+
+void
+note_hooked_thread()
+{
+  const std::lock_guard lock(g_hooked_mutex);
+  g_hooked.push_back(::gettid());
+}
+
+// Clears the hook when a test ends, however it ends.
+struct ThreadStartHook
+{
+  ThreadStartHook()
+  {
+    const std::lock_guard lock(g_hooked_mutex);
+    g_hooked.clear();
+    on_thread_start(&note_hooked_thread);
+  }
+  ~ThreadStartHook() { on_thread_start(nullptr); }
+};
+
+} // namespace
+
+// Each thread Workers starts runs the hook once, before its work; a kept thread that takes later
+// passes does not run it again; the calling thread never does.
+TEST(Parallel, EachStartedThreadRunsTheStartHookOnceBeforeItsWork)
+{
+  const ThreadStartHook hook;
+  {
+    // As in helpers_of_a_pass(): each task waits until both threads have begun one.
+    std::mutex mutex;
+    std::vector<std::pair<pid_t, size_t>> hooked_before; // a task's thread, its hooks by then
+    std::atomic<int> begun{0};
+    run_tasks(4, 2, [&](size_t) {
+      size_t seen = 0;
+      {
+        const std::lock_guard lock(g_hooked_mutex);
+        seen = static_cast<size_t>(std::count(g_hooked.begin(), g_hooked.end(), ::gettid()));
+      }
+      if (begun.fetch_add(1) < 2) {
+        const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+        while (begun.load() < 2 && std::chrono::steady_clock::now() < until) {
+          std::this_thread::yield();
+        }
+      }
+      const std::lock_guard lock(mutex);
+      hooked_before.emplace_back(::gettid(), seen);
+    });
+    std::set<pid_t> threads;
+    for (const auto& [thread, seen] : hooked_before) {
+      threads.insert(thread);
+      EXPECT_EQ(seen, thread == ::gettid() ? 0u : 1u) << "thread " << thread;
+    }
+    EXPECT_EQ(threads.size(), 2u);
+  }
+  {
+    // The kept thread may be one an earlier test left, started before the hook was set.
+    const auto hooks_of = [](pid_t thread) {
+      const std::lock_guard lock(g_hooked_mutex);
+      return std::count(g_hooked.begin(), g_hooked.end(), thread);
+    };
+    const KeepThreads keep;
+    const std::set<pid_t> first = helpers_of_a_pass(4);
+    ASSERT_EQ(first.size(), 1u);
+    const auto after_first = hooks_of(*first.begin());
+    EXPECT_LE(after_first, 1);
+    EXPECT_EQ(helpers_of_a_pass(4), first); // the kept thread again
+    EXPECT_EQ(hooks_of(*first.begin()), after_first);
+    EXPECT_EQ(hooks_of(::gettid()), 0);
+  }
 }

@@ -32,6 +32,11 @@ bool start_cpus(const cpu_set_t& allowed, int here, cpu_set_t& out);
 // Threads kept are never ended; a child made by fork() starts with none.
 void keep_threads(bool keep);
 
+// Called first by every thread Workers starts, before its first work; null (the default): nothing.
+// For the program to set up what each of its threads keeps, such as its allocator's arena.
+// Set it before any thread starts.
+void on_thread_start(void (*hook)());
+
 // Threads working beside the calling one. The first exception thrown by work given to start()
 // or run() is kept; join() waits until every piece of work has ended, then rethrows it. The
 // destructor waits too (and drops what was kept), so no work outlives the group, even while an
