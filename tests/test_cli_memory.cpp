@@ -160,21 +160,35 @@ write_all(char* block, size_t size)
   asm volatile("" : : "r"(block) : "memory");
 }
 
-// The exit status of a child that runs the heap set-up (which changes a process's allocator for
-// good), then `check()`: 77 when the set-up was refused, -1 when the child did not exit.
+// Set in the environment of the process status_after_set_up() starts for a check.
+constexpr const char* k_fresh_heap = "QCHECK_TEST_FRESH_HEAP";
+
+// The exit status of a process that runs the heap set-up (which changes a process's allocator for
+// good), then `check()`: 77 when the set-up was refused, -1 when it did not exit or could not
+// start. The process is this test alone, in this program started again: a child forked from this
+// one would inherit the blocks earlier tests freed, and cut its blocks from them.
 template<typename Check>
 int
 status_after_set_up(Check check)
 {
-  const pid_t pid = ::fork();
-  if (pid == 0) {
+  if (std::getenv(k_fresh_heap) != nullptr) { // in that process
     if (!qcheck::cli::use_large_pages()) {
       ::_exit(77);
     }
     ::_exit(check());
   }
+  const ::testing::TestInfo* test = ::testing::UnitTest::GetInstance()->current_test_info();
+  const std::string filter =
+    std::string("--gtest_filter=") + test->test_suite_name() + "." + test->name();
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::setenv(k_fresh_heap, "1", 1);
+    std::freopen("/dev/null", "w", stdout);
+    ::execl("/proc/self/exe", "qcheck_tests", filter.c_str(), static_cast<char*>(nullptr));
+    ::_exit(126);
+  }
   int status = 0;
-  if (::waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) {
+  if (::waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) == 126) {
     return -1;
   }
   return WEXITSTATUS(status);
