@@ -298,6 +298,7 @@ const auto make_fp8_block = [](const std::string& m, auto... dims) {
   return fp8_block(m, dims...);
 };
 const auto make_bf16 = [](const std::string& m, auto... dims) { return bf16(m, dims...); };
+const auto make_ct_nvfp4 = [](const std::string& m, auto... dims) { return ct_nvfp4(m, dims...); };
 
 Tensors
 deepseek_fp8(bool eh_proj_quantized)
@@ -1800,6 +1801,28 @@ TEST(RuleCases, QC112LongListOfExactNamesKnowsModulesAndAncestors)
   EXPECT_EQ(messages(r, RuleId::unused_entry),
             (Strings{"ignore entry 'model.layers.9.mlp.down_proj' matches no module of the "
                      "checkpoint"}))
+    << text(r);
+}
+
+// The known names' layers part: in a long list of exact names, an entry naming only an ancestor
+// of a name an engine gives a layer (SGLang builds a DeepSeek NextN layer under model.decoder) is
+// known, though no module bears that name nor lies below it.
+TEST(RuleCases, QC112LongListOfExactNamesKnowsEngineLayerNames)
+{
+  const std::string d = "model.layers.1.";
+  Strings list{"lm_head", "model.decoder", d + "eh_proj", d + "shared_head.head", "model.nowhere"};
+  for (int i = 0; i < 16; ++i) {
+    list.push_back(d + "mlp.down_proj");
+  }
+  const std::string quantization =
+    R"({"quant_method": "compressed-tensors", "format": "nvfp4-pack-quantized", )"
+    R"("config_groups": {"group_0": {"targets": ["Linear"], "weights": {"num_bits": 4, )"
+    R"("type": "float", "strategy": "tensor_group", "group_size": 16}}}, "ignore": )" +
+    json_list(list) + "}";
+  const Report r =
+    lint_folder(folder(config(k_deepseek, quantization), deepseek_nextn(make_ct_nvfp4, make_bf16)));
+  EXPECT_EQ(messages(r, RuleId::unused_entry),
+            (Strings{"ignore entry 'model.nowhere' matches no module of the checkpoint"}))
     << text(r);
 }
 
