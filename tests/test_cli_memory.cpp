@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
+#include <utility>
 
 #include "../src/cli_memory.hpp"
 #include "sanitizers.hpp"
@@ -105,6 +106,18 @@ write_checkpoint(size_t count, size_t shards = 1)
   return dir;
 }
 
+// The page faults of a lint of write_checkpoint(count, shards) in 4 KiB pages
+// (QCHECK_LARGE_PAGES=0), then with the heap set-up: -1 for a run that failed.
+std::pair<long, long>
+page_faults_both_ways(size_t count, size_t shards)
+{
+  const fs::path dir = write_checkpoint(count, shards);
+  const long small_pages = lint_page_faults(dir, "0");
+  const long large_pages = lint_page_faults(dir, "");
+  fs::remove_all(dir);
+  return {small_pages, large_pages};
+}
+
 } // namespace
 
 TEST(CliMemory, HeapInLargePagesTakesFarFewerPageFaults)
@@ -112,10 +125,7 @@ TEST(CliMemory, HeapInLargePagesTakesFarFewerPageFaults)
   if (const char* why = set_up_untestable()) {
     GTEST_SKIP() << why;
   }
-  const fs::path dir = write_checkpoint(30'000);
-  const long small_pages = lint_page_faults(dir, "0");
-  const long large_pages = lint_page_faults(dir, "");
-  fs::remove_all(dir);
+  const auto [small_pages, large_pages] = page_faults_both_ways(30'000, 1);
   ASSERT_GT(small_pages, 0);
   ASSERT_GT(large_pages, 0);
   EXPECT_LT(large_pages * 3, small_pages);
@@ -132,10 +142,7 @@ TEST(CliMemory, ShardsReadOnAnotherThreadTakeFarFewerPageFaultsToo)
   if (std::thread::hardware_concurrency() < 2) {
     GTEST_SKIP() << "one core: the shards are read on one thread";
   }
-  const fs::path dir = write_checkpoint(60'000, 2);
-  const long small_pages = lint_page_faults(dir, "0");
-  const long large_pages = lint_page_faults(dir, "");
-  fs::remove_all(dir);
+  const auto [small_pages, large_pages] = page_faults_both_ways(60'000, 2);
   ASSERT_GT(small_pages, 0);
   ASSERT_GT(large_pages, 0);
   EXPECT_LT(large_pages * 4, small_pages);
