@@ -828,7 +828,8 @@ private:
   public:
     explicit AncestorFiller(NameSet& out) : m_out(out) { m_batch.reserve(k_batch); }
 
-    // Adds the names still listed: call once, after the last add().
+    // Adds the names listed so far to the set (add() does when its batch is full): call it after
+    // the last add().
     void finish()
     {
       m_out.insert_all(m_batch);
@@ -840,8 +841,7 @@ private:
       const std::string_view walked = name;
       while (!name.empty() && name != m_before && !is_below(m_before, name)) {
         if (m_batch.size() == k_batch) {
-          m_out.insert_all(m_batch);
-          m_batch.clear();
+          finish();
         }
         m_batch.push_back(name);
         const size_t dot = name.rfind('.');

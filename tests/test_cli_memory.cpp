@@ -228,9 +228,9 @@ TEST(CliMemory, FirstBlockAfterTheSetUpStartsInALargePage)
   EXPECT_EQ(status & 2, 0) << "writing 8 MiB took more than 16 page faults";
 }
 
-// Only the main thread's blocks come from the heap in 2 MiB pages: another thread allocates
-// from an arena of its own (a mapping above the heap's end), whose lock the main thread never
-// waits for.
+// Only the main thread's blocks come from the main heap: another thread allocates from an arena
+// of its own (a mapping above the heap's end; in 2 MiB pages once the thread calls
+// use_large_pages_in_thread()), whose lock the main thread never waits for.
 TEST(CliMemory, OtherThreadsAllocateOutsideTheMainHeap)
 {
   if (const char* why = set_up_untestable()) {

@@ -260,6 +260,19 @@ TEST(Parallel, WorkersKeepTheFirstExceptionAndJoinOnDestruction)
 
 namespace {
 
+// Called by each task of a pass on two threads: the first two wait (5 s at most) until both have
+// begun, so that both threads take part.
+void
+wait_for_both_threads(std::atomic<int>& begun)
+{
+  if (begun.fetch_add(1) < 2) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (begun.load() < 2 && std::chrono::steady_clock::now() < until) {
+      std::this_thread::yield();
+    }
+  }
+}
+
 // The kernel's ids of the threads other than this one that ran a pass of `tasks` tasks on two
 // threads. Each task waits until both threads have begun one, so both take part.
 std::set<pid_t>
@@ -270,12 +283,7 @@ helpers_of_a_pass(size_t tasks)
   std::atomic<int> begun{0};
   const pid_t caller = ::gettid();
   run_tasks(tasks, 2, [&](size_t) {
-    if (begun.fetch_add(1) < 2) {
-      const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-      while (begun.load() < 2 && std::chrono::steady_clock::now() < until) {
-        std::this_thread::yield();
-      }
-    }
+    wait_for_both_threads(begun);
     if (::gettid() != caller) {
       const std::lock_guard lock(mutex);
       seen.insert(::gettid());
@@ -377,7 +385,6 @@ TEST(Parallel, EachStartedThreadRunsTheStartHookOnceBeforeItsWork)
 {
   const ThreadStartHook hook;
   {
-    // As in helpers_of_a_pass(): each task waits until both threads have begun one.
     std::mutex mutex;
     std::vector<std::pair<pid_t, size_t>> hooked_before; // a task's thread, its hooks by then
     std::atomic<int> begun{0};
@@ -387,12 +394,7 @@ TEST(Parallel, EachStartedThreadRunsTheStartHookOnceBeforeItsWork)
         const std::lock_guard lock(g_hooked_mutex);
         seen = static_cast<size_t>(std::count(g_hooked.begin(), g_hooked.end(), ::gettid()));
       }
-      if (begun.fetch_add(1) < 2) {
-        const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-        while (begun.load() < 2 && std::chrono::steady_clock::now() < until) {
-          std::this_thread::yield();
-        }
-      }
+      wait_for_both_threads(begun);
       const std::lock_guard lock(mutex);
       hooked_before.emplace_back(::gettid(), seen);
     });
