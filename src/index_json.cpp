@@ -369,11 +369,22 @@ private:
 
   // Writers list a shard's tensors in a row: a file spelled as the one before, whose text held
   // no escape (so neither does this), is recognized by its bytes and handed out as that view.
+  // Members spelled as Python's json.dumps(indent=2) writes them are read by usual_member();
+  // any other spelling, member by member, as items() reads an object.
   bool weight_map()
   {
     std::string_view last_file; // empty, or a view into the text
     unsigned last_refills = m_refills;
-    const auto member = [&](std::string_view tensor) {
+    ++m_at; // at '{'
+    skip_space();
+    if (m_at < m_end && *m_at == '}') {
+      ++m_at;
+      return true;
+    }
+    for (;;) {
+      if (!refill(false)) {
+        return false;
+      }
       if (m_end - m_at > k_prefetch_distance) {
         __builtin_prefetch(m_at + k_prefetch_distance);
       }
@@ -381,30 +392,87 @@ private:
         last_file = {};
         last_refills = m_refills;
       }
-      if (m_at < m_end && *m_at == '"') {
-        std::string_view file;
-        const size_t n = last_file.size();
-        if (n > 0 && static_cast<size_t>(m_end - m_at) > n + 1 && m_at[n + 1] == '"' &&
-            std::memcmp(m_at + 1, last_file.data(), n) == 0) {
-          file = last_file;
-          m_at += n + 2;
-        } else {
-          if (!string(file)) {
-            return false;
-          }
-          const bool in_text = file.data() >= m_begin && file.data() < m_end;
-          last_file = in_text ? file : std::string_view();
+      if (!usual_member(last_file)) {
+        std::string_view tensor;
+        skip_space();
+        if (m_at == m_end || *m_at != '"' || !string(tensor) || !expect(':')) {
+          return false;
         }
-        m_member(tensor, &file);
+        skip_space();
+        if (!member_value(tensor, last_file)) {
+          return false;
+        }
+      }
+      skip_space();
+      if (m_at < m_end && *m_at == ',') {
+        ++m_at;
+        continue;
+      }
+      if (m_at < m_end && *m_at == '}') {
+        ++m_at;
         return true;
       }
-      if (!value(2)) {
-        return false;
+      return false;
+    }
+  }
+
+  // A member's value, at its first byte, handed out with the member.
+  bool member_value(std::string_view tensor, std::string_view& last_file)
+  {
+    if (m_at < m_end && *m_at == '"') {
+      std::string_view file;
+      if (!same_file(last_file)) {
+        if (!string(file)) {
+          return false;
+        }
+        const bool in_text = file.data() >= m_begin && file.data() < m_end;
+        last_file = in_text ? file : std::string_view();
       }
-      m_member(tensor, nullptr);
+      m_member(tensor, last_file.empty() ? &file : &last_file);
       return true;
-    };
-    return items('}', true, member, true);
+    }
+    if (!value(2)) {
+      return false;
+    }
+    m_member(tensor, nullptr);
+    return true;
+  }
+
+  // At a string's opening quote: whether it is `last_file` spelled alike, then passed.
+  bool same_file(std::string_view last_file)
+  {
+    const size_t n = last_file.size();
+    if (n > 0 && static_cast<size_t>(m_end - m_at) > n + 1 && m_at[n + 1] == '"' &&
+        std::memcmp(m_at + 1, last_file.data(), n) == 0) {
+      m_at += n + 2;
+      return true;
+    }
+    return false;
+  }
+
+  // A member spelled `\n    "name": "file"` (the name without escapes), read and handed out
+  // with no scan but the name's; false, nothing read, for any other spelling. The member's
+  // bytes lie in the window: refill() leaves at least its margin ahead, or the text's end.
+  bool usual_member(std::string_view& last_file)
+  {
+    constexpr std::string_view k_indent = "\n    \"";
+    const char* const start = m_at;
+    if (static_cast<size_t>(m_end - start) < k_indent.size() + 4 ||
+        std::memcmp(start, k_indent.data(), k_indent.size()) != 0) {
+      return false;
+    }
+    const char* const name = start + k_indent.size();
+    const char* const quote = find_string_special(name, m_end, m_high);
+    if (m_end - quote < 4 || std::memcmp(quote, "\": \"", 4) != 0) {
+      return false;
+    }
+    const std::string_view tensor(name, static_cast<size_t>(quote - name));
+    m_at = quote + 3;
+    if (!member_value(tensor, last_file)) {
+      m_at = start;
+      return false;
+    }
+    return true;
   }
 
   const char* m_begin;

@@ -770,6 +770,10 @@ TEST(Checkpoint, ManyShardsMergeLikeABruteForceSortInHalves)
   expect_merge_like_a_brute_force_sort(20000, 2);
 }
 
+// Read in one pass, an index must be in name order: one that is not, or repeats a name, is read
+// whole and joined by name. The pass checks the order of the names' first 16 bytes; names that
+// only differ later (the usual case: "model.layers.0.mlp.experts.") are told apart by the digest,
+// and the index read a second time: either way the same problems and placement.
 TEST(Checkpoint, IndexOutOfOrderWithRepeatedKeysActsAsSorted)
 {
   const std::string s1 = "model-00001-of-00002.safetensors";
@@ -777,48 +781,60 @@ TEST(Checkpoint, IndexOutOfOrderWithRepeatedKeysActsAsSorted)
   struct Case
   {
     std::string name;
-    std::string weight_map;                                  // raw JSON members
+    std::vector<std::pair<std::string, std::string>> raw;    // in the index's order
     std::vector<std::pair<std::string, std::string>> sorted; // the same map, as Python reads it
-  };
-  const auto entry = [](const std::string& tensor, const std::string& file) {
-    return "\"" + tensor + "\":\"" + file + "\"";
   };
   const std::vector<Case> cases{
     {"complete, reversed, a repeated; the last a is right",
-     entry("c.weight", s2) + "," + entry("a.weight", s2) + "," + entry("b.weight", s1) + "," +
-       entry("a.weight", s1),
-     {{"a.weight", s1}, {"b.weight", s1}, {"c.weight", s2}}},
+     {{"c", s2}, {"a", s2}, {"b", s1}, {"a", s1}},
+     {{"a", s1}, {"b", s1}, {"c", s2}}},
     {"the last a is wrong",
-     entry("a.weight", s1) + "," + entry("c.weight", s2) + "," + entry("b.weight", s1) + "," +
-       entry("a.weight", s2),
-     {{"a.weight", s2}, {"b.weight", s1}, {"c.weight", s2}}},
-    {"b missing, c repeated",
-     entry("c.weight", s2) + "," + entry("a.weight", s1) + "," + entry("c.weight", s2),
-     {{"a.weight", s1}, {"c.weight", s2}}},
+     {{"a", s1}, {"c", s2}, {"b", s1}, {"a", s2}},
+     {{"a", s2}, {"b", s1}, {"c", s2}}},
+    {"b missing, c repeated", {{"c", s2}, {"a", s1}, {"c", s2}}, {{"a", s1}, {"c", s2}}},
     {"an extra d, out of order, repeated with two files",
-     entry("d.weight", s1) + "," + entry("c.weight", s2) + "," + entry("b.weight", s1) + "," +
-       entry("a.weight", s1) + "," + entry("d.weight", s2),
-     {{"a.weight", s1}, {"b.weight", s1}, {"c.weight", s2}, {"d.weight", s2}}},
+     {{"d", s1}, {"c", s2}, {"b", s1}, {"a", s1}, {"d", s2}},
+     {{"a", s1}, {"b", s1}, {"c", s2}, {"d", s2}}},
     {"a file no kept entry names, not in the folder: not reported missing",
-     entry("a.weight", "model-00009-of-00009.safetensors") + "," + entry("c.weight", s2) + "," +
-       entry("b.weight", s1) + "," + entry("a.weight", s1),
-     {{"a.weight", s1}, {"b.weight", s1}, {"c.weight", s2}}},
+     {{"a", "model-00009-of-00009.safetensors"}, {"c", s2}, {"b", s1}, {"a", s1}},
+     {{"a", s1}, {"b", s1}, {"c", s2}}},
     {"a repeated three times, in order around it",
-     entry("a.weight", s2) + "," + entry("a.weight", s2) + "," + entry("a.weight", s1) + "," +
-       entry("b.weight", s1) + "," + entry("c.weight", s2),
-     {{"a.weight", s1}, {"b.weight", s1}, {"c.weight", s2}}},
+     {{"a", s2}, {"a", s2}, {"a", s1}, {"b", s1}, {"c", s2}},
+     {{"a", s1}, {"b", s1}, {"c", s2}}},
+    {"b before a", {{"b", s1}, {"a", s1}, {"c", s2}}, {{"a", s1}, {"b", s1}, {"c", s2}}},
   };
-  for (const auto& [name, weight_map, sorted] : cases) {
-    auto raw = two_shards();
-    raw.add_file("m/model.safetensors.index.json",
-                 R"({"metadata":{"total_size":28},"weight_map":{)" + weight_map + "}}");
-    auto reference = two_shards();
-    reference.add_file("m/model.safetensors.index.json", index_json(sorted));
-    const Checkpoint c = load(raw);
-    const Checkpoint r = load(reference);
-    EXPECT_EQ(messages(c), messages(r)) << name << joined(messages(c));
-    EXPECT_EQ(placement(c), placement(r)) << name;
+  for (const std::string prefix : {"", "model.layers.0.mlp.experts.7."}) {
+    const auto named = [&](const std::vector<std::pair<std::string, std::string>>& map) {
+      std::string json;
+      for (const auto& [tensor, file] : map) {
+        json += (json.empty() ? "" : ",") + ("\"" + prefix + tensor + ".weight\":\"" + file + "\"");
+      }
+      return json;
+    };
+    const auto shards = [&] {
+      MemoryFileSystem fs;
+      fs.add_file("m/" + s1, safetensors({{prefix + "a.weight", "BF16", {2, 2}},
+                                          {prefix + "b.weight", "BF16", {2}}}));
+      fs.add_file("m/" + s2, safetensors({{prefix + "c.weight", "BF16", {2, 2}}}));
+      return fs;
+    };
+    for (const auto& [name, raw_map, sorted] : cases) {
+      auto raw = shards();
+      raw.add_file("m/model.safetensors.index.json",
+                   R"({"metadata":{"total_size":28},"weight_map":{)" + named(raw_map) + "}}");
+      auto reference = shards();
+      reference.add_file("m/model.safetensors.index.json",
+                         R"({"metadata":{},"weight_map":{)" + named(sorted) + "}}");
+      const Checkpoint c = load(raw);
+      const Checkpoint r = load(reference);
+      EXPECT_TRUE(r.problems.size() <= 1) << joined(messages(r));
+      EXPECT_EQ(messages(c), messages(r)) << prefix << name << joined(messages(c));
+      EXPECT_EQ(placement(c), placement(r)) << prefix << name;
+    }
   }
+  const auto entry = [](const std::string& tensor, const std::string& file) {
+    return "\"" + tensor + "\":\"" + file + "\"";
+  };
   // And what those problems are.
   auto fs = two_shards();
   fs.add_file("m/model.safetensors.index.json",
@@ -1329,6 +1345,29 @@ TEST(Checkpoint, IndexOutOfOrderOrNotAsciiIsReadWhole)
     EXPECT_EQ(placement(*loaded), k_full_map);
     EXPECT_EQ(watcher.opens, 1);
     EXPECT_EQ(watcher.whole_reads, 1);
+  }
+}
+
+// Bytes compare unsigned, as Python orders names: "...\xc3\xa9" (é) sorts after "...a", so an
+// index listing it first is out of order and is sorted before the join.
+TEST(Checkpoint, IndexOrderedByUnsignedBytes)
+{
+  const std::string prefix = "model.layers.0.mlp.experts.";
+  const std::string file = "model.safetensors";
+  const std::string accented = prefix + "\xc3\xa9.weight";
+  const std::string plain = prefix + "a.weight";
+  const std::vector<std::pair<std::string, std::string>> sorted{{plain, file}, {accented, file}};
+  for (const bool reversed : {false, true}) {
+    MemoryFileSystem fs;
+    fs.add_file("m/" + file, safetensors({{accented, "BF16", {2}}, {plain, "BF16", {2}}}));
+    auto map = sorted;
+    if (reversed) {
+      std::swap(map[0], map[1]);
+    }
+    fs.add_file("m/model.safetensors.index.json", index_json(map));
+    const Checkpoint c = load(fs);
+    EXPECT_TRUE(c.problems.empty()) << reversed << joined(messages(c));
+    EXPECT_EQ(placement(c), sorted) << reversed;
   }
 }
 

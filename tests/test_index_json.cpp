@@ -238,6 +238,63 @@ random_document(test::Lcg& next, int round)
 
 } // namespace
 
+// A weight_map as Python's json.dumps(indent=2) writes it (each member `\n    "name": "file"`,
+// the spelling the reader takes in one step), its names and files now and then escaped, not
+// ASCII, empty or long, its values now and then no string, its spaces now and then others;
+// damaged like random_document().
+std::string
+indented_document(test::Lcg& next, int round)
+{
+  static const std::vector<std::string> names{
+    R"("model.layers.0.mlp.experts.12.down_proj.weight")",
+    R"("model.layers.0.mlp.experts.12.down_proj.weight_scale")",
+    R"("model.layers.0.mlp.experts.3.up_proj.weight")",
+    R"("lm_head.weight")",
+    R"("a\"b")",
+    R"("x\u00e9y")",
+    "\"caf\xc3\xa9\"",
+    R"("")",
+    R"("weight_map")"};
+  static const std::vector<std::string> files{
+    R"("model-00001-of-00002.safetensors")", R"("model-00002-of-00002.safetensors")",
+    R"("model-00001-of-00002.safetensors\u0000")", R"("m\/1")", R"("")"};
+  static const std::vector<std::string> others{
+    "0", "true", "null", "[]", "{}", "[\n      1,\n      2\n    ]", "{\n      \"a\": \"b\"\n    }"};
+  static const std::vector<std::string> gaps{"\n    ",   "\n    ", "\n    ", "\n   ",
+                                             "\r\n    ", "\n\t",   " ",      ""};
+  std::string map = "{";
+  std::string file = files[0];
+  for (size_t i = next(7); i > 0; --i) {
+    if (next(3) == 0) {
+      file = files[next(files.size())];
+    }
+    const std::string name =
+      next(10) ? names[next(names.size())] : "\"" + std::string(next(200), 'n') + "\"";
+    map += gaps[next(gaps.size())] + name + (next(12) ? ": " : " :") +
+           (next(8) ? file : others[next(others.size())]) + (i > 1 ? "," : "");
+  }
+  map += next(6) ? "\n  }" : "}";
+  std::string json =
+    "{\n  \"metadata\": {\n    \"total_size\": 28\n  },\n  \"weight_map\": " + map + "\n}" +
+    (next(2) ? "\n" : "");
+  static const std::string damage = "{}[]\",:\\ \t\n0e.-tuxa\x01\xc3\xff";
+  for (size_t d = round % 3; d > 0 && !json.empty(); --d) {
+    const size_t at = next(json.size());
+    switch (next(3)) {
+    case 0:
+      json[at] = damage[next(damage.size())];
+      break;
+    case 1:
+      json.insert(at, 1, damage[next(damage.size())]);
+      break;
+    default:
+      json.erase(at, 1);
+      break;
+    }
+  }
+  return json;
+}
+
 // Random documents around a weight_map, and the same with a byte changed, inserted or removed:
 // valid exactly when simdjson's DOM says so, with the same members.
 TEST(IndexJson, AgreesWithTheDomParserOnRandomAndDamagedDocuments)
@@ -263,6 +320,32 @@ TEST(IndexJson, AgreesWithTheDomParserOnRandomAndDamagedDocuments)
   }
   EXPECT_GT(valid, 7500u);
   EXPECT_GT(with_members, 5000u);
+}
+
+// Indented as Python writes an index, and damaged: the same verdicts and members as the DOM.
+TEST(IndexJson, AgreesWithTheDomParserOnIndentedAndDamagedDocuments)
+{
+  test::Lcg next(4242);
+  size_t valid = 0, with_members = 0;
+  for (int round = 0; round < 20000; ++round) {
+    const std::string json = indented_document(next, round);
+    bool number_refused = false;
+    const std::optional<Scanned> expected = by_dom(json, number_refused);
+    const Scanned got = scan(json);
+    if (number_refused) {
+      continue;
+    }
+    if (!expected) {
+      ASSERT_EQ(got.status, WeightMapScan::Status::invalid_json) << json;
+      continue;
+    }
+    ++valid;
+    with_members += expected->members.size() > 2 ? 1 : 0;
+    ASSERT_EQ(got.status, expected->status) << json;
+    ASSERT_EQ(got.members, expected->members) << json;
+  }
+  EXPECT_GT(valid, 6000u);
+  EXPECT_GT(with_members, 3000u);
 }
 
 namespace {
@@ -301,13 +384,16 @@ is_ascii(const std::string& text)
                      [](char c) { return static_cast<unsigned char>(c) < 0x80; });
 }
 
+// `count` members, each after a newline and `indent` spaces.
 std::string
-many_members(size_t count)
+many_members(size_t count, size_t indent = 2)
 {
   std::string json = R"({"metadata": {"total_size": 1}, "weight_map": {)";
+  const std::string gap = "\n" + std::string(indent, ' ');
   for (size_t i = 0; i < count; ++i) {
-    json += (i ? ",\n  " : "\n  ") + ("\"layers." + std::to_string(i) + ".w\": \"model-" +
-                                      std::to_string(i / 100) + ".safetensors\"");
+    json += (i ? "," : "") + gap +
+            ("\"layers." + std::to_string(i) + ".w\": \"model-" + std::to_string(i / 100) +
+             ".safetensors\"");
   }
   return json + "\n}}\n";
 }
@@ -316,71 +402,76 @@ many_members(size_t count)
 
 // Read a window at a time, a document gets the verdict and members the whole text gets, or
 // none; with the whole text in one window, every ASCII document the whole text accepts gets one.
+// Compact documents and indented ones.
 TEST(IndexJson, StreamedAgreesWithTheWholeText)
 {
-  test::Lcg next(77);
-  size_t answered_in_small_windows = 0;
-  for (int round = 0; round < 20000; ++round) {
-    const std::string json = random_document(next, round);
-    const Scanned whole = scan(json);
-    for (const size_t window : {size_t{64}, size_t{96}, size_t{160}, json.size() + 64}) {
-      const std::optional<Scanned> streamed = stream(json, window);
-      if (!streamed) {
-        ASSERT_FALSE(window > json.size() && whole.status != WeightMapScan::Status::invalid_json &&
-                     is_ascii(json))
-          << json;
-        continue;
+  for (const auto document : {&random_document, &indented_document}) {
+    test::Lcg next(77);
+    size_t answered_in_small_windows = 0;
+    for (int round = 0; round < 20000; ++round) {
+      const std::string json = document(next, round);
+      const Scanned whole = scan(json);
+      for (const size_t window : {size_t{64}, size_t{96}, size_t{160}, json.size() + 64}) {
+        const std::optional<Scanned> streamed = stream(json, window);
+        if (!streamed) {
+          ASSERT_FALSE(window > json.size() &&
+                       whole.status != WeightMapScan::Status::invalid_json && is_ascii(json))
+            << json;
+          continue;
+        }
+        answered_in_small_windows += window < json.size() ? 1 : 0;
+        ASSERT_NE(streamed->status, WeightMapScan::Status::invalid_json) << json;
+        ASSERT_EQ(streamed->status, whole.status) << window << " " << json;
+        ASSERT_EQ(streamed->members, whole.members) << window << " " << json;
       }
-      answered_in_small_windows += window < json.size() ? 1 : 0;
-      ASSERT_NE(streamed->status, WeightMapScan::Status::invalid_json) << json;
-      ASSERT_EQ(streamed->status, whole.status) << window << " " << json;
-      ASSERT_EQ(streamed->members, whole.members) << window << " " << json;
     }
+    EXPECT_GT(answered_in_small_windows, 1000u);
   }
-  EXPECT_GT(answered_in_small_windows, 1000u);
 }
 
 // A long weight_map in small windows: read once, in order, a window at a time; each view stays
 // valid through the next member's call.
 TEST(IndexJson, StreamedViewsLastThroughTheNextMember)
 {
-  const std::string json = many_members(5000);
-  constexpr size_t k_window = 1024;
-  std::vector<std::pair<uint64_t, size_t>> reads;
-  std::string_view last_tensor, last_file;
-  std::string last_tensor_copy, last_file_copy;
-  size_t members = 0;
-  const TextReader read = [&](uint64_t offset, std::span<char> to) {
-    reads.emplace_back(offset, to.size());
-    std::copy_n(json.data() + offset, to.size(), to.data());
-    return true;
-  };
-  const std::optional<WeightMapScan> result = stream_weight_map(
-    json.size(), read, k_window,
-    [&](std::string_view tensor, const std::string_view* file) {
-      ASSERT_NE(file, nullptr);
-      EXPECT_EQ(last_tensor, last_tensor_copy) << members;
-      EXPECT_EQ(last_file, last_file_copy) << members;
-      EXPECT_EQ(tensor, "layers." + std::to_string(members) + ".w");
-      EXPECT_EQ(*file, "model-" + std::to_string(members / 100) + ".safetensors");
-      last_tensor = tensor;
-      last_file = *file;
-      last_tensor_copy = tensor;
-      last_file_copy = *file;
-      ++members;
-    },
-    [] { FAIL() << "one weight_map: no restart"; });
-  ASSERT_TRUE(result);
-  EXPECT_EQ(result->status, WeightMapScan::Status::ok);
-  EXPECT_EQ(members, 5000u);
-  ASSERT_GT(reads.size(), json.size() / k_window);
-  uint64_t next = 0;
-  for (const auto& [offset, size] : reads) {
-    EXPECT_EQ(offset, next);
-    EXPECT_LE(size, k_window);
-    next = offset + size;
+  for (const size_t indent : {2, 4}) { // 4: as Python writes an index, read in one step
+    const std::string json = many_members(5000, indent);
+    constexpr size_t k_window = 1024;
+    std::vector<std::pair<uint64_t, size_t>> reads;
+    std::string_view last_tensor, last_file;
+    std::string last_tensor_copy, last_file_copy;
+    size_t members = 0;
+    const TextReader read = [&](uint64_t offset, std::span<char> to) {
+      reads.emplace_back(offset, to.size());
+      std::copy_n(json.data() + offset, to.size(), to.data());
+      return true;
+    };
+    const std::optional<WeightMapScan> result = stream_weight_map(
+      json.size(), read, k_window,
+      [&](std::string_view tensor, const std::string_view* file) {
+        ASSERT_NE(file, nullptr);
+        EXPECT_EQ(last_tensor, last_tensor_copy) << members;
+        EXPECT_EQ(last_file, last_file_copy) << members;
+        EXPECT_EQ(tensor, "layers." + std::to_string(members) + ".w");
+        EXPECT_EQ(*file, "model-" + std::to_string(members / 100) + ".safetensors");
+        last_tensor = tensor;
+        last_file = *file;
+        last_tensor_copy = tensor;
+        last_file_copy = *file;
+        ++members;
+      },
+      [] { FAIL() << "one weight_map: no restart"; });
+    ASSERT_TRUE(result);
+    EXPECT_EQ(result->status, WeightMapScan::Status::ok);
+    EXPECT_EQ(members, 5000u);
+    ASSERT_GT(reads.size(), json.size() / k_window);
+    uint64_t next = 0;
+    for (const auto& [offset, size] : reads) {
+      EXPECT_EQ(offset, next);
+      EXPECT_LE(size, k_window);
+      next = offset + size;
+    }
+    EXPECT_EQ(next, json.size());
   }
-  EXPECT_EQ(next, json.size());
 }
 
 // What only the whole text can tell is left to it: invalid JSON, bytes of 0x80 or above, a
