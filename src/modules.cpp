@@ -347,28 +347,39 @@ to_string(ModuleRole role)
 
 namespace {
 
-// The first ".weight." in `name`, by Horspool's skips: most names hold none, and find() stops
-// at every '.'.
+// The first `Needle` in `text`, by Horspool's skips: most names hold none, and find() stops at
+// every '.' (one call to memchr each).
+template<const std::string_view& Needle>
 size_t
-find_weight_dot(std::string_view name)
+find_by_skips(std::string_view text)
 {
-  static constexpr std::string_view k_needle = ".weight.";
+  static constexpr size_t k_size = Needle.size();
   static constexpr auto k_skip = [] {
     std::array<uint8_t, 256> skip{};
-    skip.fill(static_cast<uint8_t>(k_needle.size()));
-    for (size_t i = 0; i + 1 < k_needle.size(); ++i) {
-      skip[static_cast<unsigned char>(k_needle[i])] = static_cast<uint8_t>(k_needle.size() - 1 - i);
+    skip.fill(static_cast<uint8_t>(k_size));
+    for (size_t i = 0; i + 1 < k_size; ++i) {
+      skip[static_cast<unsigned char>(Needle[i])] = static_cast<uint8_t>(k_size - 1 - i);
     }
     return skip;
   }();
-  for (size_t i = 0; i + k_needle.size() <= name.size();) {
-    const char last = name[i + k_needle.size() - 1];
-    if (last == '.' && name.compare(i, k_needle.size(), k_needle) == 0) {
+  for (size_t i = 0; i + k_size <= text.size();) {
+    const char last = text[i + k_size - 1];
+    if (last == Needle.back() && text.compare(i, k_size, Needle) == 0) {
       return i;
     }
     i += k_skip[static_cast<unsigned char>(last)];
   }
   return std::string_view::npos;
+}
+
+constexpr std::string_view k_weight_dot = ".weight.";
+constexpr std::string_view k_dot_weight = ".weight";
+
+// The first ".weight." in `name`.
+size_t
+find_weight_dot(std::string_view name)
+{
+  return find_by_skips<k_weight_dot>(name);
 }
 
 } // namespace
@@ -483,7 +494,7 @@ namespace {
 bool
 is_plain_module(std::string_view module)
 {
-  return module.find(".weight") == std::string_view::npos;
+  return find_by_skips<k_dot_weight>(module) == std::string_view::npos;
 }
 
 // Whether `name` is "module.x" with no dot in x: for a plain module, split_tensor_name(name) is
