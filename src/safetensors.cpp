@@ -863,12 +863,22 @@ private:
         }
         return here;
       }
-      if (slot.rank == rank &&
-          std::equal(shape, shape + rank, m_out.dim_storage.data() + slot.at)) {
+      if (slot.rank == rank && same_dims(shape, m_out.dim_storage.data() + slot.at, rank)) {
         m_out.dim_storage.resize(dims_start);
         return slot;
       }
     }
+  }
+
+  // A loop, not std::equal: that calls memcmp, costly for the usual one to four dimensions.
+  static bool same_dims(const uint64_t* a, const uint64_t* b, size_t rank)
+  {
+    for (size_t d = 0; d < rank; ++d) {
+      if (a[d] != b[d]) {
+        return false;
+      }
+    }
+    return true;
   }
 
   [[gnu::cold, gnu::noinline]] void too_many_dimensions(std::string_view key, size_t dims_start)
@@ -1257,8 +1267,20 @@ private:
   // Headers use a handful of dtypes: the spellings met so far are compared first.
   std::optional<Dtype> dtype_of(std::string_view text)
   {
+    // Spellings are a few bytes: compared inline, not by a call to memcmp per tensor.
+    const auto same = [](std::string_view a, std::string_view b) {
+      if (a.size() != b.size()) {
+        return false;
+      }
+      for (size_t i = 0; i < a.size(); ++i) {
+        if (a[i] != b[i]) {
+          return false;
+        }
+      }
+      return true;
+    };
     for (size_t i = 0; i < m_dtype_count; ++i) {
-      if (m_dtypes_seen[i].first == text) {
+      if (same(m_dtypes_seen[i].first, text)) {
         return m_dtypes_seen[i].second;
       }
     }
