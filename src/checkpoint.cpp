@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <bit>
 #include <cassert>
 #include <cstring>
 #include <deque>
@@ -14,10 +13,6 @@
 #include "qcheck/index_json.hpp"
 #include "qcheck/parallel.hpp"
 #include "qcheck/text_hash.hpp"
-
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 namespace qcheck {
 
@@ -162,41 +157,8 @@ private:
   // `tensor` must stay valid through the next call.
   void note_order(std::string_view tensor)
   {
-    m_increasing = m_increasing && (size() == 0 || before(m_last_tensor, tensor));
+    m_increasing = m_increasing && (size() == 0 || m_last_tensor < tensor);
     m_last_tensor = tensor;
-  }
-
-  // a < b, as std::string_view compares, inline: neighbours in an index share most of their
-  // start, and a call to memcmp cost more than the 16-byte steps over it.
-  static bool before(std::string_view a, std::string_view b)
-  {
-    const size_t n = std::min(a.size(), b.size());
-#if defined(__SSE2__)
-    const auto differ_at = [&](size_t at) {
-      const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a.data() + at));
-      const __m128i y = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.data() + at));
-      return static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(x, y))) ^ 0xFFFFu;
-    };
-    const auto order = [&](size_t at, unsigned differ) {
-      const size_t i = at + static_cast<size_t>(std::countr_zero(differ));
-      return static_cast<unsigned char>(a[i]) < static_cast<unsigned char>(b[i]);
-    };
-    if (n >= 16) {
-      size_t at = 0;
-      for (; at + 16 <= n; at += 16) {
-        if (const unsigned differ = differ_at(at); differ != 0) {
-          return order(at, differ);
-        }
-      }
-      if (at < n) { // the last 16 bytes, overlapping those compared
-        if (const unsigned differ = differ_at(n - 16); differ != 0) {
-          return order(n - 16, differ);
-        }
-      }
-      return a.size() < b.size();
-    }
-#endif
-    return a < b;
   }
 
   // The index of `file` in files() (the last one's when `same_file`), counting one more entry.
