@@ -18,6 +18,35 @@ namespace qcheck {
 
 namespace {
 
+// The first `Needle` in `text`, by Horspool's skips: most names hold none, and find() stops at
+// every '.' (one call to memchr each).
+template<const std::string_view& Needle>
+size_t
+find_by_skips(std::string_view text)
+{
+  static constexpr size_t k_size = Needle.size();
+  static constexpr auto k_skip = [] {
+    std::array<uint8_t, 256> skip{};
+    skip.fill(static_cast<uint8_t>(k_size));
+    for (size_t i = 0; i + 1 < k_size; ++i) {
+      skip[static_cast<unsigned char>(Needle[i])] = static_cast<uint8_t>(k_size - 1 - i);
+    }
+    return skip;
+  }();
+  for (size_t i = 0; i + k_size <= text.size();) {
+    const char last = text[i + k_size - 1];
+    if (last == Needle.back() && text.compare(i, k_size, Needle) == 0) {
+      return i;
+    }
+    i += k_skip[static_cast<unsigned char>(last)];
+  }
+  return std::string_view::npos;
+}
+
+constexpr std::string_view k_weight_dot = ".weight.";
+constexpr std::string_view k_dot_weight = ".weight";
+constexpr std::string_view k_dot_experts_dot = ".experts.";
+
 bool
 ends_with(std::string_view text, std::string_view suffix)
 {
@@ -34,7 +63,7 @@ is_digits(std::string_view s)
 bool
 is_expert_projection(std::string_view module)
 {
-  const size_t pos = module.find(".experts.");
+  const size_t pos = find_by_skips<k_dot_experts_dot>(module);
   if (pos == std::string_view::npos) {
     return false;
   }
@@ -346,34 +375,6 @@ to_string(ModuleRole role)
 }
 
 namespace {
-
-// The first `Needle` in `text`, by Horspool's skips: most names hold none, and find() stops at
-// every '.' (one call to memchr each).
-template<const std::string_view& Needle>
-size_t
-find_by_skips(std::string_view text)
-{
-  static constexpr size_t k_size = Needle.size();
-  static constexpr auto k_skip = [] {
-    std::array<uint8_t, 256> skip{};
-    skip.fill(static_cast<uint8_t>(k_size));
-    for (size_t i = 0; i + 1 < k_size; ++i) {
-      skip[static_cast<unsigned char>(Needle[i])] = static_cast<uint8_t>(k_size - 1 - i);
-    }
-    return skip;
-  }();
-  for (size_t i = 0; i + k_size <= text.size();) {
-    const char last = text[i + k_size - 1];
-    if (last == Needle.back() && text.compare(i, k_size, Needle) == 0) {
-      return i;
-    }
-    i += k_skip[static_cast<unsigned char>(last)];
-  }
-  return std::string_view::npos;
-}
-
-constexpr std::string_view k_weight_dot = ".weight.";
-constexpr std::string_view k_dot_weight = ".weight";
 
 // The first ".weight." in `name`.
 size_t

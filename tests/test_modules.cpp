@@ -390,6 +390,40 @@ TEST(Modules, Roles)
   EXPECT_EQ(module(*l, "model.visual.pos_embed").role, ModuleRole::embedding);
 }
 
+// "…experts.{digits}.proj" is an expert wherever ".experts." begins, and near misses are not:
+// the search skips ahead by the bytes it reads, so every offset and every byte of the needle
+// is tried (a wrong skip misses some).
+TEST(Modules, ExpertProjectionFoundAtEveryOffset)
+{
+  for (size_t length = 0; length < 24; ++length) {
+    std::string prefix = "m";
+    for (size_t i = 0; i < length; ++i) {
+      prefix += "experts."[i % 8]; // fragments of the needle itself, as in "model.experts_x"
+    }
+    for (const auto& [middle, expert] :
+         std::vector<std::pair<std::string, bool>>{{".experts.7.down_proj", true},
+                                                   {".experts.12.w1", true},
+                                                   {".expert.7.down_proj", false},
+                                                   {"experts.7.down_proj", false},
+                                                   {".experts.x.down_proj", false},
+                                                   {".eexperts.7.down_proj", false},
+                                                   {".experts.7", false}}) {
+      const std::string name = prefix + middle;
+      auto l = load({{name + ".weight", "BF16", {8, 4}}});
+      const bool found = module(*l, name).role == ModuleRole::expert;
+      // What a plain search says: ".experts." then digits then '.'.
+      const size_t at = name.find(".experts.");
+      const size_t dot = at == std::string::npos ? at : name.find('.', at + 9);
+      const bool expected = dot != std::string::npos && dot > at + 9 &&
+                            name.find_first_not_of("0123456789", at + 9) == dot;
+      EXPECT_EQ(found, expected) << name;
+      if (length == 0) {
+        EXPECT_EQ(found, expert) << name;
+      }
+    }
+  }
+}
+
 // Each leaf name that gives a role, and names that only look like one.
 TEST(Modules, EveryNamedRole)
 {
