@@ -605,7 +605,9 @@ build_inventory(const Checkpoint& checkpoint, unsigned threads)
   std::vector<std::vector<uint32_t>> slice_starts(slice_count(count, threads));
   std::atomic<bool> in_order = true;
   in_slices(count, slice_starts.size(), [&](size_t slice, size_t begin, size_t end) {
-    std::vector<uint32_t>& starts = slice_starts[slice];
+    // Filled here and moved out at the end: the slices' vectors share a cache line, and a
+    // push_back on one would take the line from the other thread.
+    std::vector<uint32_t> starts;
     starts.reserve((end - begin) / 2 + 1);
     // A slice compares its first module with the one before it.
     std::string_view previous;
@@ -639,6 +641,7 @@ build_inventory(const Checkpoint& checkpoint, unsigned threads)
     if (!ordered) {
       in_order = false;
     }
+    slice_starts[slice] = std::move(starts);
   });
   if (!in_order) {
     slice_starts = {
