@@ -2122,9 +2122,13 @@ private:
     const auto count_listed = [&](size_t l) {
       const EngineLayer& layer = layers[l];
       if (layer.kind == LayerKind::fused_moe && layer.modules.size() >= 2) {
+        // Counted here, stored once: neighbouring layers' counts share a cache line, and their
+        // tasks run side by side.
+        size_t listed = 0;
         for (uint32_t i : layer.modules) {
-          m_listed_experts[l] += listed_module(i) ? 1 : 0;
+          listed += listed_module(i) ? 1 : 0;
         }
+        m_listed_experts[l] = listed;
       }
     };
     run_tasks(layers.size(), looked_up ? thread_count(m_options.threads) : 1, count_listed);
