@@ -2026,7 +2026,11 @@ CompiledList::kept_modules() const
 void
 CompiledList::keep_module_candidates(const Inventory& inventory)
 {
-  if (m_impl->shared && !m_impl->shared->kept) {
+  // A short list is tried entry by entry: decide() keeps nothing, and the slots (16 bytes a
+  // module, zeroed: 4 MB for a million tensors) would be written for nothing.
+  const ListIndexes& ix = m_impl->indexes;
+  if (m_impl->shared && !m_impl->shared->kept && ix.compiled &&
+      (ix.whole.use_index || ix.shard.use_index)) {
     m_impl->shared->kept = std::make_unique<KeptCandidates>(inventory);
   }
 }

@@ -6,7 +6,10 @@
 #include <new>
 
 #include "builder.hpp"
+#include "qcheck/engines.hpp"
 #include "qcheck/input.hpp"
+#include "qcheck/modules.hpp"
+#include "qcheck/quant_config.hpp"
 #include "qcheck/safetensors.hpp"
 
 namespace {
@@ -108,5 +111,32 @@ TEST(Allocation, HostileHeadersStayWithinTheFileSize)
   for (const auto& [label, bytes] : files) {
     const size_t peak = peak_while_reading(bytes);
     EXPECT_LE(peak, bytes.size() + k_constant) << label << ": peak " << peak;
+  }
+}
+
+// Candidates are kept per module only for a list long enough to be searched by its index: a
+// short one is tried entry by entry, and its slots (16 bytes a module) would be written for
+// nothing.
+TEST(Allocation, ShortListsKeepNoCandidateSlots)
+{
+  qcheck::Inventory inventory;
+  inventory.modules.resize(100000);
+  for (const size_t entries : {size_t{2}, size_t{40}}) {
+    qcheck::ConfigSource s;
+    s.format = qcheck::QuantFormat::modelopt;
+    for (size_t i = 0; i < entries; ++i) {
+      s.excludes.push_back("model.layers." + std::to_string(i) + ".mlp.gate");
+    }
+    std::vector<qcheck::CompiledList> lists =
+      qcheck::CompiledList::compile(qcheck::k_all_engines, s);
+    const size_t base = g_live.load();
+    g_peak = base;
+    lists.front().keep_module_candidates(inventory);
+    const size_t peak = g_peak.load() - base;
+    if (entries < 16) {
+      EXPECT_LT(peak, k_constant) << entries;
+    } else {
+      EXPECT_GE(peak, inventory.modules.size() * 16) << entries;
+    }
   }
 }
