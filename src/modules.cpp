@@ -540,9 +540,8 @@ continues_module(std::string_view name, std::string_view module)
 // where a module's tensors surround a submodule's ("x.A_log", "x.conv.weight", "x.dt_bias"): the
 // tensors that sort before the last one kept are set apart, sorted, and merged back. A module's
 // tensors kept all come before its tensors set apart, so this is the order a stable sort gives.
-// Names are compared again only next to a break. Fills the storage; returns where in it each
-// module's tensors start.
-std::vector<uint32_t>
+// Names are compared again only next to a break. Fills the storage.
+void
 group_out_of_order(const Checkpoint& checkpoint, const uint32_t* module_sizes, const int8_t* order,
                    Inventory& inventory)
 {
@@ -550,36 +549,65 @@ group_out_of_order(const Checkpoint& checkpoint, const uint32_t* module_sizes, c
   const auto module = [&](uint32_t t) {
     return checkpoint.tensors[t].info->name().substr(0, module_sizes[t]);
   };
-  std::vector<uint32_t> kept;
+  // The tensors kept in place are written to the storage's front as they come (a tensor's
+  // slot is never before its own index); those set apart, few, to a vector of their own.
+  auto& storage = inventory.tensor_storage;
   std::vector<uint32_t> apart;
-  kept.reserve(count);
+  uint32_t kept = 0;
   for (uint32_t t = 0; t < count; ++t) {
     const bool in_place =
-      kept.empty() || (kept.back() + 1 == t ? order[t] <= 0 : module(kept.back()) <= module(t));
-    (in_place ? kept : apart).push_back(t);
+      kept == 0 ||
+      (storage[kept - 1] + 1 == t ? order[t] <= 0 : module(storage[kept - 1]) <= module(t));
+    if (in_place) {
+      storage[kept++] = t;
+    } else {
+      apart.push_back(t);
+    }
   }
   const auto by_module = [&](uint32_t a, uint32_t b) { return module(a) < module(b); };
   std::stable_sort(apart.begin(), apart.end(), by_module);
-  // Each tensor set apart goes after the kept tensors whose module is not greater than its own.
-  uint32_t out = 0;
-  const auto place = [&](uint32_t t) { inventory.tensor_storage[out++] = t; };
-  auto next = kept.begin();
-  for (const uint32_t t : apart) {
-    for (const auto stop = std::upper_bound(next, kept.end(), t, by_module); next != stop; ++next) {
-      place(*next);
+  // Merged from the back into the same storage: each tensor set apart goes after the kept
+  // tensors whose module is not greater than its own. Breaks are local, so the kept tensors
+  // that follow it are found by galloping back from the last one placed.
+  uint32_t out = count;
+  for (auto a = apart.rbegin(); a != apart.rend(); ++a) {
+    const uint32_t t = *a;
+    // How many of the last kept tensors have modules greater than t's: at least `low`, fewer
+    // than `step`.
+    size_t low = 0;
+    size_t step = 1;
+    while (step <= kept && by_module(t, storage[kept - step])) {
+      low = step;
+      step *= 2;
     }
-    place(t);
+    const size_t most = std::min<size_t>(step - 1, kept);
+    const auto first =
+      std::upper_bound(storage.begin() + static_cast<ptrdiff_t>(kept - most),
+                       storage.begin() + static_cast<ptrdiff_t>(kept - low), t, by_module);
+    const auto greater = static_cast<uint32_t>(storage.begin() + kept - first);
+    for (uint32_t i = 0; i < greater; ++i) {
+      storage[--out] = storage[--kept];
+    }
+    storage[--out] = t;
   }
-  for (; next != kept.end(); ++next) {
-    place(*next);
-  }
+}
+
+// Where each module's tensors start among storage[begin, end), once grouped: a tensor starts
+// a module unless it has the module of the one before it.
+std::vector<uint32_t>
+module_starts(const Checkpoint& checkpoint, const uint32_t* module_sizes, const int8_t* order,
+              std::span<const uint32_t> storage, size_t begin, size_t end)
+{
+  const auto module = [&](uint32_t t) {
+    return checkpoint.tensors[t].info->name().substr(0, module_sizes[t]);
+  };
   std::vector<uint32_t> starts;
-  for (uint32_t i = 0; i < count; ++i) {
-    const uint32_t t = inventory.tensor_storage[i];
-    const uint32_t before = i > 0 ? inventory.tensor_storage[i - 1] : 0;
+  for (size_t i = begin; i < end; ++i) {
+    const uint32_t t = storage[i];
+    const uint32_t before = i > 0 ? storage[i - 1] : 0;
     const bool same = i > 0 && (before + 1 == t ? order[t] == 0 : module(before) == module(t));
     if (!same) {
-      starts.push_back(i);
+      starts.push_back(static_cast<uint32_t>(i));
     }
   }
   return starts;
@@ -644,8 +672,11 @@ build_inventory(const Checkpoint& checkpoint, unsigned threads)
     slice_starts[slice] = std::move(starts);
   });
   if (!in_order) {
-    slice_starts = {
-      group_out_of_order(checkpoint, module_sizes.get(), order_signs.get(), inventory)};
+    group_out_of_order(checkpoint, module_sizes.get(), order_signs.get(), inventory);
+    in_slices(count, slice_starts.size(), [&](size_t slice, size_t begin, size_t end) {
+      slice_starts[slice] = module_starts(checkpoint, module_sizes.get(), order_signs.get(),
+                                          inventory.tensor_storage, begin, end);
+    });
   }
   std::vector<uint32_t> joined;
   if (slice_starts.size() > 1) {
