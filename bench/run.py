@@ -3,8 +3,9 @@
 
 Generates the synthetic checkpoints (bench/make_checkpoint.py, cached in --work), then for each
 checkpoint runs every command once to warm up, then --runs rounds in which each command runs
-once, each round in its own shuffled order (so a machine that drifts moves all commands
-alike, and no command always runs right after the same one), and prints a Markdown table
+once (the light ones first, in a shuffled order opened by each in turn, then the Python script
+and `qcheck inspect`, after which the next process runs slower: see round_orders), and prints
+a Markdown table
 of medians. Per run: whole-process wall time (perf_counter around spawn and wait), CPU
 time (user + sys of that child, from os.wait4) and peak RSS (ru_maxrss of that child).
 
@@ -52,7 +53,7 @@ PER_TENSOR_RATIO_MAX = 1.3    # per-tensor lint wall, `million` over `deepseek`
 IGNORE_RATIO_MAX = 1.2        # lint wall, `X-ignoreN` over `X`
 RSS_HEADER_FACTOR = 3         # peak RSS <= 3 x header bytes + 32 MiB, every qcheck row
 RSS_SLACK_MIB = 32
-ROUND_ORDER_SEED = 6          # the rounds' command orders (random.Random), fixed for reruns
+ROUND_ORDER_SEED = 6          # the light commands' shuffles (random.Random), fixed for reruns
 TARGETS = """Targets (each from this run's medians):
   lint wall / floor wall <= 2, for `qcheck lint` and `qcheck lint --format json`, every checkpoint
   Python wall / lint wall >= 30 on `deepseek`
@@ -123,31 +124,54 @@ def run_once(argv, capture=False):
                 tail(out) if capture else None, tail(err))
 
 
+def is_heavy(label):
+    """Commands whose run leaves the next process slower: the Python script (hundreds of MB)
+    and `qcheck inspect` (its whole JSON listing). On the 2-core VM of stops 44-47 the first
+    process after them took up to 2-3x its time (stop 47: `qcheck lint --format json` on
+    `million` 214 and 238 ms right after Python, 117-124 ms otherwise)."""
+    return label.startswith("python") or label.startswith("qcheck inspect")
+
+
+def round_orders(labels, runs):
+    """The order of each round, as indices into labels: the light commands, then the heavy ones
+    (is_heavy). The light command that opens a round (the one after the last round's heavy
+    ones) takes each in turn, so none follows them in more than one round of every len(light),
+    and no median depends on that; the others come in a shuffled order (fixed seed, the same
+    from one bench run to the next), so that no command always follows the same one. A shuffle
+    of all commands left some command right after the heavy ones in three rounds of five."""
+    light = [i for i, label in enumerate(labels) if not is_heavy(label)]
+    heavy = [i for i, label in enumerate(labels) if is_heavy(label)]
+    shuffler = random.Random(ROUND_ORDER_SEED)
+    orders = []
+    for r in range(runs):
+        rest = light[:]
+        first = [rest.pop(r % len(rest))] if rest else []
+        shuffler.shuffle(rest)
+        orders.append(first + rest + heavy)
+    return orders
+
+
 def measure_all(commands, runs):
-    """Each command's warm-up run (output captured), then `runs` rounds in which every command
-    runs once, each round in its own shuffled order: a machine that speeds up or slows down
-    during the bench moves every command alike, not the ones measured last, and no command
-    always follows the same one. Returns one row per command, in order."""
-    rows = []
-    for label, argv, ok_codes in commands:
+    """Each command's warm-up run (output captured; the heavy ones first, so that the first
+    round does not follow them), then `runs` rounds in which every command runs once, in the
+    orders of round_orders(). Returns one row per command, in order."""
+    labels = [label for label, _, _ in commands]
+    rows = [None] * len(commands)
+    for i in sorted(range(len(commands)), key=lambda i: not is_heavy(labels[i])):
+        label, argv, ok_codes = commands[i]
         code, _, _, _, stdout, stderr = run_once(argv, capture=True)
         if code not in ok_codes:
             sys.exit("%s exited %d:\n%s" % (" ".join(argv), code, stderr))
-        rows.append({"command": label, "argv": argv, "warmup_stdout_tail": stdout[-300:],
-                     "runs": []})
-    pairs = list(zip(commands, rows))
-    shuffler = random.Random(ROUND_ORDER_SEED)
-    for _ in range(runs):
-        # A command that runs right after another program (Python's, inspect's) comes out
-        # slower: each round runs the commands in an order of its own, the same from one bench
-        # run to the next.
-        order = pairs[:]
-        shuffler.shuffle(order)
-        for (label, argv, ok_codes), row in order:
+        rows[i] = {"command": label, "argv": argv, "warmup_stdout_tail": stdout[-300:],
+                   "runs": []}
+    for order in round_orders(labels, runs):
+        for i in order:
+            label, argv, ok_codes = commands[i]
             code, wall, cpu, rss, _, stderr = run_once(argv)
             if code not in ok_codes:
                 sys.exit("%s exited %d:\n%s" % (" ".join(argv), code, stderr))
-            row["runs"].append({"exit": code, "wall_s": wall, "cpu_s": cpu, "maxrss_kib": rss})
+            rows[i]["runs"].append({"exit": code, "wall_s": wall, "cpu_s": cpu,
+                                    "maxrss_kib": rss})
     for row in rows:
         samples = row["runs"]
         row["median_wall_ms"] = statistics.median(s["wall_s"] for s in samples) * 1000
