@@ -1980,6 +1980,11 @@ TEST(Engines, ListsCompiledTogetherShareOneIndex)
   lists.front().keep_module_candidates(inventory);
   const ModelInfo model;
   for (uint32_t i = 0; i < names.size(); ++i) {
+    if (i == 4) { // four kept so far, counted alike by each engine's list
+      for (const CompiledList& list : lists) {
+        EXPECT_EQ(list.kept_modules(), 4u);
+      }
+    }
     EngineLayer l = layer(names[i]);
     l.modules = {i};
     decide(Engine::sglang, s, model, l, true, &lists[1]);
