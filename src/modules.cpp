@@ -374,21 +374,10 @@ to_string(ModuleRole role)
   return "?";
 }
 
-namespace {
-
-// The first ".weight." in `name`.
-size_t
-find_weight_dot(std::string_view name)
-{
-  return find_by_skips<k_weight_dot>(name);
-}
-
-} // namespace
-
 std::pair<std::string_view, std::string_view>
 split_tensor_name(std::string_view name)
 {
-  const size_t weight = find_weight_dot(name);
+  const size_t weight = find_by_skips<k_weight_dot>(name);
   for (std::string_view marker : {".weight.absmax", ".weight.quant_map", ".weight.nested_absmax",
                                   ".weight.nested_quant_map", ".weight.quant_state."}) {
     if (weight == std::string_view::npos) {
@@ -535,6 +524,13 @@ continues_module(std::string_view name, std::string_view module)
   return name.starts_with(module) && name.find('.', m + 1) == std::string_view::npos;
 }
 
+// Tensor t's module name: the first module_sizes[t] bytes of its own (from the first pass).
+std::string_view
+module_of(const Checkpoint& checkpoint, const uint32_t* module_sizes, uint32_t t)
+{
+  return checkpoint.tensors[t].info->name().substr(0, module_sizes[t]);
+}
+
 // Groups tensors whose modules are out of name order, from the first pass's module name sizes
 // and order signs (the comparison of each tensor's module with the one before it). Order breaks
 // where a module's tensors surround a submodule's ("x.A_log", "x.conv.weight", "x.dt_bias"): the
@@ -546,9 +542,7 @@ group_out_of_order(const Checkpoint& checkpoint, const uint32_t* module_sizes, c
                    Inventory& inventory)
 {
   const auto count = static_cast<uint32_t>(checkpoint.tensors.size());
-  const auto module = [&](uint32_t t) {
-    return checkpoint.tensors[t].info->name().substr(0, module_sizes[t]);
-  };
+  const auto module = [&](uint32_t t) { return module_of(checkpoint, module_sizes, t); };
   // The tensors kept in place are written to the storage's front as they come (a tensor's
   // slot is never before its own index); those set apart, few, to a vector of their own.
   auto& storage = inventory.tensor_storage;
@@ -598,9 +592,7 @@ std::vector<uint32_t>
 module_starts(const Checkpoint& checkpoint, const uint32_t* module_sizes, const int8_t* order,
               std::span<const uint32_t> storage, size_t begin, size_t end)
 {
-  const auto module = [&](uint32_t t) {
-    return checkpoint.tensors[t].info->name().substr(0, module_sizes[t]);
-  };
+  const auto module = [&](uint32_t t) { return module_of(checkpoint, module_sizes, t); };
   std::vector<uint32_t> starts;
   for (size_t i = begin; i < end; ++i) {
     const uint32_t t = storage[i];
@@ -698,7 +690,7 @@ build_inventory(const Checkpoint& checkpoint, unsigned threads)
         const uint32_t start = starts[m];
         const uint32_t size = (m + 1 < starts.size() ? starts[m + 1] : count) - start;
         const uint32_t t = all[start];
-        const std::string_view name = checkpoint.tensors[t].info->name().substr(0, module_sizes[t]);
+        const std::string_view name = module_of(checkpoint, module_sizes.get(), t);
         Module& module = inventory.modules[m];
         module = Module{};
         module.name = name;
