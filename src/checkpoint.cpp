@@ -202,7 +202,13 @@ private:
 struct IndexData
 {
   std::string file;
-  PaddedBytes text;                // the index, when read whole; weight_map views its names
+  // Written as json.dumps(indent=2) writes it: its entries are compared as text with the
+  // tensors' (Loader::match_indented) and read otherwise only when they differ. `source` stays
+  // open till then.
+  std::optional<IndentedEntries> indented;
+  std::unique_ptr<ByteSource> source;
+  bool matched = false; // the entries are the tensors', one each, with their shards' files
+  PaddedBytes text;     // the index, when read whole; weight_map views its names
   std::deque<std::string> decoded; // names and paths that held escapes, viewed likewise
   uint64_t key = 0;                // of weight_map's hashes, while it has them
   WeightMap weight_map;
@@ -259,9 +265,11 @@ struct Run
 
 // Runs merged into out[0 .. their total), sorted by (name, shard). Runs usually hold long
 // stretches of consecutive names, so each stretch is found by galloping and copied whole: close
-// to linear in practice, n log(runs) comparisons at worst.
+// to linear in practice, n log(runs) comparisons at worst. Each stretch [first, last) of one
+// run is also given, in order, to stretch(first, last, shard).
+template<typename Stretch>
 void
-merge_runs(std::vector<Run> heap, Tensor* out)
+merge_runs(std::vector<Run> heap, Tensor* out, const Stretch& stretch)
 {
   std::erase_if(heap, [](const Run& r) { return r.next == r.end; });
   // `a` sorts after `b`: a min-heap on (head name, shard).
@@ -293,6 +301,7 @@ merge_runs(std::vector<Run> heap, Tensor* out)
     for (const TensorInfo* t = run.next; t != stop; ++t) {
       *out++ = {t};
     }
+    stretch(run.next, stop, run.shard);
     run.next = stop;
     if (run.next == run.end) {
       heap.pop_back();
@@ -392,10 +401,98 @@ public:
         {CheckpointIssue::index_unreadable, false, index_name, "", source.error(), std::nullopt});
       return index;
     }
-    if (!stream_index(**source, index)) {
-      read_whole_index(**source, index, problems);
+    const TextReader read = [&](uint64_t offset, std::span<char> out) {
+      return (*source)->read_at(offset, out).has_value();
+    };
+    index.indented = find_indented_entries((*source)->size(), read);
+    if (index.indented) {
+      index.source = std::move(*source);
+      return index; // compared once the shards are read
     }
+    read_by_entries(**source, index, problems);
     return index;
+  }
+
+  void read_by_entries(const ByteSource& bytes, IndexData& index,
+                       std::vector<CheckpointProblem>& problems) const
+  {
+    if (!stream_index(bytes, index)) {
+      read_whole_index(bytes, index, problems);
+    }
+  }
+
+  enum class Match
+  {
+    same,          // the index names each tensor once, in the shard that holds it, and no other
+    differs,       // the text is not what it would be then
+    not_comparable // a name or file name that would need escapes: nothing compared
+  };
+
+  // For an index of IndentedEntries: merges the shards' tensors into m_out.tensors, comparing
+  // the entries each name would have (its shard's file as the value) with the index's, in name
+  // order. Unless `same`, the tensors are to be merged again.
+  Match match_indented(const IndexData& index, unsigned threads)
+  {
+    std::vector<std::string> values(m_out.shards.size());
+    for (size_t s = 0; s < m_out.shards.size(); ++s) {
+      const Header& header = m_out.shards[s].header;
+      if (header.tensors.empty()) {
+        continue;
+      }
+      auto value = indented_value(m_out.shards[s].file);
+      if (!header.plain_names || !value) {
+        return Match::not_comparable;
+      }
+      values[s] = std::move(*value);
+    }
+    const MergePlan plan = plan_merge(m_out.shards, threads > 1 ? k_parallel_tensors : SIZE_MAX);
+    auto& all = m_out.tensors;
+    all.resize(plan.total);
+    const bool halves = !plan.from.empty();
+    const TextReader read = [&](uint64_t offset, std::span<char> out) {
+      return index.source->read_at(offset, out).has_value();
+    };
+    const IndentedEntries entries = *index.indented;
+    bool matched[2] = {false, !halves};
+    uint64_t begins[2] = {entries.begin, entries.end};
+    uint64_t ends[2] = {0, 0};
+    const auto half = [&](size_t h) {
+      if (h == 1) {
+        // After the first half's entries: a comma but before the first, a newline, four
+        // spaces, the name in quotes and the value.
+        uint64_t first_half = 0;
+        for (const Run& r : plan.before) {
+          for (const TensorInfo* t = r.next; t != r.end; ++t) {
+            first_half += t->name().size();
+          }
+          first_half += static_cast<uint64_t>(r.end - r.next) * (values[r.shard].size() + 7);
+        }
+        begins[1] = entries.begin + (plan.before_total > 0 ? first_half - 1 : 0);
+      }
+      const auto buffer = std::make_unique_for_overwrite<char[]>(k_indented_window);
+      IndentedEntryMatcher matcher(read, begins[h], entries.end, h == 0 || plan.before_total == 0,
+                                   {buffer.get(), k_indented_window});
+      std::string_view last; // the name matched last
+      bool same = true;
+      const auto stretch = [&](const TensorInfo* first, const TensorInfo* stop, uint32_t shard) {
+        // Names repeat only across shards, each shard's being distinct.
+        same = same && first->name() != last;
+        const std::string& value = values[shard];
+        for (const TensorInfo* t = first; same && t != stop; ++t) {
+          same = matcher.next(t->name(), value);
+        }
+        last = (stop - 1)->name();
+      };
+      merge_runs(h == 0 ? plan.before : plan.from, all.data() + (h == 0 ? 0 : plan.before_total),
+                 stretch);
+      matched[h] = same;
+      ends[h] = matcher.offset();
+    };
+    const size_t count = halves ? 2 : 1;
+    in_slices(count, count, [&](size_t h, size_t, size_t) { half(h); });
+    // The first half's entries end where the second's begin, by how that was found.
+    return matched[0] && matched[1] && ends[count - 1] == entries.end ? Match::same
+                                                                      : Match::differs;
   }
 
   // The index a window at a time, its names kept only in a digest: the text is never held
@@ -540,6 +637,21 @@ public:
     };
     const std::array<std::function<void()>, 2> beside{read_the_index, read_alongside};
     read_shards(m_fs, m_out.root, m_out.shards, 0, threads, beside);
+    if (index && index->indented) {
+      // Text that differs names other tensors or files (a spelling of its own is rare): the
+      // whole text is needed to tell which.
+      const Match match = match_indented(*index, threads);
+      index->matched = match == Match::same;
+      if (!index->matched) {
+        m_out.tensors.clear();
+      }
+      if (match == Match::differs) {
+        read_whole_index(*index->source, *index, index_problems);
+      } else if (match == Match::not_comparable) {
+        read_by_entries(*index->source, *index, index_problems);
+      }
+      index->source.reset();
+    }
     // An index no loader can read is reported; the shards are then judged as without one
     // (not each "missing from the index", nor draft layers "in files the index does not name").
     if (index && !index->readable) {
@@ -560,6 +672,9 @@ public:
       for (const std::string& spelled : index->weight_map.files()) {
         index_files.push_back(without_dot_parts(spelled));
       }
+    }
+    for (ShardFile& shard : m_out.shards) {
+      shard.in_index = index && index->matched && !shard.header.tensors.empty();
     }
     std::vector<std::string> index_only;
     for (size_t f = 0; f < index_files.size(); ++f) {
@@ -833,6 +948,9 @@ private:
                                   hp.is_warning, shard.file, hp.tensor, hp.message, hp.issue});
       }
     }
+    if (index && index->matched) {
+      return; // merged already, and nothing to report
+    }
     // Each half of the names is merged, then walked, on its own thread; the second half's
     // index entries are those from its first name on.
     const MergePlan plan = plan_merge(m_out.shards, threads > 1 ? k_parallel_tensors : SIZE_MAX);
@@ -870,7 +988,8 @@ private:
       const size_t begin = h == 0 ? 0 : mid;
       const size_t end = h == 0 ? mid : all.size();
       if (merge) {
-        merge_runs(h == 0 ? plan.before : plan.from, all.data() + begin);
+        merge_runs(h == 0 ? plan.before : plan.from, all.data() + begin,
+                   [](const TensorInfo*, const TensorInfo*, uint32_t) {});
       }
       if (hashed) {
         walks[h] = walk_hashed(all, begin, end, *index, shard_of_file, digests[h]);

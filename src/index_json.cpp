@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <simdjson.h>
 
 #include "qcheck/json_text.hpp"
@@ -536,6 +537,116 @@ stream_weight_map(
   }
   out.status = found ? WeightMapScan::Status::ok : WeightMapScan::Status::no_weight_map;
   return out;
+}
+
+namespace {
+
+bool
+is_json_space(char c)
+{
+  return c == ' ' || c == '\n' || c == '\t' || c == '\r';
+}
+
+} // namespace
+
+std::optional<IndentedEntries>
+find_indented_entries(uint64_t size, const TextReader& read, size_t head)
+{
+  constexpr std::string_view k_open = "\"weight_map\": {";
+  constexpr std::string_view k_entry = "\n    \"";
+  std::string front(static_cast<size_t>(std::min<uint64_t>(size, head)), '\0');
+  if (!read(0, front)) {
+    return std::nullopt;
+  }
+  const size_t open = front.find(std::string(k_open) + std::string(k_entry));
+  if (open == std::string::npos) {
+    return std::nullopt;
+  }
+  const uint64_t begin = open + k_open.size();
+  std::string back(static_cast<size_t>(std::min<uint64_t>(size, 64)), '\0');
+  const uint64_t back_at = size - back.size();
+  if (!read(back_at, back)) {
+    return std::nullopt;
+  }
+  // From the end: whitespace, the root's '}', whitespace, weight_map's '}', whitespace. (This
+  // finds the end; the scan below decides.)
+  size_t i = back.size();
+  const auto skip_space = [&] {
+    while (i > 0 && is_json_space(back[i - 1])) {
+      --i;
+    }
+  };
+  for (int brace = 0; brace < 2; ++brace) {
+    skip_space();
+    if (i == 0 || back[--i] != '}') {
+      return std::nullopt;
+    }
+  }
+  skip_space();
+  const uint64_t end = back_at + i;
+  if (i == 0 || end <= begin) {
+    return std::nullopt;
+  }
+  // The text around the entries, with one entry between: that entry, found where it was put,
+  // must be all that weight_map holds.
+  std::string around = front.substr(0, begin);
+  const size_t name_at = around.size() + k_entry.size();
+  around += k_entry;
+  around += "a\": \"b\"";
+  around.append(back, i);
+  // The last member reported is that entry (no weight_map can follow it, to drop it).
+  bool ours = false;
+  const auto member = [&](std::string_view tensor, const std::string_view* file) {
+    ours = tensor.data() == around.data() + name_at && tensor.size() == 1 && file != nullptr &&
+           *file == "b";
+  };
+  const auto restart = [] {};
+  const WeightMapScan scan = scan_weight_map(around, member, restart);
+  if (scan.status != WeightMapScan::Status::ok || !ours) {
+    return std::nullopt;
+  }
+  return IndentedEntries{begin, end};
+}
+
+std::optional<std::string>
+indented_value(std::string_view file)
+{
+  for (const char c : file) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte > 0x7E || c == '"' || c == '\\') {
+      return std::nullopt;
+    }
+  }
+  std::string value = "\": \"";
+  value += file;
+  value += '"';
+  return value;
+}
+
+IndentedEntryMatcher::IndentedEntryMatcher(const TextReader& read, uint64_t at, uint64_t end,
+                                           bool first, std::span<char> buffer)
+  : m_read(read), m_next(at), m_stop(std::max(at, end)), m_buffer(buffer), m_at(buffer.data()),
+    m_end(buffer.data()), m_first(first)
+{
+}
+
+bool
+IndentedEntryMatcher::refill(size_t need)
+{
+  const auto kept = static_cast<size_t>(m_end - m_at);
+  if (need > m_buffer.size()) {
+    return false;
+  }
+  std::memmove(m_buffer.data(), m_at, kept);
+  const auto more =
+    static_cast<size_t>(std::min<uint64_t>(m_buffer.size() - kept, m_stop - m_next));
+  if (more > 0 && !m_read(m_next, m_buffer.subspan(kept, more))) {
+    return false;
+  }
+  m_next += more;
+  m_at = m_buffer.data();
+  m_end = m_buffer.data() + kept + more;
+  return kept + more >= need;
 }
 
 } // namespace qcheck

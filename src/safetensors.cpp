@@ -436,6 +436,7 @@ public:
         if (parse_plain(json, in_order)) {
           finish(in_order);
           if (in_order || names_distinct()) {
+            m_out.plain_names = true;
             return;
           }
         }

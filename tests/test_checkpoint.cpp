@@ -31,6 +31,18 @@ index_json(const std::vector<std::pair<std::string, std::string>>& map)
   return json + "}}";
 }
 
+// The index as Python's json.dumps(index, indent=2, sort_keys=True) writes it (transformers'
+// save_pretrained), entries in the order given.
+std::string
+indented_index_json(const std::vector<std::pair<std::string, std::string>>& map)
+{
+  std::string json = "{\n  \"metadata\": {\n    \"total_size\": 1234\n  },\n  \"weight_map\": {";
+  for (size_t i = 0; i < map.size(); ++i) {
+    json += (i ? "," : "") + ("\n    \"" + map[i].first + "\": \"" + map[i].second + "\"");
+  }
+  return json + "\n  }\n}\n";
+}
+
 Checkpoint
 load(const MemoryFileSystem& fs)
 {
@@ -1178,7 +1190,8 @@ renamed_tensor_messages(const std::string& file, const std::string& held, const 
 } // namespace
 
 // An index in name order that names what the shards hold is read once, a window at a time,
-// never whole: its names are checked against the shards' by hash.
+// never whole: its names are checked against the shards' by hash. (Not indented as
+// json.dumps(indent=2) indents: the first bytes are read once more, to tell.)
 TEST(Checkpoint, IndexInNameOrderIsReadOnceAWindowAtATime)
 {
   for (const size_t count : {size_t{3}, size_t{20000}}) { // the second: in halves, > 1 MiB
@@ -1194,10 +1207,10 @@ TEST(Checkpoint, IndexInNameOrderIsReadOnceAWindowAtATime)
       EXPECT_EQ(watcher.opens, 1);
       EXPECT_EQ(watcher.whole_reads, 0);
       // The first window is read full; each after it keeps under 1/16 of a window unread.
-      const size_t fewest = (text.size() + k_index_window - 1) / k_index_window;
+      const size_t fewest = 1 + (text.size() + k_index_window - 1) / k_index_window;
       const size_t later = k_index_window - k_index_window / 16;
       const size_t most =
-        1 + (text.size() - std::min(text.size(), k_index_window) + later - 1) / later;
+        2 + (text.size() - std::min(text.size(), k_index_window) + later - 1) / later;
       EXPECT_GE(watcher.window_reads, static_cast<int>(fewest)) << count;
       EXPECT_LE(watcher.window_reads, static_cast<int>(most)) << count;
     }
@@ -1312,18 +1325,217 @@ TEST(Checkpoint, LongIndexNamesDifferingInOneByteAreReadAgainWhole)
     }
     for (size_t at = 0; at < length; at += at < 50 || at + 20 > length ? 1 : 7) {
       // The last name differs from the shard's at `at`, inside the start it shares with the
-      // one before, and still sorts after it: the index is read a window at a time first.
+      // one before, and still sorts after it: the index is read a window at a time first
+      // (after its first bytes, read to tell whether it is indented).
       std::string other = third;
       other[at] = 'o';
       const MemoryFileSystem fs = checkpoint(other);
       const IndexWatcher watcher(fs, "m/model.safetensors.index.json");
       auto loaded = load_checkpoint(watcher, "m", LoadOptions{1});
       ASSERT_TRUE(loaded);
-      EXPECT_EQ(watcher.window_reads, 1) << length << " " << at;
+      EXPECT_EQ(watcher.window_reads, 2) << length << " " << at;
       EXPECT_EQ(watcher.whole_reads, 1) << length << " " << at;
       EXPECT_EQ(messages(*loaded), renamed_tensor_messages(file, third, other))
         << length << " " << at;
     }
+  }
+}
+
+// An index written as json.dumps(indent=2) writes it, naming what the shards hold, is compared
+// with the merged tensors as text: read once, a window at a time by each half, never whole.
+TEST(Checkpoint, IndentedIndexIsComparedAsText)
+{
+  for (const size_t count : {size_t{3}, size_t{20000}}) { // the second: in halves
+    LongIndex c = long_index(count);
+    const std::string text = indented_index_json(c.map);
+    c.fs.add_file("m/model.safetensors.index.json", text);
+    for (const unsigned threads : {1u, 2u}) {
+      const IndexWatcher watcher(c.fs, "m/model.safetensors.index.json");
+      auto loaded = load_checkpoint(watcher, "m", LoadOptions{threads});
+      ASSERT_TRUE(loaded);
+      EXPECT_TRUE(loaded->problems.empty()) << joined(messages(*loaded));
+      EXPECT_EQ(placement(*loaded), c.map);
+      EXPECT_TRUE(loaded->has_index);
+      EXPECT_EQ(watcher.opens, 1);
+      EXPECT_EQ(watcher.whole_reads, 0);
+      // Two reads tell the form (the start and the end); then each half reads its entries,
+      // the first perhaps a window past them.
+      const size_t windows = (text.size() + k_indented_window - 1) / k_indented_window;
+      EXPECT_GE(watcher.window_reads, static_cast<int>(2 + windows)) << count << " " << threads;
+      EXPECT_LE(watcher.window_reads, static_cast<int>(4 + windows)) << count << " " << threads;
+    }
+  }
+}
+
+// Whatever differs between an indented index and the shards, the text is read whole and joined
+// by name: the report is the one the same entries give written compactly (read by entries).
+TEST(Checkpoint, IndentedIndexThatDiffersReportsAsWrittenAnyOtherWay)
+{
+  using Map = std::vector<std::pair<std::string, std::string>>;
+  for (const size_t count : {size_t{5}, size_t{20000}}) {
+    const LongIndex c = long_index(count);
+    // The second half (two threads) starts at the 10000th name.
+    const std::vector<size_t> places =
+      count == 5 ? std::vector<size_t>{0, 1, 2, 3, 4} : std::vector<size_t>{0, 9999, 10000, 19999};
+    struct Variant
+    {
+      std::string what;
+      Map map;
+      bool reported; // whether it gives problems: a repeat or a swap is still the same map
+    };
+    std::vector<Variant> variants;
+    for (const size_t k : places) {
+      const auto with = [&](const std::string& what, const auto& change, bool reported = true) {
+        Map map = c.map;
+        change(map);
+        variants.push_back({fmt::format("{} at {}", what, k), std::move(map), reported});
+      };
+      for (const size_t at : {size_t{0}, size_t{20}, c.map[k].first.size() - 1}) {
+        with(fmt::format("byte {} of the name", at), [&](Map& m) { m[k].first[at] ^= 1; });
+      }
+      with("another shard", [&](Map& m) { m[k].second = c.map[(k + 1) % count].second; });
+      with("a file not there", [&](Map& m) { m[k].second = "model-00009-of-00003.safetensors"; });
+      with("dropped", [&](Map& m) { m.erase(m.begin() + static_cast<std::ptrdiff_t>(k)); });
+      with(
+        "named twice", [&](Map& m) { m.insert(m.begin() + static_cast<std::ptrdiff_t>(k), m[k]); },
+        false);
+      with("named twice, last elsewhere", [&](Map& m) {
+        m.insert(m.begin() + static_cast<std::ptrdiff_t>(k) + 1, m[k]);
+        m[k + 1].second = c.map[(k + 1) % count].second;
+      });
+      with("one more after", [&](Map& m) {
+        m.insert(m.begin() + static_cast<std::ptrdiff_t>(k) + 1, {m[k].first + "x", m[k].second});
+      });
+      if (k + 1 < count) {
+        with(
+          "swapped with the next", [&](Map& m) { std::swap(m[k], m[k + 1]); }, false);
+      }
+    }
+    for (const auto& [what, map, reported] : variants) {
+      for (const unsigned threads : {1u, 2u}) {
+        MemoryFileSystem compact = c.fs;
+        compact.add_file("m/model.safetensors.index.json", index_json(map));
+        MemoryFileSystem indented = c.fs;
+        indented.add_file("m/model.safetensors.index.json", indented_index_json(map));
+        const IndexWatcher watcher(indented, "m/model.safetensors.index.json");
+        auto expected = load_checkpoint(compact, "m", LoadOptions{threads});
+        auto loaded = load_checkpoint(watcher, "m", LoadOptions{threads});
+        ASSERT_TRUE(expected && loaded);
+        EXPECT_EQ(expected->problems.empty(), !reported) << what;
+        EXPECT_EQ(messages(*loaded), messages(*expected)) << what << ", " << threads;
+        EXPECT_EQ(placement(*loaded), placement(*expected)) << what << ", " << threads;
+        EXPECT_EQ(watcher.whole_reads, 1) << what << ", " << threads;
+      }
+    }
+  }
+}
+
+// Names or file names that JSON would spell with escapes are never compared as text: a name
+// holding a quote and a newline would write, unescaped, entries for other tensors. Such an
+// index is read by entries, as when written compactly.
+TEST(Checkpoint, IndentedIndexWithNamesNeedingEscapesIsReadByEntries)
+{
+  struct Case
+  {
+    std::string what;
+    std::vector<std::pair<std::string, std::vector<TensorSpec>>> shards;
+    std::string index;   // indented: what the unescaped names would write
+    std::string compact; // the same entries, as JSON reads them
+  };
+  const std::string quoted = R"(a\": \"model.safetensors\",\n    \"b)"; // in the header's JSON
+  const std::string file = "x.safetensors\",\n    \"u\": \"x.safetensors";
+  const std::vector<Case> cases{
+    {"a name",
+     {{"model.safetensors", {{"a", "BF16", {2}}, {quoted, "BF16", {2}}}}},
+     indented_index_json(
+       {{"a", "model.safetensors"}, {"a\": \"model.safetensors\",\n    \"b", "model.safetensors"}}),
+     index_json({{"a", "model.safetensors"}, {"b", "model.safetensors"}})},
+    {"a file name",
+     {{file, {{"t", "BF16", {2}}}}},
+     indented_index_json({{"t", file}}),
+     index_json({{"t", "x.safetensors"}, {"u", "x.safetensors"}})},
+  };
+  for (const Case& k : cases) {
+    MemoryFileSystem indented, compact;
+    for (const auto& [name, specs] : k.shards) {
+      indented.add_file("m/" + name, safetensors(specs));
+      compact.add_file("m/" + name, safetensors(specs));
+    }
+    indented.add_file("m/model.safetensors.index.json", k.index);
+    compact.add_file("m/model.safetensors.index.json", k.compact);
+    auto expected = load_checkpoint(compact, "m", LoadOptions{1});
+    auto loaded = load_checkpoint(indented, "m", LoadOptions{1});
+    ASSERT_TRUE(expected && loaded);
+    EXPECT_FALSE(expected->problems.empty()) << k.what;
+    EXPECT_EQ(messages(*loaded), messages(*expected)) << k.what;
+    EXPECT_EQ(placement(*loaded), placement(*expected)) << k.what;
+  }
+  // An escaped name that reads as a plain one: the entries are read, and agree.
+  MemoryFileSystem fs;
+  fs.add_file("m/model.safetensors", safetensors({{R"(a\u002eweight)", "BF16", {2}}}));
+  fs.add_file("m/model.safetensors.index.json",
+              indented_index_json({{"a.weight", "model.safetensors"}}));
+  const IndexWatcher watcher(fs, "m/model.safetensors.index.json");
+  auto loaded = load_checkpoint(watcher, "m", LoadOptions{1});
+  ASSERT_TRUE(loaded);
+  EXPECT_TRUE(loaded->problems.empty()) << joined(messages(*loaded));
+  EXPECT_EQ(placement(*loaded),
+            (std::vector<std::pair<std::string, std::string>>{{"a.weight", "model.safetensors"}}));
+  EXPECT_EQ(watcher.whole_reads, 0);
+}
+
+// A tensor in two shards writes two entries of one name, of which JSON keeps the last: such a
+// text is read whole, and the copy the index picks is reported as any other way.
+TEST(Checkpoint, IndentedIndexOfATensorInTwoShardsIsReadWhole)
+{
+  MemoryFileSystem indented, compact;
+  for (MemoryFileSystem* fs : {&indented, &compact}) {
+    fs->add_file("m/model-00001-of-00002.safetensors", safetensors(k_shard1));
+    fs->add_file("m/model-00002-of-00002.safetensors",
+                 safetensors({{"b.weight", "BF16", {2}}, {"c.weight", "BF16", {2, 2}}}));
+  }
+  const std::vector<std::pair<std::string, std::string>> map{
+    {"a.weight", "model-00001-of-00002.safetensors"},
+    {"b.weight", "model-00001-of-00002.safetensors"},
+    {"b.weight", "model-00002-of-00002.safetensors"},
+    {"c.weight", "model-00002-of-00002.safetensors"}};
+  indented.add_file("m/model.safetensors.index.json", indented_index_json(map));
+  compact.add_file("m/model.safetensors.index.json", index_json(map));
+  const IndexWatcher watcher(indented, "m/model.safetensors.index.json");
+  auto expected = load_checkpoint(compact, "m", LoadOptions{1});
+  auto loaded = load_checkpoint(watcher, "m", LoadOptions{1});
+  ASSERT_TRUE(expected && loaded);
+  EXPECT_EQ(messages(*expected),
+            std::vector<std::string>{"model-00002-of-00002.safetensors: tensor 'b.weight' is "
+                                     "stored in both model-00001-of-00002.safetensors and "
+                                     "model-00002-of-00002.safetensors; the loader uses "
+                                     "model-00002-of-00002.safetensors"});
+  EXPECT_EQ(messages(*loaded), messages(*expected));
+  EXPECT_EQ(placement(*loaded), placement(*expected));
+  EXPECT_EQ(watcher.whole_reads, 1);
+}
+
+// An entry longer than the comparison's window has the index read whole, which agrees.
+TEST(Checkpoint, IndentedIndexEntryLongerThanAWindowIsReadWhole)
+{
+  for (const size_t length : {k_indented_window - 64, k_indented_window + 1}) {
+    std::vector<std::pair<std::string, std::string>> map{
+      {"a.weight", "model.safetensors"},
+      {"b." + std::string(length, 'x') + ".weight", "model.safetensors"},
+      {"c.weight", "model.safetensors"}};
+    std::vector<TensorSpec> specs;
+    for (const auto& [tensor, file] : map) {
+      specs.push_back({tensor, "BF16", {2}});
+    }
+    MemoryFileSystem fs;
+    fs.add_file("m/model.safetensors", safetensors(specs));
+    fs.add_file("m/model.safetensors.index.json", indented_index_json(map));
+    const IndexWatcher watcher(fs, "m/model.safetensors.index.json");
+    auto loaded = load_checkpoint(watcher, "m", LoadOptions{1});
+    ASSERT_TRUE(loaded);
+    EXPECT_TRUE(loaded->problems.empty()) << joined(messages(*loaded));
+    EXPECT_EQ(placement(*loaded), map) << length;
+    EXPECT_EQ(watcher.whole_reads, length < k_indented_window ? 0 : 1) << length;
   }
 }
 

@@ -486,3 +486,237 @@ TEST(IndexJson, StreamedLeavesToTheWholeTextWhatOnlyItCanTell)
   EXPECT_TRUE(stream(good + std::string(5000, ' '), 1024));
   EXPECT_FALSE(stream(good + std::string(5000, ' ') + "x", 1024));
 }
+
+namespace {
+
+// A TextReader over `text`; `fail_reads`: every read fails.
+TextReader
+reader_of(const std::string& text, bool fail_reads = false)
+{
+  return [&text, fail_reads](uint64_t offset, std::span<char> to) {
+    if (fail_reads || offset > text.size() || to.size() > text.size() - offset) {
+      return false;
+    }
+    std::copy_n(text.data() + offset, to.size(), to.data());
+    return true;
+  };
+}
+
+std::optional<IndentedEntries>
+indented_entries(const std::string& text, size_t head = size_t{16} << 10)
+{
+  return find_indented_entries(text.size(), reader_of(text), head);
+}
+
+// The entries as json.dumps(indent=2) writes them, between weight_map's braces.
+std::string
+indented_body(const std::vector<std::pair<std::string, std::string>>& entries)
+{
+  std::string body;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    body += (i ? ",\n    \"" : "\n    \"") + entries[i].first + "\": \"" + entries[i].second + "\"";
+  }
+  return body;
+}
+
+const std::string k_indented_start =
+  "{\n  \"metadata\": {\n    \"total_size\": 12\n  },\n  \"weight_map\": {";
+
+// Whether IndentedEntryMatcher, over text[at, end) in a buffer of `window` bytes, finds
+// `entries` there and nothing after them.
+bool
+matches(const std::string& text, uint64_t at, uint64_t end, bool first,
+        const std::vector<std::pair<std::string, std::string>>& entries, size_t window,
+        bool fail_reads = false)
+{
+  const TextReader read = reader_of(text, fail_reads);
+  std::vector<char> buffer(window);
+  IndentedEntryMatcher matcher(read, at, end, first, buffer);
+  for (const auto& [name, file] : entries) {
+    const std::optional<std::string> value = indented_value(file);
+    if (!value || !matcher.next(name, *value)) {
+      return false;
+    }
+  }
+  return matcher.offset() == end;
+}
+
+} // namespace
+
+// The text as json.dumps(indent=2) writes an index: the entries lie between weight_map's '{'
+// and the newline before its '}', whatever the metadata and the whitespace after the root.
+TEST(IndexJson, IndentedEntriesFoundWherePythonWritesThem)
+{
+  const std::string body = indented_body({{"a.weight", "model-00001-of-00002.safetensors"},
+                                          {"b.weight", "model-00002-of-00002.safetensors"}});
+  for (const std::string& start :
+       {k_indented_start, std::string("{\n  \"weight_map\": {"),
+        std::string("{\n  \"metadata\": {\n    \"total_parameters\": 7,\n    \"x\": [\n      "
+                    "1\n    ]\n  },\n  \"weight_map\": {"),
+        std::string("{\"weight_map\": {\"q\": \"r\"}, \"weight_map\": {")}) { // the last counts
+    for (const std::string end : {"\n  }\n}", "\n  }\n}\n", "\n  }}  \n\n", "}}", "\t\r\n }\n}"}) {
+      const std::string text = start + body + end;
+      const auto found = indented_entries(text);
+      ASSERT_TRUE(found) << text;
+      EXPECT_EQ(found->begin, start.size());
+      EXPECT_EQ(found->end, start.size() + body.size());
+    }
+  }
+}
+
+// Text that is not so, or that only looks so, is left to the other readers.
+TEST(IndexJson, IndentedEntriesRefusedWhereTheTextSaysOtherwise)
+{
+  const std::string body = indented_body({{"a", "b"}});
+  for (const std::string& text : std::vector<std::string>{
+         R"({"weight_map": {"a": "b"}})",                                    // compact
+         "{\n  \"weight_map\": {\r\n    \"a\": \"b\"\r\n  }\r\n}",           // CRLF
+         "{\n  \"weight_map\": {}\n}",                                       // empty
+         "{\n  \"weight_map\": {\n      \"a\": \"b\"\n  }\n}",               // six spaces
+         k_indented_start + body + "\n  },\n  \"z\": 1\n}",                  // not the last member
+         k_indented_start + body + "\n  }\n}x",                              // after the root
+         "{\n  \"metadata\": {,},\n  \"weight_map\": {" + body + "\n  }\n}", // not JSON
+         "[\n  \"weight_map\": {" + body + "\n  }\n}",                       // not an object
+         "{\n  \"m\": {\n  \"weight_map\": {" + body + "\n  }\n}\n}",        // nested
+         // A key that ends as "weight_map" does, after the real weight_map: the entries found
+         // would be those of another member.
+         "{\"weight_map\": {\"a\": \"b\"}, \"x\\\"weight_map\": {" + body + "\n  }\n}",
+         "{\"x\\\"weight_map\": {" + body + "\n  }\n}"}) {
+    EXPECT_FALSE(indented_entries(text)) << text;
+  }
+  // Where the text around is right but what lies between is not entries, the stretch is found
+  // and no entries match it.
+  for (const std::string& text :
+       std::vector<std::string>{k_indented_start + body + "\n  }\n}\n}",  // a brace too many
+                                k_indented_start + body + "x\n  }\n}",    // not an entry's end
+                                k_indented_start + body + ",\n  }\n}"}) { // a comma after the last
+    const auto found = indented_entries(text);
+    ASSERT_TRUE(found) << text;
+    EXPECT_FALSE(matches(text, found->begin, found->end, true, {{"a", "b"}}, 4096)) << text;
+    EXPECT_FALSE(test::indented_entries_of(text, found->begin, found->end)) << text;
+  }
+  const std::string good = k_indented_start + body + "\n  }\n}\n";
+  ASSERT_TRUE(indented_entries(good));
+  EXPECT_FALSE(indented_entries(good, 20)); // weight_map's '{' past the first bytes read
+  EXPECT_FALSE(find_indented_entries(good.size(), reader_of(good, true)));
+}
+
+namespace {
+
+// An index as Python writes it, or close: metadata of random JSON, now and then an earlier
+// weight_map or a key ending as "weight_map" does; entries with names now and then escaped,
+// not ASCII or empty; now and then a member after weight_map. Damaged like random_document().
+std::string
+python_index_document(test::Lcg& next, int round)
+{
+  static const std::vector<std::string> names{"model.layers.0.mlp.experts.12.down_proj.weight",
+                                              "model.layers.0.mlp.experts.3.up_proj.weight",
+                                              "lm_head.weight",
+                                              R"(a"b)",
+                                              R"(xéy)",
+                                              "caf\xc3\xa9",
+                                              "",
+                                              "weight_map"};
+  static const std::vector<std::string> files{"model-00001-of-00002.safetensors",
+                                              "model-00002-of-00002.safetensors", R"(m\/1)"};
+  static const std::vector<std::string> metadata{"{}", "{\n    \"total_size\": 28\n  }",
+                                                 R"({"a": [1, {"weight_map": {"q": "r"}}]})",
+                                                 R"("weight_map\": {")"};
+  std::string json = "{\n  \"metadata\": " + metadata[next(metadata.size())] + ",\n  ";
+  if (next(6) == 0) {
+    json += next(2) ? R"("weight_map": {"q": "r"}, )" : R"("x\"weight_map": {"q": "r"}, )";
+  }
+  json += next(8) ? "\"weight_map\": {" : "\"x\\\"weight_map\": {";
+  for (size_t i = 1 + next(5); i > 0; --i) {
+    json += "\n    \"" + names[next(names.size())] + "\": \"" + files[next(files.size())] + "\"" +
+            (i > 1 ? "," : "");
+  }
+  json += next(8) ? "\n  }\n}" : "\n  },\n  \"z\": 1\n}";
+  json += next(2) ? "\n" : "";
+  return damaged(next, round, std::move(json));
+}
+
+} // namespace
+
+// Random indexes as Python writes them, damaged or not: whenever the entries are found and are
+// entries as the matcher compares them, the whole text is JSON whose weight_map holds exactly
+// them.
+TEST(IndexJson, IndentedEntriesFoundOnlyWhereTheWholeScanAgrees)
+{
+  test::Lcg next(5150);
+  size_t found = 0, compared = 0;
+  for (int round = 0; round < 20000; ++round) {
+    const std::string json = python_index_document(next, round);
+    const auto entries = indented_entries(json);
+    if (!entries) {
+      continue;
+    }
+    ++found;
+    const auto reference = test::indented_entries_of(json, entries->begin, entries->end);
+    if (!reference) {
+      continue;
+    }
+    ++compared;
+    ASSERT_TRUE(matches(json, entries->begin, entries->end, true, *reference, 4096)) << json;
+    const Scanned whole = scan(json);
+    ASSERT_EQ(whole.status, WeightMapScan::Status::ok) << json;
+    Members members;
+    for (const auto& [name, file] : *reference) {
+      members.push_back({name, file});
+    }
+    ASSERT_EQ(whole.members, members) << json;
+  }
+  EXPECT_GT(found, 10000u) << compared;
+  EXPECT_GT(compared, 2000u) << found;
+}
+
+// Entries compared one by one, across windows as small as the longest entry: any byte changed
+// in the text, or an entry more or less, is seen.
+TEST(IndexJson, IndentedEntriesComparedOneByOne)
+{
+  std::vector<std::pair<std::string, std::string>> entries;
+  for (int i = 0; i < 12; ++i) {
+    entries.emplace_back("model.layers." + std::to_string(i * 7) + ".w",
+                         "model-0000" + std::to_string(i % 3) + ".safetensors");
+  }
+  const std::string body = indented_body(entries);
+  const std::string text = k_indented_start + body + "\n  }\n}\n";
+  const uint64_t begin = k_indented_start.size();
+  const uint64_t end = begin + body.size();
+  size_t longest = 0; // a comma, a newline and four spaces, the quoted name and its value
+  for (const auto& [name, file] : entries) {
+    longest = std::max(longest, 7 + name.size() + indented_value(file)->size());
+  }
+  for (const size_t window : {longest, longest + 1, longest + 7, size_t{4096}}) {
+    EXPECT_TRUE(matches(text, begin, end, true, entries, window)) << window;
+    // From an entry's start but the first: with its comma.
+    const uint64_t third = begin + indented_body({entries[0], entries[1]}).size();
+    EXPECT_TRUE(matches(text, third, end, false, {entries.begin() + 2, entries.end()}, window));
+    EXPECT_FALSE(matches(text, third, end, true, {entries.begin() + 2, entries.end()}, window));
+    auto fewer = entries;
+    fewer.pop_back();
+    EXPECT_FALSE(matches(text, begin, end, true, fewer, window)) << window;
+    auto more = entries;
+    more.emplace_back("model.layers.99.w", "model-00000.safetensors");
+    EXPECT_FALSE(matches(text, begin, end, true, more, window)) << window;
+    for (uint64_t at = begin; at < end; ++at) {
+      std::string changed = text;
+      changed[at] ^= 0x20;
+      EXPECT_FALSE(matches(changed, begin, end, true, entries, window)) << at << " " << window;
+    }
+    EXPECT_FALSE(matches(text, begin, end, true, entries, window, true)); // reads fail
+  }
+  EXPECT_FALSE(matches(text, begin, end, true, entries, longest - 1)); // an entry never fits
+}
+
+// A file goes into an entry as it is only when JSON needs no escape for it.
+TEST(IndexJson, IndentedValueOnlyForFilesWithoutEscapes)
+{
+  EXPECT_EQ(indented_value("model-00001-of-00002.safetensors"),
+            "\": \"model-00001-of-00002.safetensors\"");
+  EXPECT_EQ(indented_value("sub dir/x~.safetensors"), "\": \"sub dir/x~.safetensors\"");
+  for (const std::string& file : std::vector<std::string>{
+         "a\"b", "a\\b", "a\nb", std::string("a\0b", 3), "a\x7f", "caf\xc3\xa9.safetensors"}) {
+    EXPECT_FALSE(indented_value(file)) << file;
+  }
+}

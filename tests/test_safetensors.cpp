@@ -57,6 +57,21 @@ TEST(Safetensors, ValidHeader)
   EXPECT_EQ(h.metadata[0].second, "pt");
 }
 
+// Names read as written (no escape in the header) are said to be so: they go back into JSON
+// as they are. An escape anywhere in a name, or a header only the DOM reads, says nothing.
+TEST(Safetensors, PlainNamesSaidSo)
+{
+  EXPECT_TRUE(read_bytes(safetensors({{"a.weight", "BF16", {2}}, {"caf\xc3\xa9", "BF16", {2}}}))
+                .plain_names);
+  EXPECT_TRUE(read_bytes(safetensors({{"b", "BF16", {2}}, {"a", "BF16", {2}}})).plain_names);
+  for (const std::string& name : {R"(a\u002eweight)", R"(a\"b)", R"(a\nb)"}) {
+    const Header h = read_bytes(safetensors({{name, "BF16", {2}}}));
+    EXPECT_TRUE(h.readable && h.problems.empty()) << name;
+    EXPECT_FALSE(h.plain_names) << name;
+  }
+  EXPECT_FALSE(parse_header_dom(header_json({{"a.weight", "BF16", {2}}}), 4).plain_names);
+}
+
 TEST(Safetensors, EveryUpstreamDtypeWithItsBits)
 {
   const std::vector<std::pair<std::string, unsigned>> dtypes{

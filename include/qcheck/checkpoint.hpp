@@ -127,6 +127,9 @@ struct LoadOptions
 // An index is read this many bytes at a time, into one of two buffers. Any member of up to 1/16
 // of it (64 KiB) fits; a longer one has the index read whole.
 inline constexpr size_t k_index_window = size_t{1} << 20;
+// An index written as json.dumps(indent=2) writes it is compared with the tensors this many
+// bytes at a time, by each of up to two threads. An entry longer has the index read whole.
+inline constexpr size_t k_indented_window = size_t{64} << 10;
 
 // Loads a model folder, or a single *.safetensors file. Fails only when `path` is neither.
 Expected<Checkpoint> load_checkpoint(const FileSystem& fs, const std::string& path,

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <deque>
 #include <functional>
 #include <optional>
@@ -55,5 +56,73 @@ std::optional<WeightMapScan> stream_weight_map(
   uint64_t size, const TextReader& read, size_t window,
   const std::function<void(std::string_view tensor, const std::string_view* file)>& member,
   const std::function<void()>& restart);
+
+// Where the entries of an index written as Python's json.dumps(indent=2) writes it (transformers'
+// save_pretrained, huggingface_hub) lie: "weight_map" is the root's last member, its entries
+// one per line indented by four spaces, and only the two closing braces and whitespace follow.
+// `begin` is the offset just after weight_map's '{', `end` just after its last entry.
+struct IndentedEntries
+{
+  uint64_t begin = 0;
+  uint64_t end = 0;
+};
+
+// Finds IndentedEntries in a text of `size` bytes, reading its first `head` bytes and its last
+// 64, and checks the text around them: it is returned only when the whole text, were
+// [begin, end) one or more members as IndentedEntryMatcher compares them, would be JSON whose
+// weight_map scan_weight_map reads as exactly those members. nullopt otherwise, or when a read
+// fails (the text is then read another way).
+std::optional<IndentedEntries> find_indented_entries(uint64_t size, const TextReader& read,
+                                                     size_t head = size_t{16} << 10);
+
+// What follows a name in an indented entry whose value is `file`: `": "file"`. nullopt when
+// `file` holds a byte outside printable ASCII, '"' or '\\' (it would need escapes).
+std::optional<std::string> indented_value(std::string_view file);
+
+// Compares a stretch of IndentedEntries with the entries it should hold, one at a time, reading
+// the text a window at a time into `buffer`. Names given must be JSON string contents that need
+// no escape (no '"', '\\' or control character; UTF-8).
+class IndentedEntryMatcher
+{
+public:
+  // The stretch [at, end) of the text; `first`: the entry at `at` is weight_map's first (no
+  // comma before it).
+  IndentedEntryMatcher(const TextReader& read, uint64_t at, uint64_t end, bool first,
+                       std::span<char> buffer);
+  // Whether the next entry in the text is `name` with `value` (from indented_value()). After a
+  // false every call gives false.
+  bool next(std::string_view name, std::string_view value)
+  {
+    const size_t need = name.size() + value.size() + (m_first ? 6 : 7);
+    if (!m_matching || (static_cast<size_t>(m_end - m_at) < need && !refill(need))) {
+      return m_matching = false;
+    }
+    const char* p = m_at;
+    if (!m_first && *p++ != ',') {
+      return m_matching = false;
+    }
+    m_first = false;
+    if (std::memcmp(p, "\n    \"", 6) != 0 || std::memcmp(p + 6, name.data(), name.size()) != 0 ||
+        std::memcmp(p + 6 + name.size(), value.data(), value.size()) != 0) {
+      return m_matching = false;
+    }
+    m_at += need;
+    return true;
+  }
+  // The offset of the first byte not matched yet.
+  uint64_t offset() const { return m_next - static_cast<uint64_t>(m_end - m_at); }
+
+private:
+  bool refill(size_t need);
+
+  const TextReader& m_read;
+  uint64_t m_next; // the first byte not read into the buffer
+  uint64_t m_stop; // the stretch's end
+  std::span<char> m_buffer;
+  const char* m_at;  // the next byte to compare, in the buffer
+  const char* m_end; // the end of the bytes read
+  bool m_first;
+  bool m_matching = true;
+};
 
 } // namespace qcheck

@@ -155,6 +155,9 @@ struct Header
 
   bool readable = false; // false: the tensor list could not be read at all
   bool sorted = false;   // `tensors` are in strictly increasing name order
+  // Every name was read as written, no escape in it: none holds '"', '\\' or a control
+  // character, so each is written back into JSON as it is.
+  bool plain_names = false;
   uint64_t file_size = 0;
   uint64_t header_size = 0;        // N, the JSON length
   std::vector<TensorInfo> tensors; // in file order unless `sorted` was requested

@@ -2,6 +2,8 @@
 // simdjson's DOM parser: the same verdict on whether the input is JSON (numbers out of range
 // aside, which Python's json accepts and the DOM refuses) and the same weight_map members.
 // stream_weight_map, the same reader a window at a time, must agree with it whenever it answers.
+// Where find_indented_entries finds entries written as json.dumps(indent=2) writes them, and
+// they are such entries, IndentedEntryMatcher must take them and the scan must read exactly them.
 #include "fuzz_check.hpp"
 #include "qcheck/index_json.hpp"
 #include "weight_map_oracle.hpp"
@@ -47,6 +49,22 @@ LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
       [&] { streamed.clear(); });
     if (answer) {
       QCHECK_FUZZ_CHECK(answer->status == scan.status && streamed == got);
+    }
+  }
+
+  if (const auto indented = find_indented_entries(size, read, 64 + size % 4096); indented) {
+    QCHECK_FUZZ_CHECK(indented->begin <= indented->end && indented->end <= size);
+    if (const auto entries = test::indented_entries_of(json, indented->begin, indented->end)) {
+      std::vector<char> buffer(size + 8);
+      IndentedEntryMatcher matcher(read, indented->begin, indented->end, true, buffer);
+      Members expected;
+      for (const auto& [name, file] : *entries) {
+        const std::optional<std::string> value = indented_value(file);
+        QCHECK_FUZZ_CHECK(value && matcher.next(name, *value));
+        expected.push_back({name, file});
+      }
+      QCHECK_FUZZ_CHECK(matcher.offset() == indented->end);
+      QCHECK_FUZZ_CHECK(scan.status == WeightMapScan::Status::ok && got == expected);
     }
   }
 

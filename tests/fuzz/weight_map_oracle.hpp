@@ -55,4 +55,46 @@ dom_weight_map(const std::string& json)
   return out;
 }
 
+// The entries of text[begin, end) read as entries indented as json.dumps(indent=2) writes them
+// (find_indented_entries, IndentedEntryMatcher), by a plain reader of its own: names without
+// '"', '\\', control characters or invalid UTF-8, files in printable ASCII without '"' or
+// '\\'. nullopt when the stretch is not such entries.
+inline std::optional<std::vector<std::pair<std::string, std::string>>>
+indented_entries_of(const std::string& text, size_t begin, size_t end)
+{
+  std::vector<std::pair<std::string, std::string>> out;
+  size_t at = begin;
+  const auto take = [&](std::string_view what) {
+    if (at + what.size() > end || text.compare(at, what.size(), what) != 0) {
+      return false;
+    }
+    at += what.size();
+    return true;
+  };
+  const auto string = [&](bool file, std::string& to) {
+    const size_t close = text.find('"', at);
+    if (close == std::string::npos || close >= end) {
+      return false;
+    }
+    to = text.substr(at, close - at);
+    for (const char c : to) {
+      const auto byte = static_cast<unsigned char>(c);
+      if (byte < 0x20 || c == '\\' || (file && byte > 0x7E)) {
+        return false;
+      }
+    }
+    at = close;
+    return simdjson::validate_utf8(to.data(), to.size());
+  };
+  while (at < end) {
+    std::pair<std::string, std::string> entry;
+    if (!take(out.empty() ? "\n    \"" : ",\n    \"") || !string(false, entry.first) ||
+        !take("\": \"") || !string(true, entry.second) || !take("\"")) {
+      return std::nullopt;
+    }
+    out.push_back(std::move(entry));
+  }
+  return out;
+}
+
 } // namespace qcheck::test
