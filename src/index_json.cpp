@@ -547,6 +547,45 @@ is_json_space(char c)
   return c == ' ' || c == '\n' || c == '\t' || c == '\r';
 }
 
+// Whether names sampled across the entries [begin, end) of a text, a few bytes at evenly spaced
+// places, increase: the first name starting in each sample, after a newline and four spaces
+// (where entries begin when indented). A sample holding no whole name, one with an escape, or
+// the name the sample before found, tells nothing.
+bool
+samples_increase(const TextReader& read, uint64_t begin, uint64_t end)
+{
+  constexpr size_t k_samples = 16;
+  constexpr size_t k_sample_size = 512;
+  constexpr std::string_view k_entry = "\n    \"";
+  std::string last;
+  uint64_t last_at = 0; // where `last` starts (samples can overlap)
+  std::string sample;
+  for (size_t k = 0; k < k_samples; ++k) {
+    const uint64_t at = begin + (end - begin) / k_samples * k;
+    sample.resize(static_cast<size_t>(std::min<uint64_t>(k_sample_size, end - at)));
+    if (!read(at, sample)) {
+      return true; // the comparison will read it, and say
+    }
+    const size_t start = sample.find(k_entry);
+    const size_t close =
+      start == std::string::npos ? start : sample.find('"', start + k_entry.size());
+    if (close == std::string::npos || (!last.empty() && at + start <= last_at)) {
+      continue;
+    }
+    const std::string_view name =
+      std::string_view(sample).substr(start + k_entry.size(), close - start - k_entry.size());
+    if (name.find('\\') != std::string_view::npos) {
+      continue;
+    }
+    if (!last.empty() && name <= last) {
+      return false;
+    }
+    last = name;
+    last_at = at + start;
+  }
+  return true;
+}
+
 } // namespace
 
 std::optional<IndentedEntries>
@@ -602,7 +641,7 @@ find_indented_entries(uint64_t size, const TextReader& read, size_t head)
   };
   const auto restart = [] {};
   const WeightMapScan scan = scan_weight_map(around, member, restart);
-  if (scan.status != WeightMapScan::Status::ok || !ours) {
+  if (scan.status != WeightMapScan::Status::ok || !ours || !samples_increase(read, begin, end)) {
     return std::nullopt;
   }
   return IndentedEntries{begin, end};

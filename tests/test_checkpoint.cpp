@@ -1119,8 +1119,10 @@ public:
   }
 
   mutable int opens = 0;
-  mutable int whole_reads = 0;  // read_all_padded
-  mutable int window_reads = 0; // read_at
+  mutable int whole_reads = 0;     // read_all_padded
+  mutable int window_reads = 0;    // read_at (two threads may read at once: counted under a lock)
+  mutable size_t largest_read = 0; // of read_at's
+  mutable std::mutex reads_lock;
 
 private:
   class Counted final : public ByteSource
@@ -1133,7 +1135,11 @@ private:
     uint64_t size() const override { return m_inner->size(); }
     Expected<void> read_at(uint64_t offset, std::span<char> out) const override
     {
-      ++m_watcher.window_reads;
+      {
+        const std::lock_guard lock(m_watcher.reads_lock);
+        ++m_watcher.window_reads;
+        m_watcher.largest_read = std::max(m_watcher.largest_read, out.size());
+      }
       return m_inner->read_at(offset, out);
     }
     Expected<PaddedBytes> read_all_padded(size_t padding) const override
@@ -1358,11 +1364,11 @@ TEST(Checkpoint, IndentedIndexIsComparedAsText)
       EXPECT_TRUE(loaded->has_index);
       EXPECT_EQ(watcher.opens, 1);
       EXPECT_EQ(watcher.whole_reads, 0);
-      // Two reads tell the form (the start and the end); then each half reads its entries,
-      // the first perhaps a window past them.
+      // 18 reads tell the form (the start, the end, 16 samples of names); then each half reads
+      // its entries, the first perhaps a window past them.
       const size_t windows = (text.size() + k_indented_window - 1) / k_indented_window;
-      EXPECT_GE(watcher.window_reads, static_cast<int>(2 + windows)) << count << " " << threads;
-      EXPECT_LE(watcher.window_reads, static_cast<int>(4 + windows)) << count << " " << threads;
+      EXPECT_GE(watcher.window_reads, static_cast<int>(18 + windows)) << count << " " << threads;
+      EXPECT_LE(watcher.window_reads, static_cast<int>(20 + windows)) << count << " " << threads;
     }
   }
 }
@@ -1482,6 +1488,27 @@ TEST(Checkpoint, IndentedIndexWithNamesNeedingEscapesIsReadByEntries)
   EXPECT_EQ(placement(*loaded),
             (std::vector<std::pair<std::string, std::string>>{{"a.weight", "model.safetensors"}}));
   EXPECT_EQ(watcher.whole_reads, 0);
+}
+
+// An indented index in file order (as huggingface_hub's example writes one) is never compared
+// with the tensors, which come in name order: it is read at once by entries, as before.
+TEST(Checkpoint, IndentedIndexInFileOrderIsReadByEntries)
+{
+  LongIndex c = long_index(20000);
+  std::stable_sort(c.map.begin(), c.map.end(),
+                   [](const auto& a, const auto& b) { return a.second < b.second; });
+  const std::string text = indented_index_json(c.map);
+  c.fs.add_file("m/model.safetensors.index.json", text);
+  const IndexWatcher watcher(c.fs, "m/model.safetensors.index.json");
+  auto loaded = load_checkpoint(watcher, "m", LoadOptions{2});
+  ASSERT_TRUE(loaded);
+  EXPECT_TRUE(loaded->problems.empty()) << joined(messages(*loaded));
+  std::sort(c.map.begin(), c.map.end());
+  EXPECT_EQ(placement(*loaded), c.map);
+  EXPECT_EQ(watcher.opens, 1);
+  EXPECT_EQ(watcher.whole_reads, 1);
+  // Read by entries (a window of k_index_window at a time), not compared (k_indented_window).
+  EXPECT_EQ(watcher.largest_read, k_index_window);
 }
 
 // A tensor in two shards writes two entries of one name, of which JSON keeps the last: such a

@@ -2,6 +2,8 @@
 // with simdjson's DOM parser on random documents and random damage to them.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <fmt/format.h>
 #include <functional>
 #include <optional>
 #include <simdjson.h>
@@ -601,11 +603,38 @@ TEST(IndexJson, IndentedEntriesRefusedWhereTheTextSaysOtherwise)
   EXPECT_FALSE(find_indented_entries(good.size(), reader_of(good, true)));
 }
 
+// Entries that cannot be in name order are not taken for indented entries: the tensors are
+// compared in name order, and such an index is better read at once by the other readers. Names
+// are sampled at 16 places; a sample that finds the same entry as the one before tells nothing.
+TEST(IndexJson, IndentedEntriesOutOfNameOrderAreLeftToTheOtherReaders)
+{
+  for (const size_t count : {size_t{1}, size_t{3}, size_t{5}, size_t{2000}}) {
+    std::vector<std::pair<std::string, std::string>> entries;
+    for (size_t i = 0; i < count; ++i) {
+      entries.emplace_back(fmt::format("model.layers.{:04}.w", i),
+                           fmt::format("model-{:05}.safetensors", i % 2));
+    }
+    const auto text = [&] { return k_indented_start + indented_body(entries) + "\n  }\n}\n"; };
+    EXPECT_TRUE(indented_entries(text())) << count;
+    if (count < 3) {
+      continue;
+    }
+    // By file, as huggingface_hub's example writes them; then backwards.
+    std::stable_sort(entries.begin(), entries.end(),
+                     [](const auto& a, const auto& b) { return a.second < b.second; });
+    EXPECT_FALSE(indented_entries(text())) << count;
+    std::sort(entries.begin(), entries.end());
+    std::reverse(entries.begin(), entries.end());
+    EXPECT_FALSE(indented_entries(text())) << count;
+  }
+}
+
 namespace {
 
 // An index as Python writes it, or close: metadata of random JSON, now and then an earlier
-// weight_map or a key ending as "weight_map" does; entries with names now and then escaped,
-// not ASCII or empty; now and then a member after weight_map. Damaged like random_document().
+// weight_map or a key ending as "weight_map" does; entries in name order (repeats too) with
+// names now and then escaped, not ASCII or empty; now and then a member after weight_map.
+// Damaged like random_document().
 std::string
 python_index_document(test::Lcg& next, int round)
 {
@@ -627,9 +656,14 @@ python_index_document(test::Lcg& next, int round)
     json += next(2) ? R"("weight_map": {"q": "r"}, )" : R"("x\"weight_map": {"q": "r"}, )";
   }
   json += next(8) ? "\"weight_map\": {" : "\"x\\\"weight_map\": {";
-  for (size_t i = 1 + next(5); i > 0; --i) {
-    json += "\n    \"" + names[next(names.size())] + "\": \"" + files[next(files.size())] + "\"" +
-            (i > 1 ? "," : "");
+  std::vector<std::string> chosen(1 + next(5)); // in order, as an index is written
+  for (std::string& name : chosen) {
+    name = names[next(names.size())];
+  }
+  std::sort(chosen.begin(), chosen.end());
+  for (size_t i = 0; i < chosen.size(); ++i) {
+    json +=
+      (i ? ",\n    \"" : "\n    \"") + chosen[i] + "\": \"" + files[next(files.size())] + "\"";
   }
   json += next(8) ? "\n  }\n}" : "\n  },\n  \"z\": 1\n}";
   json += next(2) ? "\n" : "";
@@ -666,8 +700,8 @@ TEST(IndexJson, IndentedEntriesFoundOnlyWhereTheWholeScanAgrees)
     }
     ASSERT_EQ(whole.members, members) << json;
   }
-  EXPECT_GT(found, 10000u) << compared;
-  EXPECT_GT(compared, 2000u) << found;
+  EXPECT_GT(found, 6000u) << compared;
+  EXPECT_GT(compared, 1500u) << found;
 }
 
 // Entries compared one by one, across windows as small as the longest entry: any byte changed

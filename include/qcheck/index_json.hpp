@@ -70,8 +70,9 @@ struct IndentedEntries
 // Finds IndentedEntries in a text of `size` bytes, reading its first `head` bytes and its last
 // 64, and checks the text around them: it is returned only when the whole text, were
 // [begin, end) one or more members as IndentedEntryMatcher compares them, would be JSON whose
-// weight_map scan_weight_map reads as exactly those members. nullopt otherwise, or when a read
-// fails (the text is then read another way).
+// weight_map scan_weight_map reads as exactly those members. nullopt otherwise, when a read
+// fails, or when names sampled across the entries (16 places, 512 bytes each) do not increase:
+// entries not in name order are never the merged tensors' (the text is then read another way).
 std::optional<IndentedEntries> find_indented_entries(uint64_t size, const TextReader& read,
                                                      size_t head = size_t{16} << 10);
 
