@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <climits>
 #include <condition_variable>
 #include <fmt/format.h>
 #include <map>
@@ -1195,31 +1196,55 @@ renamed_tensor_messages(const std::string& file, const std::string& held, const 
 
 } // namespace
 
+namespace {
+
+// Loads long_index(count) with its index written by `write` on one and two threads (the
+// larger count in halves): no problems, the shards' placement, the index opened once and never
+// read whole. Gives the fewest and most window reads seen, to be checked against the reader's.
+std::pair<int, int>
+index_read_once(size_t count,
+                std::string (*write)(const std::vector<std::pair<std::string, std::string>>&),
+                std::string& text)
+{
+  LongIndex c = long_index(count);
+  text = write(c.map);
+  c.fs.add_file("m/model.safetensors.index.json", text);
+  std::pair<int, int> reads{INT_MAX, 0};
+  for (const unsigned threads : {1u, 2u}) {
+    const IndexWatcher watcher(c.fs, "m/model.safetensors.index.json");
+    auto loaded = load_checkpoint(watcher, "m", LoadOptions{threads});
+    EXPECT_TRUE(loaded);
+    if (!loaded) {
+      continue;
+    }
+    EXPECT_TRUE(loaded->problems.empty()) << joined(messages(*loaded));
+    EXPECT_EQ(placement(*loaded), c.map);
+    EXPECT_TRUE(loaded->has_index);
+    EXPECT_EQ(watcher.opens, 1);
+    EXPECT_EQ(watcher.whole_reads, 0);
+    reads = {std::min(reads.first, watcher.window_reads),
+             std::max(reads.second, watcher.window_reads)};
+  }
+  return reads;
+}
+
+} // namespace
+
 // An index in name order that names what the shards hold is read once, a window at a time,
 // never whole: its names are checked against the shards' by hash. (Not indented as
 // json.dumps(indent=2) indents: the first bytes are read once more, to tell.)
 TEST(Checkpoint, IndexInNameOrderIsReadOnceAWindowAtATime)
 {
-  for (const size_t count : {size_t{3}, size_t{20000}}) { // the second: in halves, > 1 MiB
-    LongIndex c = long_index(count);
-    const std::string text = index_json(c.map);
-    c.fs.add_file("m/model.safetensors.index.json", text);
-    for (const unsigned threads : {1u, 2u}) {
-      const IndexWatcher watcher(c.fs, "m/model.safetensors.index.json");
-      auto loaded = load_checkpoint(watcher, "m", LoadOptions{threads});
-      ASSERT_TRUE(loaded);
-      EXPECT_TRUE(loaded->problems.empty()) << joined(messages(*loaded));
-      EXPECT_EQ(placement(*loaded), c.map);
-      EXPECT_EQ(watcher.opens, 1);
-      EXPECT_EQ(watcher.whole_reads, 0);
-      // The first window is read full; each after it keeps under 1/16 of a window unread.
-      const size_t fewest = 1 + (text.size() + k_index_window - 1) / k_index_window;
-      const size_t later = k_index_window - k_index_window / 16;
-      const size_t most =
-        2 + (text.size() - std::min(text.size(), k_index_window) + later - 1) / later;
-      EXPECT_GE(watcher.window_reads, static_cast<int>(fewest)) << count;
-      EXPECT_LE(watcher.window_reads, static_cast<int>(most)) << count;
-    }
+  for (const size_t count : {size_t{3}, size_t{20000}}) { // the second: > 1 MiB
+    std::string text;
+    const auto [fewest_seen, most_seen] = index_read_once(count, &index_json, text);
+    // The first window is read full; each after it keeps under 1/16 of a window unread.
+    const size_t fewest = 1 + (text.size() + k_index_window - 1) / k_index_window;
+    const size_t later = k_index_window - k_index_window / 16;
+    const size_t most =
+      2 + (text.size() - std::min(text.size(), k_index_window) + later - 1) / later;
+    EXPECT_GE(fewest_seen, static_cast<int>(fewest)) << count;
+    EXPECT_LE(most_seen, static_cast<int>(most)) << count;
   }
   // A tensor sent to the wrong file needs no second reading.
   LongIndex c = long_index(5);
@@ -1351,25 +1376,14 @@ TEST(Checkpoint, LongIndexNamesDifferingInOneByteAreReadAgainWhole)
 // with the merged tensors as text: read once, a window at a time by each half, never whole.
 TEST(Checkpoint, IndentedIndexIsComparedAsText)
 {
-  for (const size_t count : {size_t{3}, size_t{20000}}) { // the second: in halves
-    LongIndex c = long_index(count);
-    const std::string text = indented_index_json(c.map);
-    c.fs.add_file("m/model.safetensors.index.json", text);
-    for (const unsigned threads : {1u, 2u}) {
-      const IndexWatcher watcher(c.fs, "m/model.safetensors.index.json");
-      auto loaded = load_checkpoint(watcher, "m", LoadOptions{threads});
-      ASSERT_TRUE(loaded);
-      EXPECT_TRUE(loaded->problems.empty()) << joined(messages(*loaded));
-      EXPECT_EQ(placement(*loaded), c.map);
-      EXPECT_TRUE(loaded->has_index);
-      EXPECT_EQ(watcher.opens, 1);
-      EXPECT_EQ(watcher.whole_reads, 0);
-      // 18 reads tell the form (the start, the end, 16 samples of names); then each half reads
-      // its entries, the first perhaps a window past them.
-      const size_t windows = (text.size() + k_indented_window - 1) / k_indented_window;
-      EXPECT_GE(watcher.window_reads, static_cast<int>(18 + windows)) << count << " " << threads;
-      EXPECT_LE(watcher.window_reads, static_cast<int>(20 + windows)) << count << " " << threads;
-    }
+  for (const size_t count : {size_t{3}, size_t{20000}}) {
+    std::string text;
+    const auto [fewest_seen, most_seen] = index_read_once(count, &indented_index_json, text);
+    // 18 reads tell the form (the start, the end, 16 samples of names); then each half reads
+    // its entries, the first perhaps a window past them.
+    const size_t windows = (text.size() + k_indented_window - 1) / k_indented_window;
+    EXPECT_GE(fewest_seen, static_cast<int>(18 + windows)) << count;
+    EXPECT_LE(most_seen, static_cast<int>(20 + windows)) << count;
   }
 }
 
