@@ -453,9 +453,10 @@ public:
       return index.source->read_at(offset, out).has_value();
     };
     const IndentedEntries entries = *index.indented;
-    bool matched[2] = {false, !halves};
-    uint64_t begins[2] = {entries.begin, entries.end};
-    uint64_t ends[2] = {0, 0};
+    const size_t count = halves ? 2 : 1;
+    bool matched[2] = {false, false};
+    uint64_t begins[2] = {entries.begin, 0};
+    uint64_t last_end = 0; // where the last half's entries ended
     const auto half = [&](size_t h) {
       if (h == 1) {
         // After the first half's entries: a comma but before the first, a newline, four
@@ -486,13 +487,14 @@ public:
       merge_runs(h == 0 ? plan.before : plan.from, all.data() + (h == 0 ? 0 : plan.before_total),
                  stretch);
       matched[h] = same;
-      ends[h] = matcher.offset();
+      if (h + 1 == count) {
+        last_end = matcher.offset();
+      }
     };
-    const size_t count = halves ? 2 : 1;
     in_slices(count, count, [&](size_t h, size_t, size_t) { half(h); });
     // The first half's entries end where the second's begin, by how that was found.
-    return matched[0] && matched[1] && ends[count - 1] == entries.end ? Match::same
-                                                                      : Match::differs;
+    return matched[0] && (!halves || matched[1]) && last_end == entries.end ? Match::same
+                                                                            : Match::differs;
   }
 
   // The index a window at a time, its names kept only in a digest: the text is never held
