@@ -307,10 +307,12 @@ private:
   }
 
   // At '{' or '[': each item in turn, `item(key)` reading its value (the key is empty in an
-  // array), separated by commas up to `close`.
+  // array), separated by commas up to `close`. `whole()`, asked first at each item, reads the
+  // whole item when it can (false: nothing read).
   // `resumable`: over a window, it is read on before each item (whose views stay valid).
-  template<typename Item>
-  bool items(char close, bool object, Item item, bool resumable = false)
+  template<typename Item, typename Whole = bool (*)()>
+  bool items(
+    char close, bool object, Item item, bool resumable = false, Whole whole = [] { return false; })
   {
     ++m_at;
     skip_space();
@@ -322,19 +324,21 @@ private:
       if (resumable && !refill(false)) {
         return false;
       }
-      std::string_view key;
-      if (object) {
+      if (!whole()) {
+        std::string_view key;
+        if (object) {
+          skip_space();
+          if (m_at == m_end || *m_at != '"' || !string(key) || !expect(':')) {
+            return false;
+          }
+          if (m_at < m_end && *m_at == ' ') { // the usual ": ", past without a scan
+            ++m_at;
+          }
+        }
         skip_space();
-        if (m_at == m_end || *m_at != '"' || !string(key) || !expect(':')) {
+        if (!item(key)) {
           return false;
         }
-        if (m_at < m_end && *m_at == ' ') { // the usual ": ", past without a scan
-          ++m_at;
-        }
-      }
-      skip_space();
-      if (!item(key)) {
-        return false;
       }
       skip_space();
       if (m_at < m_end && *m_at == ',') {
@@ -376,16 +380,7 @@ private:
   {
     std::string_view last_file; // empty, or a view into the text
     unsigned last_refills = m_refills;
-    ++m_at; // at '{'
-    skip_space();
-    if (m_at < m_end && *m_at == '}') {
-      ++m_at;
-      return true;
-    }
-    for (;;) {
-      if (!refill(false)) {
-        return false;
-      }
+    const auto usual = [&] {
       if (m_end - m_at > k_prefetch_distance) {
         __builtin_prefetch(m_at + k_prefetch_distance);
       }
@@ -393,28 +388,10 @@ private:
         last_file = {};
         last_refills = m_refills;
       }
-      if (!usual_member(last_file)) {
-        std::string_view tensor;
-        skip_space();
-        if (m_at == m_end || *m_at != '"' || !string(tensor) || !expect(':')) {
-          return false;
-        }
-        skip_space();
-        if (!member_value(tensor, last_file)) {
-          return false;
-        }
-      }
-      skip_space();
-      if (m_at < m_end && *m_at == ',') {
-        ++m_at;
-        continue;
-      }
-      if (m_at < m_end && *m_at == '}') {
-        ++m_at;
-        return true;
-      }
-      return false;
-    }
+      return usual_member(last_file);
+    };
+    const auto member = [&](std::string_view tensor) { return member_value(tensor, last_file); };
+    return items('}', true, member, true, usual);
   }
 
   // A member's value, at its first byte, handed out with the member.
