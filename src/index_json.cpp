@@ -433,7 +433,7 @@ private:
   // bytes lie in the window: refill() leaves at least its margin ahead, or the text's end.
   bool usual_member(std::string_view& last_file)
   {
-    constexpr std::string_view k_indent = "\n    \"";
+    constexpr std::string_view k_indent = IndentedEntryMatcher::k_start;
     const char* const start = m_at;
     if (static_cast<size_t>(m_end - start) < k_indent.size() + 4 ||
         std::memcmp(start, k_indent.data(), k_indent.size()) != 0) {
@@ -533,7 +533,7 @@ samples_increase(const TextReader& read, uint64_t begin, uint64_t end)
 {
   constexpr size_t k_samples = 16;
   constexpr size_t k_sample_size = 512;
-  constexpr std::string_view k_entry = "\n    \"";
+  constexpr std::string_view k_entry = IndentedEntryMatcher::k_start;
   std::string last;
   uint64_t last_at = 0; // where `last` starts (samples can overlap)
   std::string sample;
@@ -569,7 +569,7 @@ std::optional<IndentedEntries>
 find_indented_entries(uint64_t size, const TextReader& read, size_t head)
 {
   constexpr std::string_view k_open = "\"weight_map\": {";
-  constexpr std::string_view k_entry = "\n    \"";
+  constexpr std::string_view k_entry = IndentedEntryMatcher::k_start;
   std::string front(static_cast<size_t>(std::min<uint64_t>(size, head)), '\0');
   if (!read(0, front)) {
     return std::nullopt;

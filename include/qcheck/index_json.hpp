@@ -86,6 +86,10 @@ std::optional<std::string> indented_value(std::string_view file);
 class IndentedEntryMatcher
 {
 public:
+  // How an indented entry starts, after the comma of the one before: a newline, four spaces and
+  // the name's opening quote.
+  static constexpr std::string_view k_start = "\n    \"";
+
   // The stretch [at, end) of the text; `first`: the entry at `at` is weight_map's first (no
   // comma before it).
   IndentedEntryMatcher(const TextReader& read, uint64_t at, uint64_t end, bool first,
@@ -94,7 +98,7 @@ public:
   // false every call gives false.
   bool next(std::string_view name, std::string_view value)
   {
-    const size_t need = name.size() + value.size() + (m_first ? 6 : 7);
+    const size_t need = name.size() + value.size() + k_start.size() + (m_first ? 0 : 1);
     if (!m_matching || (static_cast<size_t>(m_end - m_at) < need && !refill(need))) {
       return m_matching = false;
     }
@@ -103,8 +107,10 @@ public:
       return m_matching = false;
     }
     m_first = false;
-    if (std::memcmp(p, "\n    \"", 6) != 0 || std::memcmp(p + 6, name.data(), name.size()) != 0 ||
-        std::memcmp(p + 6 + name.size(), value.data(), value.size()) != 0) {
+    const char* const name_at = p + k_start.size();
+    if (std::memcmp(p, k_start.data(), k_start.size()) != 0 ||
+        std::memcmp(name_at, name.data(), name.size()) != 0 ||
+        std::memcmp(name_at + name.size(), value.data(), value.size()) != 0) {
       return m_matching = false;
     }
     m_at += need;
