@@ -1228,6 +1228,30 @@ index_read_once(size_t count,
   return reads;
 }
 
+// Loads one shard holding `map`'s tensors, all in the file map[0] names, with `map` as its
+// index written by `write` (one thread): no problems, the index's placement. Gives how many
+// times the index was read whole.
+int
+one_shard_whole_reads(const std::vector<std::pair<std::string, std::string>>& map,
+                      std::string (*write)(const std::vector<std::pair<std::string, std::string>>&))
+{
+  std::vector<TensorSpec> specs;
+  for (const auto& [tensor, file] : map) {
+    specs.push_back({tensor, "BF16", {2}});
+  }
+  MemoryFileSystem fs;
+  fs.add_file("m/" + map[0].second, safetensors(specs));
+  fs.add_file("m/model.safetensors.index.json", write(map));
+  const IndexWatcher watcher(fs, "m/model.safetensors.index.json");
+  auto loaded = load_checkpoint(watcher, "m", LoadOptions{1});
+  EXPECT_TRUE(loaded);
+  if (loaded) {
+    EXPECT_TRUE(loaded->problems.empty()) << joined(messages(*loaded));
+    EXPECT_EQ(placement(*loaded), map);
+  }
+  return watcher.whole_reads;
+}
+
 } // namespace
 
 // An index in name order that names what the shards hold is read once, a window at a time,
@@ -1268,26 +1292,14 @@ TEST(Checkpoint, IndexNameLongerThanAWindowIsReadWhole)
 {
   for (const size_t length : {k_index_window / 16 - 64, k_index_window + 1}) {
     const std::string name = "model.embed." + std::string(length, 'x') + ".weight";
-    MemoryFileSystem fs;
     // After enough short entries that the long one starts late in the first window.
     std::vector<std::pair<std::string, std::string>> map;
     for (int i = 0; i < 1000; ++i) {
       map.emplace_back(fmt::format("a.{:04}.weight", i), "model-00001-of-00001.safetensors");
     }
     map.emplace_back(name, "model-00001-of-00001.safetensors");
-    std::vector<TensorSpec> specs;
-    for (const auto& [tensor, file] : map) {
-      specs.push_back({tensor, "BF16", {2}});
-    }
-    fs.add_file("m/model-00001-of-00001.safetensors", safetensors(specs));
-    fs.add_file("m/model.safetensors.index.json", index_json(map));
-    const IndexWatcher watcher(fs, "m/model.safetensors.index.json");
-    auto loaded = load_checkpoint(watcher, "m", LoadOptions{1});
-    ASSERT_TRUE(loaded);
-    EXPECT_TRUE(loaded->problems.empty()) << joined(messages(*loaded));
-    EXPECT_EQ(placement(*loaded), map) << length;
     // A member of up to 1/16 of a window always fits one; one longer than a window never does.
-    EXPECT_EQ(watcher.whole_reads, length < k_index_window ? 0 : 1) << length;
+    EXPECT_EQ(one_shard_whole_reads(map, &index_json), length < k_index_window ? 0 : 1) << length;
   }
 }
 
@@ -1564,19 +1576,8 @@ TEST(Checkpoint, IndentedIndexEntryLongerThanAWindowIsReadWhole)
       {"a.weight", "model.safetensors"},
       {"b." + std::string(length, 'x') + ".weight", "model.safetensors"},
       {"c.weight", "model.safetensors"}};
-    std::vector<TensorSpec> specs;
-    for (const auto& [tensor, file] : map) {
-      specs.push_back({tensor, "BF16", {2}});
-    }
-    MemoryFileSystem fs;
-    fs.add_file("m/model.safetensors", safetensors(specs));
-    fs.add_file("m/model.safetensors.index.json", indented_index_json(map));
-    const IndexWatcher watcher(fs, "m/model.safetensors.index.json");
-    auto loaded = load_checkpoint(watcher, "m", LoadOptions{1});
-    ASSERT_TRUE(loaded);
-    EXPECT_TRUE(loaded->problems.empty()) << joined(messages(*loaded));
-    EXPECT_EQ(placement(*loaded), map) << length;
-    EXPECT_EQ(watcher.whole_reads, length < k_indented_window ? 0 : 1) << length;
+    EXPECT_EQ(one_shard_whole_reads(map, &indented_index_json), length < k_indented_window ? 0 : 1)
+      << length;
   }
 }
 
