@@ -2453,7 +2453,8 @@ lint(const Checkpoint& checkpoint, const Inventory& inventory, const Declaration
 }
 
 void
-resolve_positions(const FileSystem& fs, const std::string& root, Report& report, unsigned threads)
+resolve_positions(const FileSystem& fs, const std::string& root, Report& report, unsigned threads,
+                  std::span<const std::pair<std::string, PaddedBytes>> texts)
 {
   // One scan per file, however many findings point into it; files side by side (a long list is
   // in config.json and hf_quant_config.json, megabytes each).
@@ -2467,10 +2468,17 @@ resolve_positions(const FileSystem& fs, const std::string& root, Report& report,
                                                                            grouped.end());
   run_tasks(by_file.size(), thread_count(threads), [&](size_t task) {
     const auto& [file, findings] = by_file[task];
-    auto text = fs.read_file(join_path(root, file), k_max_config_size);
-    if (!text) {
-      return;
+    const auto known =
+      std::find_if(texts.begin(), texts.end(), [&](const auto& t) { return t.first == file; });
+    std::optional<Expected<std::string>> read;
+    if (known == texts.end()) {
+      read.emplace(fs.read_file(join_path(root, file), k_max_config_size));
+      if (!*read) {
+        return;
+      }
     }
+    const std::string_view text =
+      known != texts.end() ? known->second.bytes : std::string_view(**read);
     // Each finding's pointer, then the end pointers of those that span several values.
     std::vector<std::string> pointers;
     std::vector<size_t> spanning;
@@ -2483,7 +2491,7 @@ resolve_positions(const FileSystem& fs, const std::string& root, Report& report,
         spanning.push_back(i);
       }
     }
-    const auto spans = locate_along_paths(*text, pointers);
+    const auto spans = locate_along_paths(text, pointers);
     for (size_t i = 0; i < findings.size(); ++i) {
       if (!spans[i]) {
         continue;
@@ -2491,7 +2499,7 @@ resolve_positions(const FileSystem& fs, const std::string& root, Report& report,
       Finding& f = *findings[i];
       f.line = spans[i]->start.line;
       f.column = spans[i]->start.column;
-      const std::string_view value(text->data() + spans[i]->begin, spans[i]->end - spans[i]->begin);
+      const std::string_view value(text.data() + spans[i]->begin, spans[i]->end - spans[i]->begin);
       if (value.find('\n') == std::string_view::npos) {
         f.end_line = f.line;
         f.end_column = f.column + static_cast<uint32_t>(value.size());
@@ -2505,7 +2513,7 @@ resolve_positions(const FileSystem& fs, const std::string& root, Report& report,
         f.end_line = f.end_column = 0;
         continue;
       }
-      const std::string_view value(text->data() + end->begin, end->end - end->begin);
+      const std::string_view value(text.data() + end->begin, end->end - end->begin);
       const auto newlines = static_cast<uint32_t>(std::count(value.begin(), value.end(), '\n'));
       f.end_line = end->start.line + newlines;
       f.end_column = newlines == 0 ? end->start.column + static_cast<uint32_t>(value.size()) : 0;
@@ -2592,7 +2600,7 @@ lint_path(const FileSystem& fs, const std::string& path, const LintOptions& opti
   run.drafts = locate_drafts(run.declaration.model, run.checkpoint, run.inventory);
   run.report = lint(run.checkpoint, run.inventory, run.declaration, options, run.tables);
   run.report.root = path;
-  resolve_positions(fs, run.checkpoint.root, run.report, options.threads);
+  resolve_positions(fs, run.checkpoint.root, run.report, options.threads, run.declaration.texts);
   return run;
 }
 

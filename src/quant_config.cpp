@@ -842,6 +842,7 @@ parse_file(const FileSystem& fs, const std::string& root, const std::string& nam
           out.problems.push_back({name, "is not a JSON object", ConfigIssue::invalid});
           return std::nullopt;
         }
+        out.texts.emplace_back(name, *std::move(bytes));
         return parsed;
       }
       // A repeated key (the last value wins, at the first one's place) or deep nesting: the
@@ -880,6 +881,9 @@ parse_file(const FileSystem& fs, const std::string& root, const std::string& nam
   if (!json->is_object()) {
     out.problems.push_back({name, "is not a JSON object", ConfigIssue::invalid});
     return std::nullopt;
+  }
+  if (bytes->owner) {
+    out.texts.emplace_back(name, *std::move(bytes));
   }
   return ParsedConfig{nullptr, {}, std::move(json)};
 }

@@ -981,6 +981,39 @@ TEST(Engines, DeclarationReadsTheSameWhicheverParserReadsIt)
             "engines compare module names with strings only");
 }
 
+// read_declaration() keeps the text of each file it parsed, as read (for finding positions):
+// from the DOM and from the tree replayed from it (a repeated key); not a file that is not an
+// object, nor one that is not JSON, nor one parsed from a copy (simdjson does not read "-0" as
+// Python does) whose reading is released.
+TEST(Engines, DeclarationKeepsTheTextsItParsed)
+{
+  const std::map<std::string, std::string> files{
+    {"config.json", R"({"model_type": "llama", "quantization_config": {"quant_method": "fp8",
+                        "ignored_layers": ["lm_head"]}})"},
+    {"hf_quant_config.json",
+     R"({"quantization": {"quant_algo": "NVFP4", "quant_algo": "NVFP4", "exclude_modules": []}})"},
+    {"quantization_config.json", R"({"quant_method": "auto-round", )"},
+  };
+  for (const std::string replaced : {"", "[1, 2]", R"({"quantization_config": {"bits": -0}})"}) {
+    const bool object = replaced.empty();
+    MemoryFileSystem fs;
+    for (const auto& [name, text] : files) {
+      fs.add_file("m/" + name, object || name != "config.json" ? text : replaced);
+    }
+    const Declaration d = read_declaration(fs, "m");
+    std::map<std::string, std::string> kept;
+    for (const auto& [name, text] : d.texts) {
+      kept.emplace(name, std::string(text.bytes));
+    }
+    std::map<std::string, std::string> expected{
+      {"hf_quant_config.json", files.at("hf_quant_config.json")}};
+    if (object) {
+      expected.emplace("config.json", files.at("config.json"));
+    }
+    EXPECT_EQ(kept, expected) << replaced;
+  }
+}
+
 // An EntryList's views point into blocks that never move: a view taken early still reads its
 // entry after the list has grown past many blocks (an entry longer than a block included).
 TEST(EntryList, ViewsStayValidWhileTheListGrows)

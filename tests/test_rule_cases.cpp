@@ -6,6 +6,7 @@
 // shared/spec/engine-semantics.md (section or rule R1-R38 cited), not from what qcheck prints.
 // Where qcheck disagrees, the test keeps the documented answer and is skipped with the evidence
 // ("qcheck bug: ...").
+#include <algorithm>
 #include <cstdlib>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -13,6 +14,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <string>
 #include <vector>
@@ -1136,6 +1138,79 @@ TEST(RuleCases, ARunKeepsTheLintersTablesAndReportsAlike)
   handed.root = run->report.root;
   resolve_positions(fs, run->checkpoint.root, handed);
   EXPECT_EQ(render_json({handed}), render_json({run->report}));
+}
+
+// A file system that counts the opens of each path.
+class OpenCounter final : public FileSystem
+{
+public:
+  explicit OpenCounter(const FileSystem& base) : m_base(base) {}
+  FileInfo stat(const std::string& path) const override { return m_base.stat(path); }
+  Expected<std::vector<std::string>> list_dir(const std::string& path) const override
+  {
+    return m_base.list_dir(path);
+  }
+  Expected<std::unique_ptr<ByteSource>> open(const std::string& path) const override
+  {
+    const std::lock_guard lock(m_lock);
+    ++m_opens[path];
+    return m_base.open(path);
+  }
+  int opens(const std::string& path) const
+  {
+    const std::lock_guard lock(m_lock);
+    const auto it = m_opens.find(path);
+    return it == m_opens.end() ? 0 : it->second;
+  }
+
+private:
+  const FileSystem& m_base;
+  mutable std::mutex m_lock;
+  mutable std::map<std::string, int> m_opens;
+};
+
+// Finding positions are found in the configuration texts the lint parsed (Declaration::texts):
+// each file is opened once, however many findings point into it, and a position follows the
+// text that was read, not what the file holds later.
+TEST(RuleCases, PositionsComeFromTheConfigurationTextsRead)
+{
+  MemoryFileSystem fs =
+    folder(config(k_llama, modelopt("NVFP4", {"lm_head", "model.layers.9.mlp"})),
+           llama_nvfp4_with_bf16_layer1());
+  fs.add_file("m/hf_quant_config.json", hf_quant_config("NVFP4", {"lm_head"}));
+  const OpenCounter counting(fs);
+  auto run = lint_path(counting, "m", {});
+  ASSERT_TRUE(run);
+  std::map<std::string, uint32_t> lines; // file -> the line of its first finding
+  for (const Finding& f : run->report.findings) {
+    if (!f.pointer.empty() && f.line > 0) {
+      lines.try_emplace(f.file, f.line);
+    }
+  }
+  ASSERT_EQ(lines.size(), 2u) << text(run->report);
+  for (const std::string file : {"config.json", "hf_quant_config.json"}) {
+    EXPECT_EQ(counting.opens("m/" + file), 1) << file;
+    const auto kept = std::find_if(run->declaration.texts.begin(), run->declaration.texts.end(),
+                                   [&](const auto& t) { return t.first == file; });
+    ASSERT_NE(kept, run->declaration.texts.end()) << file;
+    EXPECT_EQ(kept->second.bytes, *fs.read_file("m/" + file, 1 << 20)) << file;
+  }
+  // config.json's text read with two more lines at its start: its findings two lines lower.
+  const auto kept = std::find_if(run->declaration.texts.begin(), run->declaration.texts.end(),
+                                 [](const auto& t) { return t.first == "config.json"; });
+  const std::string shifted = "\n\n" + std::string(kept->second.bytes);
+  const std::vector<std::pair<std::string, PaddedBytes>> texts{
+    {"config.json", PaddedBytes{shifted, nullptr}}};
+  Report again = run->report;
+  resolve_positions(fs, run->checkpoint.root, again, 0, texts);
+  bool seen = false;
+  for (const Finding& f : again.findings) {
+    if (!f.pointer.empty() && f.line > 0 && !seen && f.file == "config.json") {
+      EXPECT_EQ(f.line, lines["config.json"] + 2);
+      seen = true;
+    }
+  }
+  EXPECT_TRUE(seen);
 }
 
 // QC106's fix: each copy of the list gets the entries only the other has (once each), however

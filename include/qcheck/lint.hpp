@@ -4,6 +4,9 @@
 
 #include <functional>
 #include <memory>
+#include <span>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "qcheck/checkpoint.hpp"
@@ -46,9 +49,11 @@ Report lint(const Checkpoint& checkpoint, const Inventory& inventory,
             std::shared_ptr<const void>& tables);
 
 // Fills line/column of findings whose pointer names a value in a JSON file of the folder; reads
-// up to `threads` files at once (0: one per core).
+// up to `threads` files at once (0: one per core). A file named in `texts` (by its name in the
+// folder, as Declaration::texts holds them) is read there instead of from `fs`.
 void resolve_positions(const FileSystem& fs, const std::string& root, Report& report,
-                       unsigned threads = 0);
+                       unsigned threads = 0,
+                       std::span<const std::pair<std::string, PaddedBytes>> texts = {});
 
 // Reads a folder (or one shard) and lints it. Fails only when the path cannot be read at all.
 Expected<LintRun> lint_path(const FileSystem& fs, const std::string& path,
