@@ -912,6 +912,77 @@ TEST(JsonTextLocate, WalkingSkipsRunsOfStringsAsElementByElement)
   EXPECT_EQ(cases[0].first.substr(last[0]->begin, last[0]->end - last[0]->begin), "\"j\"");
 }
 
+// Long runs of strings are skipped 16 bytes at a time; a byte replaced anywhere before the wanted
+// element (a quote, a backslash, a comma, a bracket, a space, a letter) gives the full scan's
+// answer, as element by element: the same span, or the same failure. (A line break put in a
+// string is not read by either walk, which takes the strings' insides as they are.)
+TEST(JsonTextLocate, WalkingSkipsLongRunsOfStringsAsElementByElement)
+{
+  const std::vector<std::string> separators{", ", ",\n      ", " ,\t", ",", "\r\n,  "};
+  std::string text = "{\"l\": [";
+  for (size_t i = 0; i < 40; ++i) {
+    // Bytes that no value starts with (the walk skips a value beside its path by its first
+    // byte), commas and brackets among them.
+    text += "\"" + std::string(i % 23, "rb/,]["[i % 6]) + "\"";
+    text += separators[i % separators.size()];
+  }
+  const size_t target = text.size();
+  text += "\"target\", \"after\"]}";
+  const std::string pointer = "/l/40";
+  const auto clean = locate_along_paths(text, {pointer});
+  ASSERT_TRUE(clean[0]) << clean[0].error();
+  EXPECT_EQ(clean[0]->begin, target);
+  size_t refused = 0;
+  for (size_t offset = 8; offset < target; ++offset) {
+    for (const char c : {'"', '\\', ',', ']', ' ', 'x'}) {
+      std::string damaged = text;
+      damaged[offset] = c;
+      if (c == '\\' &&
+          std::string_view("\"\\/bfnrt").find(text[offset + 1]) == std::string_view::npos) {
+        continue; // an escape neither walk reads (the insides of strings are taken as they are)
+      }
+      const auto walk = locate_along_paths(damaged, {pointer});
+      const auto full = locate_all(damaged, {pointer});
+      ASSERT_EQ(bool(walk[0]), bool(full[0])) << offset << " " << c << "\n" << damaged;
+      if (!full[0]) {
+        ++refused;
+        EXPECT_EQ(walk[0].error(), full[0].error()) << offset << " " << c;
+        continue;
+      }
+      EXPECT_EQ(walk[0]->begin, full[0]->begin) << offset << " " << c << "\n" << damaged;
+      EXPECT_EQ(walk[0]->end, full[0]->end) << offset << " " << c;
+      EXPECT_EQ(walk[0]->start.line, full[0]->start.line) << offset << " " << c;
+      EXPECT_EQ(walk[0]->start.column, full[0]->start.column) << offset << " " << c;
+    }
+  }
+  EXPECT_GT(refused, 100u); // damage that breaks the list is among the cases
+}
+
+// Lines are counted a block at a time, in counters that must not wrap: thousands of line breaks
+// in a row (blank lines, CRLF), as many as one counter sees, and around that, as the full scan
+// counts them.
+TEST(JsonTextLocate, WalkingCountsAnyNumberOfLines)
+{
+  for (const size_t lines :
+       {0, 1, 15, 16, 17, 255, 256, 4079, 4080, 4081, 4095, 4096, 4097, 9000}) {
+    for (const std::string_view line_break : {"\n", "\r\n", "\n \n"}) {
+      std::string text = "{\"a\": [1,";
+      for (size_t i = 0; i < lines; ++i) {
+        text += line_break;
+      }
+      text += "  \"x\"],\n\"b\": 2}";
+      const auto walk = locate_along_paths(text, {"/a/1", "/b"});
+      const auto full = locate_all(text, {"/a/1", "/b"});
+      for (size_t i = 0; i < 2; ++i) {
+        ASSERT_TRUE(walk[i]) << lines;
+        ASSERT_TRUE(full[i]) << lines;
+        EXPECT_EQ(walk[i]->start.line, full[i]->start.line) << lines << " " << i;
+        EXPECT_EQ(walk[i]->start.column, full[i]->start.column) << lines << " " << i;
+      }
+    }
+  }
+}
+
 // Past the last element a path needs, the rest of the list is skipped by its brackets and quotes
 // alone: brackets and escaped quotes inside strings, nested lists and objects, long runs without
 // a bracket, none of it ends the list early.
