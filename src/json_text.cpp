@@ -1807,7 +1807,8 @@ append_to_string_array(std::string_view text, std::string_view pointer,
       const Node& element = doc->nodes[c];
       if (element.kind != Kind::string) {
         return unexpected(fmt::format("cannot append to {}: {}/{} is {}, not a string",
-                                      where(pointer), pointer, position, kind_name(element.kind)));
+                                      where(pointer), shown(pointer), position,
+                                      kind_name(element.kind)));
       }
       const std::string_view token = text.substr(element.begin, element.end - element.begin);
       const std::string_view inside = token.substr(1, token.size() - 2);

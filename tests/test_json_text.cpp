@@ -1025,6 +1025,9 @@ TEST(JsonTextLocate, MessagesEscapeControlCharactersOfPointers)
             "invalid JSON pointer \"k\\t\": it must be empty or start with '/'");
   EXPECT_EQ(append_error(R"({"k\nore": []})", "/k\nore", {"\xff"}),
             "cannot append to /k\\nore: entry 1 is not valid UTF-8");
+  // Found by fuzz_json_patch: the element that is not a string is named by the same spelling.
+  EXPECT_EQ(append_error(R"({"k\nore": [3]})", "/k\nore", {"a"}),
+            "cannot append to /k\\nore: /k\\nore/0 is a number, not a string");
 }
 
 TEST(JsonTextLocate, PositionOf)
