@@ -1,6 +1,7 @@
 #include "qcheck/parallel.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cerrno>
 #include <new>
 #include <sched.h>
@@ -56,6 +57,7 @@ public:
       return false;
     }
     m_handed.push_back(work);
+    m_waiting.fetch_add(1, std::memory_order_release);
     --m_parked;
     m_wake.notify_one();
     return true;
@@ -63,7 +65,7 @@ public:
 
   // A kept thread: its first work, then whatever is handed to it, for as long as the process
   // lives. It is ready for more before its group learns the work has ended, so a pass that
-  // follows at once finds it.
+  // follows at once finds it; it looks for more, awake, for k_kept_thread_spin before it sleeps.
   [[noreturn]] void serve(Work work)
   {
     for (;;) {
@@ -73,12 +75,23 @@ public:
         ++m_parked;
       }
       WorkEnded::tell(*work.group);
+      const auto until = std::chrono::steady_clock::now() + k_kept_thread_spin;
+      while (m_waiting.load(std::memory_order_acquire) == 0 &&
+             std::chrono::steady_clock::now() < until) {
+        sched_yield(); // a thread with work on this CPU runs first
+      }
       std::unique_lock lock(m_mutex);
-      m_wake.wait(lock, [&] { return !m_handed.empty(); });
+      if (m_handed.empty()) {
+        m_sleeps.fetch_add(1, std::memory_order_relaxed);
+        m_wake.wait(lock, [&] { return !m_handed.empty(); });
+      }
       work = m_handed.back();
       m_handed.pop_back();
+      m_waiting.fetch_sub(1, std::memory_order_relaxed);
     }
   }
+
+  size_t sleeps() const { return m_sleeps.load(std::memory_order_relaxed); }
 
 private:
   static void before_fork() { get().m_mutex.lock(); }
@@ -89,6 +102,7 @@ private:
     Pool& pool = get();
     pool.m_parked = 0;
     pool.m_handed.clear();
+    pool.m_waiting.store(0, std::memory_order_relaxed);
     new (&pool.m_wake) std::condition_variable; // the parent's waiters are not the child's
     pool.m_mutex.unlock();
   }
@@ -98,6 +112,9 @@ private:
   std::condition_variable m_wake;
   std::vector<Work> m_handed; // handed, not yet taken
   size_t m_parked = 0;        // threads waiting for work, less the work handed to them
+  // m_handed's size, read without the lock by threads looking for work awake.
+  std::atomic<size_t> m_waiting{0};
+  std::atomic<size_t> m_sleeps{0};
 };
 
 std::atomic<void (*)()> g_thread_start{nullptr};
@@ -170,6 +187,12 @@ void
 keep_threads(bool keep)
 {
   Pool::get().set_keep(keep);
+}
+
+size_t
+kept_thread_sleeps()
+{
+  return Pool::get().sleeps();
 }
 
 unsigned
