@@ -171,8 +171,9 @@ struct Declaration
   std::vector<ConfigSource> sources; // file order: config.json, hf_quant_config.json, ...
   std::vector<ConfigProblem> problems;
   // Each configuration file's text as it was parsed (file name, text), for finding positions:
-  // they point into what was read, and a long list is not read a second time. A file read as a
-  // copy of its text (a repeated key past simdjson, say) is left out.
+  // they point into what was read, and a long list is not read a second time. A file parsed
+  // from a copy of its text (one simdjson does not read as Python does: "-0", a byte order
+  // mark) is left out.
   std::vector<std::pair<std::string, PaddedBytes>> texts;
 
   const ConfigSource* find(std::string_view file) const;
