@@ -518,12 +518,6 @@ stream_weight_map(
 
 namespace {
 
-bool
-is_json_space(char c)
-{
-  return c == ' ' || c == '\n' || c == '\t' || c == '\r';
-}
-
 // Whether names sampled across the entries [begin, end) of a text, a few bytes at evenly spaced
 // places, increase: the first name starting in each sample, after a newline and four spaces
 // (where entries begin when indented). A sample holding no whole name, one with an escape, or

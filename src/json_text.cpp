@@ -53,12 +53,6 @@ struct Document
 };
 
 bool
-is_space(char c)
-{
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
-}
-
-bool
 is_digit(char c)
 {
   return c >= '0' && c <= '9';
@@ -351,7 +345,7 @@ private:
 
   void skip_space()
   {
-    while (m_pos < m_text.size() && is_space(m_text[m_pos])) {
+    while (m_pos < m_text.size() && is_json_space(m_text[m_pos])) {
       ++m_pos;
     }
   }
@@ -1530,7 +1524,7 @@ private:
       };
       const uint32_t quotes = mask('"');
       const uint32_t commas = mask(',');
-      const uint32_t spaces = mask(' ') | mask('\n') | mask('\r') | mask('\t');
+      const uint32_t spaces = json_space_mask(bytes);
       // Bit i: an odd number of quotes before byte i (from the block's start), so byte i is in
       // a string when that parity differs from the state's at the block's start.
       uint32_t before = quotes << 1;
@@ -1665,7 +1659,7 @@ private:
     if (c != '-' && !is_digit(c) && std::string_view("tfnNI").find(c) == std::string_view::npos) {
       return false;
     }
-    while (m_pos < m_text.size() && !is_space(m_text[m_pos]) && m_text[m_pos] != ',' &&
+    while (m_pos < m_text.size() && !is_json_space(m_text[m_pos]) && m_text[m_pos] != ',' &&
            m_text[m_pos] != ']' && m_text[m_pos] != '}') {
       ++m_pos;
     }

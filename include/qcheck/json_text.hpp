@@ -129,30 +129,45 @@ find_string_special(const char* p, const char* end, unsigned& high)
 }
 } // namespace detail
 
-// The first byte in [p, end) that is not JSON whitespace (space, tab, line feed, carriage
-// return), or end. Reads nothing outside the range.
+// JSON whitespace: space, tab, line feed, carriage return.
+inline bool
+is_json_space(char c)
+{
+  return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
+
+#if defined(__SSE2__)
+// Bit i set: byte i of `bytes` is JSON whitespace.
+inline unsigned
+json_space_mask(__m128i bytes)
+{
+  const __m128i space = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(bytes, _mm_set1_epi8(' ')),
+                                                  _mm_cmpeq_epi8(bytes, _mm_set1_epi8('\n'))),
+                                     _mm_or_si128(_mm_cmpeq_epi8(bytes, _mm_set1_epi8('\r')),
+                                                  _mm_cmpeq_epi8(bytes, _mm_set1_epi8('\t'))));
+  return static_cast<unsigned>(_mm_movemask_epi8(space));
+}
+#endif
+
+// The first byte in [p, end) that is not JSON whitespace, or end. Reads nothing outside the
+// range.
 inline const char*
 skip_json_space(const char* p, const char* end)
 {
-  const auto is_space = [](char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; };
   if (p == end || static_cast<unsigned char>(*p) > ' ') {
     return p; // most calls: a token at once
   }
 #if defined(__SSE2__)
   // Indented text: runs of spaces, 16 bytes at a time.
   for (; end - p >= 16; p += 16) {
-    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-    const __m128i space = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(bytes, _mm_set1_epi8(' ')),
-                                                    _mm_cmpeq_epi8(bytes, _mm_set1_epi8('\n'))),
-                                       _mm_or_si128(_mm_cmpeq_epi8(bytes, _mm_set1_epi8('\r')),
-                                                    _mm_cmpeq_epi8(bytes, _mm_set1_epi8('\t'))));
-    const auto other = static_cast<unsigned>(~_mm_movemask_epi8(space)) & 0xFFFFu;
+    const unsigned other =
+      ~json_space_mask(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))) & 0xFFFFu;
     if (other != 0) {
       return p + __builtin_ctz(other);
     }
   }
 #endif
-  while (p < end && is_space(*p)) {
+  while (p < end && is_json_space(*p)) {
     ++p;
   }
   return p;
