@@ -1672,10 +1672,6 @@ private:
   std::vector<std::optional<std::pair<size_t, size_t>>> m_spans;
 };
 
-} // namespace
-
-namespace {
-
 // The '\n' bytes in `text`, 16 bytes at a time.
 size_t
 count_newlines(std::string_view text)

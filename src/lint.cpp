@@ -2470,15 +2470,16 @@ resolve_positions(const FileSystem& fs, const std::string& root, Report& report,
     const auto& [file, findings] = by_file[task];
     const auto known =
       std::find_if(texts.begin(), texts.end(), [&](const auto& t) { return t.first == file; });
-    std::optional<Expected<std::string>> read;
+    std::string read; // when not known
+    std::string_view text = known != texts.end() ? known->second.bytes : std::string_view();
     if (known == texts.end()) {
-      read.emplace(fs.read_file(join_path(root, file), k_max_config_size));
-      if (!*read) {
+      auto bytes = fs.read_file(join_path(root, file), k_max_config_size);
+      if (!bytes) {
         return;
       }
+      read = std::move(*bytes);
+      text = read;
     }
-    const std::string_view text =
-      known != texts.end() ? known->second.bytes : std::string_view(**read);
     // Each finding's pointer, then the end pointers of those that span several values.
     std::vector<std::string> pointers;
     std::vector<size_t> spanning;
