@@ -10,7 +10,42 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#if defined(QCHECK_AVX2_DISPATCH)
+#include <cpuid.h>
+#endif
+
 namespace qcheck {
+
+#if defined(QCHECK_AVX2_DISPATCH)
+bool
+detail::cpu_runs_avx2()
+{
+  unsigned a = 0;
+  unsigned b = 0;
+  unsigned c = 0;
+  unsigned d = 0;
+  // Leaf 1: AVX, and XSAVE enabled by the system (OSXSAVE), without which XGETBV faults.
+  constexpr unsigned k_osxsave = 1U << 27;
+  constexpr unsigned k_avx = 1U << 28;
+  if (__get_cpuid_max(0, nullptr) < 7) {
+    return false;
+  }
+  __cpuid(1, a, b, c, d);
+  if ((c & (k_osxsave | k_avx)) != (k_osxsave | k_avx)) {
+    return false;
+  }
+  // XCR0: the system saves the SSE (bit 1) and AVX (bit 2) registers on a context switch.
+  uint32_t xcr0_low = 0;
+  uint32_t xcr0_high = 0;
+  __asm__ volatile("xgetbv" : "=a"(xcr0_low), "=d"(xcr0_high) : "c"(0));
+  if ((xcr0_low & 6U) != 6U) {
+    return false;
+  }
+  // Leaf 7, subleaf 0: AVX2 is bit 5 of EBX.
+  __cpuid_count(7, 0, a, b, c, d);
+  return (b & (1U << 5)) != 0;
+}
+#endif
 
 namespace {
 

@@ -1374,6 +1374,17 @@ TEST(JsonTextStrings, SpecialByteFoundAtEveryPosition)
   }
 }
 
+#if defined(QCHECK_AVX2_DISPATCH)
+// The three CPUID queries behind the AVX2 dispatch answer as GCC's probe of every feature does
+// (linked into this test only).
+TEST(JsonTextStrings, Avx2DetectionAgreesWithTheCompilersProbe)
+{
+  __builtin_cpu_init();
+  EXPECT_EQ(detail::cpu_runs_avx2(), __builtin_cpu_supports("avx2") != 0);
+  EXPECT_EQ(detail::k_have_avx2, detail::cpu_runs_avx2());
+}
+#endif
+
 // skip_json_space stops at the first byte that is not JSON whitespace, whatever the length of
 // the run (16-byte steps and the bytes after them), and never reads past the end of its range.
 TEST(JsonTextSpace, SkipStopsAtTheFirstOtherByte)
