@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Compares two qcheck binaries on the same checkpoints, run in alternation.
 
-Usage: ab.py [--pause SECONDS] OLD NEW DIR[,DIR...] [ROUNDS] [lint|fix]
+Usage: ab.py [--hog MIB] [--pause SECONDS] OLD NEW DIR[,DIR...] [ROUNDS] [lint|fix]
 
 Each round runs `OLD lint DIR` and `NEW lint DIR` (or `fix DIR`, a dry run), OLD first in even
 rounds and NEW first in odd ones (the first program after another runs slower), after one
@@ -10,7 +10,9 @@ moves both alike. Prints, per folder, the median wall time, CPU time (user + sys
 RSS of each, and NEW/OLD. With --pause, every run starts after the machine has been idle that
 many seconds: on the 2-core bench VM, whose guest reports each free 2 MiB block to the host at
 once (virtio_balloon free page reporting), such a run pays again for each 2 MiB page it touches
-first (docs/performance.md, "Fresh memory" and "Cold runs").
+first (docs/performance.md, "Fresh memory" and "Cold runs"). With --hog, each run follows a
+Python process that wrote MIB of memory and exited (then the pause): memory the guest frees and
+reports to the host while the run waits, as after the bench's Python script.
 Standard library only.
 """
 import os
@@ -18,6 +20,10 @@ import statistics
 import subprocess
 import sys
 import time
+
+
+# Writes a byte in every 4 KiB page of MIB mebibytes, then exits.
+HOG = "block = bytearray(%d << 20)\nfor i in range(0, len(block), 4096):\n    block[i] = 1\n"
 
 
 def run(exe, command, folder):
@@ -32,8 +38,12 @@ def run(exe, command, folder):
 def main():
     args = sys.argv[1:]
     pause = 0.0
-    if len(args) >= 2 and args[0] == "--pause":
-        pause = float(args[1])
+    hog = 0
+    while len(args) >= 2 and args[0] in ("--pause", "--hog"):
+        if args[0] == "--pause":
+            pause = float(args[1])
+        else:
+            hog = int(args[1])
         args = args[2:]
     if len(args) not in (3, 4, 5) or (len(args) == 5 and args[4] not in ("lint", "fix")):
         sys.exit(__doc__.split("\n\n")[1])
@@ -44,6 +54,8 @@ def main():
         samples = {old: [], new: []}
         for i in range(rounds + 1):
             for exe in ((old, new) if i % 2 == 0 else (new, old)):
+                if hog:
+                    subprocess.run([sys.executable, "-c", HOG % hog], check=True)
                 time.sleep(pause)
                 result = run(exe, command, folder)
                 if i > 0:
