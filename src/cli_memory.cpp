@@ -1,5 +1,6 @@
 #include "cli_memory.hpp"
 
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -50,14 +51,20 @@ memory_is_limited()
   return false;
 }
 
+struct AdvisedRange
+{
+  uintptr_t begin = 0;
+  uintptr_t end = 0; // begin == end: nothing advised
+};
+
 // Cuts a block of `size` bytes from the top of the calling thread's heap, advises its part in
 // whole 2 MiB pages into huge pages and frees it: with trimming off, the heap keeps it as its
 // free top, from which later blocks are cut. The bytes below the first 2 MiB boundary (up to
 // 2 MiB, where the heap's start put them) can only be 4 KiB pages; with `skip_gap`, one block,
 // never touched, holds them, so that the blocks cut next start in 2 MiB pages (on deepseek, 20
-// to 450 faults fewer in the main heap). Whether the kernel took the advice; nullopt when the
-// block could not be had.
-std::optional<bool>
+// to 450 faults fewer in the main heap). What was advised (empty when the kernel refused the
+// advice); nullopt when the block could not be had.
+std::optional<AdvisedRange>
 reserve_large_pages(size_t size, bool skip_gap)
 {
   void* block = std::malloc(size);
@@ -77,7 +84,19 @@ reserve_large_pages(size_t size, bool skip_gap)
     [[maybe_unused]] static void* volatile filler = nullptr;
     filler = std::malloc(gap - sizeof(size_t));
   }
-  return advised;
+  return advised ? AdvisedRange{begin, end} : AdvisedRange{};
+}
+
+// How long the kernel took to fault in the heap's first 2 MiB page (the first block cut from the
+// heap starts there), for writing; zero when it cannot say (MADV_POPULATE_WRITE is Linux 5.14).
+std::chrono::nanoseconds
+first_large_page_took(const AdvisedRange& range)
+{
+  const auto start = std::chrono::steady_clock::now();
+  if (::madvise(reinterpret_cast<void*>(range.begin), k_huge_page, MADV_POPULATE_WRITE) != 0) {
+    return std::chrono::nanoseconds{0};
+  }
+  return std::chrono::steady_clock::now() - start;
 }
 
 } // namespace
@@ -101,6 +120,14 @@ bool
 use_large_pages()
 {
   const char* setting = std::getenv("QCHECK_LARGE_PAGES");
+  const bool forced = setting != nullptr && std::strcmp(setting, "1") == 0;
+  return use_large_pages(forced ? k_no_probe : k_slowest_first_large_page);
+}
+
+bool
+use_large_pages(std::chrono::microseconds slowest_first_page)
+{
+  const char* setting = std::getenv("QCHECK_LARGE_PAGES");
   if (sanitized() || (setting != nullptr && std::strcmp(setting, "0") == 0) ||
       !kernel_gives_huge_pages() || memory_is_limited()) {
     return false;
@@ -114,17 +141,26 @@ use_large_pages()
   }
   // Grows the heap by the whole reservation; freed, the block becomes the heap's free top,
   // from which later blocks are cut.
-  const std::optional<bool> advised = reserve_large_pages(k_large_page_heap, true);
+  const std::optional<AdvisedRange> advised = reserve_large_pages(k_large_page_heap, true);
   if (!advised) {
     // glibc's own values, fixed rather than adaptive: large blocks mapped and unmapped again.
     mallopt(M_MMAP_THRESHOLD, k_glibc_threshold);
     mallopt(M_TRIM_THRESHOLD, k_glibc_threshold);
     return false;
   }
+  if (advised->begin == advised->end) {
+    return false;
+  }
+  if (slowest_first_page != k_no_probe && first_large_page_took(*advised) > slowest_first_page) {
+    // The rest of the heap in 4 KiB pages; the first 2 MiB page stays.
+    ::madvise(reinterpret_cast<void*>(advised->begin + k_huge_page),
+              advised->end - advised->begin - k_huge_page, MADV_NOHUGEPAGE);
+    return false;
+  }
   // Other threads keep arenas of their own (use_large_pages_in_thread()): with one arena for
   // all, a thread that took a fresh 2 MiB page while holding its lock (a fault of up to
   // milliseconds on a virtual machine) stopped every other thread that allocated meanwhile.
-  return *advised;
+  return true;
 }
 
 void

@@ -1,5 +1,6 @@
 // The command line's heap in 2 MiB pages (src/cli_memory.hpp): counted in page faults, which
 // do not drift with the machine's load as times do.
+#include <chrono>
 #include <cstdio>
 #include <fcntl.h>
 #include <cstdlib>
@@ -12,6 +13,7 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <thread>
+#include <type_traits>
 #include <unistd.h>
 #include <utility>
 
@@ -107,13 +109,14 @@ write_checkpoint(size_t count, size_t shards = 1)
 }
 
 // The page faults of a lint of write_checkpoint(count, shards) in 4 KiB pages
-// (QCHECK_LARGE_PAGES=0), then with the heap set-up: -1 for a run that failed.
+// (QCHECK_LARGE_PAGES=0), then with the heap set-up whatever its first 2 MiB page took
+// (QCHECK_LARGE_PAGES=1): -1 for a run that failed.
 std::pair<long, long>
 page_faults_both_ways(size_t count, size_t shards)
 {
   const fs::path dir = write_checkpoint(count, shards);
   const long small_pages = lint_page_faults(dir, "0");
-  const long large_pages = lint_page_faults(dir, "");
+  const long large_pages = lint_page_faults(dir, "1");
   fs::remove_all(dir);
   return {small_pages, large_pages};
 }
@@ -167,29 +170,39 @@ write_all(char* block, size_t size)
   asm volatile("" : : "r"(block) : "memory");
 }
 
-// Set in the environment of the process status_after_set_up() starts for a check.
+// Set in the environment of the process status_after_set_up() starts for a check: the limit on
+// the first 2 MiB page, in microseconds.
 constexpr const char* k_fresh_heap = "QCHECK_TEST_FRESH_HEAP";
 
 // The exit status of a process that runs the heap set-up (which changes a process's allocator for
-// good), then `check()`: 77 when the set-up was refused, -1 when it did not exit or could not
-// start. The process is this test alone, in this program started again: a child forked from this
-// one would inherit the blocks earlier tests freed, and cut its blocks from them.
+// good) with `slowest_first_page`, then `check(set_up)` (set_up: what the set-up returned): 77
+// when it was refused and `check` takes no argument, -1 when the process did not exit or could
+// not start. The process is this test alone, in this program started again: a child forked from
+// this one would inherit the blocks earlier tests freed, and cut its blocks from them. That
+// process runs the test's first status_after_set_up() call, with this call's limit.
 template<typename Check>
 int
-status_after_set_up(Check check)
+status_after_set_up(Check check,
+                    std::chrono::microseconds slowest_first_page = qcheck::cli::k_no_probe)
 {
-  if (std::getenv(k_fresh_heap) != nullptr) { // in that process
-    if (!qcheck::cli::use_large_pages()) {
-      ::_exit(77);
+  if (const char* limit = std::getenv(k_fresh_heap)) { // in that process
+    const bool set_up =
+      qcheck::cli::use_large_pages(std::chrono::microseconds{std::strtoll(limit, nullptr, 10)});
+    if constexpr (std::is_invocable_v<Check, bool>) {
+      ::_exit(check(set_up));
+    } else {
+      if (!set_up) {
+        ::_exit(77);
+      }
+      ::_exit(check());
     }
-    ::_exit(check());
   }
   const ::testing::TestInfo* test = ::testing::UnitTest::GetInstance()->current_test_info();
   const std::string filter =
     std::string("--gtest_filter=") + test->test_suite_name() + "." + test->name();
   const pid_t pid = ::fork();
   if (pid == 0) {
-    ::setenv(k_fresh_heap, "1", 1);
+    ::setenv(k_fresh_heap, std::to_string(slowest_first_page.count()).c_str(), 1);
     std::freopen("/dev/null", "w", stdout);
     ::execl("/proc/self/exe", "qcheck_tests", filter.c_str(), static_cast<char*>(nullptr));
     ::_exit(126);
@@ -226,6 +239,58 @@ TEST(CliMemory, FirstBlockAfterTheSetUpStartsInALargePage)
   }
   EXPECT_EQ(status & 1, 0) << "the block does not start at a 2 MiB boundary";
   EXPECT_EQ(status & 2, 0) << "writing 8 MiB took more than 16 page faults";
+}
+
+namespace {
+
+// Page faults of writing a fresh 8 MiB block.
+long
+faults_writing_8_mib()
+{
+  constexpr size_t k_block = size_t{8} << 20;
+  auto* block = static_cast<char*>(std::malloc(k_block));
+  const long before = own_page_faults();
+  write_all(block, k_block);
+  return own_page_faults() - before;
+}
+
+} // namespace
+
+// The first write into the heap's first 2 MiB page is timed: slower than the limit (here any
+// time at all), the set-up says no and the rest of the heap stays in 4 KiB pages, 512 faults per
+// 2 MiB.
+TEST(CliMemory, SlowFirstLargePageLeavesTheHeapInSmallPages)
+{
+  if (const char* why = set_up_untestable()) {
+    GTEST_SKIP() << why;
+  }
+  const int status = status_after_set_up(
+    [](bool set_up) { return (set_up ? 1 : 0) | (faults_writing_8_mib() >= 1024 ? 0 : 2); },
+    std::chrono::microseconds{0});
+  ASSERT_GE(status, 0);
+  EXPECT_EQ(status & 1, 0) << "a first 2 MiB page over the limit kept the set-up";
+  EXPECT_EQ(status & 2, 0) << "after it, writing 8 MiB took fewer than 1,024 page faults";
+}
+
+// Under the limit (any time under 10 s), the set-up stands as it does unprobed: 8 MiB are
+// written in a few 2 MiB faults.
+TEST(CliMemory, FirstLargePageUnderTheLimitKeepsTheSetUp)
+{
+  if (const char* why = set_up_untestable()) {
+    GTEST_SKIP() << why;
+  }
+  const auto check = [](bool set_up) {
+    return (set_up ? 0 : 1) | (faults_writing_8_mib() <= 16 ? 0 : 2);
+  };
+  const int unprobed = status_after_set_up(check, qcheck::cli::k_no_probe);
+  const int probed = status_after_set_up(check, std::chrono::seconds{10});
+  ASSERT_GE(unprobed, 0);
+  ASSERT_GE(probed, 0);
+  if ((unprobed & 1) != 0) {
+    GTEST_SKIP() << "the kernel refused the advice";
+  }
+  EXPECT_EQ(probed & 1, 0) << "a first 2 MiB page under the limit undid the set-up";
+  EXPECT_EQ(probed & 2, 0) << "under the limit, writing 8 MiB took more than 16 page faults";
 }
 
 // Only the main thread's blocks come from the main heap: another thread allocates from an arena
