@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <limits>
 #include <optional>
 #include <string_view>
@@ -20,6 +21,10 @@ constexpr uintptr_t k_huge_page = uintptr_t{2} << 20;
 constexpr int k_glibc_threshold = 128 * 1024; // M_MMAP_THRESHOLD's and M_TRIM_THRESHOLD's default
 // Below this, the bytes before the first 2 MiB page are left to the next blocks (a page at most).
 constexpr uintptr_t k_min_filler = 4096;
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 // Linux 5.14; glibc's headers name it from 2.35 on
+#endif
 
 bool
 sanitized()
@@ -87,16 +92,26 @@ reserve_large_pages(size_t size, bool skip_gap)
   return advised ? AdvisedRange{begin, end} : AdvisedRange{};
 }
 
-// How long the kernel took to fault in the heap's first 2 MiB page (the first block cut from the
-// heap starts there), for writing; zero when it cannot say (MADV_POPULATE_WRITE is Linux 5.14).
+// The calling thread's CPU time: a fault the host makes slow is spent in the kernel for the
+// thread, while time the thread waits for its core (a busy machine) is not counted.
 std::chrono::nanoseconds
+thread_cpu_time()
+{
+  timespec now{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return std::chrono::seconds{now.tv_sec} + std::chrono::nanoseconds{now.tv_nsec};
+}
+
+// How long the kernel took to fault in the heap's first 2 MiB page (the first block cut from the
+// heap starts there), for writing; nullopt when it cannot (MADV_POPULATE_WRITE: Linux 5.14).
+std::optional<std::chrono::microseconds>
 first_large_page_took(const AdvisedRange& range)
 {
-  const auto start = std::chrono::steady_clock::now();
+  const std::chrono::nanoseconds start = thread_cpu_time();
   if (::madvise(reinterpret_cast<void*>(range.begin), k_huge_page, MADV_POPULATE_WRITE) != 0) {
-    return std::chrono::nanoseconds{0};
+    return std::nullopt;
   }
-  return std::chrono::steady_clock::now() - start;
+  return std::chrono::duration_cast<std::chrono::microseconds>(thread_cpu_time() - start);
 }
 
 } // namespace
@@ -151,11 +166,14 @@ use_large_pages(std::chrono::microseconds slowest_first_page)
   if (advised->begin == advised->end) {
     return false;
   }
-  if (slowest_first_page != k_no_probe && first_large_page_took(*advised) > slowest_first_page) {
-    // The rest of the heap in 4 KiB pages; the first 2 MiB page stays.
-    ::madvise(reinterpret_cast<void*>(advised->begin + k_huge_page),
-              advised->end - advised->begin - k_huge_page, MADV_NOHUGEPAGE);
-    return false;
+  if (slowest_first_page != k_no_probe) {
+    const std::optional<std::chrono::microseconds> took = first_large_page_took(*advised);
+    if (took && *took > slowest_first_page) {
+      // The rest of the heap in 4 KiB pages; the first 2 MiB page stays. Refused, the advice
+      // stands: large pages, as before the timing.
+      return ::madvise(reinterpret_cast<void*>(advised->begin + k_huge_page),
+                       advised->end - advised->begin - k_huge_page, MADV_NOHUGEPAGE) != 0;
+    }
   }
   // Other threads keep arenas of their own (use_large_pages_in_thread()): with one arena for
   // all, a thread that took a fresh 2 MiB page while holding its lock (a fault of up to

@@ -29,12 +29,12 @@ inline constexpr size_t k_large_page_thread_heap = size_t{48} << 20;
 // before any thread starts. True when the heap was set up and the kernel took the advice; the next
 // block allocated then starts at a 2 MiB boundary.
 //
-// Unless QCHECK_LARGE_PAGES=1, the first write into the heap's first 2 MiB page is timed: where
-// it takes longer than k_slowest_first_large_page, the rest of the heap stays in 4 KiB pages and
-// the call returns false (the thresholds stay set). On the bench VM a 2 MiB page took 0.12-0.35
-// ms to fault in, or 4.7-6 ms where the host had taken the memory back (the guest reports free
-// memory to the host, which fills each 2 MiB page again at its next first touch, in 4 KiB
-// steps); 4 KiB pages took 0.6 ms per 2 MiB either way.
+// Unless QCHECK_LARGE_PAGES=1, the heap's first 2 MiB page is faulted in at once
+// (MADV_POPULATE_WRITE) and the thread CPU time that took is read: over
+// k_slowest_first_large_page, the rest of the heap is advised into 4 KiB pages and the call
+// returns false (the thresholds stay set). On a virtual machine whose host takes freed memory
+// back, such a page costs the host a fault per 4 KiB, milliseconds (docs/performance.md, stop
+// 50). Where the kernel cannot (before Linux 5.14), nothing is timed.
 bool use_large_pages();
 
 // A first 2 MiB page slower than this falls back to 4 KiB pages (see use_large_pages()).
@@ -42,7 +42,8 @@ inline constexpr std::chrono::microseconds k_slowest_first_large_page{1000};
 // No timing: large pages whatever the first one took.
 inline constexpr std::chrono::microseconds k_no_probe = std::chrono::microseconds::max();
 
-// use_large_pages() with this limit on the first 2 MiB page's fault (k_no_probe: none).
+// use_large_pages() with this limit on the first 2 MiB page (k_no_probe: none), whatever
+// QCHECK_LARGE_PAGES=1 says; QCHECK_LARGE_PAGES=0 still turns the set-up off.
 bool use_large_pages(std::chrono::microseconds slowest_first_page);
 
 // After use_large_pages() returned true, called first in each other thread

@@ -17,16 +17,19 @@
 namespace qcheck {
 
 #if defined(QCHECK_AVX2_DISPATCH)
+// Not __builtin_cpu_supports: it links libgcc's probe of every feature, a dozen CPUID queries at
+// start-up, each a trap to the hypervisor on a virtual machine.
 bool
 detail::cpu_runs_avx2()
 {
-  unsigned a = 0;
-  unsigned b = 0;
-  unsigned c = 0;
-  unsigned d = 0;
-  // Leaf 1: AVX, and XSAVE enabled by the system (OSXSAVE), without which XGETBV faults.
-  constexpr unsigned k_osxsave = 1U << 27;
-  constexpr unsigned k_avx = 1U << 28;
+  constexpr uint32_t k_osxsave = 1u << 27; // leaf 1, ECX: XGETBV enabled by the system
+  constexpr uint32_t k_avx = 1u << 28;     // leaf 1, ECX
+  constexpr uint32_t k_sse_avx_state = 6u; // XCR0: the system saves SSE and AVX registers
+  constexpr uint32_t k_avx2 = 1u << 5;     // leaf 7, subleaf 0, EBX
+  uint32_t a = 0;
+  uint32_t b = 0;
+  uint32_t c = 0;
+  uint32_t d = 0;
   if (__get_cpuid_max(0, nullptr) < 7) {
     return false;
   }
@@ -34,16 +37,14 @@ detail::cpu_runs_avx2()
   if ((c & (k_osxsave | k_avx)) != (k_osxsave | k_avx)) {
     return false;
   }
-  // XCR0: the system saves the SSE (bit 1) and AVX (bit 2) registers on a context switch.
   uint32_t xcr0_low = 0;
   uint32_t xcr0_high = 0;
   __asm__ volatile("xgetbv" : "=a"(xcr0_low), "=d"(xcr0_high) : "c"(0));
-  if ((xcr0_low & 6U) != 6U) {
+  if ((xcr0_low & k_sse_avx_state) != k_sse_avx_state) {
     return false;
   }
-  // Leaf 7, subleaf 0: AVX2 is bit 5 of EBX.
   __cpuid_count(7, 0, a, b, c, d);
-  return (b & (1U << 5)) != 0;
+  return (b & k_avx2) != 0;
 }
 #endif
 

@@ -468,7 +468,8 @@ int
 main(int argc, char** argv)
 {
   // Where 2 MiB pages are used, a whole file (the index) read into them scans faster than its
-  // mapping; QCHECK_LARGE_PAGES=0 keeps both to 4 KiB pages.
+  // mapping; QCHECK_LARGE_PAGES=0 keeps both to 4 KiB pages, as does a first 2 MiB page slow to
+  // fault in (see use_large_pages()).
   const bool large_pages = qcheck::cli::use_large_pages();
   disk_options().map_whole_files = !large_pages;
   if (large_pages) {

@@ -55,9 +55,7 @@ is_string_special(unsigned char c)
 }
 
 #if defined(QCHECK_AVX2_DISPATCH)
-// Whether the processor runs AVX2 and the system saves its registers: three CPUID queries
-// (`__builtin_cpu_supports` links libgcc's probe of every feature, a dozen queries at start-up,
-// each a trap to the hypervisor on a virtual machine).
+// Whether the processor runs AVX2 and the system saves its registers (read with CPUID).
 bool cpu_runs_avx2();
 // cpu_runs_avx2(), read once, at start-up.
 inline const bool k_have_avx2 = cpu_runs_avx2();
