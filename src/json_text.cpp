@@ -1755,32 +1755,44 @@ locate_along_paths(std::string_view text, const std::vector<std::string>& pointe
   if (!spans || std::any_of(spans->begin(), spans->end(), [](const auto& s) { return !s; })) {
     return locate_all(text, pointers);
   }
-  // Lines are counted only up to the last span: one span early in a long text reads little.
-  std::vector<std::pair<size_t, size_t>> by_offset; // (begin, pointer)
-  for (size_t p = 0; p < spans->size(); ++p) {
-    by_offset.emplace_back((*spans)[p]->first, p);
+  std::vector<size_t> begins;
+  for (const auto& span : *spans) {
+    begins.push_back(span->first);
   }
-  std::sort(by_offset.begin(), by_offset.end());
-  std::vector<TextPosition> positions(spans->size());
-  uint32_t line = 1;
-  size_t line_start = 0;
-  size_t counted = 0; // newlines before here are counted
-  for (const auto& [offset, p] : by_offset) {
-    // Counted a block at a time, not a call per line: a span past a long list is 50,000 lines on.
-    const std::string_view stretch = text.substr(counted, offset - counted);
-    if (const size_t newlines = count_newlines(stretch); newlines > 0) {
-      line += static_cast<uint32_t>(newlines);
-      line_start = counted + stretch.rfind('\n') + 1;
-    }
-    counted = offset;
-    positions[p] = TextPosition{line, static_cast<uint32_t>(offset - line_start + 1)};
-  }
+  const std::vector<TextPosition> positions = positions_of(text, begins);
   std::vector<Expected<JsonSpan>> out;
   out.reserve(pointers.size());
   for (size_t p = 0; p < spans->size(); ++p) {
     out.emplace_back(JsonSpan{(*spans)[p]->first, (*spans)[p]->second, positions[p]});
   }
   return out;
+}
+
+std::vector<TextPosition>
+positions_of(std::string_view text, std::span<const size_t> offsets)
+{
+  // Lines are counted only up to the last offset: one early in a long text reads little.
+  std::vector<std::pair<size_t, size_t>> by_offset; // (offset, index)
+  for (size_t i = 0; i < offsets.size(); ++i) {
+    by_offset.emplace_back(std::min(offsets[i], text.size()), i);
+  }
+  std::sort(by_offset.begin(), by_offset.end());
+  std::vector<TextPosition> positions(offsets.size());
+  uint32_t line = 1;
+  size_t line_start = 0;
+  size_t counted = 0; // newlines before here are counted
+  for (const auto& [offset, i] : by_offset) {
+    // Counted a block at a time, not a call per line: an offset past a long list is 50,000
+    // lines on.
+    const std::string_view stretch = text.substr(counted, offset - counted);
+    if (const size_t newlines = count_newlines(stretch); newlines > 0) {
+      line += static_cast<uint32_t>(newlines);
+      line_start = counted + stretch.rfind('\n') + 1;
+    }
+    counted = offset;
+    positions[i] = TextPosition{line, static_cast<uint32_t>(offset - line_start + 1)};
+  }
+  return positions;
 }
 
 TextPosition

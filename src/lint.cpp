@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <charconv>
 #include <deque>
 #include <thread>
 #include <fmt/format.h>
@@ -2452,9 +2453,88 @@ lint(const Checkpoint& checkpoint, const Inventory& inventory, const Declaration
   return report;
 }
 
+namespace {
+
+// The spans of `pointers` in `file`'s `text`: those naming an exclusion list of `sources` read
+// from this very text (EntryList::read_span()), or one of its elements, found without a walk;
+// the others by locate_along_paths().
+std::vector<Expected<JsonSpan>>
+locate_in_config(std::string_view text, const std::string& file,
+                 std::span<const ConfigSource> sources, const std::vector<std::string>& pointers)
+{
+  // Each source's list span, where the pointers to its list name that span: a block's list is
+  // its list_key's.
+  std::vector<const EntryList::TextSpan*> spans(sources.size(), nullptr);
+  for (size_t k = 0; k < sources.size(); ++k) {
+    const ConfigSource& s = sources[k];
+    if (s.file == file && s.has_list && s.positions.empty()) {
+      const EntryList::TextSpan* span = s.excludes.read_span(text);
+      if (span != nullptr &&
+          text.substr(span->key, s.list_key.size() + 2) == fmt::format("\"{}\"", s.list_key)) {
+        spans[k] = span;
+      }
+    }
+  }
+  std::vector<size_t> begins(pointers.size());
+  std::vector<size_t> ends(pointers.size());
+  std::vector<std::string> others;
+  std::vector<size_t> other_at; // index in `pointers` of each of `others`
+  for (size_t p = 0; p < pointers.size(); ++p) {
+    const std::string& pointer = pointers[p];
+    std::optional<std::pair<size_t, size_t>> found;
+    for (size_t k = 0; k < sources.size() && !found; ++k) {
+      if (spans[k] == nullptr) {
+        continue;
+      }
+      const std::string list = list_pointer(sources[k]);
+      if (pointer == list) {
+        found = std::pair{spans[k]->begin, spans[k]->end};
+        continue;
+      }
+      if (pointer.size() <= list.size() + 1 || !pointer.starts_with(list) ||
+          pointer[list.size()] != '/') {
+        continue;
+      }
+      const std::string_view digits = std::string_view(pointer).substr(list.size() + 1);
+      size_t index = 0;
+      const auto [end, error] =
+        std::from_chars(digits.data(), digits.data() + digits.size(), index);
+      if (error == std::errc() && end == digits.data() + digits.size() &&
+          (digits.size() == 1 || digits[0] != '0')) {
+        found = sources[k].excludes.element_token(text, index);
+      }
+    }
+    if (found) {
+      begins[p] = found->first;
+      ends[p] = found->second;
+    } else {
+      others.push_back(pointer);
+      other_at.push_back(p);
+    }
+  }
+  if (others.size() == pointers.size()) {
+    return locate_along_paths(text, pointers);
+  }
+  const std::vector<TextPosition> positions = positions_of(text, begins);
+  std::vector<Expected<JsonSpan>> out;
+  for (size_t p = 0; p < pointers.size(); ++p) {
+    out.emplace_back(JsonSpan{begins[p], ends[p], positions[p]});
+  }
+  if (!others.empty()) {
+    std::vector<Expected<JsonSpan>> walked = locate_along_paths(text, others);
+    for (size_t k = 0; k < others.size(); ++k) {
+      out[other_at[k]] = std::move(walked[k]);
+    }
+  }
+  return out;
+}
+
+} // namespace
+
 void
 resolve_positions(const FileSystem& fs, const std::string& root, Report& report, unsigned threads,
-                  std::span<const std::pair<std::string, PaddedBytes>> texts)
+                  std::span<const std::pair<std::string, PaddedBytes>> texts,
+                  std::span<const ConfigSource> sources)
 {
   // One scan per file, however many findings point into it; files side by side (a long list is
   // in config.json and hf_quant_config.json, megabytes each).
@@ -2492,7 +2572,8 @@ resolve_positions(const FileSystem& fs, const std::string& root, Report& report,
         spanning.push_back(i);
       }
     }
-    const auto spans = locate_along_paths(text, pointers);
+    const auto spans = known != texts.end() ? locate_in_config(text, file, sources, pointers)
+                                            : locate_along_paths(text, pointers);
     for (size_t i = 0; i < findings.size(); ++i) {
       if (!spans[i]) {
         continue;
@@ -2601,7 +2682,8 @@ lint_path(const FileSystem& fs, const std::string& path, const LintOptions& opti
   run.drafts = locate_drafts(run.declaration.model, run.checkpoint, run.inventory);
   run.report = lint(run.checkpoint, run.inventory, run.declaration, options, run.tables);
   run.report.root = path;
-  resolve_positions(fs, run.checkpoint.root, run.report, options.threads, run.declaration.texts);
+  resolve_positions(fs, run.checkpoint.root, run.report, options.threads, run.declaration.texts,
+                    run.declaration.sources);
   return run;
 }
 

@@ -44,6 +44,9 @@ EntryList::own()
       push_back(e);
     }
   }
+  // About to be written: no longer what any text holds.
+  m_entries->read_text = {};
+  m_entries->twins.clear();
   return *m_entries;
 }
 
@@ -71,6 +74,93 @@ EntryList::push_back(std::string_view entry)
   e.views.emplace_back(e.free, entry.size());
   e.free += entry.size();
   e.left -= entry.size();
+}
+
+void
+EntryList::keep_text(std::shared_ptr<const void> owner)
+{
+  Entries& e = own();
+  if (e.texts.empty() || e.texts.back() != owner) {
+    e.texts.push_back(std::move(owner));
+  }
+}
+
+void
+EntryList::mark_read_from(std::string_view text, TextSpan span)
+{
+  Entries& e = own();
+  e.read_text = text;
+  e.read = std::move(span);
+}
+
+namespace {
+
+bool
+read_from(const std::string_view& read_text, std::string_view text)
+{
+  return read_text.data() != nullptr && read_text.data() == text.data() &&
+         read_text.size() == text.size();
+}
+
+} // namespace
+
+const EntryList::TextSpan*
+EntryList::read_span(std::string_view text) const
+{
+  if (!m_entries) {
+    return nullptr;
+  }
+  if (read_from(m_entries->read_text, text)) {
+    return &m_entries->read;
+  }
+  for (const auto& twin : m_entries->twins) {
+    if (read_from(twin->read_text, text)) {
+      return &twin->read;
+    }
+  }
+  return nullptr;
+}
+
+std::optional<std::pair<size_t, size_t>>
+EntryList::element_token(std::string_view text, size_t i) const
+{
+  if (!m_entries || i >= size()) {
+    return std::nullopt;
+  }
+  const Entries* read = read_from(m_entries->read_text, text) ? m_entries.get() : nullptr;
+  for (const auto& twin : m_entries->twins) {
+    if (read == nullptr && read_from(twin->read_text, text)) {
+      read = twin.get();
+    }
+  }
+  if (read == nullptr) {
+    return std::nullopt;
+  }
+  const auto& escaped = read->read.escaped;
+  const auto copied = std::lower_bound(escaped.begin(), escaped.end(), i,
+                                       [](const auto& e, size_t k) { return e.index < k; });
+  if (copied != escaped.end() && copied->index == i) {
+    return std::pair{copied->begin, copied->end};
+  }
+  // A view into the text, between its quotes.
+  const std::string_view entry = read->views[i];
+  const auto address = reinterpret_cast<uintptr_t>(entry.data());
+  const auto start = reinterpret_cast<uintptr_t>(text.data());
+  if (address <= start || address - start + entry.size() >= text.size()) {
+    return std::nullopt;
+  }
+  const size_t at = address - start;
+  return std::pair{at - 1, at + entry.size() + 1};
+}
+
+void
+EntryList::share_entries(const EntryList& equal)
+{
+  std::shared_ptr<Entries> mine = std::move(m_entries);
+  m_entries = equal.m_entries;
+  if (mine && mine != m_entries && mine->read_text.data() != nullptr && m_entries) {
+    m_entries->twins.push_back(std::move(mine));
+  }
 }
 
 void
@@ -383,7 +473,14 @@ private:
 class DomValue
 {
 public:
-  explicit DomValue(simdjson::dom::element e) : m_e(e) {}
+  // `text`: the text `e` was parsed from (with what keeps it alive), or null.
+  explicit DomValue(simdjson::dom::element e, const PaddedBytes* text = nullptr)
+    : m_e(e), m_text(text)
+  {
+  }
+
+  const PaddedBytes* text() const { return m_text; }
+  simdjson::dom::element element() const { return m_e; }
 
   bool is_object() const { return m_e.type() == Type::OBJECT; }
   bool is_array() const { return m_e.type() == Type::ARRAY; }
@@ -399,7 +496,7 @@ public:
     if (object.at_key(key).get(value)) {
       return std::nullopt;
     }
-    return DomValue(value);
+    return DomValue(value, m_text);
   }
   std::string_view string() const { return m_e.get_string().value_unsafe(); }
   // simdjson keeps an integer that fits int64 as INT64, a larger one as UINT64.
@@ -427,7 +524,7 @@ public:
   {
     const simdjson::dom::array array = m_e.get_array().value_unsafe();
     for (simdjson::dom::element e : array) {
-      f(DomValue(e));
+      f(DomValue(e, m_text));
     }
   }
   template<typename F>
@@ -435,13 +532,14 @@ public:
   {
     const simdjson::dom::object object = m_e.get_object().value_unsafe();
     for (simdjson::dom::key_value_pair member : object) {
-      f(member.key, DomValue(member.value));
+      f(member.key, DomValue(member.value, m_text));
     }
   }
 
 private:
   using Type = simdjson::dom::element_type;
   simdjson::dom::element m_e;
+  const PaddedBytes* m_text;
 };
 
 // Whether the document at `e` nests no deeper than `depth_left` and no object in it repeats a
@@ -524,6 +622,121 @@ add_name(EntryList& out, std::string_view name)
   out.push_back(name);
 }
 
+// Whether a member whose key is `token` (with its quotes; lower-case letters, digits and
+// underscores, which no escape but \u spells), whose value is the array of strings at
+// [open, close) of `text`, is the only member so named in the text, knowing that `token` does
+// not occur before it: neither `token` nor a \u escape occurs after the array, and no \u
+// escape before it (within the array, they would be in its strings).
+bool
+only_member_named(std::string_view text, std::string_view token, size_t open, size_t close)
+{
+  const bool plain_key = std::all_of(token.begin() + 1, token.end() - 1, [](char c) {
+    return c == '_' || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+  });
+  const auto escapes_u = [&](std::string_view part) {
+    for (size_t at = part.find('\\'); at != std::string_view::npos; at = part.find('\\', at + 2)) {
+      if (at + 1 < part.size() && part[at + 1] == 'u') {
+        return true;
+      }
+    }
+    return false;
+  };
+  const std::string_view after = text.substr(close);
+  return plain_key && !escapes_u(text.substr(0, open)) && !escapes_u(after) &&
+         after.find(token) == std::string_view::npos;
+}
+
+// How many places holding `"key"` read_in_place() tries before it copies the entries instead.
+constexpr int k_max_list_places = 8;
+
+// The array of strings `list`, member `key` of an object in `text` (which simdjson read into the
+// DOM), with each entry the text spells without an escape kept as a view into the text: found
+// where `"key": [` is followed by exactly those strings, each compared with the DOM's; the other
+// entries are copied. Nullopt when no such place is found or an element is not a string (the
+// caller then copies every entry, and names what is not a string).
+std::optional<EntryList>
+read_in_place(const PaddedBytes& text, std::string_view key, simdjson::dom::array list)
+{
+  const std::string_view all = text.bytes;
+  const char* const end = all.data() + all.size();
+  const std::string token = fmt::format("\"{}\"", key);
+  size_t from = 0;
+  for (int tries = 0; tries < k_max_list_places; ++tries) {
+    // memmem, not find(): find() stops at every quote of the text.
+    const void* const hit =
+      from < all.size() ? ::memmem(all.data() + from, all.size() - from, token.data(), token.size())
+                        : nullptr;
+    if (hit == nullptr) {
+      return std::nullopt;
+    }
+    const auto at = static_cast<size_t>(static_cast<const char*>(hit) - all.data());
+    from = at + 1;
+    const char* p = skip_json_space(all.data() + at + token.size(), end);
+    if (p == end || *p != ':' || (p = skip_json_space(p + 1, end)) == end || *p != '[') {
+      continue;
+    }
+    const auto open = static_cast<size_t>(p - all.data());
+    p = skip_json_space(p + 1, end);
+    EntryList out;
+    out.keep_text(text.owner);
+    out.reserve(list.size());
+    std::vector<EntryList::TextSpan::Escaped> escaped;
+    bool found = true;
+    bool first = true;
+    for (simdjson::dom::element e : list) {
+      if (e.type() != simdjson::dom::element_type::STRING) {
+        return std::nullopt;
+      }
+      const std::string_view entry = e.get_string().value_unsafe();
+      if (!first) {
+        if (p == end || *p != ',') {
+          found = false;
+          break;
+        }
+        p = skip_json_space(p + 1, end);
+      }
+      first = false;
+      if (p == end || *p != '"') {
+        found = false;
+        break;
+      }
+      unsigned high = 0;
+      const char* const begin = p + 1;
+      const char* const stop = detail::find_string_special<false>(begin, end, high);
+      if (stop != end && *stop == '"') {
+        const auto length = static_cast<size_t>(stop - begin);
+        if (length != entry.size() || std::memcmp(begin, entry.data(), length) != 0) {
+          found = false;
+          break;
+        }
+        out.push_back_kept(std::string_view(begin, length));
+        p = skip_json_space(stop + 1, end);
+      } else if (stop != end && *stop == '\\') {
+        const auto open_quote = static_cast<size_t>(p - all.data());
+        const size_t close = string_token_end(all, open_quote);
+        if (close >= all.size()) {
+          found = false;
+          break;
+        }
+        escaped.push_back({static_cast<uint32_t>(out.size()), open_quote, close + 1});
+        out.push_back(entry);
+        p = skip_json_space(all.data() + close + 1, end);
+      } else {
+        found = false;
+        break;
+      }
+    }
+    if (found && p != end && *p == ']') {
+      const size_t close = static_cast<size_t>(p - all.data()) + 1;
+      if (tries == 0 && only_member_named(all, token, open, close)) {
+        out.mark_read_from(all, {at, open, close, std::move(escaped)});
+      }
+      return out;
+    }
+  }
+  return std::nullopt;
+}
+
 // An exclusion list's entries, each a string. Anything else (the list as one string, an entry
 // that is a number, null or a list) is named in `errors` and left out: engines compare names
 // with strings, and iterate a string's characters.
@@ -549,6 +762,14 @@ get_names(const Value& j, const char* key, std::vector<std::string>& errors,
       add_name(out, list->string());
     }
     return out;
+  }
+  if constexpr (std::is_same_v<List, EntryList> && std::is_same_v<Value, DomValue>) {
+    if (list->text() != nullptr && list->text()->owner) {
+      if (auto kept =
+            read_in_place(*list->text(), key, list->element().get_array().value_unsafe())) {
+        return std::move(*kept);
+      }
+    }
   }
   out.reserve(list->size());
   uint32_t index = 0;
@@ -789,6 +1010,7 @@ struct ParsedConfig
   std::unique_ptr<simdjson::dom::parser> parser; // owns `dom` (which points into it)
   simdjson::dom::element dom;
   std::optional<Json> json; // set instead of the DOM
+  PaddedBytes text{};       // the DOM's text: its lists' entries are views into it
 
   template<typename F>
   void visit(F&& f) const
@@ -796,7 +1018,7 @@ struct ParsedConfig
     if (json) {
       f(JsonValue(*json));
     } else {
-      f(DomValue(dom));
+      f(DomValue(dom, &text));
     }
   }
 };
@@ -835,13 +1057,14 @@ parse_file(const FileSystem& fs, const std::string& root, const std::string& nam
   // text check_json accepts without a reason (it refuses nesting past 512 levels, and more
   // values than k_max_clean_text bytes can hold): only other text is scanned.
   if (text.size() <= k_max_clean_text && simdjson_reads(text)) {
-    ParsedConfig parsed{std::make_unique<simdjson::dom::parser>(), {}, std::nullopt};
+    ParsedConfig parsed{std::make_unique<simdjson::dom::parser>(), {}, std::nullopt, {}};
     if (!parsed.parser->parse(text.data(), text.size(), false).get(parsed.dom)) {
       if (plain_document(parsed.dom, k_max_replay_depth)) {
         if (!parsed.dom.is_object()) {
           out.problems.push_back({name, "is not a JSON object", ConfigIssue::invalid});
           return std::nullopt;
         }
+        parsed.text = *bytes;
         out.texts.emplace_back(name, *std::move(bytes));
         return parsed;
       }
@@ -885,7 +1108,7 @@ parse_file(const FileSystem& fs, const std::string& root, const std::string& nam
   if (bytes->owner) {
     out.texts.emplace_back(name, *std::move(bytes));
   }
-  return ParsedConfig{nullptr, {}, std::move(json)};
+  return ParsedConfig{nullptr, {}, std::move(json), {}};
 }
 
 template<typename Value>
@@ -965,6 +1188,11 @@ read_config(const Value& config, Declaration& out)
     src.file = "config.json";
     src.pointer = pointer;
     fill_source(src, *block);
+    // Settings nested under "quantization" (ModelOpt's legacy layout) hold the list there, not
+    // where the block's pointer and list_key name it: positions are not taken from the reading.
+    if (const auto nested = block->find("quantization"); nested && nested->is_object()) {
+      src.excludes.forget_reading();
+    }
     out.sources.push_back(std::move(src));
   }
 }
@@ -1046,7 +1274,7 @@ read_declaration(const FileSystem& fs, const std::string& root)
   for (size_t j = 1; j < out.sources.size(); ++j) {
     for (size_t i = 0; i < j; ++i) {
       if (out.sources[j].excludes == out.sources[i].excludes) {
-        out.sources[j].excludes = out.sources[i].excludes;
+        out.sources[j].excludes.share_entries(out.sources[i].excludes);
         break;
       }
     }

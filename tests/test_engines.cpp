@@ -1080,6 +1080,121 @@ TEST(EntryList, TheSameListInTwoFilesIsKeptOnce)
   }
 }
 
+// A list read from a configuration's text keeps each entry the text spells without an escape as
+// a view into that text (Declaration::texts keeps it), copies the others, and knows where the
+// array and each element's string token are.
+TEST(EntryList, ReadInPlaceKeepsViewsIntoTheConfigText)
+{
+  MemoryFileSystem fs;
+  fs.add_file("m/config.json",
+              "{\"model_type\": \"deepseek_v3\",\n \"quantization_config\": {\"quant_method\": "
+              "\"modelopt\", \"quant_algo\": \"NVFP4\",\n  \"ignore\" :\t[ \"lm_head\",\n"
+              "   \"re:model\\\\.layers\\\\.7\\\\..*\" ,\"model.layers.\\u0039.mlp\",\"\", "
+              "\"model.layers.61*\"\r\n]}}");
+  const Declaration d = read_declaration(fs, "m");
+  ASSERT_EQ(d.sources.size(), 1u);
+  ASSERT_EQ(d.texts.size(), 1u);
+  const std::string_view text = d.texts[0].second.bytes;
+  const EntryList& list = d.sources[0].excludes;
+  ASSERT_TRUE(list == (std::vector<std::string>{"lm_head", R"(re:model\.layers\.7\..*)",
+                                                "model.layers.9.mlp", "", "model.layers.61*"}));
+  const auto in_text = [&](std::string_view entry) {
+    return entry.data() >= text.data() && entry.data() + entry.size() <= text.data() + text.size();
+  };
+  EXPECT_TRUE(in_text(list[0]));
+  EXPECT_FALSE(in_text(list[1])); // escaped: a copy
+  EXPECT_FALSE(in_text(list[2]));
+  EXPECT_TRUE(in_text(list[4]));
+  const EntryList::TextSpan* span = list.read_span(text);
+  ASSERT_NE(span, nullptr);
+  EXPECT_TRUE(text.substr(span->key).starts_with("\"ignore\" :"));
+  EXPECT_EQ(text.substr(span->begin, 1), "[");
+  EXPECT_EQ(span->end, text.rfind(']') + 1);
+  const std::vector<std::string_view> tokens{"\"lm_head\"", R"("re:model\\.layers\\.7\\..*")",
+                                             R"("model.layers.\u0039.mlp")", "\"\"",
+                                             "\"model.layers.61*\""};
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    const auto token = list.element_token(text, i);
+    ASSERT_TRUE(token) << i;
+    EXPECT_EQ(text.substr(token->first, token->second - token->first), tokens[i]) << i;
+  }
+  EXPECT_FALSE(list.element_token(text, tokens.size()));
+  // Another text, even with the same bytes, is not the one read.
+  const std::string copy(text);
+  EXPECT_EQ(list.read_span(copy), nullptr);
+  EXPECT_FALSE(list.element_token(copy, 0));
+}
+
+// Writing to a list (or a copy of it) forgets where it was read; the lists it shared its entries
+// with keep knowing.
+TEST(EntryList, WritingForgetsWhereTheListWasRead)
+{
+  MemoryFileSystem fs;
+  fs.add_file("m/config.json",
+              R"({"quantization_config": {"quant_method": "modelopt", "quant_algo": "NVFP4", )"
+              R"("ignore": ["lm_head", "model.layers.61*"]}})");
+  const Declaration d = read_declaration(fs, "m");
+  ASSERT_EQ(d.sources.size(), 1u);
+  const std::string_view text = d.texts.at(0).second.bytes;
+  EntryList a = d.sources[0].excludes;
+  EntryList b = a;
+  ASSERT_NE(a.read_span(text), nullptr);
+  ASSERT_NE(b.read_span(text), nullptr);
+  b.push_back("mtp.fc");
+  EXPECT_EQ(b.read_span(text), nullptr);
+  EXPECT_FALSE(b.element_token(text, 0));
+  EXPECT_NE(a.read_span(text), nullptr);
+  EXPECT_NE(d.sources[0].excludes.read_span(text), nullptr);
+  EntryList c = d.sources[0].excludes;
+  c.insert(0, "model.visual");
+  EXPECT_EQ(c.read_span(text), nullptr);
+  a.forget_reading();
+  EXPECT_EQ(a.read_span(text), nullptr);
+  EXPECT_NE(d.sources[0].excludes.read_span(text), nullptr);
+  EXPECT_TRUE(a == d.sources[0].excludes);
+  // A list holding its entries alone is written in place, and forgets too.
+  Declaration alone = read_declaration(fs, "m");
+  EntryList& list = alone.sources.at(0).excludes;
+  const std::string_view its_text = alone.texts.at(0).second.bytes;
+  ASSERT_NE(list.read_span(its_text), nullptr);
+  list.insert(2, "mtp.fc");
+  EXPECT_EQ(list.read_span(its_text), nullptr);
+  EXPECT_FALSE(list.element_token(its_text, 0));
+  EXPECT_TRUE(list == (std::vector<std::string>{"lm_head", "model.layers.61*", "mtp.fc"}));
+}
+
+// config.json and hf_quant_config.json holding one list keep its entries once, and both texts'
+// readings: each file's elements are found in that file's text.
+TEST(EntryList, OneListInTwoFilesKnowsBothReadings)
+{
+  MemoryFileSystem fs;
+  fs.add_file("m/config.json",
+              R"({"model_type":"deepseek_v3","quantization_config":{"quant_method":"modelopt",)"
+              R"("quant_algo":"NVFP4","ignore":["lm_head","model.layers.61*"]}})");
+  fs.add_file("m/hf_quant_config.json",
+              "{\"producer\": {\"name\": \"modelopt\"},\n  \"quantization\": {\n    "
+              "\"quant_algo\": \"NVFP4\",\n    \"exclude_modules\": [\n      \"lm_head\",\n"
+              "      \"model.layers.61*\"\n    ]\n  }\n}\n");
+  const Declaration d = read_declaration(fs, "m");
+  ASSERT_EQ(d.sources.size(), 2u);
+  ASSERT_EQ(d.texts.size(), 2u);
+  EXPECT_EQ(d.sources[0].excludes.data(), d.sources[1].excludes.data());
+  for (const auto& [file, bytes] : d.texts) {
+    const std::string_view text = bytes.bytes;
+    for (const ConfigSource& s : d.sources) {
+      const EntryList::TextSpan* span = s.excludes.read_span(text);
+      ASSERT_NE(span, nullptr) << file;
+      EXPECT_TRUE(text.substr(span->key).starts_with(
+        file == "config.json" ? "\"ignore\"" : "\"exclude_modules\""));
+      const auto token = s.excludes.element_token(text, 1);
+      ASSERT_TRUE(token) << file;
+      EXPECT_EQ(text.substr(token->first, token->second - token->first), "\"model.layers.61*\"");
+      EXPECT_EQ(text.substr(0, token->first).find('\n') == std::string_view::npos,
+                file == "config.json");
+    }
+  }
+}
+
 TEST(Engines, NamespaceHelpers)
 {
   EXPECT_EQ(strip_language_model("model.language_model.layers.45.eh_proj"),

@@ -792,6 +792,32 @@ TEST(JsonTextLocate, PositionOfAgreesWithCountingByteByByte)
   }
 }
 
+// positions_of() gives position_of() for each offset, in any order, repeated, and past the end
+// (the end's position).
+TEST(JsonTextLocate, PositionsOfAgreesWithPositionOf)
+{
+  test::Lcg next(51);
+  for (size_t size = 0; size <= 300; size += 13) {
+    std::string text(size, 'a');
+    for (char& c : text) {
+      c = next(6) == 0 ? '\n' : 'a';
+    }
+    std::vector<size_t> offsets;
+    for (int k = 0; k < 12; ++k) {
+      offsets.push_back(next(size + 5));
+    }
+    offsets.push_back(offsets.front());
+    const std::vector<TextPosition> got = positions_of(text, offsets);
+    ASSERT_EQ(got.size(), offsets.size());
+    for (size_t k = 0; k < offsets.size(); ++k) {
+      const TextPosition want = position_of(text, offsets[k]);
+      EXPECT_EQ(got[k].line, want.line) << size << " " << offsets[k];
+      EXPECT_EQ(got[k].column, want.column) << size << " " << offsets[k];
+    }
+  }
+  EXPECT_TRUE(positions_of("abc", {}).empty());
+}
+
 // The walk gives locate_all()'s spans and positions for every value of random documents (the last
 // of repeated keys), its pointers followed alone, sixteen at a time or all in one pass; pointers
 // to nothing get locate_all()'s answers, messages included.

@@ -1213,6 +1213,87 @@ TEST(RuleCases, PositionsComeFromTheConfigurationTextsRead)
   EXPECT_TRUE(seen);
 }
 
+// Findings in a list read in place (EntryList::read_span()) are located from that reading, not
+// by a walk through the text: the same lines and columns as the walk, for entries written with
+// escapes, in two files sharing one list and in two with different lists. Where the reading
+// cannot be trusted to be the list the pointers name (its key in another object too, before or
+// after it, or written with a \u escape; any \u escape outside the list; settings nested under
+// "quantization" in config.json) it is not marked, and the walk answers.
+TEST(RuleCases, PositionsOfListEntriesAgreeWithTheWalk)
+{
+  const Strings list{"lm_head", "model.layers.9.mlp", R"(re:model\\.layers\\.7\\..*)",
+                     R"(model.layers.\u0038.x)"};
+  const Strings other{"lm_head", "model.layers.9.mlp.gate"};
+  const std::string block = modelopt("NVFP4", list);
+  std::string crlf = config(k_llama, block);
+  for (size_t at = crlf.find('\n'); at != std::string::npos; at = crlf.find('\n', at + 2)) {
+    crlf.replace(at, 1, "\r\n");
+  }
+  std::string escaped_key = block;
+  escaped_key.replace(escaped_key.find("\"ignore\""), 8, R"("ign\u006fre")");
+  struct Case
+  {
+    std::string name;
+    std::string config_json;
+    std::string hf; // hf_quant_config.json, or ""
+    bool read;      // config.json's list read in place
+  };
+  const std::vector<Case> cases{
+    {"plain", config(k_llama, block), "", true},
+    {"crlf", crlf, "", true},
+    {"shared with hf_quant_config.json", config(k_llama, block), hf_quant_config("NVFP4", list),
+     true},
+    {"apart from hf_quant_config.json", config(k_llama, block), hf_quant_config("NVFP4", other),
+     true},
+    {"key before", config(k_llama + R"(, "text_config": {"ignore": ["x"]})", block), "", false},
+    {"key after", config(k_llama, block) + "", "", false},
+    {"key spelled with an escape",
+     config(k_llama + R"(, "extra": {"ignore": )" + json_list(list) + "}", escaped_key), "", false},
+    {"escape elsewhere", config(k_llama + R"(, "_name_or_path": "caf\u00e9")", block), "", false},
+    {"nested",
+     config(k_llama, R"({"quant_method": "modelopt", "quantization": {"quant_algo": )"
+                     R"("NVFP4", "exclude_modules": )" +
+                       json_list(list) + "}}"),
+     "", false},
+  };
+  for (Case c : cases) {
+    if (c.name == "key after") { // the same key later in the file, in an object of its own
+      c.config_json.insert(c.config_json.rfind('}'), R"(, "later": {"ignore": []})");
+    }
+    MemoryFileSystem fs = folder(c.config_json, llama_nvfp4_with_bf16_layer1());
+    if (!c.hf.empty()) {
+      fs.add_file("m/hf_quant_config.json", c.hf);
+    }
+    auto run = lint_path(fs, "m", {});
+    ASSERT_TRUE(run) << c.name;
+    for (const ConfigSource& s : run->declaration.sources) {
+      const auto kept = std::find_if(run->declaration.texts.begin(), run->declaration.texts.end(),
+                                     [&](const auto& t) { return t.first == s.file; });
+      ASSERT_NE(kept, run->declaration.texts.end()) << c.name;
+      EXPECT_EQ(s.excludes.read_span(kept->second.bytes) != nullptr,
+                s.file != "config.json" || c.read)
+        << c.name << " " << s.file;
+    }
+    Report walked = run->report;
+    for (Finding& f : walked.findings) {
+      f.line = f.column = f.end_line = f.end_column = 0;
+    }
+    resolve_positions(fs, run->checkpoint.root, walked, 0, run->declaration.texts);
+    size_t in_lists = 0;
+    for (size_t i = 0; i < walked.findings.size(); ++i) {
+      const Finding& got = run->report.findings[i];
+      const Finding& want = walked.findings[i];
+      EXPECT_EQ(std::tuple(got.line, got.column, got.end_line, got.end_column),
+                std::tuple(want.line, want.column, want.end_line, want.end_column))
+        << c.name << " " << got.file << " " << got.pointer << " " << got.end_pointer;
+      const bool entry = got.pointer.find("/ignore/") != std::string::npos ||
+                         got.pointer.find("/exclude_modules/") != std::string::npos;
+      in_lists += entry && got.line > 0 ? 1 : 0;
+    }
+    EXPECT_GE(in_lists, c.name == "nested" ? 0u : 1u) << c.name << "\n" << text(run->report);
+  }
+}
+
 // QC106's fix: each copy of the list gets the entries only the other has (once each), however
 // long the lists.
 TEST(RuleCases, QC106FixGivesEachCopyTheOthersEntries)

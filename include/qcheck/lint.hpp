@@ -50,10 +50,13 @@ Report lint(const Checkpoint& checkpoint, const Inventory& inventory,
 
 // Fills line/column of findings whose pointer names a value in a JSON file of the folder; reads
 // up to `threads` files at once (0: one per core). A file named in `texts` (by its name in the
-// folder, as Declaration::texts holds them) is read there instead of from `fs`.
+// folder, as Declaration::texts holds them) is read there instead of from `fs`; in such a text,
+// an exclusion list of `sources` read from it (Declaration::sources) and its entries are
+// located without reading the text again.
 void resolve_positions(const FileSystem& fs, const std::string& root, Report& report,
                        unsigned threads = 0,
-                       std::span<const std::pair<std::string, PaddedBytes>> texts = {});
+                       std::span<const std::pair<std::string, PaddedBytes>> texts = {},
+                       std::span<const ConfigSource> sources = {});
 
 // Reads a folder (or one shard) and lints it. Fails only when the path cannot be read at all.
 Expected<LintRun> lint_path(const FileSystem& fs, const std::string& path,

@@ -33,9 +33,9 @@ enum class QuantFormat
 std::string_view to_string(QuantFormat format);
 
 // The entries of one list of names (an exclusion list can hold tens of thousands): their text
-// packed in blocks that never move, read as views in list order. A view stays valid while any
-// list holding it lives and is not written. Copies share the entries; writing to a list whose
-// entries are shared copies them first.
+// packed in blocks that never move, or left in the text they were read from (keep_text()), read
+// as views in list order. A view stays valid while any list holding it lives and is not written.
+// Copies share the entries; writing to a list whose entries are shared copies them first.
 class EntryList
 {
 public:
@@ -58,6 +58,52 @@ public:
 
   void reserve(size_t entries);
   void push_back(std::string_view entry);
+  // Keeps `owner` (what keeps a text's bytes, such as PaddedBytes::owner) alive with the list,
+  // so that entries lying in those bytes are kept as views (push_back_kept()), not copied.
+  void keep_text(std::shared_ptr<const void> owner);
+  // Appends `entry`, which must lie in the bytes of the last keep_text() owner, as a view (on a
+  // list that keep_text() was called on and that was not copied since).
+  void push_back_kept(std::string_view entry)
+  {
+    m_entries->read_text = {}; // written: see mark_read_from()
+    m_entries->views.push_back(entry);
+  }
+  // Where in a text a list was read from (mark_read_from()).
+  struct TextSpan
+  {
+    size_t key = 0;   // the member's key token (its opening quote)
+    size_t begin = 0; // the array, [begin, end)
+    size_t end = 0;
+    // The elements the text spells with an escape (copies, not views into the text): each one's
+    // string token, by increasing index.
+    struct Escaped
+    {
+      uint32_t index = 0;
+      size_t begin = 0; // the token's opening quote
+      size_t end = 0;   // past its closing quote
+    };
+    std::vector<Escaped> escaped{};
+  };
+  // Records that the list is, as it stands, the JSON array `span` of `text`, the value of the
+  // only member of the text with its key, element i being (*this)[i]: a view into the text
+  // unless listed in span.escaped. Writing to the list forgets it.
+  void mark_read_from(std::string_view text, TextSpan span);
+  // mark_read_from()'s span for `text` (the same bytes), or that of a list share_entries() was
+  // called on with this list's entries, while the list is not written; null otherwise.
+  const TextSpan* read_span(std::string_view text) const;
+  // The [begin, end) of element i's string token in `text`, where read_span(text) is known.
+  std::optional<std::pair<size_t, size_t>> element_token(std::string_view text, size_t i) const;
+  // Forgets where the list was read from (as writing to it would).
+  void forget_reading()
+  {
+    if (m_entries) {
+      own();
+    }
+  }
+  // Makes this list hold the entries of `equal`, a list with the same entries (shared, as a copy
+  // would), and gives what this list knew of where it was read from to `equal`'s entries:
+  // read_span() and element_token() still answer for that text, on both lists.
+  void share_entries(const EntryList& equal);
   // Inserts `entry` before position `at` (at most size()).
   void insert(size_t at, std::string_view entry);
 
@@ -70,6 +116,11 @@ private:
   {
     std::vector<std::string_view> views;
     std::vector<std::unique_ptr<char[]>> blocks;
+    std::vector<std::shared_ptr<const void>> texts; // keep_text()'s owners
+    std::string_view read_text;                     // mark_read_from()'s, while it holds
+    TextSpan read;
+    // Entries of equal lists read from other texts (share_entries()), for their positions.
+    std::vector<std::shared_ptr<const Entries>> twins;
     char* free = nullptr; // the rest of the last block
     size_t left = 0;
   };

@@ -5,6 +5,7 @@
 // reads the same as nlohmann's own ordered parse of it, re-serialised (which keeps a repeated key
 // at its first position with its last value, as Python does); and that the file's JSON problems
 // are check_json's verdict on it.
+#include <algorithm>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -161,6 +162,39 @@ check_json_verdict(const Declaration& declaration, std::string_view text, bool j
   }
 }
 
+// A list read in place (EntryList::read_span()) is where its block's pointer names it: its span,
+// its key and each element's string token are those locate_all() finds at the same pointers.
+void
+check_read_spans(const Declaration& declaration)
+{
+  for (const ConfigSource& s : declaration.sources) {
+    const auto kept = std::find_if(declaration.texts.begin(), declaration.texts.end(),
+                                   [&](const auto& t) { return t.first == s.file; });
+    if (kept == declaration.texts.end()) {
+      continue;
+    }
+    const std::string_view text = kept->second.bytes;
+    const EntryList::TextSpan* span = s.excludes.read_span(text);
+    if (span == nullptr) {
+      continue;
+    }
+    QCHECK_FUZZ_CHECK(s.has_list && s.positions.empty());
+    QCHECK_FUZZ_CHECK(text.substr(span->key).starts_with("\"" + s.list_key + "\""));
+    const std::string list = s.pointer + "/" + s.list_key;
+    std::vector<std::string> pointers{list};
+    for (size_t i = 0; i < s.excludes.size(); ++i) {
+      pointers.push_back(list + "/" + std::to_string(i));
+    }
+    const auto spans = locate_all(text, pointers);
+    QCHECK_FUZZ_CHECK(spans[0] && spans[0]->begin == span->begin && spans[0]->end == span->end);
+    for (size_t i = 0; i < s.excludes.size(); ++i) {
+      const auto token = s.excludes.element_token(text, i);
+      QCHECK_FUZZ_CHECK(token && spans[i + 1] && token->first == spans[i + 1]->begin &&
+                        token->second == spans[i + 1]->end);
+    }
+  }
+}
+
 } // namespace
 
 extern "C" int
@@ -176,6 +210,7 @@ LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
     fs.add_file(std::string("model/") + name, text);
     const Declaration declaration = read_declaration(fs, "model");
     check_declaration(declaration, name);
+    check_read_spans(declaration);
     check_json_verdict(declaration, text, !reference.is_discarded());
     if (std::string_view(name) == "config.json") {
       check_readers_agree(text, declaration);
