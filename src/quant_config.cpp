@@ -1264,8 +1264,14 @@ read_declaration(const FileSystem& fs, const std::string& root)
       file->visit([&](const auto& json) {
         ConfigSource src;
         src.file = name;
-        src.pointer = json.find("quantization") ? "/quantization" : "";
+        const auto nested = json.find("quantization");
+        src.pointer = nested ? "/quantization" : "";
         fill_source(src, json);
+        // A "quantization" that is no object leaves the list at the top level, where the
+        // block's pointer does not name it: positions are not taken from the reading.
+        if (nested && !nested->is_object()) {
+          src.excludes.forget_reading();
+        }
         out.sources.push_back(std::move(src));
       });
     }

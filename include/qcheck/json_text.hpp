@@ -233,8 +233,8 @@ std::vector<Expected<JsonSpan>> locate_along_paths(std::string_view text,
 // The 1-based line and column of a byte offset.
 TextPosition position_of(std::string_view text, size_t offset);
 
-// position_of() for each of `offsets` (each at most text.size()), in one pass over the text up
-// to the largest.
+// position_of() for each of `offsets` (an offset past the text's end counts as its end, as
+// there), in one pass over the text up to the largest.
 std::vector<TextPosition> positions_of(std::string_view text, std::span<const size_t> offsets);
 
 // Appends `entries` (as JSON strings, escaped) to the array of strings at `pointer`, following

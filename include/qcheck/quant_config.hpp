@@ -88,8 +88,9 @@ public:
   // only member of the text with its key, element i being (*this)[i]: a view into the text
   // unless listed in span.escaped. Writing to the list forgets it.
   void mark_read_from(std::string_view text, TextSpan span);
-  // mark_read_from()'s span for `text` (the same bytes), or that of a list share_entries() was
-  // called on with this list's entries, while the list is not written; null otherwise.
+  // mark_read_from()'s span for `text` (the same address and size, not merely equal bytes), or
+  // that of a list share_entries() was called on with this list's entries, while the list is
+  // not written; null otherwise.
   const TextSpan* read_span(std::string_view text) const;
   // The [begin, end) of element i's string token in `text`, where read_span(text) is known.
   std::optional<std::pair<size_t, size_t>> element_token(std::string_view text, size_t i) const;
@@ -101,8 +102,9 @@ public:
     }
   }
   // Makes this list hold the entries of `equal`, a list with the same entries (shared, as a copy
-  // would), and gives what this list knew of where it was read from to `equal`'s entries:
-  // read_span() and element_token() still answer for that text, on both lists.
+  // would), and gives what this list knew of where it was read from to `equal`'s entries (shared
+  // with it, though `equal` is const): read_span() and element_token() still answer for that
+  // text, on both lists. When `equal` holds no entries at all, that reading is dropped.
   void share_entries(const EntryList& equal);
   // Inserts `entry` before position `at` (at most size()).
   void insert(size_t at, std::string_view entry);
