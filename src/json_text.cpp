@@ -723,7 +723,8 @@ parse_pointer(std::string_view pointer)
   }
 }
 
-// An array index token: digits without a leading zero.
+} // namespace
+
 std::optional<size_t>
 array_index(std::string_view token)
 {
@@ -739,6 +740,8 @@ array_index(std::string_view token)
   }
   return index;
 }
+
+namespace {
 
 std::string_view
 key_token(const Document& doc, const Node& node)

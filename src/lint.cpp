@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
-#include <charconv>
 #include <deque>
 #include <thread>
 #include <fmt/format.h>
@@ -2462,16 +2461,20 @@ std::vector<Expected<JsonSpan>>
 locate_in_config(std::string_view text, const std::string& file,
                  std::span<const ConfigSource> sources, const std::vector<std::string>& pointers)
 {
-  // Each source's list span, where the pointers to its list name that span: a block's list is
-  // its list_key's.
-  std::vector<const EntryList::TextSpan*> spans(sources.size(), nullptr);
-  for (size_t k = 0; k < sources.size(); ++k) {
-    const ConfigSource& s = sources[k];
+  // The lists read from this text, each with its pointer: a block's list is its list_key's.
+  struct Read
+  {
+    const EntryList* list;
+    const EntryList::TextSpan* span;
+    std::string pointer;
+  };
+  std::vector<Read> lists;
+  for (const ConfigSource& s : sources) {
     if (s.file == file && s.has_list && s.positions.empty()) {
       const EntryList::TextSpan* span = s.excludes.read_span(text);
       if (span != nullptr &&
           text.substr(span->key, s.list_key.size() + 2) == fmt::format("\"{}\"", s.list_key)) {
-        spans[k] = span;
+        lists.push_back({&s.excludes, span, list_pointer(s)});
       }
     }
   }
@@ -2482,26 +2485,18 @@ locate_in_config(std::string_view text, const std::string& file,
   for (size_t p = 0; p < pointers.size(); ++p) {
     const std::string& pointer = pointers[p];
     std::optional<std::pair<size_t, size_t>> found;
-    for (size_t k = 0; k < sources.size() && !found; ++k) {
-      if (spans[k] == nullptr) {
-        continue;
+    for (const Read& read : lists) {
+      if (pointer == read.pointer) {
+        found = std::pair{read.span->begin, read.span->end};
+        break;
       }
-      const std::string list = list_pointer(sources[k]);
-      if (pointer == list) {
-        found = std::pair{spans[k]->begin, spans[k]->end};
-        continue;
-      }
-      if (pointer.size() <= list.size() + 1 || !pointer.starts_with(list) ||
-          pointer[list.size()] != '/') {
-        continue;
-      }
-      const std::string_view digits = std::string_view(pointer).substr(list.size() + 1);
-      size_t index = 0;
-      const auto [end, error] =
-        std::from_chars(digits.data(), digits.data() + digits.size(), index);
-      if (error == std::errc() && end == digits.data() + digits.size() &&
-          (digits.size() == 1 || digits[0] != '0')) {
-        found = sources[k].excludes.element_token(text, index);
+      if (pointer.size() > read.pointer.size() && pointer.starts_with(read.pointer) &&
+          pointer[read.pointer.size()] == '/') {
+        if (const auto index =
+              array_index(std::string_view(pointer).substr(read.pointer.size() + 1))) {
+          found = read.list->element_token(text, *index);
+          break;
+        }
       }
     }
     if (found) {

@@ -104,35 +104,34 @@ read_from(const std::string_view& read_text, std::string_view text)
 
 } // namespace
 
-const EntryList::TextSpan*
-EntryList::read_span(std::string_view text) const
+const EntryList::Entries*
+EntryList::reading(std::string_view text) const
 {
   if (!m_entries) {
     return nullptr;
   }
   if (read_from(m_entries->read_text, text)) {
-    return &m_entries->read;
+    return m_entries.get();
   }
   for (const auto& twin : m_entries->twins) {
     if (read_from(twin->read_text, text)) {
-      return &twin->read;
+      return twin.get();
     }
   }
   return nullptr;
 }
 
+const EntryList::TextSpan*
+EntryList::read_span(std::string_view text) const
+{
+  const Entries* read = reading(text);
+  return read != nullptr ? &read->read : nullptr;
+}
+
 std::optional<std::pair<size_t, size_t>>
 EntryList::element_token(std::string_view text, size_t i) const
 {
-  if (!m_entries || i >= size()) {
-    return std::nullopt;
-  }
-  const Entries* read = read_from(m_entries->read_text, text) ? m_entries.get() : nullptr;
-  for (const auto& twin : m_entries->twins) {
-    if (read == nullptr && read_from(twin->read_text, text)) {
-      read = twin.get();
-    }
-  }
+  const Entries* read = i < size() ? reading(text) : nullptr;
   if (read == nullptr) {
     return std::nullopt;
   }

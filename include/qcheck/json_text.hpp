@@ -230,6 +230,10 @@ std::vector<Expected<JsonSpan>> locate_all(std::string_view text,
 std::vector<Expected<JsonSpan>> locate_along_paths(std::string_view text,
                                                    const std::vector<std::string>& pointers);
 
+// The index an RFC 6901 pointer token names in an array: digits without a leading zero (at most
+// 18); nullopt for any other token.
+std::optional<size_t> array_index(std::string_view token);
+
 // The 1-based line and column of a byte offset.
 TextPosition position_of(std::string_view text, size_t offset);
 

@@ -127,6 +127,8 @@ private:
     size_t left = 0;
   };
   Entries& own();
+  // The entries (these, or a twin's) whose reading is of `text`; null when none is.
+  const Entries* reading(std::string_view text) const;
 
   std::shared_ptr<Entries> m_entries;
 };
