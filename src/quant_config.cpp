@@ -876,13 +876,15 @@ format_of(const std::string& method, const Value& block)
   return QuantFormat::unknown;
 }
 
+// `block` is at `block_pointer` in its file; src.pointer names where the block's settings are.
 template<typename Value>
 void
-fill_source(ConfigSource& src, const Value& block)
+fill_source(ConfigSource& src, const Value& block, std::string_view block_pointer)
 {
   // ModelOpt's legacy file nests everything under "quantization".
   const std::optional<Value> nested = block.find("quantization");
-  const Value body = nested && nested->is_object() ? *nested : block;
+  const bool in_nested = nested && nested->is_object();
+  const Value body = in_nested ? *nested : block;
   src.method = get_string(block, "quant_method");
   src.format = format_of(src.method, block);
   if (src.format == QuantFormat::modelopt && src.method.empty()) {
@@ -998,6 +1000,12 @@ fill_source(ConfigSource& src, const Value& block)
     break;
   case QuantFormat::unknown:
     break;
+  }
+  // The list's pointer (list_pointer(): src.pointer and list_key) names where it was read only
+  // when src.pointer is the body's: otherwise its positions are not taken from the reading.
+  if (src.pointer !=
+      (in_nested ? fmt::format("{}/quantization", block_pointer) : std::string(block_pointer))) {
+    src.excludes.forget_reading();
   }
 }
 
@@ -1186,12 +1194,7 @@ read_config(const Value& config, Declaration& out)
     ConfigSource src;
     src.file = "config.json";
     src.pointer = pointer;
-    fill_source(src, *block);
-    // Settings nested under "quantization" (ModelOpt's legacy layout) hold the list there, not
-    // where the block's pointer and list_key name it: positions are not taken from the reading.
-    if (const auto nested = block->find("quantization"); nested && nested->is_object()) {
-      src.excludes.forget_reading();
-    }
+    fill_source(src, *block, pointer);
     out.sources.push_back(std::move(src));
   }
 }
@@ -1245,7 +1248,7 @@ parse_quant_block(const std::string& file, const std::string& pointer, const std
   src.pointer = pointer;
   const std::optional<Json> json = parse_ordered(text);
   if (json && json->is_object()) {
-    fill_source(src, JsonValue(*json));
+    fill_source(src, JsonValue(*json), pointer);
   }
   return src;
 }
@@ -1263,14 +1266,8 @@ read_declaration(const FileSystem& fs, const std::string& root)
       file->visit([&](const auto& json) {
         ConfigSource src;
         src.file = name;
-        const auto nested = json.find("quantization");
-        src.pointer = nested ? "/quantization" : "";
-        fill_source(src, json);
-        // A "quantization" that is no object leaves the list at the top level, where the
-        // block's pointer does not name it: positions are not taken from the reading.
-        if (nested && !nested->is_object()) {
-          src.excludes.forget_reading();
-        }
+        src.pointer = json.find("quantization") ? "/quantization" : "";
+        fill_source(src, json, "");
         out.sources.push_back(std::move(src));
       });
     }
