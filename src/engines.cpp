@@ -14,6 +14,7 @@
 #include <mutex>
 #include <numeric>
 #include <unordered_map>
+#include <utility>
 
 #include "qcheck/patterns.hpp"
 #include "qcheck/regex.hpp"
@@ -1393,12 +1394,13 @@ namespace {
 class LayerBuilder
 {
 public:
-  LayerBuilder(Engine engine, const ModelInfo& model, const Inventory& inventory)
+  // `modules`: how many modules at most are added.
+  LayerBuilder(Engine engine, const ModelInfo& model, const Inventory& inventory, size_t modules)
     : m_engine(engine), m_quantizable_routers(router_quantizable(engine, model)),
       m_inventory(&inventory)
   {
-    m_placed.reserve(inventory.modules.size());
-    m_shard_names.reserve(inventory.modules.size());
+    m_placed.reserve(modules);
+    m_shard_names.reserve(modules);
   }
 
   Engine engine() const { return m_engine; }
@@ -1501,10 +1503,17 @@ std::vector<std::vector<EngineLayer>>
 engine_layers(std::span<const Engine> engines, const Inventory& inventory, const Drafts& drafts,
               const ModelInfo& model)
 {
+  return engine_layers(engines, inventory, drafts, model, 0, inventory.modules.size());
+}
+
+std::vector<std::vector<EngineLayer>>
+engine_layers(std::span<const Engine> engines, const Inventory& inventory, const Drafts& drafts,
+              const ModelInfo& model, size_t begin, size_t end)
+{
   std::vector<LayerBuilder> builders;
   bool any_routers = false;
   for (const Engine engine : engines) {
-    builders.emplace_back(engine, model, inventory);
+    builders.emplace_back(engine, model, inventory, end - begin);
     any_routers = any_routers || builders.back().quantizable_routers();
   }
   // Sibling lookup for fused groups.
@@ -1534,7 +1543,7 @@ engine_layers(std::span<const Engine> engines, const Inventory& inventory, const
     }
     return nullptr;
   };
-  for (uint32_t i = 0; i < inventory.modules.size(); ++i) {
+  for (auto i = static_cast<uint32_t>(begin); i < end; ++i) {
     const Module& m = inventory.modules[i];
     const bool maybe_router = m.role == ModuleRole::router && any_routers;
     if ((m.role != ModuleRole::linear && m.role != ModuleRole::expert &&
@@ -1628,6 +1637,50 @@ engine_layers(std::span<const Engine> engines, const Inventory& inventory, const
     out.push_back(b.finish());
   }
   return out;
+}
+
+void
+join_layers(std::vector<EngineLayer>& before, std::vector<EngineLayer>&& after)
+{
+  if (after.empty()) {
+    return;
+  }
+  // Both are sorted by prefix, each prefix once: a merge, a prefix in both joined. A layer made
+  // by both sides takes what LayerBuilder::add() leaves to its last module from `after`.
+  const auto join = [](EngineLayer& into, EngineLayer&& from) {
+    into.kind = from.kind;
+    into.quantized += from.quantized;
+    into.modules.insert(into.modules.end(), from.modules.begin(), from.modules.end());
+    into.shards.append(from.shards);
+    if (from.draft) {
+      into.draft = true;
+      into.draft_root = std::move(from.draft_root);
+      into.namespace_note = std::move(from.namespace_note);
+    }
+    if (from.renamed && from.renamed != into.renamed) {
+      // Shards of both sides view renamed names: one owner keeps both sets alive.
+      using Names = std::shared_ptr<const std::deque<std::string>>;
+      auto both = std::make_shared<std::pair<Names, Names>>(into.renamed, from.renamed);
+      const std::deque<std::string>* shown = into.renamed ? into.renamed.get() : from.renamed.get();
+      into.renamed = Names(both, shown);
+    }
+  };
+  std::vector<EngineLayer> out;
+  out.reserve(before.size() + after.size());
+  auto a = before.begin();
+  auto b = after.begin();
+  while (a != before.end() || b != after.end()) {
+    if (b == after.end() || (a != before.end() && a->prefix < b->prefix)) {
+      out.push_back(std::move(*a++));
+    } else if (a == before.end() || b->prefix < a->prefix) {
+      out.push_back(std::move(*b++));
+    } else {
+      join(*a, std::move(*b++));
+      out.push_back(std::move(*a++));
+    }
+  }
+  before = std::move(out);
+  after.clear();
 }
 
 std::vector<EngineLayer>

@@ -1637,12 +1637,12 @@ private:
       }
     }
     // First the lists (a task each: a long list takes the longest to compile), the
-    // engines' layers (two tasks, each one pass over the modules for half of the engines: the
-    // draft root, leaf and fused siblings of a module are worked out once per pass) and the
-    // layout checks, which need neither (slices of the modules, filling the time the layers
-    // leave a core). Then the decisions, each engine's in two halves. (Without the wait between the
-    // two, decisions beside the compiling of the other lists cost a 50,000-entry list 8-25% more
-    // CPU time and up to 16% more wall time.)
+    // engines' layers (two tasks, each one pass over half of the modules for every engine: the
+    // draft root, leaf and fused siblings of a module are worked out once; the halves' layers
+    // are joined after) and the layout checks, which need neither (slices of the modules, for
+    // the cores the layers and a long list's compiling leave). Then the decisions, each engine's
+    // in two halves. (Without the wait between the two, decisions beside the compiling of the
+    // other lists cost a 50,000-entry list 8-25% more CPU time and up to 16% more wall time.)
     const size_t engines = work.size();
     const size_t list_tasks = list_groups.size();
     const ConfigSource* layout_source = m_options.decisions_only ? nullptr : vllm_source();
@@ -1652,9 +1652,9 @@ private:
       m_layout_found.emplace(slice_count(m_inventory.modules.size(), m_options.threads));
     }
     const size_t layout_slices = m_layout_found ? m_layout_found->size() : 0;
-    // Layer task g builds engines [group_begin(g), group_begin(g + 1)): of three, two then one.
+    // Layer task p builds every engine's layers of the modules' part p.
     constexpr size_t k_layer_tasks = 2;
-    const auto group_begin = [&](size_t g) { return (engines * g + 1) / k_layer_tasks; };
+    std::array<std::vector<std::vector<EngineLayer>>, k_layer_tasks> layer_parts;
     // Last, the scans for the entries' overmatch examples (each reads every module name), for
     // decide_lists(): they too fill what the layers leave of a core.
     const std::vector<const std::string_view*> overmatch = overmatch_candidates();
@@ -1674,16 +1674,11 @@ private:
         return;
       }
       if (task >= list_tasks && task < list_tasks + k_layer_tasks) {
-        const size_t begin = group_begin(task - list_tasks);
-        const size_t end = group_begin(task - list_tasks + 1);
-        auto layers = engine_layers(std::span(k_all_engines).subspan(begin, end - begin),
-                                    m_inventory, m_drafts, m_declaration.model);
-        for (size_t i = begin; i < end; ++i) {
-          work[i].layers = std::move(layers[i - begin]);
-          if (work[i].source != nullptr) {
-            work[i].decisions.resize(work[i].layers.size());
-          }
-        }
+        const size_t part = task - list_tasks;
+        const size_t count = m_inventory.modules.size();
+        layer_parts[part] =
+          engine_layers(k_all_engines, m_inventory, m_drafts, m_declaration.model,
+                        count * part / k_layer_tasks, count * (part + 1) / k_layer_tasks);
         return;
       }
       if (task >= list_tasks + k_layer_tasks) {
@@ -1710,6 +1705,16 @@ private:
         w.list = w.built.get();
       }
     });
+    for (size_t i = 0; i < engines; ++i) {
+      Work& w = work[i];
+      w.layers = std::move(layer_parts[0][i]);
+      for (size_t part = 1; part < k_layer_tasks; ++part) {
+        join_layers(w.layers, std::move(layer_parts[part][i]));
+      }
+      if (w.source != nullptr) {
+        w.decisions.resize(w.layers.size());
+      }
+    }
     // Tasks taken side by side decide different halves: the engine after takes the names the
     // one before searched from the candidates kept.
     run_tasks(engines * k_halves, thread_count(m_options.threads), [&](size_t task) {

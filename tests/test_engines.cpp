@@ -1858,6 +1858,72 @@ TEST(Engines, OnePassGivesEachEngineItsOwnLayers)
   }
 }
 
+// Layers made of two adjacent parts of the modules and joined are the layers of one pass over
+// both, wherever the parts meet: inside a fused group, among an MoE layer's experts, inside a
+// draft layer an engine renames. The parts are gone before the joined layers are read (their
+// renamed shards' names must outlive them).
+TEST(Engines, LayersOfTwoPartsJoinAsOnePass)
+{
+  MemoryFileSystem fs;
+  std::vector<test::TensorSpec> tensors;
+  const auto fp8 = [&](const std::string& m) {
+    tensors.push_back({m + ".weight", "F8_E4M3", {8, 8}});
+    tensors.push_back({m + ".weight_scale", "F32", {}});
+  };
+  const auto bf16 = [&](const std::string& m) {
+    tensors.push_back({m + ".weight", "BF16", {8, 8}});
+  };
+  for (const std::string layer : {"model.layers.0", "model.layers.1"}) {
+    fp8(layer + ".self_attn.q_a_proj");
+    fp8(layer + ".self_attn.kv_a_proj_with_mqa");
+    bf16(layer + ".self_attn.o_proj");
+    bf16(layer + ".mlp.gate");
+    for (int e = 0; e < 3; ++e) {
+      fp8(fmt::format("{}.mlp.experts.{}.down_proj", layer, e));
+      bf16(fmt::format("{}.mlp.experts.{}.up_proj", layer, e));
+    }
+  }
+  bf16("model.layers.1.eh_proj");
+  bf16("model.layers.1.shared_head.head");
+  bf16("lm_head");
+  fs.add_file("m/model.safetensors", test::safetensors(tensors));
+  const Checkpoint checkpoint = std::move(load_checkpoint(fs, "m")).value();
+  const Inventory inventory = build_inventory(checkpoint);
+  ModelInfo model;
+  model.model_type = "deepseek_v3";
+  model.text_model_type = "deepseek_v3";
+  model.num_hidden_layers = 1;
+  model.num_mtp_layers = 1;
+  const Drafts drafts = locate_drafts(model, checkpoint, inventory);
+  ASSERT_EQ(drafts.roots, std::vector<std::string>{"model.layers.1"});
+  const size_t count = inventory.modules.size();
+  const auto whole = engine_layers(k_all_engines, inventory, drafts, model);
+  // The fixture holds what a join must carry: quantized modules, fused shards, renamed drafts.
+  const auto& sglang = whole[1];
+  EXPECT_TRUE(std::any_of(sglang.begin(), sglang.end(), [](const EngineLayer& l) {
+    return l.quantized > 0 && l.shards.size() > 1;
+  }));
+  EXPECT_TRUE(std::any_of(sglang.begin(), sglang.end(), [](const EngineLayer& l) {
+    return l.draft && l.renamed && !l.shards.empty();
+  }));
+  for (size_t split = 0; split <= count; ++split) {
+    std::vector<std::vector<EngineLayer>> joined;
+    {
+      auto first = engine_layers(k_all_engines, inventory, drafts, model, 0, split);
+      auto second = engine_layers(k_all_engines, inventory, drafts, model, split, count);
+      for (size_t e = 0; e < k_all_engines.size(); ++e) {
+        join_layers(first[e], std::move(second[e]));
+        EXPECT_TRUE(second[e].empty());
+      }
+      joined = std::move(first);
+    }
+    for (size_t e = 0; e < k_all_engines.size(); ++e) {
+      EXPECT_EQ(describe(joined[e]), describe(whole[e]))
+        << to_string(k_all_engines[e]) << ", parts meeting at module " << split << " of " << count;
+    }
+  }
+}
+
 TEST(Engines, BelowMeansAWholeComponentFurtherDown)
 {
   EXPECT_TRUE(is_below("model.layers.1.mlp", "model.layers.1"));

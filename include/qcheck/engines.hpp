@@ -165,6 +165,18 @@ public:
   Iterator begin() const { return {this, 0}; }
   Iterator end() const { return {this, m_items.size()}; }
   std::vector<std::string_view> views() const { return {begin(), end()}; }
+  // Adds `other`'s names after these; a module's name stays one (same inventory as push_module()).
+  void append(const ShardNames& other)
+  {
+    m_items.reserve(m_items.size() + other.m_items.size());
+    for (const uint32_t item : other.m_items) {
+      if ((item & k_view) != 0) {
+        push_back(other.m_views[item & ~k_view]);
+      } else {
+        push_module(other.m_modules, item);
+      }
+    }
+  }
 
 private:
   static constexpr uint32_t k_view = uint32_t{1} << 31;
@@ -211,6 +223,19 @@ std::vector<EngineLayer> engine_layers(Engine engine, const Inventory& inventory
 std::vector<std::vector<EngineLayer>> engine_layers(std::span<const Engine> engines,
                                                     const Inventory& inventory,
                                                     const Drafts& drafts, const ModelInfo& model);
+
+// The same for inventory.modules[begin, end) only (end <= the module count): layers of the
+// modules before `begin` or from `end` on are not made, and a layer whose modules lie on both
+// sides is made from this side's only. join_layers() puts adjacent parts back together.
+std::vector<std::vector<EngineLayer>> engine_layers(std::span<const Engine> engines,
+                                                    const Inventory& inventory,
+                                                    const Drafts& drafts, const ModelInfo& model,
+                                                    size_t begin, size_t end);
+
+// One engine's layers of modules [a, b) and of [b, c), as engine_layers() made them, joined into
+// the layers it makes of [a, c): a layer in both becomes one, its modules and shards in module
+// order. `after`'s layers are moved out; what its renamed shards view stays alive.
+void join_layers(std::vector<EngineLayer>& before, std::vector<EngineLayer>&& after);
 
 struct Decision
 {
