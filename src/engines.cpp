@@ -1598,8 +1598,11 @@ engine_layers(std::span<const Engine> engines, const Inventory& inventory, const
           }
         } else if (engine == Engine::sglang) {
           if (inline_root && is_draft_family_deepseek_like(model)) {
-            renamed =
-              fmt::format("model.decoder.{}", std::string_view(m.name).substr(root->size() + 1));
+            // SGLang replaces the root with "model.decoder": a module at the root itself (its
+            // tensors named "<root>.weight") becomes "model.decoder".
+            renamed = m.name.size() > root->size()
+                        ? fmt::format("model.decoder.{}", m.name.substr(root->size() + 1))
+                        : std::string("model.decoder");
             if (leaf == "eh_proj") {
               kind = LayerKind::plain_linear;
             } else if (m.role == ModuleRole::lm_head) {

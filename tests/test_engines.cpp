@@ -1924,6 +1924,42 @@ TEST(Engines, LayersOfTwoPartsJoinAsOnePass)
   }
 }
 
+// SGLang replaces a NextN root with "model.decoder": a module named as the root itself (its
+// tensor "model.layers.1.weight") is SGLang's "model.decoder", in layers made in any parts.
+TEST(Engines, ModuleAtANextnRootIsSglangsDecoder)
+{
+  MemoryFileSystem fs;
+  std::vector<test::TensorSpec> tensors;
+  for (const char* m :
+       {"model.layers.0.self_attn.o_proj", "model.layers.1", "model.layers.1.eh_proj"}) {
+    tensors.push_back({std::string(m) + ".weight", "BF16", {8, 8}});
+  }
+  fs.add_file("m/model.safetensors", test::safetensors(tensors));
+  const Checkpoint checkpoint = std::move(load_checkpoint(fs, "m")).value();
+  const Inventory inventory = build_inventory(checkpoint);
+  ModelInfo model;
+  model.model_type = "deepseek_v3";
+  model.text_model_type = "deepseek_v3";
+  model.num_hidden_layers = 1;
+  model.num_mtp_layers = 1;
+  const Drafts drafts = locate_drafts(model, checkpoint, inventory);
+  ASSERT_EQ(drafts.roots, std::vector<std::string>{"model.layers.1"});
+  const auto root = inventory.find("model.layers.1");
+  ASSERT_GE(root, 0);
+  for (size_t split = 0; split <= inventory.modules.size(); ++split) {
+    auto layers = engine_layers(k_all_engines, inventory, drafts, model, 0, split);
+    auto rest =
+      engine_layers(k_all_engines, inventory, drafts, model, split, inventory.modules.size());
+    join_layers(layers[1], std::move(rest[1]));
+    const auto decoder = std::find_if(layers[1].begin(), layers[1].end(), [](const EngineLayer& l) {
+      return l.prefix == "model.decoder";
+    });
+    ASSERT_NE(decoder, layers[1].end()) << "split at " << split;
+    EXPECT_EQ(decoder->modules, std::vector<uint32_t>{static_cast<uint32_t>(root)});
+    EXPECT_TRUE(decoder->draft);
+  }
+}
+
 TEST(Engines, BelowMeansAWholeComponentFurtherDown)
 {
   EXPECT_TRUE(is_below("model.layers.1.mlp", "model.layers.1"));

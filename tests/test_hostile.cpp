@@ -241,6 +241,28 @@ config_ignoring(const std::string& entries)
 
 // ---- Header lengths ----
 
+// A tensor named as a NextN draft root itself ("model.layers.1.weight"): SGLang's name for it is
+// "model.decoder"; the lint reports it, where it once aborted on an out-of-range substring.
+TEST_F(Hostile, TensorAtTheDraftRootItself)
+{
+  write("config.json",
+        R"({"model_type": "deepseek_v3", "num_hidden_layers": 1, "num_nextn_predict_layers": 1,
+            "quantization_config": {"quant_method": "fp8", "weight_block_size": [128, 128],
+                                    "activation_scheme": "dynamic"}})");
+  shard("model.safetensors",
+        R"({"model.layers.0.self_attn.o_proj.weight":
+              {"dtype": "BF16", "shape": [8, 8], "data_offsets": [0, 128]},
+            "model.layers.1.weight":
+              {"dtype": "BF16", "shape": [8, 8], "data_offsets": [128, 256]},
+            "model.layers.1.eh_proj.weight":
+              {"dtype": "BF16", "shape": [8, 8], "data_offsets": [256, 384]}})",
+        384);
+  const LintRun r = lint();
+  EXPECT_EQ(r.signal, 0) << r.stderr_text;
+  EXPECT_EQ(r.exit_code, 1) << r.stderr_text;
+  EXPECT_NE(r.stdout_text.find("'model.decoder'"), std::string::npos) << r.stdout_text;
+}
+
 TEST_F(Hostile, HeaderLengthOfTwoToThe64Minus1)
 {
   write("model.safetensors", std::string(8, '\xff') + std::string(16, '\0'));
