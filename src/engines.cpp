@@ -1661,7 +1661,7 @@ join_layers(std::vector<EngineLayer>& before, std::vector<EngineLayer>&& after)
       into.namespace_note = std::move(from.namespace_note);
     }
     if (from.renamed && from.renamed != into.renamed) {
-      // Shards of both sides view renamed names: one owner keeps both sets alive.
+      // `from`'s renamed shards view its list: one owner keeps it and `into`'s (if any) alive.
       using Names = std::shared_ptr<const std::deque<std::string>>;
       auto both = std::make_shared<std::pair<Names, Names>>(into.renamed, from.renamed);
       const std::deque<std::string>* shown = into.renamed ? into.renamed.get() : from.renamed.get();

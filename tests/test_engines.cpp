@@ -1858,13 +1858,80 @@ TEST(Engines, OnePassGivesEachEngineItsOwnLayers)
   }
 }
 
-// Layers made of two adjacent parts of the modules and joined are the layers of one pass over
-// both, wherever the parts meet: inside a fused group, among an MoE layer's experts, inside a
-// draft layer an engine renames. The parts are gone before the joined layers are read (their
-// renamed shards' names must outlive them).
-TEST(Engines, LayersOfTwoPartsJoinAsOnePass)
+namespace {
+
+// Every split of the modules into two parts, each part's layers made apart and joined, for every
+// engine: the layers of one pass in every field (each shard's name and whether it is a module's
+// own), read after the parts are destroyed (their renamed shards' names must outlive them).
+void
+expect_parts_join_as_one_pass(const std::vector<test::TensorSpec>& tensors, const ModelInfo& model,
+                              size_t draft_roots)
 {
   MemoryFileSystem fs;
+  fs.add_file("m/model.safetensors", test::safetensors(tensors));
+  const Checkpoint checkpoint = std::move(load_checkpoint(fs, "m")).value();
+  const Inventory inventory = build_inventory(checkpoint);
+  const Drafts drafts = locate_drafts(model, checkpoint, inventory);
+  ASSERT_EQ(drafts.roots.size(), draft_roots);
+  const size_t count = inventory.modules.size();
+  const auto whole = engine_layers(k_all_engines, inventory, drafts, model);
+  const auto module_shards = [](const std::vector<EngineLayer>& layers) {
+    std::vector<bool> out;
+    for (const EngineLayer& l : layers) {
+      for (size_t j = 0; j < l.shards.size(); ++j) {
+        out.push_back(l.shards.is_module(j));
+      }
+    }
+    return out;
+  };
+  for (size_t split = 0; split <= count; ++split) {
+    std::vector<std::vector<EngineLayer>> joined;
+    {
+      auto first = engine_layers(k_all_engines, inventory, drafts, model, 0, split);
+      auto second = engine_layers(k_all_engines, inventory, drafts, model, split, count);
+      for (size_t e = 0; e < k_all_engines.size(); ++e) {
+        join_layers(first[e], std::move(second[e]));
+        EXPECT_TRUE(second[e].empty());
+      }
+      joined = std::move(first);
+    }
+    for (size_t e = 0; e < k_all_engines.size(); ++e) {
+      EXPECT_EQ(describe(joined[e]), describe(whole[e]))
+        << to_string(k_all_engines[e]) << ", parts meeting at module " << split << " of " << count;
+      EXPECT_EQ(module_shards(joined[e]), module_shards(whole[e]))
+        << to_string(k_all_engines[e]) << ", parts meeting at module " << split;
+    }
+  }
+}
+
+ModelInfo
+model_of(const std::string& type, uint64_t hidden_layers, uint64_t draft_layers)
+{
+  ModelInfo model;
+  model.model_type = type;
+  model.text_model_type = type;
+  model.num_hidden_layers = hidden_layers;
+  model.num_mtp_layers = draft_layers;
+  return model;
+}
+
+std::vector<test::TensorSpec>
+bf16_modules(std::initializer_list<const char*> modules)
+{
+  std::vector<test::TensorSpec> tensors;
+  for (const char* m : modules) {
+    tensors.push_back({std::string(m) + ".weight", "BF16", {8, 8}});
+  }
+  return tensors;
+}
+
+} // namespace
+
+// Layers made of two adjacent parts of the modules and joined are the layers of one pass over
+// both, wherever the parts meet: inside a fused group, among an MoE layer's experts, inside a
+// draft layer an engine renames.
+TEST(Engines, LayersOfTwoPartsJoinAsOnePass)
+{
   std::vector<test::TensorSpec> tensors;
   const auto fp8 = [&](const std::string& m) {
     tensors.push_back({m + ".weight", "F8_E4M3", {8, 8}});
@@ -1886,42 +1953,20 @@ TEST(Engines, LayersOfTwoPartsJoinAsOnePass)
   bf16("model.layers.1.eh_proj");
   bf16("model.layers.1.shared_head.head");
   bf16("lm_head");
-  fs.add_file("m/model.safetensors", test::safetensors(tensors));
-  const Checkpoint checkpoint = std::move(load_checkpoint(fs, "m")).value();
-  const Inventory inventory = build_inventory(checkpoint);
-  ModelInfo model;
-  model.model_type = "deepseek_v3";
-  model.text_model_type = "deepseek_v3";
-  model.num_hidden_layers = 1;
-  model.num_mtp_layers = 1;
-  const Drafts drafts = locate_drafts(model, checkpoint, inventory);
-  ASSERT_EQ(drafts.roots, std::vector<std::string>{"model.layers.1"});
-  const size_t count = inventory.modules.size();
-  const auto whole = engine_layers(k_all_engines, inventory, drafts, model);
-  // The fixture holds what a join must carry: quantized modules, fused shards, renamed drafts.
-  const auto& sglang = whole[1];
-  EXPECT_TRUE(std::any_of(sglang.begin(), sglang.end(), [](const EngineLayer& l) {
-    return l.quantized > 0 && l.shards.size() > 1;
-  }));
-  EXPECT_TRUE(std::any_of(sglang.begin(), sglang.end(), [](const EngineLayer& l) {
-    return l.draft && l.renamed && !l.shards.empty();
-  }));
-  for (size_t split = 0; split <= count; ++split) {
-    std::vector<std::vector<EngineLayer>> joined;
-    {
-      auto first = engine_layers(k_all_engines, inventory, drafts, model, 0, split);
-      auto second = engine_layers(k_all_engines, inventory, drafts, model, split, count);
-      for (size_t e = 0; e < k_all_engines.size(); ++e) {
-        join_layers(first[e], std::move(second[e]));
-        EXPECT_TRUE(second[e].empty());
-      }
-      joined = std::move(first);
-    }
-    for (size_t e = 0; e < k_all_engines.size(); ++e) {
-      EXPECT_EQ(describe(joined[e]), describe(whole[e]))
-        << to_string(k_all_engines[e]) << ", parts meeting at module " << split << " of " << count;
-    }
-  }
+  expect_parts_join_as_one_pass(tensors, model_of("deepseek_v3", 1, 1), 1);
+}
+
+// A layer whose modules differ in what LayerBuilder::add() leaves to the last one: SGLang builds
+// Qwen3-Next's "language_model.mtp.fc" and "mtp.fc" as one layer "mtp.fc", a linear one for
+// the first and a plain nn.Linear for the second; DeepSeek's two NextN layers' eh_proj become
+// one "model.decoder.eh_proj" under two draft roots. The joined layer takes the second part's.
+TEST(Engines, JoinedLayersTakeWhatTheLastModuleSets)
+{
+  expect_parts_join_as_one_pass(bf16_modules({"language_model.mtp.fc", "mtp.fc"}),
+                                model_of("qwen3_next", 1, 1), 2);
+  expect_parts_join_as_one_pass(bf16_modules({"model.layers.0.self_attn.o_proj",
+                                              "model.layers.1.eh_proj", "model.layers.2.eh_proj"}),
+                                model_of("deepseek_v3", 1, 2), 2);
 }
 
 // SGLang replaces a NextN root with "model.decoder": a module named as the root itself (its

@@ -191,7 +191,8 @@ struct EngineLayer
   std::string prefix; // e.g. "model.layers.45.mlp.experts"
   LayerKind kind = LayerKind::linear;
   // Fused: the shard prefixes ("...q_proj", ...), each checked. They view the inventory's module
-  // names, or `renamed` for the names an engine gives draft modules.
+  // names, or the names an engine gives draft modules, which `renamed` keeps alive (a layer
+  // joined by join_layers() keeps both parts' lists; it points at one).
   ShardNames shards;
   std::vector<uint32_t> modules; // indices into Inventory::modules
   uint32_t quantized = 0;        // how many of them are stored quantized
@@ -224,7 +225,7 @@ std::vector<std::vector<EngineLayer>> engine_layers(std::span<const Engine> engi
                                                     const Inventory& inventory,
                                                     const Drafts& drafts, const ModelInfo& model);
 
-// The same for inventory.modules[begin, end) only (end <= the module count): layers of the
+// The same for inventory.modules[begin, end) only (begin <= end <= the module count): layers of the
 // modules before `begin` or from `end` on are not made, and a layer whose modules lie on both
 // sides is made from this side's only. join_layers() puts adjacent parts back together.
 std::vector<std::vector<EngineLayer>> engine_layers(std::span<const Engine> engines,
