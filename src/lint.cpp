@@ -200,13 +200,16 @@ public:
     // in m_layers: layers_for() adds none): the engines' findings, and the verdicts on the
     // lists' entries (with the experts each list names), whose findings follow.
     std::vector<DecidedList> decided;
-    // A patch's verification (decisions_only) has no second strand: no thread for it.
-    run_tasks(m_options.decisions_only ? 1 : 2, thread_count(m_options.threads), [&](size_t task) {
-      if (task == 0) {
-        engine_findings();
-      } else {
+    // A patch's verification (decisions_only) has no second strand: no thread for it. Else the
+    // verdicts, the longer strand, are task 0, which the calling thread takes at once: a kept
+    // thread that wakes late then still takes the engines' findings beside them.
+    const bool verdicts = !m_options.decisions_only;
+    run_tasks(verdicts ? 2 : 1, thread_count(m_options.threads), [&](size_t task) {
+      if (verdicts && task == 0) {
         decided = decide_lists();
         count_listed_experts();
+      } else {
+        engine_findings();
       }
     });
     if (!m_options.decisions_only) {
