@@ -201,8 +201,8 @@ public:
     // lists' entries (with the experts each list names), whose findings follow.
     std::vector<DecidedList> decided;
     // A patch's verification (decisions_only) has no second strand: no thread for it. Else the
-    // verdicts, the longer strand, are task 0, which the calling thread takes at once: a kept
-    // thread that wakes late then still takes the engines' findings beside them.
+    // verdicts, the longer strand, are task 0, taken first: when the kept thread wakes late, the
+    // calling thread has started them and the kept thread still takes the findings beside them.
     const bool verdicts = !m_options.decisions_only;
     run_tasks(verdicts ? 2 : 1, thread_count(m_options.threads), [&](size_t task) {
       if (verdicts && task == 0) {
