@@ -1932,12 +1932,16 @@ private:
         f.modules = {std::string(m.name)};
       }
     }
-    if (m.family == QuantFamily::fp8_block && weight && weight->shape().size() == 2) {
+    const uint64_t b0 = s.weight_block_size.size() == 2 ? s.weight_block_size[0] : 128;
+    const uint64_t b1 = s.weight_block_size.size() == 2 ? s.weight_block_size[1] : 128;
+    // A block of 0 elements is reported with the configuration (QC009): no layout follows.
+    if (m.family == QuantFamily::fp8_block && weight && weight->shape().size() == 2 && b0 > 0 &&
+        b1 > 0) {
       const TensorInfo* inv = find_param(m_checkpoint, m, KeyParam::weight_scale_inv);
-      const uint64_t b0 = s.weight_block_size.size() == 2 ? s.weight_block_size[0] : 128;
-      const uint64_t b1 = s.weight_block_size.size() == 2 ? s.weight_block_size[1] : 128;
-      const std::vector<uint64_t> expected{(weight->shape()[0] + b0 - 1) / b0,
-                                           (weight->shape()[1] + b1 - 1) / b1};
+      // Blocks per dimension, rounded up without overflow for any block size.
+      const auto blocks = [](uint64_t n, uint64_t b) { return n / b + (n % b != 0 ? 1 : 0); };
+      const std::vector<uint64_t> expected{blocks(weight->shape()[0], b0),
+                                           blocks(weight->shape()[1], b1)};
       if (!inv || !std::ranges::equal(inv->shape(), expected)) {
         Finding& f =
           add_to(found.findings, RuleId::fp8_layout, "",

@@ -1282,6 +1282,16 @@ read_declaration(const FileSystem& fs, const std::string& root)
     }
   }
   for (const auto& src : out.sources) {
+    const auto& blocks = src.weight_block_size;
+    if (std::find(blocks.begin(), blocks.end(), uint64_t{0}) != blocks.end()) {
+      out.problems.push_back(
+        {src.file,
+         fmt::format("{}weight_block_size [{}] has a block of 0 elements; engines divide each "
+                     "weight dimension by it",
+                     src.pointer.empty() ? "" : fmt::format("{}: ", src.pointer.substr(1)),
+                     fmt::join(blocks, ", ")),
+         ConfigIssue::invalid});
+    }
     for (const std::string& error : src.type_errors) {
       out.problems.push_back(
         {src.file,

@@ -263,6 +263,43 @@ TEST_F(Hostile, TensorAtTheDraftRootItself)
   EXPECT_NE(r.stdout_text.find("'model.decoder'"), std::string::npos) << r.stdout_text;
 }
 
+// One FP8 block-quantized module (F8_E4M3 weight [8, 8], weight_scale_inv [1, 1]) under an fp8
+// config whose weight_block_size is `blocks`.
+class HostileBlocks : public Hostile
+{
+protected:
+  void fp8_block_checkpoint(const std::string& blocks) const
+  {
+    write("config.json",
+          R"({"model_type": "llama", "quantization_config": {"quant_method": "fp8",
+              "weight_block_size": )" +
+            blocks + R"(, "activation_scheme": "dynamic"}})");
+    shard("model.safetensors",
+          R"({"model.layers.0.self_attn.o_proj.weight":
+                {"dtype": "F8_E4M3", "shape": [8, 8], "data_offsets": [0, 64]},
+              "model.layers.0.self_attn.o_proj.weight_scale_inv":
+                {"dtype": "F32", "shape": [1, 1], "data_offsets": [64, 68]}})",
+          68);
+  }
+};
+
+// A block of 0 elements: the layout check divided by it (SIGFPE, exit 136); the configuration
+// is now reported and the layout left unchecked.
+TEST_F(HostileBlocks, WeightBlockSizeOfZero)
+{
+  fp8_block_checkpoint("[128, 0]");
+  expect_lint(1, {config_error("quantization_config: weight_block_size [128, 0] has a block of 0 "
+                               "elements; engines divide each weight dimension by it")});
+}
+
+// Blocks of 2^64 - 1 elements: one block per dimension. Rounding up as (n + b - 1) / b wrapped
+// and asked for a weight_scale_inv of [0, 0] (a false QC114).
+TEST_F(HostileBlocks, WeightBlockSizeAtTheLimit)
+{
+  fp8_block_checkpoint("[18446744073709551615, 18446744073709551615]");
+  expect_lint(0, {});
+}
+
 TEST_F(Hostile, HeaderLengthOfTwoToThe64Minus1)
 {
   write("model.safetensors", std::string(8, '\xff') + std::string(16, '\0'));
