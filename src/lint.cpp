@@ -1427,7 +1427,7 @@ private:
         continue;
       }
       const bool regex = entry.starts_with("re:");
-      if (!regex && entry.find('.') == std::string::npos &&
+      if (!regex && !entry.empty() && entry.find('.') == std::string::npos &&
           s.format == QuantFormat::compressed_tensors &&
           std::isupper(static_cast<unsigned char>(entry[0]))) {
         verdict = k_entry_unchecked; // a class name: cannot be checked from tensor names
@@ -2279,8 +2279,8 @@ private:
     }
     for (const auto& b : s->block_names) {
       for (const Module& m : m_inventory.modules) {
-        if (m.name.starts_with(b) && m.name.size() > b.size() && m.name[b.size()] != '.' &&
-            std::isdigit(static_cast<unsigned char>(b.back())) != 0) {
+        if (!b.empty() && m.name.starts_with(b) && m.name.size() > b.size() &&
+            m.name[b.size()] != '.' && std::isdigit(static_cast<unsigned char>(b.back())) != 0) {
           add(RuleId::block_prefix_overmatch, s->file,
               fmt::format("block_name_to_quantize entry '{}' also selects '{}' (plain startswith)",
                           b, m.name));

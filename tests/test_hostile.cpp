@@ -300,6 +300,43 @@ TEST_F(HostileBlocks, WeightBlockSizeAtTheLimit)
   expect_lint(0, {});
 }
 
+// Empty names in the lists: an empty compressed-tensors ignore entry and an empty
+// block_name_to_quantize entry were read at [0] and back() (undefined; libstdc++'s assertions,
+// on in the sanitizer build, abort there). The entry is reported as matching nothing.
+TEST_F(Hostile, EmptyIgnoreEntry)
+{
+  write("config.json",
+        R"({"model_type": "llama", "quantization_config": {"quant_method": "compressed-tensors",
+            "format": "float-quantized", "config_groups": {"group_0": {"targets": ["Linear"],
+            "weights": {"num_bits": 8, "type": "float"}}}, "ignore": [""]}})");
+  shard("model.safetensors",
+        R"({"model.layers.0.self_attn.o_proj.weight":
+              {"dtype": "BF16", "shape": [8, 8], "data_offsets": [0, 128]}})",
+        128);
+  const LintRun r = lint();
+  EXPECT_EQ(r.signal, 0) << r.stderr_text;
+  EXPECT_EQ(r.exit_code, 1) << r.stderr_text;
+  EXPECT_NE(std::find(r.findings.begin(), r.findings.end(),
+                      Finding{"QC112", "warning", "config.json",
+                              "ignore entry '' matches no module of the checkpoint"}),
+            r.findings.end())
+    << r.stdout_text;
+}
+
+TEST_F(Hostile, EmptyBlockName)
+{
+  write("config.json",
+        R"({"model_type": "llama", "quantization_config": {"quant_method": "gptq", "bits": 4,
+            "group_size": 128, "block_name_to_quantize": [""]}})");
+  shard("model.safetensors",
+        R"({"model.layers.0.self_attn.o_proj.weight":
+              {"dtype": "BF16", "shape": [8, 8], "data_offsets": [0, 128]}})",
+        128);
+  expect_lint(0, {{"QC116", "info", "config.json",
+                   "no explicit module list: vLLM infers which Linear layers are quantized from "
+                   "the stored dtypes"}});
+}
+
 TEST_F(Hostile, HeaderLengthOfTwoToThe64Minus1)
 {
   write("model.safetensors", std::string(8, '\xff') + std::string(16, '\0'));
