@@ -54,7 +54,9 @@ constexpr std::array<Rule, 35> k_rules{{
    "an exclusion list or a compressed-tensors `targets` list written as one string, or holding "
    "a number, null or a list: engines compare module names with strings (a string is searched or "
    "iterated character by character), so such a list does not mean what it says. qcheck reads a "
-   "string list as one entry and leaves other elements out."},
+   "string list as one entry and leaves other elements out. And an fp8 `weight_block_size` with a "
+   "block of 0 elements: engines divide each weight dimension by it; qcheck checks no FP8 block "
+   "layout against it."},
   {RuleId::unknown_quant_method, "QC010", "unknown-quant-method", Severity::warning, false,
    "The quantization method is not one qcheck knows",
    "qcheck cannot say how engines match this format's lists, so no module checks run for it."},
