@@ -1974,19 +1974,12 @@ TEST(Engines, JoinedLayersTakeWhatTheLastModuleSets)
 TEST(Engines, ModuleAtANextnRootIsSglangsDecoder)
 {
   MemoryFileSystem fs;
-  std::vector<test::TensorSpec> tensors;
-  for (const char* m :
-       {"model.layers.0.self_attn.o_proj", "model.layers.1", "model.layers.1.eh_proj"}) {
-    tensors.push_back({std::string(m) + ".weight", "BF16", {8, 8}});
-  }
-  fs.add_file("m/model.safetensors", test::safetensors(tensors));
+  fs.add_file("m/model.safetensors",
+              test::safetensors(bf16_modules(
+                {"model.layers.0.self_attn.o_proj", "model.layers.1", "model.layers.1.eh_proj"})));
   const Checkpoint checkpoint = std::move(load_checkpoint(fs, "m")).value();
   const Inventory inventory = build_inventory(checkpoint);
-  ModelInfo model;
-  model.model_type = "deepseek_v3";
-  model.text_model_type = "deepseek_v3";
-  model.num_hidden_layers = 1;
-  model.num_mtp_layers = 1;
+  const ModelInfo model = model_of("deepseek_v3", 1, 1);
   const Drafts drafts = locate_drafts(model, checkpoint, inventory);
   ASSERT_EQ(drafts.roots, std::vector<std::string>{"model.layers.1"});
   const auto root = inventory.find("model.layers.1");
