@@ -752,8 +752,8 @@ def deepseek_config():
 
 DS_EXCLUDE = ["lm_head", "*.mlp.gate"]
 DS_EXCLUDE_NEXTN = [f"{DS_NEXTN}*"]
-# SGLang builds the NextN decoder under model.decoder and its head as model.shared_head.head.
-DS_EXCLUDE_SGLANG = ["model.decoder*", "model.shared_head.head"]
+# SGLang builds the NextN decoder under model.decoder; it loads no draft head (the target's serves).
+DS_EXCLUDE_SGLANG = ["model.decoder*"]
 
 
 def modelopt_deepseek(out: Path, algo, exclude):
@@ -1427,8 +1427,8 @@ last column); `tests/test_formats.cpp` asserts them.
 
 | folder | format, model layout | what is stored / declared | expected (spec) |
 |---|---|---|---|
-| `modelopt-fp8-deepseek-nextn` | ModelOpt FP8 per-tensor (`weight` F8_E4M3, scalar F32 `weight_scale` and `input_scale`), `deepseek_v3`: MLA (`q_a_proj`, `q_b_proj`, `kv_a_proj_with_mqa`, `kv_b_proj`, `o_proj`), dense layer 0, per-expert MoE in layers 1-2, `num_hidden_layers` 3 | NextN `model.layers.3.*` (attention, MoE, `eh_proj`, `enorm`, `hnorm`, `shared_head.{head,norm}`, `embed_tokens`) BF16; both lists: `lm_head`, `*.mlp.gate`, `model.layers.3*`, plus SGLang's NextN names `model.decoder*`, `model.shared_head.head` | clean (2.2-2.4, 6.2) |
-| `modelopt-fp8-deepseek-nextn-sglang-gap` | same | lists cover the NextN only as `model.layers.3*` | QC101 for SGLang only: it builds the NextN under `model.decoder` / `model.shared_head.head` (6.2); 21 modules, not `eh_proj` (plain Linear) |
+| `modelopt-fp8-deepseek-nextn` | ModelOpt FP8 per-tensor (`weight` F8_E4M3, scalar F32 `weight_scale` and `input_scale`), `deepseek_v3`: MLA (`q_a_proj`, `q_b_proj`, `kv_a_proj_with_mqa`, `kv_b_proj`, `o_proj`), dense layer 0, per-expert MoE in layers 1-2, `num_hidden_layers` 3 | NextN `model.layers.3.*` (attention, MoE, `eh_proj`, `enorm`, `hnorm`, `shared_head.{head,norm}`, `embed_tokens`) BF16; both lists: `lm_head`, `*.mlp.gate`, `model.layers.3*`, plus SGLang's NextN decoder `model.decoder*` | clean (2.2-2.4, 6.2) |
+| `modelopt-fp8-deepseek-nextn-sglang-gap` | same | lists cover the NextN only as `model.layers.3*` | QC101 for SGLang only: it builds the NextN decoder under `model.decoder` (6.2); 20 modules, not `eh_proj` (plain Linear) nor `shared_head.head` (SGLang takes the target's head) |
 | `modelopt-fp8-deepseek-nextn-unexcluded` | same | no NextN entry | QC101, vLLM + SGLang + TensorRT-LLM, 22 modules (R7, R32) |
 | `modelopt-nvfp4-deepseek-nextn` | ModelOpt NVFP4, same model | lists: `lm_head`, `*.mlp.gate`, `model.layers.3*` | no error/warning; QC110: SGLang's `modelopt_fp4` NextN override is what covers `model.decoder.*` (R35) |
 | `modelopt-nvfp4-deepseek-nextn-unexcluded` | same | no NextN entry | QC101 for vLLM + TensorRT-LLM (22 modules), SGLang rescued (QC110) |

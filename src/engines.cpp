@@ -1235,6 +1235,14 @@ vllm_namespace(std::string_view name)
 }
 
 bool
+builds_plain_linear(Engine engine, QuantFormat format, const EngineLayer& layer)
+{
+  return layer.kind == LayerKind::plain_linear &&
+         !(engine == Engine::sglang && format == QuantFormat::quark &&
+           layer.prefix == "model.eh_proj");
+}
+
+bool
 engine_reads(Engine engine, QuantFormat format)
 {
   if (format == QuantFormat::unknown) {
@@ -1598,15 +1606,20 @@ engine_layers(std::span<const Engine> engines, const Inventory& inventory, const
           }
         } else if (engine == Engine::sglang) {
           if (inline_root && is_draft_family_deepseek_like(model)) {
-            // SGLang replaces the root with "model.decoder": a module at the root itself (its
-            // tensors named "<root>.weight") becomes "model.decoder".
-            renamed = m.name.size() > root->size()
-                        ? fmt::format("model.decoder.{}", m.name.substr(root->size() + 1))
-                        : std::string("model.decoder");
+            // SGLang's NextN loader skips the draft's shared_head.head: the target's head
+            // serves it (deepseek_nextn.py load_weights).
+            if (m.role == ModuleRole::lm_head) {
+              continue;
+            }
+            // The root becomes "model.decoder" (a module at the root itself, its tensors named
+            // "<root>.weight", becomes "model.decoder"), except for eh_proj: "model.eh_proj".
             if (leaf == "eh_proj") {
+              renamed = "model.eh_proj";
               kind = LayerKind::plain_linear;
-            } else if (m.role == ModuleRole::lm_head) {
-              renamed = "model.shared_head.head";
+            } else {
+              renamed = m.name.size() > root->size()
+                          ? fmt::format("model.decoder.{}", m.name.substr(root->size() + 1))
+                          : std::string("model.decoder");
             }
             name = renamed;
             note = "SGLang builds the NextN decoder under 'model.decoder'";
@@ -1699,8 +1712,8 @@ struct CompiledList::Impl
   std::shared_ptr<SharedIndex> shared; // the index of the lists compiled with this one
 };
 
-// A draft layer SGLang renames (model.decoder.X, model.shared_head.head) spelled as the
-// checkpoint names it, under its draft root; nullopt for any other layer.
+// A draft layer SGLang renames (model.decoder.X, model.eh_proj) spelled as the checkpoint names
+// it, under its draft root; nullopt for any other layer.
 std::optional<EngineLayer>
 checkpoint_spelling(const EngineLayer& layer)
 {
@@ -1715,8 +1728,7 @@ checkpoint_spelling(const EngineLayer& layer)
     }
     return std::nullopt;
   };
-  if (!layer.prefix.starts_with("model.decoder.") && layer.prefix != "model.shared_head.head" &&
-      layer.prefix != "model.eh_proj") {
+  if (!layer.prefix.starts_with("model.decoder.") && layer.prefix != "model.eh_proj") {
     return std::nullopt;
   }
   EngineLayer out = layer;
@@ -1737,15 +1749,16 @@ decide(Engine engine, const ConfigSource& s, const ModelInfo& model, const Engin
 {
   const ListIndexes* ix = list ? &list->m_impl->indexes : nullptr;
   Decision d;
-  if (layer.kind == LayerKind::plain_linear && s.format != QuantFormat::quark) {
+  if (builds_plain_linear(engine, s.format, layer)) {
     d.quantized = false;
     d.reason = "the drafter builds it as a plain nn.Linear, never quantized";
     return d;
   }
   // Only ModelOpt quantizes the output head by default; GPTQ/AWQ need "lm_head": true and
-  // compressed-tensors an explicit target (ParallelLMHead is not a Linear class).
+  // compressed-tensors an explicit target (ParallelLMHead is not a Linear class). Quark's
+  // get_quant_method has no case for ParallelLMHead (vLLM and SGLang quark.py): unquantized.
   if (layer.kind == LayerKind::lm_head && s.format != QuantFormat::modelopt &&
-      s.format != QuantFormat::compressed_tensors && s.format != QuantFormat::quark &&
+      s.format != QuantFormat::compressed_tensors &&
       !((s.format == QuantFormat::gptq || s.format == QuantFormat::awq) && s.lm_head)) {
     d.quantized = false;
     d.reason = "this format leaves the output head unquantized";

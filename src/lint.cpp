@@ -451,7 +451,7 @@ private:
       const auto detail = [&](std::string_view why) {
         return fmt::format("{} checks '{}': {}", display_name(engine), layer.prefix, why);
       };
-      if (layer.kind == LayerKind::plain_linear && quantized > 0) {
+      if (builds_plain_linear(engine, source->format, layer) && quantized > 0) {
         for (uint32_t i : layer.modules) {
           auto& miss = m_plain[std::string(m_inventory.modules[i].name)];
           miss.engines.insert(engine);
@@ -581,7 +581,8 @@ private:
         }
       }
       if (seen.size() > 6) {
-        f.details.push_back(fmt::format("... and {} more engine prefixes", seen.size() - 6));
+        f.details.push_back(fmt::format("... and {} more engine prefix{}", seen.size() - 6,
+                                        seen.size() - 6 == 1 ? "" : "es"));
       }
       for (const auto& note : m_notes[where]) {
         f.details.push_back(note);
@@ -716,8 +717,8 @@ private:
         for (const auto& s : spellings) {
           f.suggested_entries.push_back(s + "*");
         }
-        // Layers an engine builds outside every spelled root (SGLang's model.shared_head.head)
-        // are named exactly. Each layer once: a fused MoE layer is every expert's prefix.
+        // Layers an engine builds outside every spelled root (SGLang's model.eh_proj under
+        // Quark) are named exactly. Each layer once: a fused MoE layer is every expert's prefix.
         std::set<std::pair<Engine, std::string_view>> checked;
         for (const auto& [module, engine, layer_prefix] : undeclared_layers(runs)) {
           if (!checked.emplace(engine, layer_prefix).second) {

@@ -102,8 +102,9 @@ constexpr std::array<Rule, 35> k_rules{{
    "such files, QC005): add them to the index."},
   {RuleId::draft_plain_quantized, "QC108", "draft-plain-linear-quantized", Severity::error, false,
    "A draft projection that engines build as a plain nn.Linear is stored quantized",
-   "DeepSeek/GLM `eh_proj` (vLLM, SGLang), MiMo `input_proj` and Qwen3.5 `mtp.fc` (SGLang) are "
-   "plain nn.Linear layers with no quantized method: packed weights cannot load. Store them BF16."},
+   "DeepSeek/GLM `eh_proj` (vLLM; SGLang except under Quark), MiMo `input_proj` and Qwen3.5 "
+   "`mtp.fc` (SGLang) are plain nn.Linear layers with no quantized method: packed weights cannot "
+   "load. Store them BF16."},
   {RuleId::mtp_partially_quantized, "QC109", "mtp-partially-quantized", Severity::warning, false,
    "The MTP block mixes quantized and unquantized modules",
    "Engines differ in how they build a partly quantized drafter (SGLang's Qwen3.5 Quark path "

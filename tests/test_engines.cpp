@@ -1769,7 +1769,8 @@ struct EnginesDisagree
           "model.layers.0.self_attn.o_proj", "model.layers.0.mlp.gate",
           "model.layers.0.mlp.experts.0.down_proj", "model.layers.0.mlp.experts.1.down_proj",
           "model.layers.1.eh_proj", "model.layers.1.self_attn.q_a_proj",
-          "model.layers.1.self_attn.kv_a_proj_with_mqa", "lm_head"}) {
+          "model.layers.1.self_attn.kv_a_proj_with_mqa", "model.layers.1.shared_head.head",
+          "lm_head"}) {
       tensors.push_back({std::string(m) + ".weight", "BF16", {8, 8}});
     }
     fs.add_file("m/model.safetensors", test::safetensors(tensors));
@@ -1835,7 +1836,16 @@ TEST(Engines, EnginesBuildTheirOwnLayers)
   };
   EXPECT_EQ(kind_of(vllm, "model.layers.1.eh_proj"), static_cast<int>(LayerKind::plain_linear));
   EXPECT_EQ(kind_of(trtllm, "model.layers.1.eh_proj"), static_cast<int>(LayerKind::linear));
-  EXPECT_EQ(kind_of(sglang, "model.decoder.eh_proj"), static_cast<int>(LayerKind::plain_linear));
+  EXPECT_EQ(kind_of(sglang, "model.eh_proj"), static_cast<int>(LayerKind::plain_linear));
+  EXPECT_FALSE(has_prefix(sglang, "model.decoder.eh_proj"));
+  // SGLang's NextN loader skips the draft's head (the target's serves); the others load it.
+  EXPECT_EQ(kind_of(vllm, "model.layers.1.shared_head.head"),
+            static_cast<int>(LayerKind::lm_head));
+  EXPECT_EQ(kind_of(trtllm, "model.layers.1.shared_head.head"),
+            static_cast<int>(LayerKind::lm_head));
+  for (const EngineLayer& l : sglang) {
+    EXPECT_EQ(l.prefix.find("shared_head"), std::string::npos) << l.prefix;
+  }
 }
 
 // Several engines' layers built in one pass are each engine's own, in whatever order the
@@ -1959,7 +1969,7 @@ TEST(Engines, LayersOfTwoPartsJoinAsOnePass)
 // A layer whose modules differ in what LayerBuilder::add() leaves to the last one: SGLang builds
 // Qwen3-Next's "language_model.mtp.fc" and "mtp.fc" as one layer "mtp.fc", a linear one for
 // the first and a plain nn.Linear for the second; DeepSeek's two NextN layers' eh_proj become
-// one "model.decoder.eh_proj" under two draft roots. The joined layer takes the second part's.
+// one "model.eh_proj" under two draft roots. The joined layer takes the second part's.
 TEST(Engines, JoinedLayersTakeWhatTheLastModuleSets)
 {
   expect_parts_join_as_one_pass(bf16_modules({"language_model.mtp.fc", "mtp.fc"}),

@@ -4,6 +4,7 @@
 // Every expectation is taken from ../shared/spec/engine-semantics.md (section or rule cited at
 // each test), not from what qcheck prints. Where qcheck disagrees with the spec, the test keeps
 // the spec's answer and is skipped with the reason ("qcheck bug: ...").
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <gtest/gtest.h>
@@ -153,17 +154,24 @@ operator+(Names a, const Names& b)
   return a;
 }
 
-// DeepSeek NextN layer model.layers.3: the 21 modules every engine builds quantizable (MLA
-// attention, routed and shared experts, shared_head.head), without eh_proj.
+// DeepSeek NextN layer model.layers.3: the 20 decoder modules every engine builds quantizable
+// (MLA attention, routed and shared experts), without eh_proj and shared_head.head.
 Names
-deepseek_nextn_modules()
+deepseek_nextn_decoder_modules()
 {
   const std::string p = "model.layers.3.";
   return with_prefix(p + "self_attn.",
                      {"q_a_proj", "q_b_proj", "kv_a_proj_with_mqa", "kv_b_proj", "o_proj"}) +
          experts(p + "mlp.experts") +
-         with_prefix(p + "mlp.shared_experts.", {"gate_proj", "up_proj", "down_proj"}) +
-         Names{p + "shared_head.head"};
+         with_prefix(p + "mlp.shared_experts.", {"gate_proj", "up_proj", "down_proj"});
+}
+
+// The 21 that vLLM and TensorRT-LLM build quantizable: the decoder's and the draft's head, which
+// SGLang's NextN loader never reads (it serves the draft with the target's head).
+Names
+deepseek_nextn_modules()
+{
+  return deepseek_nextn_decoder_modules() + Names{"model.layers.3.shared_head.head"};
 }
 
 // Qwen3-Next / Qwen3.5 draft mtp.layers.0 MoE: routed experts and the shared expert.
@@ -181,7 +189,7 @@ mtp_moe_modules()
 // ---------------------------------------------------------------------------------------------
 
 // The NextN layer is excluded in every engine's namespace: `model.layers.3*` (vLLM, TRT-LLM:
-// 2.2, 2.4, 6.1) and `model.decoder*` + `model.shared_head.head` (SGLang's NextN prefixes, 6.2).
+// 2.2, 2.4, 6.1) and `model.decoder*` (SGLang's NextN decoder, 6.2).
 // Routers are covered by `*.mlp.gate` (fnmatch in vLLM and TRT-LLM, full-match glob in SGLang).
 TEST(Formats, ModelOptFp8DeepSeekNextnExcludedIsClean)
 {
@@ -190,16 +198,22 @@ TEST(Formats, ModelOptFp8DeepSeekNextnExcludedIsClean)
   EXPECT_TRUE(r.j["findings"].empty()) << r.j.dump(2);
 }
 
-// With only `model.layers.3*`, SGLang still checks `model.decoder.*` and `model.shared_head.head`
-// (6.2 DeepSeek row; no SGLang mapper rewrites the list, 2.3) and finds no entry: FP8 has no
-// SGLang NextN override (that is modelopt_fp4 only, R35). eh_proj is a plain nn.Linear in SGLang.
+// With only `model.layers.3*`, SGLang still checks `model.decoder.*` (6.2 DeepSeek row; no SGLang
+// mapper rewrites the list for layer 3, 2.3) and finds no entry: FP8 has no SGLang NextN
+// override (that is modelopt_fp4 only, R35). eh_proj is a plain nn.Linear in SGLang, and its
+// loader skips the draft's shared_head.head.
 TEST(Formats, ModelOptFp8DeepSeekNextnOnlyCheckpointNamespaceMissesSglang)
 {
   const auto r = lint("modelopt-fp8-deepseek-nextn-sglang-gap");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(codes(r.j), Names{"QC101"}) << r.j.dump(2);
   EXPECT_EQ(union_of(r.j, "QC101", "engines"), Names{"sglang"});
-  EXPECT_EQ(union_of(r.j, "QC101", "modules"), deepseek_nextn_modules());
+  EXPECT_EQ(union_of(r.j, "QC101", "modules"), deepseek_nextn_decoder_modules());
+  // Seven decoder layers, six shown.
+  const auto details = findings_of(r.j, "QC101").at(0)["details"];
+  EXPECT_NE(std::find(details.begin(), details.end(), "... and 1 more engine prefix"),
+            details.end())
+    << details.dump(2);
 }
 
 // No NextN entry: R7/R32 for all three engines. eh_proj is plain in vLLM and SGLang (6.2) but a
@@ -487,11 +501,12 @@ TEST(Formats, ModelOptNvfp4Qwen35DraftMixBreaksSglang)
 }
 
 // The fix for a DeepSeek NextN layer names it in every namespace an engine checks: the
-// checkpoint root (vLLM, TensorRT-LLM), SGLang's model.decoder and its shared head (6.2).
+// checkpoint root (vLLM, TensorRT-LLM) and SGLang's model.decoder (6.2). Not SGLang's
+// model.shared_head.head, a layer whose weights SGLang never loads from the draft.
 TEST(Formats, DeepSeekNextnSuggestionCoversEveryEngineNamespace)
 {
   const auto r = lint("modelopt-fp8-deepseek-nextn-unexcluded");
   const auto f = findings_of(r.j, "QC101").at(0);
   EXPECT_EQ(f["suggested_entries"],
-            nlohmann::json::array({"model.layers.3*", "model.decoder*", "model.shared_head.head"}));
+            nlohmann::json::array({"model.layers.3*", "model.decoder*"}));
 }

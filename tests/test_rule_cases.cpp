@@ -758,6 +758,47 @@ TEST(RuleCases, QC101NegativeQuarkNextnListedModuleByModule)
   EXPECT_EQ(engines(found[0]), (std::set<Engine>{Engine::vllm, Engine::sglang})); // Quark readers
 }
 
+// QC101 negative: Quark's get_quant_method has no case for ParallelLMHead (vLLM and SGLang
+// quark.py), so a BF16 output head, the model's or a NextN draft's, loads whether or not the
+// exclude list names it. The draft's decoder modules still need their entries.
+TEST(RuleCases, QC101NegativeQuarkLeavesHeadsUnquantized)
+{
+  const std::string d = "model.layers.1.";
+  const Tensors stored = deepseek_nextn(make_fp8, make_bf16);
+  const Report r = lint_folder(folder(
+    config(k_deepseek, quark({d + "eh_proj", d + "self_attn.o_proj", d + "mlp.down_proj"})),
+    stored));
+  EXPECT_TRUE(findings(r, RuleId::undeclared_unquantized).empty()) << text(r);
+  const Report missing =
+    lint_folder(folder(config(k_deepseek, quark({d + "eh_proj", d + "self_attn.o_proj"})), stored));
+  const auto found = findings(missing, RuleId::undeclared_unquantized);
+  ASSERT_EQ(found.size(), 1u) << text(missing);
+  EXPECT_EQ(found[0].modules, Strings{d + "mlp.down_proj"});
+}
+
+// Under Quark only SGLang builds the NextN eh_proj quantizable (a ReplicatedLinear with the
+// config, spec 6.2); vLLM's is an nn.Linear whatever the format. A BF16 eh_proj the list misses
+// is SGLang's problem alone, and stored quantized it is vLLM's alone (QC108).
+TEST(RuleCases, QuarkNextnEhProjIsQuantizableInSglangOnly)
+{
+  const std::string d = "model.layers.1.";
+  const Report bf16_proj = lint_folder(folder(
+    config(k_deepseek, quark({"lm_head", d + "self_attn.o_proj", d + "mlp.down_proj"})),
+    deepseek_nextn(make_fp8, make_bf16)));
+  const auto found = findings(bf16_proj, RuleId::undeclared_unquantized);
+  ASSERT_EQ(found.size(), 1u) << text(bf16_proj);
+  EXPECT_EQ(found[0].modules, Strings{d + "eh_proj"});
+  EXPECT_EQ(engines(found[0]), std::set<Engine>{Engine::sglang});
+  EXPECT_TRUE(findings(bf16_proj, RuleId::draft_plain_quantized).empty()) << text(bf16_proj);
+
+  const Report fp8_proj =
+    lint_folder(folder(config(k_deepseek, quark({"lm_head"})), deepseek_fp8(true)));
+  const Finding f = only(fp8_proj, RuleId::draft_plain_quantized,
+                         "draft projection 'model.layers.1.eh_proj' is stored quantized, but vLLM "
+                         "builds it as a plain nn.Linear that cannot load packed weights");
+  EXPECT_EQ(engines(f), std::set<Engine>{Engine::vllm});
+}
+
 TEST(RuleCases, QC101PositiveVlmDraft)
 {
   const Report r = lint_folder(
@@ -1027,8 +1068,7 @@ TEST(RuleCases, QC104StoredMixtureReportedOncePerMoe)
 {
   const std::string d = "model.layers.1.";
   const Report r = lint_folder(
-    folder(config(k_deepseek, modelopt("FP8", {"lm_head", d + "eh_proj", d + "shared_head.head",
-                                               "model.shared_head.head"})),
+    folder(config(k_deepseek, modelopt("FP8", {"lm_head", d + "eh_proj", d + "shared_head.head"})),
            fp8("model.layers.0.mlp.down_proj") + bf16(d + "eh_proj", 64, 128) + norm(d + "enorm") +
              bf16(d + "shared_head.head") + experts(d + "mlp.experts", 0, 0, fp8) +
              experts(d + "mlp.experts", 1, 1, bf16) + bf16("lm_head")));
@@ -1480,8 +1520,7 @@ TEST(RuleCases, QC107NegativeDraftInIndexedShard)
 TEST(RuleCases, QC108Positive)
 {
   const Report r = lint_folder(
-    folder(config(k_deepseek, modelopt("FP8", {"lm_head", "model.layers.1.shared_head.head",
-                                               "model.shared_head.head"})),
+    folder(config(k_deepseek, modelopt("FP8", {"lm_head", "model.layers.1.shared_head.head"})),
            deepseek_fp8(true)));
   const Finding f = only(r, RuleId::draft_plain_quantized,
                          "draft projection 'model.layers.1.eh_proj' is stored quantized, but vLLM "
@@ -1494,7 +1533,7 @@ TEST(RuleCases, QC108Negative)
 {
   const Report r = lint_folder(folder(
     config(k_deepseek, modelopt("FP8", {"lm_head", "model.layers.1.shared_head.head",
-                                        "model.shared_head.head", "model.layers.1.eh_proj"})),
+                                        "model.layers.1.eh_proj"})),
     deepseek_fp8(false)));
   EXPECT_TRUE(r.findings.empty()) << text(r);
 }
@@ -1504,8 +1543,7 @@ TEST(RuleCases, QC108Negative)
 TEST(RuleCases, QC108PointsAtTheWeight)
 {
   const Report r = lint_folder(
-    folder(config(k_deepseek, modelopt("FP8", {"lm_head", "model.layers.1.shared_head.head",
-                                               "model.shared_head.head"})),
+    folder(config(k_deepseek, modelopt("FP8", {"lm_head", "model.layers.1.shared_head.head"})),
            deepseek_fp8(true)));
   const auto found = findings(r, RuleId::draft_plain_quantized);
   ASSERT_EQ(found.size(), 1u) << text(r);

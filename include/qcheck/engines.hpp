@@ -214,8 +214,15 @@ struct EngineLayer
   }
 };
 
+// True when `engine` builds `layer` as a plain nn.Linear under `format`, which no list quantizes
+// and which cannot hold packed weights: every LayerKind::plain_linear layer, except SGLang's
+// DeepSeek/GLM NextN `model.eh_proj`, a ReplicatedLinear with the quantization config under
+// Quark (spec 6.2, R38).
+bool builds_plain_linear(Engine engine, QuantFormat format, const EngineLayer& layer);
+
 // Groups every quantizable module into the layers one engine builds. Modules the engine never
-// builds as quantizable (norms, embeddings, routers) are left out.
+// builds as quantizable (norms, embeddings, routers, the heads of SGLang's DeepSeek/GLM NextN
+// drafts, whose loader takes the target model's head instead) are left out.
 std::vector<EngineLayer> engine_layers(Engine engine, const Inventory& inventory,
                                        const Drafts& drafts, const ModelInfo& model);
 
