@@ -2076,7 +2076,19 @@ append_json_string(std::string& out, std::string_view s)
   size_t plain = 0; // start of the run not yet copied
   for (size_t i = 0; i < s.size(); ++i) {
     const char c = s[i];
-    if (c != '"' && c != '\\' && static_cast<unsigned char>(c) >= 0x20) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u >= 0x80) {
+      if (const size_t length = utf8_sequence(s, i); length > 0) {
+        i += length - 1;
+        continue;
+      }
+      // Not UTF-8 (a file name can be any bytes): U+FFFD, so the document stays valid JSON.
+      out.append(s.substr(plain, i - plain));
+      plain = i + 1;
+      out += "\\ufffd";
+      continue;
+    }
+    if (c != '"' && c != '\\' && u >= 0x20) {
       continue;
     }
     out.append(s.substr(plain, i - plain));

@@ -89,6 +89,12 @@ parse_settings(const std::string& file, std::string_view text)
       }
       s.engines.push_back(*it);
     }
+    if (s.engines.empty()) {
+      // No engine would mean no check at all: a gate that always passes.
+      return unexpected(fmt::format("{}: 'engines' is empty (name at least one of vllm, sglang, "
+                                    "trtllm)",
+                                    file));
+    }
   }
   if (j.contains("fail_on")) {
     const auto severity =
@@ -209,7 +215,10 @@ render_baseline(const std::vector<Report>& reports)
                          {"message", f.message}});
     }
   }
-  return Json{{"version", 1}, {"findings", entries}}.dump(2) + "\n";
+  // Names need not be UTF-8 (file names are bytes): such bytes become U+FFFD.
+  return Json{{"version", 1}, {"findings", entries}}.dump(2, ' ', false,
+                                                         Json::error_handler_t::replace) +
+         "\n";
 }
 
 Expected<std::vector<BaselineEntry>>
@@ -219,18 +228,33 @@ parse_baseline(const std::string& file, std::string_view text)
     return unexpected(fmt::format("{}: {}", file, span.error()));
   }
   const Json j = Json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.is_object() || j.value("version", 0) != 1 || !j.contains("findings") ||
+  if (j.is_discarded() || !j.is_object() || !j.contains("version") ||
+      !j["version"].is_number_integer() || j["version"] != 1 || !j.contains("findings") ||
       !j["findings"].is_array()) {
     return unexpected(fmt::format("{}: not a qcheck baseline (version 1)", file));
   }
   std::vector<BaselineEntry> out;
-  for (const auto& e : j["findings"]) {
+  for (size_t i = 0; i < j["findings"].size(); ++i) {
+    const Json& e = j["findings"][i];
     if (!e.is_object() || !e.contains("rule") || !e.contains("fingerprint") ||
         !e["rule"].is_string() || !e["fingerprint"].is_string()) {
       return unexpected(fmt::format("{}: each finding needs 'rule' and 'fingerprint'", file));
     }
-    out.push_back({e["rule"].get<std::string>(), e.value("folder", ""), e.value("file", ""),
-                   e["fingerprint"].get<std::string>(), e.value("message", "")});
+    // The optional members: absent, or strings.
+    std::string optional[3];
+    const char* const keys[3] = {"folder", "file", "message"};
+    for (size_t k = 0; k < 3; ++k) {
+      if (!e.contains(keys[k])) {
+        continue;
+      }
+      if (!e[keys[k]].is_string()) {
+        return unexpected(
+          fmt::format("{}: /findings/{}/{} is not a string", file, i, keys[k]));
+      }
+      optional[k] = e[keys[k]].get<std::string>();
+    }
+    out.push_back({e["rule"].get<std::string>(), std::move(optional[0]), std::move(optional[1]),
+                   e["fingerprint"].get<std::string>(), std::move(optional[2])});
   }
   return out;
 }

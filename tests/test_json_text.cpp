@@ -1434,3 +1434,31 @@ TEST(JsonTextSpace, SkipStopsAtTheFirstOtherByte)
     }
   }
 }
+
+// A string token is valid JSON whatever the bytes: well-formed UTF-8 passes as is (the shortest
+// forms of 2, 3 and 4 bytes), and each byte of an ill-formed sequence becomes \ufffd: a stray
+// continuation byte, an overlong form, a UTF-16 surrogate, a code point past U+10FFFF, a lead
+// byte cut short by the string's end or by an ASCII byte.
+TEST(JsonTextString, BytesThatAreNotUtf8BecomeReplacementCharacters)
+{
+  const auto token = [](std::string_view s) {
+    std::string out;
+    append_json_string(out, s);
+    return out;
+  };
+  EXPECT_EQ(token("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"),
+            "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"");
+  EXPECT_EQ(token("\xed\x9f\xbf\xee\x80\x80\xf4\x8f\xbf\xbf"),
+            "\"\xed\x9f\xbf\xee\x80\x80\xf4\x8f\xbf\xbf\""); // U+D7FF, U+E000, U+10FFFF
+  EXPECT_EQ(token("a\x80z"), "\"a\\ufffdz\"");
+  EXPECT_EQ(token("\xc0\xaf"), "\"\\ufffd\\ufffd\"");
+  EXPECT_EQ(token("\xe0\x80\xaf"), "\"\\ufffd\\ufffd\\ufffd\"");
+  EXPECT_EQ(token("\xed\xa0\x80"), "\"\\ufffd\\ufffd\\ufffd\"");
+  EXPECT_EQ(token("\xf4\x90\x80\x80"), "\"\\ufffd\\ufffd\\ufffd\\ufffd\"");
+  EXPECT_EQ(token("\xf5"), "\"\\ufffd\"");
+  EXPECT_EQ(token("x\xe2\x82"), "\"x\\ufffd\\ufffd\"");
+  EXPECT_EQ(token("\xe2\x82.\"q\n"), "\"\\ufffd\\ufffd.\\\"q\\n\"");
+  for (const std::string_view s : {"a\x80z", "\xed\xa0\x80", "x\xe2\x82", "\xff\xfe\x01"}) {
+    EXPECT_FALSE(Json::parse(token(s), nullptr, false).is_discarded()) << token(s);
+  }
+}

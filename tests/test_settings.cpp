@@ -122,6 +122,60 @@ TEST(Settings, ErrorsNameTheProblem)
             "f: invalid JSON at line 1, column 2: expected a string key or '}'");
 }
 
+// Settings naming no engine would check nothing: a CI gate that always passes.
+TEST(Settings, EmptyEngineListIsRefused)
+{
+  EXPECT_EQ(parse_settings("f", R"({"engines": []})").error(),
+            "f: 'engines' is empty (name at least one of vllm, sglang, trtllm)");
+}
+
+// A baseline whose members have other types is refused with the member's pointer, never thrown
+// out of the parser; a version that is not the integer 1 is not a baseline.
+TEST(Baseline, MembersOfOtherTypesAreErrors)
+{
+  const std::string entry = R"("rule": "QC101", "fingerprint": "x")";
+  for (const std::string version : {R"("1")", "true", "1.5", "2", "null"}) {
+    const auto parsed = parse_baseline("b", R"({"version": )" + version + R"(, "findings": []})");
+    ASSERT_FALSE(parsed) << version;
+    EXPECT_EQ(parsed.error(), "b: not a qcheck baseline (version 1)");
+  }
+  for (const std::string member : {"folder", "file", "message"}) {
+    for (const std::string value : {"5", "null", "[\"a\"]", "{}"}) {
+      const auto parsed = parse_baseline(
+        "b", R"({"version": 1, "findings": [{)" + entry + R"(}, {)" + entry + R"(, ")" + member +
+               R"(": )" + value + "}]}");
+      ASSERT_FALSE(parsed) << member << " " << value;
+      EXPECT_EQ(parsed.error(), "b: /findings/1/" + member + " is not a string");
+    }
+  }
+  const auto good = parse_baseline(
+    "b", R"({"version": 1, "findings": [{)" + entry + R"(, "folder": "m", "message": "y"}]})");
+  ASSERT_TRUE(good) << good.error();
+  ASSERT_EQ(good->size(), 1u);
+  EXPECT_EQ((*good)[0].folder, "m");
+  EXPECT_EQ((*good)[0].file, "");
+  EXPECT_EQ((*good)[0].message, "y");
+}
+
+// File names are bytes: a folder or file name that is not UTF-8 is written as U+FFFD, and the
+// baseline stays JSON its own parser reads.
+TEST(Baseline, NamesThatAreNotUtf8AreReplaced)
+{
+  Report report;
+  report.root = "models/x\xff\xfe";
+  Finding f;
+  f.rule = RuleId::unindexed_shard;
+  f.file = "a\xc3.safetensors";
+  f.message = "m";
+  report.findings.push_back(f);
+  const std::string text = render_baseline({report});
+  const auto parsed = parse_baseline("b", text);
+  ASSERT_TRUE(parsed) << parsed.error();
+  ASSERT_EQ(parsed->size(), 1u);
+  EXPECT_EQ((*parsed)[0].folder, "models/x\uFFFD\uFFFD");
+  EXPECT_EQ((*parsed)[0].file, "a\uFFFD.safetensors");
+}
+
 TEST(Settings, FoundUpward)
 {
   MemoryFileSystem mem;

@@ -196,7 +196,8 @@ void append_utf8(std::string& out, uint32_t code);
 bool read_hex4(std::string_view s, size_t i, uint32_t& code);
 
 // Appends `s` as a JSON string token: quoted, with '"', '\\' and control characters escaped
-// as nlohmann's dump() does; non-ASCII UTF-8 as is.
+// as nlohmann's dump() does; well-formed non-ASCII UTF-8 as is, and each byte of anything else
+// (a file name need not be UTF-8) as \ufffd, so the token is always valid JSON.
 void append_json_string(std::string& out, std::string_view s);
 
 // Pieces of JSON laid out as nlohmann's dump(2) lays it out (one member or item per line, two
