@@ -367,6 +367,22 @@ DiskFileWriter::write_temp(const std::string& path, std::string_view contents, u
   if (::fchmod(fd, mode != 0 ? mode : 0644) != 0) {
     return fail("cannot set permissions");
   }
+  // The file it replaces keeps its owner and group (a root run must not take a user's file).
+  struct stat target;
+  if (::stat(path.c_str(), &target) == 0 && S_ISREG(target.st_mode)) {
+    struct stat written;
+    if (::fstat(fd, &written) != 0) {
+      return fail("cannot read the temporary file's owner");
+    }
+    if ((written.st_uid != target.st_uid || written.st_gid != target.st_gid) &&
+        ::fchown(fd, target.st_uid, target.st_gid) != 0) {
+      const int err = errno;
+      ::close(fd);
+      ::unlink(temp.c_str());
+      return unexpected(fmt::format("{}: cannot keep its owner {}:{} ({})", path, target.st_uid,
+                                    target.st_gid, std::strerror(err)));
+    }
+  }
   if (::fsync(fd) != 0) {
     return fail("fsync failed");
   }
@@ -418,6 +434,25 @@ apply_fix(const FileSystem& fs, FileWriter& writer, const std::string& root, con
         fmt::format("{}: changed on disk since it was read; nothing was changed", path));
     }
   }
+  // Patched copies may replace files already in the output folder: what each held, put back if
+  // a later rename fails (nullopt: nothing was there, and the copy is removed instead).
+  std::vector<std::optional<std::pair<std::string, uint32_t>>> previous(plan.edits.size());
+  for (size_t i = 0; i < plan.edits.size() && !output_dir.empty(); ++i) {
+    const std::string dest = join_path(dest_root, plan.edits[i].file);
+    const FileInfo info = fs.stat(dest);
+    if (info.kind == FileKind::missing) {
+      continue;
+    }
+    if (info.kind != FileKind::regular) {
+      return unexpected(fmt::format("{}: is a {}, not a file; nothing was changed", dest,
+                                    to_string(info.kind)));
+    }
+    auto held = fs.read_file(dest, k_max_config_size);
+    if (!held) {
+      return unexpected(fmt::format("{}; nothing was changed", held.error()));
+    }
+    previous[i].emplace(std::move(*held), info.mode);
+  }
   // Write every temporary file, then rename them all.
   std::vector<std::pair<std::string, std::string>> temps; // temp -> destination
   auto discard = [&] {
@@ -448,7 +483,13 @@ apply_fix(const FileSystem& fs, FileWriter& writer, const std::string& root, con
       std::vector<std::string> restore_errors, unlinked;
       for (size_t j = 0; j < i; ++j) {
         const FileEdit& edit = plan.edits[j];
-        auto back = writer.write_temp(temps[j].second, edit.original, edit.mode);
+        if (!output_dir.empty() && !previous[j]) {
+          writer.remove(temps[j].second);
+          continue;
+        }
+        const std::string& held = output_dir.empty() ? edit.original : previous[j]->first;
+        auto back = writer.write_temp(temps[j].second, held,
+                                      output_dir.empty() ? edit.mode : previous[j]->second);
         if (!back || !writer.rename(*back, temps[j].second)) {
           restore_errors.push_back(temps[j].second);
         } else if (edit.is_symlink && output_dir.empty()) {
@@ -468,7 +509,8 @@ apply_fix(const FileSystem& fs, FileWriter& writer, const std::string& root, con
       return unexpected(
         fmt::format("{}; {}{}", renamed.error(),
                     restore_errors.empty()
-                      ? "every file was restored"
+                      ? (output_dir.empty() ? "every file was restored"
+                                            : "the output folder is as it was")
                       : fmt::format("could not restore {}", fmt::join(restore_errors, ", ")),
                     links));
     }

@@ -8,6 +8,7 @@
 #include <set>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "builder.hpp"
 #include "cli_runner.hpp"
@@ -458,6 +459,84 @@ TEST_F(FixFolder, FailedRenameRestoresEveryFile)
   EXPECT_EQ(read(m_dir / "model/config.json"), before_config);
   EXPECT_EQ(read(m_dir / "model/hf_quant_config.json"), before_hf);
   EXPECT_EQ(listing().size(), 6u);
+}
+
+// Patched copies into an output folder that already holds a config.json: when a later rename
+// fails, that file gets back what it held (not the model's original), the copy made of a file
+// that was not there is removed, and no temporary file is left.
+TEST_F(FixFolder, FailedRenameInOutputFolderPutsBackWhatWasThere)
+{
+  copy_fixture("glm-nvfp4-nextn");
+  const fs::path out = m_dir / "out";
+  fs::create_directories(out);
+  std::ofstream(out / "config.json") << "PREVIOUS\n";
+  fs::permissions(out / "config.json", fs::perms(0600));
+  DiskFileSystem disk;
+  const FixPlan plan = plan_for(disk, model());
+  ASSERT_EQ(plan.edits.size(), 2u);
+  ASSERT_EQ(plan.edits[1].file, "hf_quant_config.json");
+  FaultyWriter writer;
+  writer.fail_rename_at = 1;
+  auto applied = apply_fix(disk, writer, model(), plan, out.string());
+  ASSERT_FALSE(applied);
+  EXPECT_EQ(applied.error(), (out / "hf_quant_config.json").string() +
+                               ": rename failed: Input/output error; the output folder is as it "
+                               "was");
+  EXPECT_EQ(read(out / "config.json"), "PREVIOUS\n");
+  EXPECT_EQ(fs::status(out / "config.json").permissions(), fs::perms(0600));
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(out)) {
+    names.push_back(e.path().filename().string());
+  }
+  EXPECT_EQ(names, std::vector<std::string>{"config.json"});
+  // Without the fault, both copies land.
+  DiskFileWriter disk_writer;
+  ASSERT_TRUE(apply_fix(disk, disk_writer, model(), plan, out.string()));
+  EXPECT_EQ(read(out / "config.json"), plan.edits[0].patched);
+  EXPECT_EQ(read(out / "hf_quant_config.json"), plan.edits[1].patched);
+}
+
+// A target in the output folder that is not a file is refused before anything is written.
+TEST_F(FixFolder, OutputFolderTargetThatIsADirectoryIsRefused)
+{
+  copy_fixture("glm-nvfp4-nextn");
+  const fs::path out = m_dir / "out";
+  fs::create_directories(out / "hf_quant_config.json");
+  std::ofstream(out / "config.json") << "PREVIOUS\n";
+  DiskFileSystem disk;
+  const FixPlan plan = plan_for(disk, model());
+  FaultyWriter writer;
+  auto applied = apply_fix(disk, writer, model(), plan, out.string());
+  ASSERT_FALSE(applied);
+  EXPECT_EQ(applied.error(), (out / "hf_quant_config.json").string() +
+                               ": is a directory, not a file; nothing was changed");
+  EXPECT_EQ(writer.renames, 0);
+  EXPECT_EQ(read(out / "config.json"), "PREVIOUS\n");
+}
+
+// A patched file keeps the owner and group of the file it replaces: a fix run as root must not
+// hand a user's config to root. (Changing a file's owner needs root: skipped otherwise.)
+TEST_F(FixFolder, InPlaceKeepsOwnerAndGroup)
+{
+  if (::geteuid() != 0) {
+    GTEST_SKIP() << "needs root to give the files another owner";
+  }
+  copy_fixture("glm-nvfp4-nextn");
+  for (const char* name : {"config.json", "hf_quant_config.json"}) {
+    ASSERT_EQ(::chown((m_dir / "model" / name).c_str(), 65534, 65533), 0);
+  }
+  DiskFileSystem disk;
+  const FixPlan plan = plan_for(disk, model());
+  DiskFileWriter writer;
+  auto applied = apply_fix(disk, writer, model(), plan);
+  ASSERT_TRUE(applied) << applied.error();
+  for (const char* name : {"config.json", "hf_quant_config.json"}) {
+    struct stat st;
+    ASSERT_EQ(::stat((m_dir / "model" / name).c_str(), &st), 0);
+    EXPECT_EQ(st.st_uid, 65534u) << name;
+    EXPECT_EQ(st.st_gid, 65533u) << name;
+  }
+  EXPECT_EQ(read(m_dir / "model/config.json"), plan.edits[0].patched);
 }
 
 // Another process saves config.json while the patched files are written (and synced): its edit

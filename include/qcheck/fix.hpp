@@ -61,7 +61,8 @@ class FileWriter
 public:
   virtual ~FileWriter() = default;
   // Creates a temporary file in the directory of `path`, writes and fsyncs `contents` with
-  // permission bits `mode`; returns the temporary file's path.
+  // permission bits `mode` and, when a regular file is at `path`, its owner and group (fails
+  // when they cannot be kept); returns the temporary file's path.
   virtual Expected<std::string> write_temp(const std::string& path, std::string_view contents,
                                            uint32_t mode) = 0;
   // Atomically replaces `to` (a symlink at `to` is replaced, its target untouched).
@@ -88,7 +89,9 @@ struct ApplyResult
 // `root`). All files or none: every file is checked first (read-only mode bits, changed on disk
 // since it was read, *.safetensors), temporary files are written next to their targets, each
 // target is checked again for changes, then all are renamed; if a rename fails, files already
-// replaced are restored (a replaced link comes back as a regular file, and the error says so).
+// replaced are restored (a replaced link comes back as a regular file, and the error says so;
+// in `output_dir`, each file there before gets back what it held, and a new copy is removed).
+// A target in `output_dir` that is not a regular file is refused before anything is written.
 // On failure no temporary file is left behind.
 Expected<ApplyResult> apply_fix(const FileSystem& fs, FileWriter& writer, const std::string& root,
                                 const FixPlan& plan, const std::string& output_dir = {});
