@@ -479,10 +479,22 @@ main(int argc, char** argv)
   // A lint of a large checkpoint makes about seven passes over the cores: each finds the thread
   // of the one before.
   qcheck::keep_threads(true);
+  int code = k_exit_usage;
   try {
-    return run_main(argc, argv);
+    code = run_main(argc, argv);
   } catch (const std::bad_alloc&) {
     std::fputs("qcheck: error: out of memory\n", stderr);
     return k_exit_usage;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "qcheck: error: %s\n", e.what());
+    return k_exit_usage;
   }
+  // A report that did not reach stdout (a full disk, a closed pipe with SIGPIPE ignored) is not
+  // a result: exit 2, as for an unwritable -o file.
+  if (std::fflush(stdout) != 0 || std::ferror(stdout) != 0) {
+    std::fprintf(stderr, "qcheck: error: cannot write to standard output: %s\n",
+                 std::strerror(errno));
+    return k_exit_usage;
+  }
+  return code;
 }
