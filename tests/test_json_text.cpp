@@ -1323,6 +1323,37 @@ TEST(JsonTextRemove, RemovesElementsKeepingTheLayout)
   EXPECT_FALSE(qcheck::remove_from_string_array(inline_list, "/nope", {"a"}));
 }
 
+// Elements are found in one scan, however many commas their strings hold, and a long list
+// loses exactly the entries named, wherever they are; the others keep their order.
+TEST(JsonTextRemove, CommasInsideStringsAndLongLists)
+{
+  const std::string commas = R"({"ignore": ["a,b", "c", "d,e,f", ",", "c"], "n": [1, 2]})";
+  EXPECT_EQ(*qcheck::remove_from_string_array(commas, "/ignore", {"c"}),
+            R"({"ignore": ["a,b", "d,e,f", ","], "n": [1, 2]})");
+  EXPECT_EQ(*qcheck::remove_from_string_array(commas, "/ignore", {",", "a,b"}),
+            R"({"ignore": ["c", "d,e,f", "c"], "n": [1, 2]})");
+  const auto layout = [](const std::vector<int>& layers) {
+    std::string text = "{\n  \"ignore\": [";
+    for (size_t k = 0; k < layers.size(); ++k) {
+      text += fmt::format("{}\n    \"model.layers.{}.mlp\"", k == 0 ? "" : ",", layers[k]);
+    }
+    return text + "\n  ]\n}\n";
+  };
+  std::vector<int> all, kept;
+  for (int i = 0; i < 20000; ++i) {
+    all.push_back(i);
+    if (i != 0 && i != 7777 && i != 19999) {
+      kept.push_back(i);
+    }
+  }
+  const std::string list = layout(all);
+  const std::string expected = layout(kept);
+  const auto out = qcheck::remove_from_string_array(
+    list, "/ignore", {"model.layers.0.mlp", "model.layers.7777.mlp", "model.layers.19999.mlp"});
+  ASSERT_TRUE(out) << out.error();
+  EXPECT_EQ(*out, expected);
+}
+
 // Many pointers into one large list or object: the batch indexes children once, and answers as
 // a walk would (the last of duplicated keys, escaped keys, missing elements).
 TEST(JsonTextLocate, ManyPointersIntoLargeArraysAndObjects)
