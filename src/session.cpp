@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fmt/format.h>
+#include <unordered_set>
 
 namespace qcheck {
 
@@ -100,6 +101,16 @@ run_lint_request(const FileSystem& fs, const LintRequest& request,
   if (paths.empty()) {
     return fail("lint needs a model folder (or --recursive ROOT)");
   }
+  // A folder named twice ("M M/", or named and found by --recursive) is linted once, under the
+  // first spelling.
+  std::unordered_set<std::string> keys;
+  std::vector<std::string> distinct;
+  for (std::string& path : paths) {
+    if (keys.insert(folder_key(path)).second) {
+      distinct.push_back(std::move(path));
+    }
+  }
+  paths = std::move(distinct);
   // Settings are read before any work so a bad file stops the run at once.
   std::vector<Settings> settings;
   for (const auto& path : paths) {

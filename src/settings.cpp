@@ -1,6 +1,7 @@
 #include "qcheck/settings.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <fmt/format.h>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -203,6 +204,16 @@ apply_settings(const Settings& settings, Report& report)
 }
 
 std::string
+folder_key(std::string_view folder)
+{
+  std::string key = std::filesystem::path(folder).lexically_normal().string();
+  while (key.size() > 1 && key.back() == '/') {
+    key.pop_back();
+  }
+  return key;
+}
+
+std::string
 render_baseline(const std::vector<Report>& reports)
 {
   Json entries = Json::array();
@@ -264,14 +275,19 @@ apply_baseline(const std::vector<BaselineEntry>& baseline, const std::string& ba
                std::vector<Report>& reports)
 {
   std::vector<bool> used(baseline.size(), false);
+  std::vector<std::string> baseline_folders;
+  for (const BaselineEntry& entry : baseline) {
+    baseline_folders.push_back(folder_key(entry.folder));
+  }
   for (Report& report : reports) {
+    const std::string folder = folder_key(report.root);
     std::vector<Finding> kept;
     for (Finding& f : report.findings) {
       const std::string print = fingerprint(f);
       bool accepted = false;
       for (size_t i = 0; i < baseline.size(); ++i) {
         if (baseline[i].fingerprint == print && baseline[i].rule == rule(f.rule).code &&
-            baseline[i].folder == report.root) {
+            baseline_folders[i] == folder) {
           used[i] = true;
           accepted = true;
         }

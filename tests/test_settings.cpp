@@ -243,6 +243,43 @@ TEST_F(Workspace, BaselineRoundTrip)
   EXPECT_EQ(s["findings"][0]["folder"], baseline);
 }
 
+TEST(Baseline, FolderKeyIsLexical)
+{
+  for (const char* spelling : {"models/m", "models/m/", "./models/m", "models//m",
+                               "models/x/../m", "models/./m//"}) {
+    EXPECT_EQ(folder_key(spelling), "models/m") << spelling;
+  }
+  EXPECT_EQ(folder_key("/"), "/");
+  EXPECT_EQ(folder_key("/data/m/"), "/data/m");
+  EXPECT_NE(folder_key("models/m"), folder_key("/work/models/m"));
+}
+
+// A baseline written for "model" accepts its findings however the folder is spelled next time
+// ("model/", "./model"), and leaves no stale entry behind.
+TEST_F(Workspace, BaselineMatchesOtherSpellingsOfTheFolder)
+{
+  fs::copy(fixture("glm-nvfp4-nextn"), m_dir / "model", fs::copy_options::recursive);
+  const std::string baseline = path("baseline.json");
+  ASSERT_EQ(qcheck_run("lint --write-baseline " + baseline + " " + path("model")).exit_code, 0);
+  for (const std::string spelling : {path("model") + "/", m_dir.string() + "/./model"}) {
+    const Out accepted = qcheck_run("lint --format json --baseline " + baseline + " " + spelling);
+    EXPECT_EQ(accepted.exit_code, 0) << spelling << "\n" << accepted.out;
+    EXPECT_TRUE(Json::parse(accepted.out)["findings"].empty()) << accepted.out;
+  }
+}
+
+// A folder named twice, under any spelling, is linted once: one report, its findings once.
+TEST(ManyFolders, FolderNamedTwiceIsLintedOnce)
+{
+  const std::string m = fixture("glm-nvfp4-nextn");
+  const Out once = qcheck_run("lint --format json " + m);
+  const Out twice = qcheck_run("lint --format json " + m + " " + m + "/ " + m + "/../" +
+                               fs::path(m).filename().string());
+  EXPECT_EQ(twice.exit_code, 1);
+  EXPECT_EQ(Json::parse(twice.out)["summary"], Json::parse(once.out)["summary"]) << twice.out;
+  EXPECT_EQ(Json::parse(twice.out)["findings"].size(), Json::parse(once.out)["findings"].size());
+}
+
 TEST(ManyFolders, RecursiveReportsEachFolderUnderItsOwnPath)
 {
   const Out r = qcheck_run("lint --format json --recursive " + std::string(QCHECK_FIXTURES));

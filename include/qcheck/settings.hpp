@@ -58,6 +58,11 @@ struct BaselineEntry
   std::string message; // for humans reading the file
 };
 
+// A folder path as baselines compare it and as a lint run de-duplicates the folders it is given:
+// normalised lexically ("M", "M/", "./M" and "x/../M" are one folder), not resolved on disk (a
+// baseline is shared between machines, whose absolute paths differ).
+std::string folder_key(std::string_view folder);
+
 std::string render_baseline(const std::vector<Report>& reports);
 Expected<std::vector<BaselineEntry>> parse_baseline(const std::string& file, std::string_view text);
 
