@@ -29,13 +29,20 @@ kind_text(LayerKind kind)
   return "?";
 }
 
+// The modules `name` selects: the module of that name, the module holding a tensor of that
+// name, or (a glob) every module it matches.
 std::vector<size_t>
-select_modules(const Inventory& inventory, const std::string& name)
+select_modules(const Checkpoint& checkpoint, const Inventory& inventory, const std::string& name)
 {
+  const auto holds_tensor = [&](const Module& m) {
+    return std::any_of(m.tensors.begin(), m.tensors.end(),
+                       [&](uint32_t t) { return checkpoint.tensors[t].info->name() == name; });
+  };
   std::vector<size_t> out;
   for (size_t i = 0; i < inventory.modules.size(); ++i) {
-    const std::string_view m = inventory.modules[i].name;
-    if (m == name || m == split_tensor_name(name).first ||
+    const Module& module = inventory.modules[i];
+    const std::string_view m = module.name;
+    if (m == name || (m == split_tensor_name(name).first && holds_tensor(module)) ||
         (has_glob_chars(name) && fnmatch(name, m))) {
       out.push_back(i);
     }
@@ -66,7 +73,7 @@ closest_module(const Inventory& inventory, const std::string& name)
 Expected<std::string>
 explain_module(const LintRun& run, const std::string& name, const std::vector<Engine>& engines)
 {
-  const std::vector<size_t> selected = select_modules(run.inventory, name);
+  const std::vector<size_t> selected = select_modules(run.checkpoint, run.inventory, name);
   if (selected.empty()) {
     const std::string hint = closest_module(run.inventory, name);
     return unexpected(fmt::format("no module '{}' in {}{}", name, run.checkpoint.root,

@@ -342,6 +342,18 @@ TEST(Cli, ExplainUnknownModuleSuggests)
                      "; closest: 'model.language_model.layers.45.mlp.experts.0.down_proj'\n");
 }
 
+// A name is a module's or one of its stored tensors': a made-up parameter under a real module
+// selects nothing (it did select the module, as a name without a dot selected the module "").
+TEST(Cli, ExplainNameOfNoTensorSelectsNothing)
+{
+  const std::string m = "model.language_model.layers.45.mlp.experts.0.down_proj";
+  EXPECT_EQ(run("explain " + fixture("glm-nvfp4-nextn") + " " + m + ".weight").exit_code, 0);
+  const CliRun r = run("explain " + fixture("glm-nvfp4-nextn") + " " + m + ".nonexistent", true);
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_EQ(r.out.rfind("qcheck: error: no module '" + m + ".nonexistent' in ", 0), 0u) << r.out;
+  EXPECT_EQ(run("explain " + fixture("glm-nvfp4-nextn") + " nonexistent").exit_code, 2);
+}
+
 // A report that cannot be written to stdout is not a result: exit 2 and a one-line reason on
 // stderr, not the lint's exit code. (stderr goes to the pipe read here, stdout to /dev/full.)
 TEST(Cli, UnwritableStdoutExitsTwo)
