@@ -18,6 +18,16 @@ namespace qcheck {
 
 namespace {
 
+// `s` as the JSON string token a config holds: what fix's log shows of an entry (control
+// characters escaped, never sent raw to a terminal).
+std::string
+json_quoted(std::string_view s)
+{
+  std::string out;
+  append_json_string(out, s);
+  return out;
+}
+
 struct Target
 {
   std::string file;
@@ -196,7 +206,7 @@ plan_fix(const FileSystem& fs, LintRun& run, const LintOptions& options,
         plan.refused.push_back(fmt::format("{}: {}", target.file, patched.error()));
       } else if (*patched != edit.patched) {
         for (const auto& e : removal->second) {
-          edit.added.push_back(fmt::format("{} -= \"{}\"", key, e));
+          edit.added.push_back(fmt::format("{} -= {}", key, json_quoted(e)));
         }
         edit.patched = std::move(*patched);
       }
@@ -209,7 +219,7 @@ plan_fix(const FileSystem& fs, LintRun& run, const LintOptions& options,
           continue;
         }
         if (*patched != edit.patched) {
-          edit.added.push_back(fmt::format("{} += \"{}\": {}", key, name, value));
+          edit.added.push_back(fmt::format("{} += {}: {}", key, json_quoted(name), value));
           edit.patched = std::move(*patched);
         }
       }
@@ -227,8 +237,9 @@ plan_fix(const FileSystem& fs, LintRun& run, const LintOptions& options,
       }
       if (*patched != edit.patched) {
         for (const auto& n : names) {
-          if (edit.original.find(fmt::format("\"{}\"", n)) == std::string::npos) {
-            edit.added.push_back(fmt::format("{} += \"{}\"", key, n));
+          if (const std::string token = json_quoted(n);
+              edit.original.find(token) == std::string::npos) {
+            edit.added.push_back(fmt::format("{} += {}", key, token));
           }
         }
         edit.patched = std::move(*patched);

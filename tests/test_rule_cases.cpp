@@ -765,9 +765,9 @@ TEST(RuleCases, QC101NegativeQuarkLeavesHeadsUnquantized)
 {
   const std::string d = "model.layers.1.";
   const Tensors stored = deepseek_nextn(make_fp8, make_bf16);
-  const Report r = lint_folder(folder(
-    config(k_deepseek, quark({d + "eh_proj", d + "self_attn.o_proj", d + "mlp.down_proj"})),
-    stored));
+  const Report r = lint_folder(
+    folder(config(k_deepseek, quark({d + "eh_proj", d + "self_attn.o_proj", d + "mlp.down_proj"})),
+           stored));
   EXPECT_TRUE(findings(r, RuleId::undeclared_unquantized).empty()) << text(r);
   const Report missing =
     lint_folder(folder(config(k_deepseek, quark({d + "eh_proj", d + "self_attn.o_proj"})), stored));
@@ -782,9 +782,9 @@ TEST(RuleCases, QC101NegativeQuarkLeavesHeadsUnquantized)
 TEST(RuleCases, QuarkNextnEhProjIsQuantizableInSglangOnly)
 {
   const std::string d = "model.layers.1.";
-  const Report bf16_proj = lint_folder(folder(
-    config(k_deepseek, quark({"lm_head", d + "self_attn.o_proj", d + "mlp.down_proj"})),
-    deepseek_nextn(make_fp8, make_bf16)));
+  const Report bf16_proj = lint_folder(
+    folder(config(k_deepseek, quark({"lm_head", d + "self_attn.o_proj", d + "mlp.down_proj"})),
+           deepseek_nextn(make_fp8, make_bf16)));
   const auto found = findings(bf16_proj, RuleId::undeclared_unquantized);
   ASSERT_EQ(found.size(), 1u) << text(bf16_proj);
   EXPECT_EQ(found[0].modules, Strings{d + "eh_proj"});
@@ -1374,6 +1374,22 @@ TEST(RuleCases, QC106FixGivesEachCopyTheOthersEntries)
   EXPECT_EQ(added["hf_quant_config.json"], (Strings{"exclude_modules += \"model.layers.1*\""}));
 }
 
+// fix's log shows an entry as the config spells it: a control character escaped (here ESC,
+// which a terminal would act on; json_list() copies the JSON escape as written), never raw.
+TEST(RuleCases, FixLogShowsEntriesEscaped)
+{
+  MemoryFileSystem fs = folder(
+    config(k_llama, modelopt("NVFP4", {"lm_head", "model.layers.1*", "odd\\u001b[2Jentry"})),
+    llama_nvfp4_with_bf16_layer1());
+  fs.add_file("m/hf_quant_config.json", hf_quant_config("NVFP4", {"lm_head", "model.layers.1*"}));
+  auto run = lint_path(fs, "m", {});
+  ASSERT_TRUE(run);
+  const FixPlan plan = plan_fix(fs, *run, {});
+  ASSERT_EQ(plan.edits.size(), 1u);
+  EXPECT_EQ(plan.edits[0].file, "hf_quant_config.json");
+  EXPECT_EQ(plan.edits[0].added, Strings{"exclude_modules += \"odd\\u001b[2Jentry\""});
+}
+
 // QC106 (R2): config.json excludes layer 1, hf_quant_config.json (read by TensorRT-LLM) not.
 TEST(RuleCases, QC106Positive)
 {
@@ -1531,10 +1547,10 @@ TEST(RuleCases, QC108Positive)
 
 TEST(RuleCases, QC108Negative)
 {
-  const Report r = lint_folder(folder(
-    config(k_deepseek, modelopt("FP8", {"lm_head", "model.layers.1.shared_head.head",
-                                        "model.layers.1.eh_proj"})),
-    deepseek_fp8(false)));
+  const Report r = lint_folder(
+    folder(config(k_deepseek, modelopt("FP8", {"lm_head", "model.layers.1.shared_head.head",
+                                               "model.layers.1.eh_proj"})),
+           deepseek_fp8(false)));
   EXPECT_TRUE(r.findings.empty()) << text(r);
 }
 
