@@ -228,7 +228,7 @@ render_baseline(const std::vector<Report>& reports)
   }
   // Names need not be UTF-8 (file names are bytes): such bytes become U+FFFD.
   return Json{{"version", 1}, {"findings", entries}}.dump(2, ' ', false,
-                                                         Json::error_handler_t::replace) +
+                                                          Json::error_handler_t::replace) +
          "\n";
 }
 
@@ -259,8 +259,7 @@ parse_baseline(const std::string& file, std::string_view text)
         continue;
       }
       if (!e[keys[k]].is_string()) {
-        return unexpected(
-          fmt::format("{}: /findings/{}/{} is not a string", file, i, keys[k]));
+        return unexpected(fmt::format("{}: /findings/{}/{} is not a string", file, i, keys[k]));
       }
       optional[k] = e[keys[k]].get<std::string>();
     }

@@ -361,8 +361,7 @@ TEST(Cli, UnwritableStdoutExitsTwo)
   for (const std::string args :
        {std::string("rules"), "lint --format json " + fixture("glm-nvfp4-nextn"),
         "lint --format sarif " + fixture("plain-bf16"), "fix " + fixture("glm-nvfp4-nextn")}) {
-    const std::string command =
-      std::string(QCHECK_BINARY) + " " + args + " 2>&1 >/dev/full";
+    const std::string command = std::string(QCHECK_BINARY) + " " + args + " 2>&1 >/dev/full";
     FILE* pipe = ::popen(command.c_str(), "r");
     ASSERT_NE(pipe, nullptr);
     std::string err;
@@ -375,6 +374,7 @@ TEST(Cli, UnwritableStdoutExitsTwo)
     EXPECT_EQ(WEXITSTATUS(status), 2) << args << "\n" << err;
     EXPECT_NE(err.find("qcheck: error: cannot write to standard output: No space left on device\n"),
               std::string::npos)
-      << args << "\n" << err;
+      << args << "\n"
+      << err;
   }
 }

@@ -1839,8 +1839,7 @@ TEST(Engines, EnginesBuildTheirOwnLayers)
   EXPECT_EQ(kind_of(sglang, "model.eh_proj"), static_cast<int>(LayerKind::plain_linear));
   EXPECT_FALSE(has_prefix(sglang, "model.decoder.eh_proj"));
   // SGLang's NextN loader skips the draft's head (the target's serves); the others load it.
-  EXPECT_EQ(kind_of(vllm, "model.layers.1.shared_head.head"),
-            static_cast<int>(LayerKind::lm_head));
+  EXPECT_EQ(kind_of(vllm, "model.layers.1.shared_head.head"), static_cast<int>(LayerKind::lm_head));
   EXPECT_EQ(kind_of(trtllm, "model.layers.1.shared_head.head"),
             static_cast<int>(LayerKind::lm_head));
   for (const EngineLayer& l : sglang) {

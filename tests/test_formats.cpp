@@ -507,6 +507,5 @@ TEST(Formats, DeepSeekNextnSuggestionCoversEveryEngineNamespace)
 {
   const auto r = lint("modelopt-fp8-deepseek-nextn-unexcluded");
   const auto f = findings_of(r.j, "QC101").at(0);
-  EXPECT_EQ(f["suggested_entries"],
-            nlohmann::json::array({"model.layers.3*", "model.decoder*"}));
+  EXPECT_EQ(f["suggested_entries"], nlohmann::json::array({"model.layers.3*", "model.decoder*"}));
 }

@@ -141,15 +141,15 @@ TEST(Baseline, MembersOfOtherTypesAreErrors)
   }
   for (const std::string member : {"folder", "file", "message"}) {
     for (const std::string value : {"5", "null", "[\"a\"]", "{}"}) {
-      const auto parsed = parse_baseline(
-        "b", R"({"version": 1, "findings": [{)" + entry + R"(}, {)" + entry + R"(, ")" + member +
-               R"(": )" + value + "}]}");
+      const auto parsed =
+        parse_baseline("b", R"({"version": 1, "findings": [{)" + entry + R"(}, {)" + entry +
+                              R"(, ")" + member + R"(": )" + value + "}]}");
       ASSERT_FALSE(parsed) << member << " " << value;
       EXPECT_EQ(parsed.error(), "b: /findings/1/" + member + " is not a string");
     }
   }
-  const auto good = parse_baseline(
-    "b", R"({"version": 1, "findings": [{)" + entry + R"(, "folder": "m", "message": "y"}]})");
+  const auto good = parse_baseline("b", R"({"version": 1, "findings": [{)" + entry +
+                                          R"(, "folder": "m", "message": "y"}]})");
   ASSERT_TRUE(good) << good.error();
   ASSERT_EQ(good->size(), 1u);
   EXPECT_EQ((*good)[0].folder, "m");
@@ -245,8 +245,8 @@ TEST_F(Workspace, BaselineRoundTrip)
 
 TEST(Baseline, FolderKeyIsLexical)
 {
-  for (const char* spelling : {"models/m", "models/m/", "./models/m", "models//m",
-                               "models/x/../m", "models/./m//"}) {
+  for (const char* spelling :
+       {"models/m", "models/m/", "./models/m", "models//m", "models/x/../m", "models/./m//"}) {
     EXPECT_EQ(folder_key(spelling), "models/m") << spelling;
   }
   EXPECT_EQ(folder_key("/"), "/");
