@@ -2001,6 +2001,47 @@ check_json(std::string_view text)
   return std::optional<std::string>{std::move(reason)};
 }
 
+namespace {
+
+// Calls f(begin, end) with the span of each element of the array text[open, close) (valid JSON,
+// text[open] == '[', text[close - 1] == ']'), in order, from one scan that skips strings whole.
+template<typename F>
+void
+for_each_element(std::string_view text, size_t open, size_t close, const F& f)
+{
+  size_t depth = 0;
+  size_t begin = 0, end = 0;
+  bool inside = false; // an element has begun and not yet ended at a comma
+  for (size_t i = open + 1; i + 1 < close; ++i) {
+    const char c = text[i];
+    if (is_json_space(c)) {
+      continue;
+    }
+    if (depth == 0 && c == ',') {
+      f(begin, end);
+      inside = false;
+      continue;
+    }
+    if (!inside) {
+      begin = i;
+      inside = true;
+    }
+    if (c == '"') {
+      i = std::min(string_token_end(text, i), close - 1);
+    } else if (c == '[' || c == '{') {
+      ++depth;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+    end = i + 1;
+  }
+  if (inside) {
+    f(begin, end);
+  }
+}
+
+} // namespace
+
 Expected<std::string>
 remove_from_string_array(std::string_view text, std::string_view pointer,
                          const std::vector<std::string>& entries)
@@ -2012,64 +2053,49 @@ remove_from_string_array(std::string_view text, std::string_view pointer,
   if (array->end - array->begin < 2 || text[array->begin] != '[') {
     return unexpected(fmt::format("{} is not an array", shown(pointer)));
   }
-  // Element spans through their pointers, all found in one scan (a pointer per element would
-  // rescan the text per element: minutes for a list of 50,000): the array has at most one
-  // element more than the commas in its text. Values decoded with nlohmann-free logic: the
-  // entries compare against the raw JSON string without quotes when it has no escapes.
-  const std::string_view inside = text.substr(array->begin, array->end - array->begin);
-  const size_t most = static_cast<size_t>(std::count(inside.begin(), inside.end(), ',')) + 1;
-  std::vector<std::string> pointers;
-  pointers.reserve(most);
-  for (size_t i = 0; i < most; ++i) {
-    pointers.push_back(fmt::format("{}/{}", pointer, i));
-  }
-  std::vector<JsonSpan> spans;
-  for (auto& element : locate_all(text, pointers)) {
-    if (!element) {
-      break;
-    }
-    spans.push_back(*element);
-  }
+  // The elements are found by scanning the array itself, twice, keeping nothing per element: a
+  // pointer per element rescans the whole text each time (minutes for a list of 50,000), and a
+  // span or pointer per element is memory a hostile list of millions of elements multiplies.
+  // Values decoded with nlohmann-free logic: the entries compare against the raw JSON string
+  // without quotes when it has no escapes.
   const std::unordered_set<std::string_view> removed(entries.begin(), entries.end());
-  std::vector<bool> remove(spans.size(), false);
+  const auto removes = [&](size_t begin, size_t end) {
+    const std::string_view raw = text.substr(begin, end - begin);
+    return raw.size() >= 2 && raw.front() == '"' && raw.find('\\') == std::string_view::npos &&
+           removed.contains(raw.substr(1, raw.size() - 2));
+  };
+  // The layout to keep: between '[' and the first element, and between two elements (comma
+  // included); where the last element ends.
+  size_t count = 0;
   bool any = false;
-  for (size_t i = 0; i < spans.size(); ++i) {
-    const std::string_view raw = text.substr(spans[i].begin, spans[i].end - spans[i].begin);
-    if (raw.size() < 2 || raw.front() != '"' || raw.find('\\') != std::string_view::npos) {
-      continue;
+  size_t previous_end = array->begin + 1, last_end = 0;
+  std::string_view first_gap, separator;
+  for_each_element(text, array->begin, array->end, [&](size_t begin, size_t end) {
+    const std::string_view gap = text.substr(previous_end, begin - previous_end);
+    if (count == 0) {
+      first_gap = gap;
+    } else if (count == 1) {
+      separator = gap;
     }
-    const std::string_view value = raw.substr(1, raw.size() - 2);
-    remove[i] = removed.contains(value);
-    any |= remove[i];
-  }
+    ++count;
+    any = any || removes(begin, end);
+    previous_end = last_end = end;
+  });
   if (!any) {
     return std::string(text);
   }
-  // Keep element i with the separator run before it (from the previous kept element's end);
-  // the first kept element takes the run that followed '['.
+  // Keep element i with the separator run before it; the first kept element takes the run
+  // that followed '['.
   std::string out(text.substr(0, array->begin + 1));
   size_t kept = 0;
-  size_t previous_end = array->begin + 1;
-  std::string_view first_gap; // layout between '[' and the first element
-  std::string_view separator; // layout between two elements (comma included)
-  for (size_t i = 0; i < spans.size(); ++i) {
-    const std::string_view gap = text.substr(previous_end, spans[i].begin - previous_end);
-    if (i == 0) {
-      first_gap = gap;
-    } else if (separator.empty()) {
-      separator = gap;
-    }
-    previous_end = spans[i].end;
-  }
-  for (size_t i = 0; i < spans.size(); ++i) {
-    if (remove[i]) {
-      continue;
+  for_each_element(text, array->begin, array->end, [&](size_t begin, size_t end) {
+    if (removes(begin, end)) {
+      return;
     }
     out += kept == 0 ? first_gap : separator;
-    out += text.substr(spans[i].begin, spans[i].end - spans[i].begin);
+    out += text.substr(begin, end - begin);
     ++kept;
-  }
-  const size_t last_end = spans.back().end;
+  });
   const std::string_view closing = text.substr(last_end, array->end - 1 - last_end);
   if (kept > 0) {
     out += closing;

@@ -1332,6 +1332,12 @@ TEST(JsonTextRemove, CommasInsideStringsAndLongLists)
             R"({"ignore": ["a,b", "d,e,f", ","], "n": [1, 2]})");
   EXPECT_EQ(*qcheck::remove_from_string_array(commas, "/ignore", {",", "a,b"}),
             R"({"ignore": ["c", "d,e,f", "c"], "n": [1, 2]})");
+  // Nested values and escaped quotes hold commas too; non-string elements are never removed.
+  const std::string mixed = R"({"ignore": ["a", [1, [2, 3]], {"k": "v,w]"}, "q\",r", "b", 3]})";
+  EXPECT_EQ(*qcheck::remove_from_string_array(mixed, "/ignore", {"b", "3", "a"}),
+            R"({"ignore": [[1, [2, 3]], {"k": "v,w]"}, "q\",r", 3]})");
+  EXPECT_EQ(*qcheck::remove_from_string_array(R"({"ignore": []})", "/ignore", {"a"}),
+            R"({"ignore": []})");
   const auto layout = [](const std::vector<int>& layers) {
     std::string text = "{\n  \"ignore\": [";
     for (size_t k = 0; k < layers.size(); ++k) {
