@@ -378,9 +378,12 @@ DiskFileWriter::write_temp(const std::string& path, std::string_view contents, u
   if (::fchmod(fd, mode != 0 ? mode : 0644) != 0) {
     return fail("cannot set permissions");
   }
-  // The file it replaces keeps its owner and group (a root run must not take a user's file).
+  // Run as root, the file keeps the owner and group of the file or link it replaces (a link's
+  // own, not its target's): root must not take a user's file. A non-root run's files are its
+  // own, as any editor's are (a folder's setgid bit sets their group as usual).
   struct stat target;
-  if (::stat(path.c_str(), &target) == 0 && S_ISREG(target.st_mode)) {
+  if (::geteuid() == 0 && ::lstat(path.c_str(), &target) == 0 &&
+      (S_ISREG(target.st_mode) || S_ISLNK(target.st_mode))) {
     struct stat written;
     if (::fstat(fd, &written) != 0) {
       return fail("cannot read the temporary file's owner");

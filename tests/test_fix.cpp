@@ -514,8 +514,9 @@ TEST_F(FixFolder, OutputFolderTargetThatIsADirectoryIsRefused)
   EXPECT_EQ(read(out / "config.json"), "PREVIOUS\n");
 }
 
-// A patched file keeps the owner and group of the file it replaces: a fix run as root must not
-// hand a user's config to root. (Changing a file's owner needs root: skipped otherwise.)
+// Run as root, a patched file keeps the owner and group of the file it replaces: root must not
+// take a user's config. (Changing a file's owner needs root: skipped otherwise; a non-root run's
+// files are its own, as before.)
 TEST_F(FixFolder, InPlaceKeepsOwnerAndGroup)
 {
   if (::geteuid() != 0) {
@@ -537,6 +538,31 @@ TEST_F(FixFolder, InPlaceKeepsOwnerAndGroup)
     EXPECT_EQ(st.st_gid, 65533u) << name;
   }
   EXPECT_EQ(read(m_dir / "model/config.json"), plan.edits[0].patched);
+}
+
+// A linked config (the Hugging Face cache's layout) is replaced by a file with the link's owner,
+// not its target's; the target is untouched.
+TEST_F(FixFolder, InPlaceGivesALinksReplacementTheLinksOwner)
+{
+  if (::geteuid() != 0) {
+    GTEST_SKIP() << "needs root to give the link another owner";
+  }
+  copy_fixture("glm-nvfp4-nextn");
+  const std::string blob = link_config_into_blobs();
+  ASSERT_EQ(::lchown((m_dir / "model/config.json").c_str(), 65534, 65533), 0);
+  DiskFileSystem disk;
+  const FixPlan plan = plan_for(disk, model());
+  DiskFileWriter writer;
+  auto applied = apply_fix(disk, writer, model(), plan);
+  ASSERT_TRUE(applied) << applied.error();
+  struct stat st;
+  ASSERT_EQ(::lstat((m_dir / "model/config.json").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISREG(st.st_mode));
+  EXPECT_EQ(st.st_uid, 65534u);
+  EXPECT_EQ(st.st_gid, 65533u);
+  ASSERT_EQ(::stat((m_dir / "blobs/3f2a").c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, 0u);
+  EXPECT_EQ(read(m_dir / "blobs/3f2a"), blob);
 }
 
 // Another process saves config.json while the patched files are written (and synced): its edit

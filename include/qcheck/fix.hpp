@@ -61,8 +61,8 @@ class FileWriter
 public:
   virtual ~FileWriter() = default;
   // Creates a temporary file in the directory of `path`, writes and fsyncs `contents` with
-  // permission bits `mode` and, when a regular file is at `path`, its owner and group (fails
-  // when they cannot be kept); returns the temporary file's path.
+  // permission bits `mode` and, when run as root, the owner and group of the file or link at
+  // `path` (the link's own); returns the temporary file's path.
   virtual Expected<std::string> write_temp(const std::string& path, std::string_view contents,
                                            uint32_t mode) = 0;
   // Atomically replaces `to` (a symlink at `to` is replaced, its target untouched).
