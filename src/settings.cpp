@@ -203,6 +203,20 @@ apply_settings(const Settings& settings, Report& report)
   }
 }
 
+namespace {
+
+// `s` as a baseline holds it after a round trip through JSON: bytes that are not UTF-8 replaced
+// as render_baseline() replaces them.
+std::string
+as_written(std::string_view s)
+{
+  const std::string dumped =
+    Json(std::string(s)).dump(-1, ' ', false, Json::error_handler_t::replace);
+  return Json::parse(dumped).get<std::string>();
+}
+
+} // namespace
+
 std::string
 folder_key(std::string_view folder)
 {
@@ -279,7 +293,7 @@ apply_baseline(const std::vector<BaselineEntry>& baseline, const std::string& ba
     baseline_folders.push_back(folder_key(entry.folder));
   }
   for (Report& report : reports) {
-    const std::string folder = folder_key(report.root);
+    const std::string folder = folder_key(as_written(report.root));
     std::vector<Finding> kept;
     for (Finding& f : report.findings) {
       const std::string print = fingerprint(f);

@@ -174,6 +174,11 @@ TEST(Baseline, NamesThatAreNotUtf8AreReplaced)
   ASSERT_EQ(parsed->size(), 1u);
   EXPECT_EQ((*parsed)[0].folder, "models/x\uFFFD\uFFFD");
   EXPECT_EQ((*parsed)[0].file, "a\uFFFD.safetensors");
+  // The next run, under the same raw folder name, finds its finding accepted, nothing stale.
+  std::vector<Report> again{report};
+  const Report stale = apply_baseline(*parsed, "b", again);
+  EXPECT_TRUE(again[0].findings.empty());
+  EXPECT_TRUE(stale.findings.empty());
 }
 
 TEST(Settings, FoundUpward)
