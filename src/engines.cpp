@@ -1622,7 +1622,8 @@ engine_layers(std::span<const Engine> engines, const Inventory& inventory, const
                           : std::string("model.decoder");
             }
             name = renamed;
-            note = "SGLang builds the NextN decoder under 'model.decoder'";
+            note = leaf == "eh_proj" ? "SGLang builds the NextN's eh_proj as 'model.eh_proj'"
+                                     : "SGLang builds the NextN decoder under 'model.decoder'";
           } else {
             name = renamed = strip_language_model(m.name);
           }

@@ -105,8 +105,20 @@ explain_module(const LintRun& run, const std::string& name, const std::vector<En
           return std::find(l.modules.begin(), l.modules.end(), index) != l.modules.end();
         });
       if (it == engine_layer_list.end()) {
-        out += fmt::format("  {}: not a quantizable layer ({})\n", display_name(engine),
-                           to_string(m.role));
+        const bool draft_head =
+          engine == Engine::sglang && m.role == ModuleRole::lm_head &&
+          std::any_of(run.drafts.roots.begin(), run.drafts.roots.end(), [&](const auto& root) {
+            return m.name.starts_with(root + ".") &&
+                   draft_root_spelling(engine, root, run.declaration.model) == "model.decoder";
+          });
+        if (draft_head) {
+          out += fmt::format("  {}: builds the draft's head as 'model.shared_head.head' and fills "
+                             "it from the target model's head, never from this tensor\n",
+                             display_name(engine));
+        } else {
+          out += fmt::format("  {}: not a quantizable layer ({})\n", display_name(engine),
+                             to_string(m.role));
+        }
         continue;
       }
       if (!source || !engine_reads(engine, source->format)) {
@@ -115,9 +127,14 @@ explain_module(const LintRun& run, const std::string& name, const std::vector<En
         continue;
       }
       const Decision d = decide(engine, *source, run.declaration.model, *it, it->quantized > 0);
+      // SGLang's NextN eh_proj under Quark is a ReplicatedLinear with the config.
+      const std::string_view kind =
+        it->kind == LayerKind::plain_linear && !builds_plain_linear(engine, source->format, *it)
+          ? "ReplicatedLinear"
+          : kind_text(it->kind);
       out += fmt::format(
-        "  {}: checks '{}' ({}) against {} {}: {}{}\n", display_name(engine), it->prefix,
-        kind_text(it->kind), source->file, source->list_key.empty() ? "" : source->list_key,
+        "  {}: checks '{}' ({}) against {} {}: {}{}\n", display_name(engine), it->prefix, kind,
+        source->file, source->list_key.empty() ? "" : source->list_key,
         d.quantized ? "QUANTIZED" : "excluded",
         d.override_note.empty() ? (d.reason.empty() ? "" : fmt::format(" — {}", d.reason))
                                 : fmt::format(" — {}", d.override_note));

@@ -1419,6 +1419,13 @@ private:
         return m.role == ModuleRole::lm_head &&
                (m.name == "lm_head" || m.name.ends_with(".lm_head"));
       });
+    // SGLang builds a DeepSeek/GLM NextN draft's head as "model.shared_head.head" but fills it
+    // from the target's head, never from the checkpoint, so no layer of qcheck's names it.
+    const bool sglang_draft_head =
+      std::find(engines.begin(), engines.end(), Engine::sglang) != engines.end() &&
+      std::any_of(m_drafts.roots.begin(), m_drafts.roots.end(), [&](const std::string& root) {
+        return draft_root_spelling(Engine::sglang, root, m_declaration.model) == "model.decoder";
+      });
     const std::vector<char>& matched = use.matched;
     for (size_t index = 0; index < s.excludes.size(); ++index) {
       const std::string_view entry = s.excludes[index];
@@ -1452,6 +1459,9 @@ private:
                       std::any_of(k_all_engines.begin(), k_all_engines.end(), [&](Engine e) {
                         return entry_matches(e, s.format, entry, "lm_head");
                       }));
+      // An entry for that draft head (earlier versions of qcheck fix wrote one) is deliberate.
+      used = used || (sglang_draft_head &&
+                      entry_matches(Engine::sglang, s.format, entry, "model.shared_head.head"));
       // MiniMax-M2 lists its routers' e_score_correction_bias: a stored parameter, not a module;
       // the entry is deliberate, not stale.
       const bool parameter = !used && !glob && !regex && names_a_stored_parameter(entry);

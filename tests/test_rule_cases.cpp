@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "builder.hpp"
+#include "qcheck/explain.hpp"
 #include "qcheck/fix.hpp"
 #include "qcheck/input.hpp"
 #include "qcheck/lint.hpp"
@@ -1378,9 +1379,9 @@ TEST(RuleCases, QC106FixGivesEachCopyTheOthersEntries)
 // which a terminal would act on; json_list() copies the JSON escape as written), never raw.
 TEST(RuleCases, FixLogShowsEntriesEscaped)
 {
-  MemoryFileSystem fs = folder(
-    config(k_llama, modelopt("NVFP4", {"lm_head", "model.layers.1*", "odd\\u001b[2Jentry"})),
-    llama_nvfp4_with_bf16_layer1());
+  MemoryFileSystem fs =
+    folder(config(k_llama, modelopt("NVFP4", {"lm_head", "model.layers.1*", "odd\\u001b[2Jentry"})),
+           llama_nvfp4_with_bf16_layer1());
   fs.add_file("m/hf_quant_config.json", hf_quant_config("NVFP4", {"lm_head", "model.layers.1*"}));
   auto run = lint_path(fs, "m", {});
   ASSERT_TRUE(run);
@@ -1793,6 +1794,51 @@ TEST(RuleCases, QC112Positive)
 // QC112 negative: a model that ties its LM head to the embeddings stores no lm_head, yet the
 // engines build one, and llm-compressor lists it by default (ignore: ["lm_head"]). A stored
 // NextN shared_head.head is a draft's head, not the model's: the entry is still in use.
+// QC112 negative: SGLang builds a DeepSeek NextN draft's head as model.shared_head.head, filled
+// from the target's head (no layer of qcheck's names it); an entry for it, as earlier versions
+// of qcheck fix wrote, is deliberate. Without such a draft the same entry is dead.
+TEST(RuleCases, QC112NegativeSglangDraftHead)
+{
+  const Report r = lint_folder(
+    folder(config(k_deepseek, modelopt("FP8", {"lm_head", "model.layers.1*", "model.decoder*",
+                                               "model.shared_head.head"})),
+           deepseek_nextn(make_fp8, make_bf16)));
+  EXPECT_TRUE(r.findings.empty()) << text(r);
+  const Report dead = lint_folder(folder(
+    config(k_llama, modelopt("NVFP4", {"lm_head", "model.layers.1*", "model.shared_head.head"})),
+    llama_nvfp4_with_bf16_layer1()));
+  only(dead, RuleId::unused_entry,
+       "ignore entry 'model.shared_head.head' matches no module of the checkpoint");
+}
+
+// explain says what SGLang does with a DeepSeek NextN draft's head (loads the target's into
+// it) and names its Quark eh_proj a ReplicatedLinear, vLLM's a plain nn.Linear.
+TEST(RuleCases, ExplainSglangNextnHeadAndQuarkEhProj)
+{
+  const std::string d = "model.layers.1.";
+  MemoryFileSystem fs =
+    folder(config(k_deepseek, quark({"lm_head"})), deepseek_nextn(make_fp8, make_bf16));
+  auto run = lint_path(fs, "m", {});
+  ASSERT_TRUE(run);
+  const std::vector<Engine> engines{Engine::vllm, Engine::sglang};
+  const auto head = explain_module(*run, d + "shared_head.head", engines);
+  ASSERT_TRUE(head) << head.error();
+  EXPECT_NE(head->find("  SGLang: builds the draft's head as 'model.shared_head.head' and fills "
+                       "it from the target model's head, never from this tensor\n"),
+            std::string::npos)
+    << *head;
+  const auto proj = explain_module(*run, d + "eh_proj", engines);
+  ASSERT_TRUE(proj) << proj.error();
+  EXPECT_NE(proj->find("  SGLang: checks 'model.eh_proj' (ReplicatedLinear) against config.json "
+                       "exclude: QUANTIZED"),
+            std::string::npos)
+    << *proj;
+  EXPECT_NE(proj->find("  vLLM: checks 'model.layers.1.eh_proj' (plain nn.Linear) against "
+                       "config.json exclude: excluded"),
+            std::string::npos)
+    << *proj;
+}
+
 TEST(RuleCases, QC112NegativeTiedLmHead)
 {
   const std::string tied =
