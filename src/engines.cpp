@@ -1818,15 +1818,22 @@ decide(Engine engine, const ConfigSource& s, const ModelInfo& model, const Engin
       return quark_entry(e, n, &d.errors);
     };
     decide_by_list(d, layer, s.excludes, "exclude", match, match, ix);
-    // SGLang maps a NextN layer's checkpoint names onto its decoder before it reads Quark's
-    // excludes (PRs 23219, 30265; spec 6.2): entries for model.layers.{N}.X reach
-    // model.decoder.X.
+    // SGLang rewrites Quark's excludes for a NextN draft (PRs 23219, 30265; spec 6.2): entries
+    // for model.layers.{N}.X reach model.decoder.X. It rewrites the entries' text (DeepSeek's
+    // substring mapper, GLM-5's rewrite of entries under the root), so only an entry holding
+    // the root's text does; a glob or an escaped regex keeps its spelling and reaches nothing.
     if (const auto original = engine == Engine::sglang && d.quantized
                                 ? checkpoint_spelling(layer)
                                 : std::optional<EngineLayer>();
         original) {
+      std::vector<std::string_view> rewritten;
+      for (const auto& e : s.excludes) {
+        if (std::string_view(e).find(layer.draft_root) != std::string_view::npos) {
+          rewritten.push_back(e);
+        }
+      }
       Decision o;
-      decide_by_list(o, *original, s.excludes, "exclude", match, match, ix);
+      decide_by_list(o, *original, rewritten, "exclude", match, match);
       if (!o.quantized) {
         o.reason +=
           fmt::format(" (SGLang maps '{}' onto '{}' for Quark)", original->prefix, layer.prefix);

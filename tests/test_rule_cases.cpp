@@ -800,6 +800,24 @@ TEST(RuleCases, QuarkNextnEhProjIsQuantizableInSglangOnly)
   EXPECT_EQ(engines(f), std::set<Engine>{Engine::vllm});
 }
 
+// SGLang rewrites the text of Quark entries that hold the NextN root ("model.layers.1") onto
+// model.decoder; a glob or an escaped regex, whose text does not hold it, keeps its spelling and
+// excludes nothing there. vLLM matches them against the checkpoint names it keeps. (json_list()
+// copies entries into the JSON as written: the regex's backslashes are escaped for it.)
+TEST(RuleCases, QC101QuarkNextnEntriesSglangDoesNotRewrite)
+{
+  const Tensors stored = deepseek_nextn(make_fp8, make_bf16);
+  for (const std::string entry : {"*layers.1.*", "re:model\\\\.layers\\\\.1\\\\..*"}) {
+    const Report r = lint_folder(folder(config(k_deepseek, quark({"lm_head", entry})), stored));
+    const auto found = findings(r, RuleId::undeclared_unquantized);
+    ASSERT_EQ(found.size(), 1u) << entry << "\n" << text(r);
+    EXPECT_EQ(engines(found[0]), std::set<Engine>{Engine::sglang}) << entry;
+  }
+  const Report plain =
+    lint_folder(folder(config(k_deepseek, quark({"lm_head", "re:model.layers.1.*"})), stored));
+  EXPECT_TRUE(findings(plain, RuleId::undeclared_unquantized).empty()) << text(plain);
+}
+
 TEST(RuleCases, QC101PositiveVlmDraft)
 {
   const Report r = lint_folder(
