@@ -1176,10 +1176,21 @@ read_config(const Value& config, Declaration& out)
   std::optional<Value> block;
   std::string pointer;
   for (const char* key : {"quantization_config", "compression_config"}) {
-    if (const auto b = config.find(key); b && b->is_object()) {
+    const auto b = config.find(key);
+    if (b && b->is_object()) {
       block = b;
       pointer = std::string("/") + key;
       break;
+    }
+    // Anything but an object or null: transformers and the engines read its keys and stop
+    // (a string has no .get()); null reads as no quantization.
+    if (b && !b->is_null()) {
+      out.problems.push_back(
+        {"config.json",
+         fmt::format("'{}' is {}, not an object: transformers and the engines read its keys "
+                     "and stop",
+                     key, b->is_string() ? std::string_view("a string") : kind_of(*b)),
+         ConfigIssue::invalid});
     }
   }
   if (!block) {

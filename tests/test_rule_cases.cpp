@@ -592,6 +592,23 @@ TEST(RuleCases, QC009Negative)
   EXPECT_TRUE(r.findings.empty()) << text(r);
 }
 
+// QC009: a quantization_config that is not an object (a string, a number, a list): transformers
+// and the engines read its keys and stop. null reads as no quantization, as in transformers.
+TEST(RuleCases, QC009QuantizationConfigOfTheWrongType)
+{
+  const Tensors stored = bf16("model.layers.0.mlp.down_proj");
+  for (const auto& [value, kind] : std::vector<std::pair<std::string, std::string>>{
+         {R"("modelopt")", "a string"}, {"4", "a number"}, {R"(["fp8"])", "a list"}}) {
+    const Report r = lint_folder(folder(config(k_llama, value), stored));
+    const Finding f = only(r, RuleId::config_invalid,
+                           "'quantization_config' is " + kind +
+                             ", not an object: transformers and the engines read its keys and "
+                             "stop");
+    EXPECT_EQ(f.file, "config.json");
+  }
+  EXPECT_TRUE(lint_folder(folder(config(k_llama, "null"), stored)).findings.empty());
+}
+
 // QC009: a UTF-8 byte order mark before config.json's text. simdjson and nlohmann skip it, but
 // Python's json.loads refuses it ("Unexpected UTF-8 BOM"), and transformers reads config.json
 // with it. The rest is still read: the ModelOpt list's findings stay.
