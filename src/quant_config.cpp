@@ -876,7 +876,8 @@ format_of(const std::string& method, const Value& block)
   return QuantFormat::unknown;
 }
 
-// `block` is at `block_pointer` in its file; src.pointer names where the block's settings are.
+// `block` is at `block_pointer` in its file; sets src.pointer to where the block's settings are
+// (the block's, or its nested "quantization" object's when that is an object).
 template<typename Value>
 void
 fill_source(ConfigSource& src, const Value& block, std::string_view block_pointer)
@@ -885,6 +886,8 @@ fill_source(ConfigSource& src, const Value& block, std::string_view block_pointe
   const std::optional<Value> nested = block.find("quantization");
   const bool in_nested = nested && nested->is_object();
   const Value body = in_nested ? *nested : block;
+  src.pointer =
+    in_nested ? fmt::format("{}/quantization", block_pointer) : std::string(block_pointer);
   src.method = get_string(block, "quant_method");
   src.format = format_of(src.method, block);
   if (src.format == QuantFormat::modelopt && src.method.empty()) {
@@ -1000,12 +1003,6 @@ fill_source(ConfigSource& src, const Value& block, std::string_view block_pointe
     break;
   case QuantFormat::unknown:
     break;
-  }
-  // The list's pointer (list_pointer(): src.pointer and list_key) names where it was read only
-  // when src.pointer is the body's: otherwise its positions are not taken from the reading.
-  if (src.pointer !=
-      (in_nested ? fmt::format("{}/quantization", block_pointer) : std::string(block_pointer))) {
-    src.excludes.forget_reading();
   }
 }
 
@@ -1204,7 +1201,6 @@ read_config(const Value& config, Declaration& out)
   if (block) {
     ConfigSource src;
     src.file = "config.json";
-    src.pointer = pointer;
     fill_source(src, *block, pointer);
     out.sources.push_back(std::move(src));
   }
@@ -1277,7 +1273,6 @@ read_declaration(const FileSystem& fs, const std::string& root)
       file->visit([&](const auto& json) {
         ConfigSource src;
         src.file = name;
-        src.pointer = json.find("quantization") ? "/quantization" : "";
         fill_source(src, json, "");
         out.sources.push_back(std::move(src));
       });

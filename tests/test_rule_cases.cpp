@@ -1293,9 +1293,45 @@ TEST(RuleCases, PositionsComeFromTheConfigurationTextsRead)
 // by a walk through the text: the same lines and columns as the walk, for entries written with
 // escapes, in two files sharing one list and in two with different lists. Where the reading
 // cannot be trusted to be the list the pointers name (its key in another object too, before or
-// after it, or written with a \u escape; any \u escape outside the list; settings nested under
-// "quantization" in config.json; a "quantization" in hf_quant_config.json that is no object, so
-// that the list read is at the top level) it is not marked, and the walk answers.
+// after it, or written with a \u escape; any \u escape outside the list) it is not marked, and
+// the walk answers. Settings nested under "quantization" in config.json, and a "quantization" in
+// hf_quant_config.json that is no object (the list then read at the top level), are read in
+// place: the pointers name the lists read, and both ways give their findings positions.
+// A list nested under "quantization" in config.json's block, or at the top of an
+// hf_quant_config.json whose "quantization" is null, is the list fix edits: the plan is made and
+// verified (it was refused: the edit went to a pointer that names no list, or a null object).
+TEST(RuleCases, FixEditsListsWhereTheyWereRead)
+{
+  std::string flat_hf = hf_quant_config("NVFP4", {"lm_head"});
+  flat_hf.replace(flat_hf.find("\"quantization\": {"), 17, "\"quantization\": null, ");
+  flat_hf.erase(flat_hf.rfind('}'), 1);
+  struct Case
+  {
+    std::string config_json, hf, file, added;
+  };
+  const std::vector<Case> cases{
+    {config(k_llama, R"({"quant_method": "modelopt", "quantization": {"quant_algo": "NVFP4", )"
+                     R"("exclude_modules": ["lm_head"]}})"),
+     "", "config.json", "exclude_modules += \"model.layers.1*\""},
+    {config(k_llama, modelopt("NVFP4", {"lm_head", "model.layers.1*"})), flat_hf,
+     "hf_quant_config.json", "exclude_modules += \"model.layers.1*\""},
+  };
+  for (const Case& c : cases) {
+    MemoryFileSystem fs = folder(c.config_json, llama_nvfp4_with_bf16_layer1());
+    if (!c.hf.empty()) {
+      fs.add_file("m/hf_quant_config.json", c.hf);
+    }
+    auto run = lint_path(fs, "m", {});
+    ASSERT_TRUE(run);
+    const FixPlan plan = plan_fix(fs, *run, {});
+    EXPECT_TRUE(plan.refused.empty()) << fmt::format("{}", fmt::join(plan.refused, "\n"));
+    EXPECT_TRUE(plan.remaining.empty()) << fmt::format("{}", fmt::join(plan.remaining, "\n"));
+    ASSERT_EQ(plan.edits.size(), 1u) << c.file;
+    EXPECT_EQ(plan.edits[0].file, c.file);
+    EXPECT_EQ(plan.edits[0].added, Strings{c.added});
+  }
+}
+
 TEST(RuleCases, PositionsOfListEntriesAgreeWithTheWalk)
 {
   const Strings list{"lm_head", "model.layers.9.mlp", R"(re:model\\.layers\\.7\\..*)",
@@ -1335,9 +1371,9 @@ TEST(RuleCases, PositionsOfListEntriesAgreeWithTheWalk)
      config(k_llama, R"({"quant_method": "modelopt", "quantization": {"quant_algo": )"
                      R"("NVFP4", "exclude_modules": )" +
                        json_list(list) + "}}"),
-     "", false},
+     "", true},
     {"hf_quant_config.json without a quantization object", config(k_llama, block), flat_hf, true,
-     false},
+     true},
   };
   for (Case c : cases) {
     if (c.name == "key after") { // the same key later in the file, in an object of its own
@@ -1375,12 +1411,7 @@ TEST(RuleCases, PositionsOfListEntriesAgreeWithTheWalk)
                           got.pointer.find("/exclude_modules/") != std::string::npos;
       in_lists += listed && got.line > 0 ? 1 : 0;
     }
-    // A nested block's pointers name nothing: none of its findings has a position.
-    if (c.name == "nested") {
-      EXPECT_EQ(in_lists, 0u) << text(run->report);
-    } else {
-      EXPECT_GE(in_lists, 2u) << c.name << "\n" << text(run->report);
-    }
+    EXPECT_GE(in_lists, 2u) << c.name << "\n" << text(run->report);
   }
 }
 
