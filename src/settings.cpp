@@ -220,11 +220,19 @@ as_written(std::string_view s)
 std::string
 folder_key(std::string_view folder)
 {
-  std::string key = std::filesystem::path(folder).lexically_normal().string();
-  while (key.size() > 1 && key.back() == '/') {
-    key.pop_back();
+  // Empty and "." components go; ".." stays: "x/../M" is not "M" when x is a link.
+  std::string key = folder.starts_with('/') ? "/" : "";
+  size_t parts = 0;
+  for (size_t begin = 0; begin <= folder.size();) {
+    const size_t end = std::min(folder.find('/', begin), folder.size());
+    const std::string_view part = folder.substr(begin, end - begin);
+    if (!part.empty() && part != ".") {
+      key += parts++ == 0 ? "" : "/";
+      key += part;
+    }
+    begin = end + 1;
   }
-  return key;
+  return key.empty() ? "." : key;
 }
 
 std::string

@@ -248,14 +248,19 @@ TEST_F(Workspace, BaselineRoundTrip)
   EXPECT_EQ(s["findings"][0]["folder"], baseline);
 }
 
-TEST(Baseline, FolderKeyIsLexical)
+TEST(Baseline, FolderKeyDropsEmptyAndDotComponentsOnly)
 {
   for (const char* spelling :
-       {"models/m", "models/m/", "./models/m", "models//m", "models/x/../m", "models/./m//"}) {
+       {"models/m", "models/m/", "./models/m", "models//m", "models/./m//", "././models/m/."}) {
     EXPECT_EQ(folder_key(spelling), "models/m") << spelling;
   }
   EXPECT_EQ(folder_key("/"), "/");
-  EXPECT_EQ(folder_key("/data/m/"), "/data/m");
+  EXPECT_EQ(folder_key("//data/./m/"), "/data/m");
+  EXPECT_EQ(folder_key(""), ".");
+  EXPECT_EQ(folder_key("./"), ".");
+  EXPECT_EQ(folder_key("../m/"), "../m");
+  // ".." is kept: through a link x, x/../m is another folder than m.
+  EXPECT_EQ(folder_key("models/x/../m"), "models/x/../m");
   EXPECT_NE(folder_key("models/m"), folder_key("/work/models/m"));
 }
 
@@ -273,13 +278,31 @@ TEST_F(Workspace, BaselineMatchesOtherSpellingsOfTheFolder)
   }
 }
 
+// "x/../model" is not "model" when x is a link: both folders are linted.
+TEST_F(Workspace, DotDotThroughALinkIsAnotherFolder)
+{
+  fs::copy(fixture("glm-nvfp4-nextn"), m_dir / "model", fs::copy_options::recursive);
+  fs::create_directories(m_dir / "deep/a");
+  fs::copy(fixture("plain-bf16"), m_dir / "deep/model", fs::copy_options::recursive);
+  fs::create_directory_symlink(m_dir / "deep/a", m_dir / "x");
+  const Out both = qcheck_run("lint --format json " + path("model") + " " + path("x/../model"));
+  EXPECT_EQ(both.exit_code, 1) << both.out;
+  // The summary counts both folders' findings: glm-nvfp4-nextn's and plain-bf16's (none).
+  const Json j = Json::parse(both.out);
+  const Json alone = Json::parse(qcheck_run("lint --format json " + path("model")).out);
+  const Json plain = Json::parse(qcheck_run("lint --format json " + fixture("plain-bf16")).out);
+  EXPECT_EQ(j["findings"].size(), alone["findings"].size() + plain["findings"].size());
+  // Each folder has its own summary line in the text report.
+  const Out text = qcheck_run("lint " + path("model") + " " + path("x/../model"));
+  EXPECT_NE(text.out.find(path("x/../model") + ": 0 errors"), std::string::npos) << text.out;
+}
+
 // A folder named twice, under any spelling, is linted once: one report, its findings once.
 TEST(ManyFolders, FolderNamedTwiceIsLintedOnce)
 {
   const std::string m = fixture("glm-nvfp4-nextn");
   const Out once = qcheck_run("lint --format json " + m);
-  const Out twice = qcheck_run("lint --format json " + m + " " + m + "/ " + m + "/../" +
-                               fs::path(m).filename().string());
+  const Out twice = qcheck_run("lint --format json " + m + " " + m + "/ " + m + "/.");
   EXPECT_EQ(twice.exit_code, 1);
   EXPECT_EQ(Json::parse(twice.out)["summary"], Json::parse(once.out)["summary"]) << twice.out;
   EXPECT_EQ(Json::parse(twice.out)["findings"].size(), Json::parse(once.out)["findings"].size());

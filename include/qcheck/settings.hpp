@@ -59,8 +59,9 @@ struct BaselineEntry
 };
 
 // A folder path as baselines compare it and as a lint run de-duplicates the folders it is given:
-// normalised lexically ("M", "M/", "./M" and "x/../M" are one folder), not resolved on disk (a
-// baseline is shared between machines, whose absolute paths differ).
+// without empty and "." components ("M", "M/", "./M" and "M//." are one folder). ".." is kept
+// ("x/../M" is another folder when x is a link), and nothing is resolved on disk (a baseline is
+// shared between machines, whose absolute paths differ).
 std::string folder_key(std::string_view folder);
 
 std::string render_baseline(const std::vector<Report>& reports);
