@@ -381,21 +381,14 @@ DiskFileWriter::write_temp(const std::string& path, std::string_view contents, u
   // Run as root, the file keeps the owner and group of the file or link it replaces (a link's
   // own, not its target's): root must not take a user's file. A non-root run's files are its
   // own, as any editor's are (a folder's setgid bit sets their group as usual).
+  // Best effort: root in a user namespace, or on NFS with root squashed, cannot give a file an
+  // owner it does not map (EINVAL, EPERM); the file is then its own, as before this existed.
   struct stat target;
+  struct stat written;
   if (::geteuid() == 0 && ::lstat(path.c_str(), &target) == 0 &&
-      (S_ISREG(target.st_mode) || S_ISLNK(target.st_mode))) {
-    struct stat written;
-    if (::fstat(fd, &written) != 0) {
-      return fail("cannot read the temporary file's owner");
-    }
-    if ((written.st_uid != target.st_uid || written.st_gid != target.st_gid) &&
-        ::fchown(fd, target.st_uid, target.st_gid) != 0) {
-      const int err = errno;
-      ::close(fd);
-      ::unlink(temp.c_str());
-      return unexpected(fmt::format("{}: cannot keep its owner {}:{} ({})", path, target.st_uid,
-                                    target.st_gid, std::strerror(err)));
-    }
+      (S_ISREG(target.st_mode) || S_ISLNK(target.st_mode)) && ::fstat(fd, &written) == 0 &&
+      (written.st_uid != target.st_uid || written.st_gid != target.st_gid)) {
+    [[maybe_unused]] const int kept = ::fchown(fd, target.st_uid, target.st_gid);
   }
   if (::fsync(fd) != 0) {
     return fail("fsync failed");

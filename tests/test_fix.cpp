@@ -1,4 +1,5 @@
 // qcheck fix: plans verified by re-linting, byte-preserving edits, all-or-nothing writes.
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -538,6 +539,26 @@ TEST_F(FixFolder, InPlaceKeepsOwnerAndGroup)
     EXPECT_EQ(st.st_gid, 65533u) << name;
   }
   EXPECT_EQ(read(m_dir / "model/config.json"), plan.edits[0].patched);
+}
+
+// Root in a user namespace (a rootless container) cannot give a file an owner it does not map:
+// the fix is still written, as before owners were kept. Skipped where user namespaces are off.
+TEST_F(FixFolder, InPlaceAsRootOfAUserNamespaceStillWrites)
+{
+  if (std::system("unshare -r true >/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "no user namespaces here";
+  }
+  copy_fixture("glm-nvfp4-nextn");
+  const std::string chown = "chown -R 1234:1234 '" + model() + "' && chmod -R a+rwX '" +
+                            m_dir.string() + "'";
+  ASSERT_EQ(std::system(chown.c_str()), 0);
+  const std::string command =
+    "unshare -r " + std::string(QCHECK_BINARY) + " fix --inplace '" + model() + "' 2>/dev/null";
+  const int status = std::system(command.c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_EQ(read(m_dir / "model/config.json"),
+            read(fs::path(fixture("glm-nvfp4-nextn-fixed")) / "config.json"));
 }
 
 // A linked config (the Hugging Face cache's layout) is replaced by a file with the link's owner,

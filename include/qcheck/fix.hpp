@@ -62,7 +62,8 @@ public:
   virtual ~FileWriter() = default;
   // Creates a temporary file in the directory of `path`, writes and fsyncs `contents` with
   // permission bits `mode` and, when run as root, the owner and group of the file or link at
-  // `path` (the link's own); returns the temporary file's path.
+  // `path` (the link's own) where the system lets it give them; returns the temporary file's
+  // path.
   virtual Expected<std::string> write_temp(const std::string& path, std::string_view contents,
                                            uint32_t mode) = 0;
   // Atomically replaces `to` (a symlink at `to` is replaced, its target untouched).
