@@ -549,8 +549,8 @@ TEST_F(FixFolder, InPlaceAsRootOfAUserNamespaceStillWrites)
     GTEST_SKIP() << "no user namespaces here";
   }
   copy_fixture("glm-nvfp4-nextn");
-  const std::string chown = "chown -R 1234:1234 '" + model() + "' && chmod -R a+rwX '" +
-                            m_dir.string() + "'";
+  const std::string chown =
+    "chown -R 1234:1234 '" + model() + "' && chmod -R a+rwX '" + m_dir.string() + "'";
   ASSERT_EQ(std::system(chown.c_str()), 0);
   const std::string command =
     "unshare -r " + std::string(QCHECK_BINARY) + " fix --inplace '" + model() + "' 2>/dev/null";
