@@ -1821,14 +1821,17 @@ decide(Engine engine, const ConfigSource& s, const ModelInfo& model, const Engin
     // SGLang rewrites Quark's excludes for a NextN draft (PRs 23219, 30265; spec 6.2): entries
     // for model.layers.{N}.X reach model.decoder.X. It rewrites the entries' text (DeepSeek's
     // substring mapper, GLM-5's rewrite of entries under the root), so only an entry holding
-    // the root's text does; a glob or an escaped regex keeps its spelling and reaches nothing.
+    // the root's text does; an escaped regex keeps its spelling and reaches nothing. SGLang's
+    // Quark matching is exact or "re:" only, so a glob reaches nothing either.
     if (const auto original = engine == Engine::sglang && d.quantized
                                 ? checkpoint_spelling(layer)
                                 : std::optional<EngineLayer>();
         original) {
       std::vector<std::string_view> rewritten;
       for (const auto& e : s.excludes) {
-        if (std::string_view(e).find(layer.draft_root) != std::string_view::npos) {
+        const std::string_view text = e;
+        if (text.find(layer.draft_root) != std::string_view::npos &&
+            (text.starts_with("re:") || !has_glob_chars(text))) {
           rewritten.push_back(e);
         }
       }

@@ -818,13 +818,15 @@ TEST(RuleCases, QuarkNextnEhProjIsQuantizableInSglangOnly)
 }
 
 // SGLang rewrites the text of Quark entries that hold the NextN root ("model.layers.1") onto
-// model.decoder; a glob or an escaped regex, whose text does not hold it, keeps its spelling and
-// excludes nothing there. vLLM matches them against the checkpoint names it keeps. (json_list()
+// model.decoder, and matches Quark entries exactly or as "re:" regexes: a glob (rewritten or
+// not) or an escaped regex (its text does not hold the root) excludes nothing there. vLLM
+// matches them against the checkpoint names it keeps. (json_list()
 // copies entries into the JSON as written: the regex's backslashes are escaped for it.)
 TEST(RuleCases, QC101QuarkNextnEntriesSglangDoesNotRewrite)
 {
   const Tensors stored = deepseek_nextn(make_fp8, make_bf16);
-  for (const std::string entry : {"*layers.1.*", "re:model\\\\.layers\\\\.1\\\\..*"}) {
+  for (const std::string entry :
+       {"*layers.1.*", "model.layers.1.*", "re:model\\\\.layers\\\\.1\\\\..*"}) {
     const Report r = lint_folder(folder(config(k_deepseek, quark({"lm_head", entry})), stored));
     const auto found = findings(r, RuleId::undeclared_unquantized);
     ASSERT_EQ(found.size(), 1u) << entry << "\n" << text(r);
@@ -1857,9 +1859,6 @@ TEST(RuleCases, QC112Positive)
   EXPECT_EQ(f.end_column, f.column + 30); // the quoted entry
 }
 
-// QC112 negative: a model that ties its LM head to the embeddings stores no lm_head, yet the
-// engines build one, and llm-compressor lists it by default (ignore: ["lm_head"]). A stored
-// NextN shared_head.head is a draft's head, not the model's: the entry is still in use.
 // QC112 negative: SGLang builds a DeepSeek NextN draft's head as model.shared_head.head, filled
 // from the target's head (no layer of qcheck's names it); an entry for it, as earlier versions
 // of qcheck fix wrote, is deliberate. Without such a draft the same entry is dead.
@@ -1905,6 +1904,9 @@ TEST(RuleCases, ExplainSglangNextnHeadAndQuarkEhProj)
     << *proj;
 }
 
+// QC112 negative: a model that ties its LM head to the embeddings stores no lm_head, yet the
+// engines build one, and llm-compressor lists it by default (ignore: ["lm_head"]). A stored
+// NextN shared_head.head is a draft's head, not the model's: the entry is still in use.
 TEST(RuleCases, QC112NegativeTiedLmHead)
 {
   const std::string tied =
