@@ -18,16 +18,6 @@ namespace qcheck {
 
 namespace {
 
-// `s` as the JSON string token a config holds: what fix's log shows of an entry (control
-// characters escaped, never sent raw to a terminal).
-std::string
-json_quoted(std::string_view s)
-{
-  std::string out;
-  append_json_string(out, s);
-  return out;
-}
-
 struct Target
 {
   std::string file;
@@ -200,13 +190,14 @@ plan_fix(const FileSystem& fs, LintRun& run, const LintOptions& options,
       edit.mode = info.mode;
     }
     const std::string key = target.pointer.substr(target.pointer.rfind('/') + 1);
+    // The log shows entries as JSON tokens (escape_json): no control character reaches a terminal.
     if (auto removal = removals.find(target); removal != removals.end()) {
       auto patched = remove_from_string_array(edit.patched, target.pointer, removal->second);
       if (!patched) {
         plan.refused.push_back(fmt::format("{}: {}", target.file, patched.error()));
       } else if (*patched != edit.patched) {
         for (const auto& e : removal->second) {
-          edit.added.push_back(fmt::format("{} -= {}", key, json_quoted(e)));
+          edit.added.push_back(fmt::format("{} -= {}", key, escape_json(e)));
         }
         edit.patched = std::move(*patched);
       }
@@ -219,7 +210,7 @@ plan_fix(const FileSystem& fs, LintRun& run, const LintOptions& options,
           continue;
         }
         if (*patched != edit.patched) {
-          edit.added.push_back(fmt::format("{} += {}: {}", key, json_quoted(name), value));
+          edit.added.push_back(fmt::format("{} += {}: {}", key, escape_json(name), value));
           edit.patched = std::move(*patched);
         }
       }
@@ -237,7 +228,7 @@ plan_fix(const FileSystem& fs, LintRun& run, const LintOptions& options,
       }
       if (*patched != edit.patched) {
         for (const auto& n : names) {
-          if (const std::string token = json_quoted(n);
+          if (const std::string token = escape_json(n);
               edit.original.find(token) == std::string::npos) {
             edit.added.push_back(fmt::format("{} += {}", key, token));
           }

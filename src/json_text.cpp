@@ -212,15 +212,6 @@ decode_string(std::string_view token)
   return out;
 }
 
-// `s` as a JSON string token. Non-ASCII UTF-8 is written as is.
-std::string
-escape_json(std::string_view s)
-{
-  std::string out;
-  append_json_string(out, s);
-  return out;
-}
-
 std::string
 json_error(std::string_view text, size_t offset, std::string_view message)
 {
@@ -2101,6 +2092,14 @@ remove_from_string_array(std::string_view text, std::string_view pointer,
     out += closing;
   }
   out += text.substr(array->end - 1);
+  return out;
+}
+
+std::string
+escape_json(std::string_view s)
+{
+  std::string out;
+  append_json_string(out, s);
   return out;
 }
 

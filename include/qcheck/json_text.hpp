@@ -199,6 +199,8 @@ bool read_hex4(std::string_view s, size_t i, uint32_t& code);
 // as nlohmann's dump() does; well-formed non-ASCII UTF-8 as is, and each byte of anything else
 // (a file name need not be UTF-8) as \ufffd, so the token is always valid JSON.
 void append_json_string(std::string& out, std::string_view s);
+// append_json_string()'s token as a string.
+std::string escape_json(std::string_view s);
 
 // Pieces of JSON laid out as nlohmann's dump(2) lays it out (one member or item per line, two
 // spaces per level), for output written while it is produced. `indent` spaces, then `"key": `.
