@@ -1204,6 +1204,12 @@ strip_language_model(std::string_view name)
   return std::string(name);
 }
 
+bool
+sglang_nextn_root(const std::string& root, const ModelInfo& model)
+{
+  return root.find("layers.") != std::string::npos && is_draft_family_deepseek_like(model);
+}
+
 std::string
 draft_root_spelling(Engine engine, const std::string& root, const ModelInfo& model)
 {
@@ -1211,7 +1217,7 @@ draft_root_spelling(Engine engine, const std::string& root, const ModelInfo& mod
   case Engine::vllm:
     return strip_language_model(root);
   case Engine::sglang:
-    if (root.find("layers.") != std::string::npos && is_draft_family_deepseek_like(model)) {
+    if (sglang_nextn_root(root, model)) {
       return "model.decoder";
     }
     return strip_language_model(root);
@@ -1605,7 +1611,7 @@ engine_layers(std::span<const Engine> engines, const Inventory& inventory, const
             kind = LayerKind::plain_linear;
           }
         } else if (engine == Engine::sglang) {
-          if (inline_root && is_draft_family_deepseek_like(model)) {
+          if (sglang_nextn_root(*root, model)) {
             // SGLang's NextN loader skips the draft's shared_head.head: the target's head
             // serves it (deepseek_nextn.py load_weights).
             if (m.role == ModuleRole::lm_head) {
@@ -1616,14 +1622,14 @@ engine_layers(std::span<const Engine> engines, const Inventory& inventory, const
             if (leaf == "eh_proj") {
               renamed = "model.eh_proj";
               kind = LayerKind::plain_linear;
+              note = "SGLang builds the NextN's eh_proj as 'model.eh_proj'";
             } else {
               renamed = m.name.size() > root->size()
                           ? fmt::format("model.decoder.{}", m.name.substr(root->size() + 1))
                           : std::string("model.decoder");
+              note = "SGLang builds the NextN decoder under 'model.decoder'";
             }
             name = renamed;
-            note = leaf == "eh_proj" ? "SGLang builds the NextN's eh_proj as 'model.eh_proj'"
-                                     : "SGLang builds the NextN decoder under 'model.decoder'";
           } else {
             name = renamed = strip_language_model(m.name);
           }

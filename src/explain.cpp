@@ -108,8 +108,7 @@ explain_module(const LintRun& run, const std::string& name, const std::vector<En
         const bool draft_head =
           engine == Engine::sglang && m.role == ModuleRole::lm_head &&
           std::any_of(run.drafts.roots.begin(), run.drafts.roots.end(), [&](const auto& root) {
-            return m.name.starts_with(root + ".") &&
-                   draft_root_spelling(engine, root, run.declaration.model) == "model.decoder";
+            return m.name.starts_with(root + ".") && sglang_nextn_root(root, run.declaration.model);
           });
         if (draft_head) {
           out += fmt::format("  {}: builds the draft's head as 'model.shared_head.head' and fills "

@@ -1424,7 +1424,7 @@ private:
     const bool sglang_draft_head =
       std::find(engines.begin(), engines.end(), Engine::sglang) != engines.end() &&
       std::any_of(m_drafts.roots.begin(), m_drafts.roots.end(), [&](const std::string& root) {
-        return draft_root_spelling(Engine::sglang, root, m_declaration.model) == "model.decoder";
+        return sglang_nextn_root(root, m_declaration.model);
       });
     const std::vector<char>& matched = use.matched;
     for (size_t index = 0; index < s.excludes.size(); ++index) {

@@ -319,6 +319,11 @@ bool share_list_index(Engine a, Engine b, const ConfigSource& source);
 bool entry_matches(Engine engine, QuantFormat format, std::string_view entry,
                    std::string_view prefix);
 
+// True when SGLang builds this draft root as a DeepSeek/GLM NextN layer (an inline root such as
+// "model.layers.61" of a DeepSeek-like model): its decoder under "model.decoder", its eh_proj as
+// "model.eh_proj", and no layer for its shared_head.head, which it fills from the target's head.
+bool sglang_nextn_root(const std::string& root, const ModelInfo& model);
+
 // How an engine spells a draft root in the prefixes it checks: vLLM's text-only drafter strips
 // the VLM wrapper, SGLang builds DeepSeek/GLM NextN decoders under "model.decoder", TensorRT-LLM
 // keeps the checkpoint name.
