@@ -1,7 +1,6 @@
 #include "qcheck/settings.hpp"
 
 #include <algorithm>
-#include <filesystem>
 #include <fmt/format.h>
 #include <map>
 #include <nlohmann/json.hpp>
