@@ -14,13 +14,10 @@ struct CliRun
   std::string out;
 };
 
-// Runs `qcheck ARGS` (in `cwd` when given). stderr is merged into `out` or discarded.
+// Runs a shell command; `out` is what it writes to stdout, exit_code -1 when it did not exit.
 inline CliRun
-run_qcheck(const std::string& args, bool merge_stderr = false, const std::string& cwd = "")
+run_command(const std::string& command)
 {
-  const std::string command = (cwd.empty() ? "" : "cd '" + cwd + "' && ") +
-                              std::string(QCHECK_BINARY) + " " + args +
-                              (merge_stderr ? " 2>&1" : " 2>/dev/null");
   CliRun r;
   FILE* pipe = ::popen(command.c_str(), "r");
   if (pipe == nullptr) {
@@ -34,6 +31,14 @@ run_qcheck(const std::string& args, bool merge_stderr = false, const std::string
   const int status = ::pclose(pipe);
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
+}
+
+// Runs `qcheck ARGS` (in `cwd` when given). stderr is merged into `out` or discarded.
+inline CliRun
+run_qcheck(const std::string& args, bool merge_stderr = false, const std::string& cwd = "")
+{
+  return run_command((cwd.empty() ? "" : "cd '" + cwd + "' && ") + std::string(QCHECK_BINARY) +
+                     " " + args + (merge_stderr ? " 2>&1" : " 2>/dev/null"));
 }
 
 } // namespace qcheck::test

@@ -361,17 +361,10 @@ TEST(Cli, UnwritableStdoutExitsTwo)
   for (const std::string args :
        {std::string("rules"), "lint --format json " + fixture("glm-nvfp4-nextn"),
         "lint --format sarif " + fixture("plain-bf16"), "fix " + fixture("glm-nvfp4-nextn")}) {
-    const std::string command = std::string(QCHECK_BINARY) + " " + args + " 2>&1 >/dev/full";
-    FILE* pipe = ::popen(command.c_str(), "r");
-    ASSERT_NE(pipe, nullptr);
-    std::string err;
-    std::array<char, 4096> buffer{};
-    for (size_t n; (n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0;) {
-      err.append(buffer.data(), n);
-    }
-    const int status = ::pclose(pipe);
-    ASSERT_TRUE(WIFEXITED(status)) << args;
-    EXPECT_EQ(WEXITSTATUS(status), 2) << args << "\n" << err;
+    const CliRun r =
+      qcheck::test::run_command(std::string(QCHECK_BINARY) + " " + args + " 2>&1 >/dev/full");
+    const std::string& err = r.out; // stderr, read through the pipe
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << err;
     EXPECT_NE(err.find("qcheck: error: cannot write to standard output: No space left on device\n"),
               std::string::npos)
       << args << "\n"
