@@ -1172,9 +1172,16 @@ private:
   // one pass over the names and their candidates. For the formats some engine matches as
   // substrings, the same pass finds overmatch_example() of each entry: that engine's
   // candidates for a module hold every entry occurring in its name.
+  // Also marks the entries that match one of `probes` under its engine: names no module or
+  // layer has that an entry may still be written for.
   // `beside` runs as one more task beside the passes.
+  struct Probe
+  {
+    Engine engine;
+    std::string_view name;
+  };
   EntryUse entry_use(const ConfigSource& s, const std::vector<Engine>& engines,
-                     const std::function<void()>& beside)
+                     std::span<const Probe> probes, const std::function<void()>& beside)
   {
     std::optional<Engine> substring_engine;
     if (s.format == QuantFormat::modelopt) {
@@ -1193,9 +1200,10 @@ private:
     {
       Engine engine;
       const CompiledList* list;
-      const std::vector<EngineLayer>* layers; // null: modules [begin, end)
+      const std::vector<EngineLayer>* layers; // null: modules [begin, end), or `names`
       size_t begin = 0;
       size_t end = 0;
+      std::vector<std::string_view> names{}; // when not empty: these names only
       std::vector<char> matched{};
       std::vector<char> exampled{};                          // the entry has an example here
       std::vector<std::pair<uint32_t, uint32_t>> examples{}; // (entry, module), module order
@@ -1210,6 +1218,17 @@ private:
     }
     for (Engine e : engines) {
       passes.push_back({e, compiled(e, s), &layers_for(e)});
+    }
+    for (Engine e : k_all_engines) {
+      Pass pass{e, compiled(e, s), nullptr};
+      for (const Probe& probe : probes) {
+        if (probe.engine == e) {
+          pass.names.push_back(probe.name);
+        }
+      }
+      if (!pass.names.empty()) {
+        passes.push_back(std::move(pass));
+      }
     }
     const auto run_pass = [&](Pass& pass) {
       pass.matched.assign(s.excludes.size(), 0);
@@ -1228,6 +1247,12 @@ private:
           }
         }
       };
+      if (!pass.names.empty()) {
+        for (const std::string_view name : pass.names) {
+          visit(name, std::nullopt);
+        }
+        return;
+      }
       if (pass.layers == nullptr) {
         for (size_t k = pass.begin; k < pass.end; ++k) {
           const Module& m = m_inventory.modules[k];
@@ -1406,14 +1431,6 @@ private:
       }
     }
     DecidedList out{&s, std::vector<uint8_t>(s.excludes.size(), 0), {}};
-    // A long list is checked the other way round: each name's candidates, once.
-    EntryUse use;
-    if (s.excludes.size() >= k_compile_threshold) {
-      use = entry_use(s, engines, [&] { answer_plain_entries(s); });
-      out.examples = std::move(use.examples);
-    }
-    const bool long_examples = !out.examples.empty();
-    out.examples.resize(s.excludes.size());
     const bool stores_lm_head =
       std::any_of(m_inventory.modules.begin(), m_inventory.modules.end(), [](const Module& m) {
         return m.role == ModuleRole::lm_head &&
@@ -1426,6 +1443,26 @@ private:
       std::any_of(m_drafts.roots.begin(), m_drafts.roots.end(), [&](const std::string& root) {
         return sglang_nextn_root(root, m_declaration.model);
       });
+    // A checkpoint that stores no LM head ties it to the embeddings: the engines still build
+    // an lm_head module, and llm-compressor lists it by default. An entry for SGLang's draft
+    // head (earlier versions of qcheck fix wrote one) is deliberate.
+    std::vector<Probe> probes;
+    if (!stores_lm_head) {
+      for (Engine e : k_all_engines) {
+        probes.push_back({e, "lm_head"});
+      }
+    }
+    if (sglang_draft_head) {
+      probes.push_back({Engine::sglang, "model.shared_head.head"});
+    }
+    // A long list is checked the other way round: each name's candidates, once.
+    EntryUse use;
+    if (s.excludes.size() >= k_compile_threshold) {
+      use = entry_use(s, engines, probes, [&] { answer_plain_entries(s); });
+      out.examples = std::move(use.examples);
+    }
+    const bool long_examples = !out.examples.empty();
+    out.examples.resize(s.excludes.size());
     const std::vector<char>& matched = use.matched;
     for (size_t index = 0; index < s.excludes.size(); ++index) {
       const std::string_view entry = s.excludes[index];
@@ -1451,17 +1488,11 @@ private:
       bool used = !matched.empty() && matched[index] != 0;
       used = used || (!glob && !regex && is_known_entry(s, index));
       if (!used && matched.empty()) {
-        used = entry_used_by_scan(s, engines, entry);
+        used = entry_used_by_scan(s, engines, entry) ||
+               std::any_of(probes.begin(), probes.end(), [&](const Probe& probe) {
+                 return entry_matches(probe.engine, s.format, entry, probe.name);
+               });
       }
-      // A checkpoint that stores no LM head ties it to the embeddings: the engines still build
-      // an lm_head module, and llm-compressor lists it by default.
-      used = used || (!stores_lm_head &&
-                      std::any_of(k_all_engines.begin(), k_all_engines.end(), [&](Engine e) {
-                        return entry_matches(e, s.format, entry, "lm_head");
-                      }));
-      // An entry for that draft head (earlier versions of qcheck fix wrote one) is deliberate.
-      used = used || (sglang_draft_head &&
-                      entry_matches(Engine::sglang, s.format, entry, "model.shared_head.head"));
       // MiniMax-M2 lists its routers' e_score_correction_bias: a stored parameter, not a module;
       // the entry is deliberate, not stale.
       const bool parameter = !used && !glob && !regex && names_a_stored_parameter(entry);

@@ -1937,6 +1937,57 @@ TEST(RuleCases, QC112NegativeTiedLmHead)
        "ignore entry 'model.lm_head' matches no module of the checkpoint");
 }
 
+// The same two negatives in a long list (16 entries or more), which is checked from each name's
+// candidates: the head names no module or layer has are looked up too. Only the padding, the
+// run of 16 entries before them, is dead.
+TEST(RuleCases, QC112LongListKnowsTiedLmHeadAndSglangDraftHead)
+{
+  Strings padding;
+  for (int i = 0; i < 16; ++i) {
+    padding.push_back(fmt::format("model.nowhere.{}", i));
+  }
+  const auto padded = [&](const Strings& tail) {
+    Strings list = padding;
+    list.insert(list.end(), tail.begin(), tail.end());
+    return list;
+  };
+  const Strings only_padding{"16 ignore entries in a row match no module of the checkpoint, from "
+                             "'model.nowhere.0' to 'model.nowhere.15'"};
+  const Report draft_head = lint_folder(folder(
+    config(k_deepseek, modelopt("FP8", padded({"lm_head", "model.layers.1*", "model.decoder*",
+                                               "model.shared_head.head"}))),
+    deepseek_nextn(make_fp8, make_bf16)));
+  EXPECT_EQ(messages(draft_head, RuleId::unused_entry), only_padding) << text(draft_head);
+  const std::string tied =
+    R"("architectures": ["LlamaForCausalLM"], "model_type": "llama", "num_hidden_layers": 1, )"
+    R"("tie_word_embeddings": true)";
+  const Tensors stored = nvfp4("model.layers.0.self_attn.o_proj") +
+                         nvfp4("model.layers.0.mlp.down_proj") +
+                         bf16("model.embed_tokens", 128, 64) + norm("model.norm");
+  for (const std::string& head : {"lm_head", "*lm_head"}) {
+    const Report r = lint_folder(folder(config(tied, modelopt("NVFP4", padded({head}))), stored));
+    EXPECT_EQ(messages(r, RuleId::unused_entry), only_padding) << head << "\n" << text(r);
+  }
+  const Report ct = lint_folder(folder(
+    config(tied, R"({"quant_method": "compressed-tensors", "format": "nvfp4-pack-quantized", )"
+                 R"("config_groups": {"group_0": {"targets": ["Linear"], "weights": )"
+                 R"({"num_bits": 4, "type": "float", "strategy": "tensor_group", )"
+                 R"("group_size": 16}}}, "ignore": )" +
+                   json_list(padded({"re:.*lm_head"})) + "}"),
+    ct_nvfp4("model.layers.0.self_attn.o_proj") + ct_nvfp4("model.layers.0.mlp.down_proj") +
+      bf16("model.embed_tokens", 128, 64) + norm("model.norm")));
+  EXPECT_EQ(messages(ct, RuleId::unused_entry), only_padding) << text(ct);
+  // A stored LM head: an entry for another head is dead, and extends the run.
+  const Report stored_head =
+    lint_folder(folder(config(tied, modelopt("NVFP4", padded({"lm_head", "model.lm_head"}))),
+                       stored + bf16("lm_head", 128)));
+  EXPECT_EQ(messages(stored_head, RuleId::unused_entry),
+            (Strings{"16 ignore entries in a row match no module of the checkpoint, from "
+                     "'model.nowhere.0' to 'model.nowhere.15'",
+                     "ignore entry 'model.lm_head' matches no module of the checkpoint"}))
+    << text(stored_head);
+}
+
 // Consecutive dead entries are one finding that spans them, from the first entry's line and
 // column to the end of the last (pointer to end_pointer); up to six are spelled out.
 TEST(RuleCases, QC112ConsecutiveDeadEntriesAreOneFinding)
