@@ -1713,10 +1713,96 @@ engine_layers(Engine engine, const Inventory& inventory, const Drafts& drafts,
   return std::move(engine_layers(std::span(&engine, 1), inventory, drafts, model).front());
 }
 
+namespace {
+
+// SGLang's DeepSeek-V3 NextN model (DeepseekV3ForCausalLMNextN, the draft of DeepseekV3ForCausalLM
+// and DeepseekV32ForCausalLM checkpoints, Kimi-K2's among them) maps the names in its quantization
+// config with one substring rule, "model.layers.61" -> "model.decoder" (the first occurrence in
+// each name; 61 is fixed, whatever num_hidden_layers says): ModelOpt's exclude_modules and
+// quantized_layers, compressed-tensors' ignore and targets, FP8's ignored_layers (sglang
+// deepseek_nextn.py, model_loader/loader.py, PR 19425). Quark's excludes are mapped too; that
+// format has its own path in decide().
+constexpr std::string_view k_sglang_mapped_text = "model.layers.61";
+
+bool
+sglang_maps_layer_61(QuantFormat format, const ModelInfo& model)
+{
+  return (format == QuantFormat::modelopt || format == QuantFormat::compressed_tensors ||
+          format == QuantFormat::fp8) &&
+         !model.architectures.empty() &&
+         (model.architectures.front() == "DeepseekV3ForCausalLM" ||
+          model.architectures.front() == "DeepseekV32ForCausalLM");
+}
+
+std::string
+sglang_map_name(std::string_view name)
+{
+  const size_t at = name.find(k_sglang_mapped_text);
+  if (at == std::string_view::npos) {
+    return std::string(name);
+  }
+  return fmt::format("{}model.decoder{}", name.substr(0, at),
+                     name.substr(at + k_sglang_mapped_text.size()));
+}
+
+// `s` with its names mapped by that rule; nullopt when no name holds the text.
+std::optional<ConfigSource>
+sglang_mapped_source(const ConfigSource& s)
+{
+  const auto holds = [](std::string_view name) {
+    return name.find(k_sglang_mapped_text) != std::string_view::npos;
+  };
+  const bool any = std::any_of(s.excludes.begin(), s.excludes.end(), holds) ||
+                   std::any_of(s.quantized_layers.begin(), s.quantized_layers.end(),
+                               [&](const auto& layer) { return holds(layer.first); }) ||
+                   std::any_of(s.groups.begin(), s.groups.end(), [&](const CtGroup& g) {
+                     return std::any_of(g.targets.begin(), g.targets.end(),
+                                        [&](const std::string& t) { return holds(t); });
+                   });
+  if (!any) {
+    return std::nullopt;
+  }
+  ConfigSource out = s;
+  std::vector<std::string> entries;
+  entries.reserve(s.excludes.size());
+  for (const std::string_view e : s.excludes) {
+    entries.push_back(sglang_map_name(e));
+  }
+  out.excludes = EntryList(entries);
+  for (auto& [key, algo] : out.quantized_layers) {
+    key = sglang_map_name(key);
+  }
+  for (CtGroup& g : out.groups) {
+    for (std::string& t : g.targets) {
+      t = sglang_map_name(t);
+    }
+  }
+  return out;
+}
+
+// The source SGLang's DeepSeek-V3 NextN model reads, and its list compiled for SGLang.
+struct SglangMapped
+{
+  ConfigSource source;
+  std::optional<CompiledList> list;
+};
+
+} // namespace
+
+std::string
+sglang_draft_entry(QuantFormat format, const ModelInfo& model, std::string_view entry)
+{
+  return sglang_maps_layer_61(format, model) ? sglang_map_name(entry) : std::string(entry);
+}
+
 struct CompiledList::Impl
 {
   ListIndexes indexes;
   std::shared_ptr<SharedIndex> shared; // the index of the lists compiled with this one
+  // Made by the first decide() of a draft layer SGLang maps the names for (null when no name
+  // holds the mapped text).
+  std::once_flag sglang_once;
+  std::unique_ptr<SglangMapped> sglang_mapped;
 };
 
 // A draft layer SGLang renames (model.decoder.X, model.eh_proj) spelled as the checkpoint names
@@ -1750,11 +1836,12 @@ checkpoint_spelling(const EngineLayer& layer)
   return out;
 }
 
+namespace {
+
 Decision
-decide(Engine engine, const ConfigSource& s, const ModelInfo& model, const EngineLayer& layer,
-       bool stored_quantized, const CompiledList* list)
+decide_layer(Engine engine, const ConfigSource& s, const ModelInfo& model, const EngineLayer& layer,
+             bool stored_quantized, const ListIndexes* ix)
 {
-  const ListIndexes* ix = list ? &list->m_impl->indexes : nullptr;
   Decision d;
   if (builds_plain_linear(engine, s.format, layer)) {
     d.quantized = false;
@@ -1876,6 +1963,69 @@ decide(Engine engine, const ConfigSource& s, const ModelInfo& model, const Engin
       d.quantized = false;
       d.override_note = std::move(note);
     }
+  }
+  return d;
+}
+
+// The entry `mapped` (a name of the mapped source) was mapped from; empty when it holds none.
+std::string_view
+sglang_original_name(const ConfigSource& s, const ConfigSource& mapped, std::string_view name)
+{
+  for (size_t i = 0; i < mapped.excludes.size(); ++i) {
+    if (mapped.excludes[i] == name) {
+      return s.excludes[i];
+    }
+  }
+  for (size_t i = 0; i < mapped.quantized_layers.size(); ++i) {
+    if (mapped.quantized_layers[i].first == name) {
+      return s.quantized_layers[i].first;
+    }
+  }
+  return {};
+}
+
+} // namespace
+
+Decision
+decide(Engine engine, const ConfigSource& s, const ModelInfo& model, const EngineLayer& layer,
+       bool stored_quantized, const CompiledList* list)
+{
+  if (engine != Engine::sglang || !layer.draft || !sglang_maps_layer_61(s.format, model)) {
+    return decide_layer(engine, s, model, layer, stored_quantized,
+                        list ? &list->m_impl->indexes : nullptr);
+  }
+  std::optional<ConfigSource> own;
+  const SglangMapped* shared = nullptr;
+  if (list != nullptr) {
+    CompiledList::Impl& impl = *list->m_impl;
+    std::call_once(impl.sglang_once, [&] {
+      if (auto mapped = sglang_mapped_source(s)) {
+        impl.sglang_mapped = std::make_unique<SglangMapped>(SglangMapped{std::move(*mapped), {}});
+        impl.sglang_mapped->list.emplace(Engine::sglang, impl.sglang_mapped->source);
+      }
+    });
+    shared = impl.sglang_mapped.get();
+  } else {
+    own = sglang_mapped_source(s);
+  }
+  const ConfigSource* mapped = shared ? &shared->source : own ? &*own : nullptr;
+  if (mapped == nullptr) {
+    return decide_layer(engine, s, model, layer, stored_quantized,
+                        list ? &list->m_impl->indexes : nullptr);
+  }
+  Decision d = decide_layer(engine, *mapped, model, layer, stored_quantized,
+                            shared ? &shared->list->m_impl->indexes : nullptr);
+  if (const std::string_view original = sglang_original_name(s, *mapped, d.matched);
+      !original.empty() && original != d.matched) {
+    const std::string quoted = fmt::format("'{}'", d.matched);
+    const std::string spelled =
+      fmt::format("'{}' (SGLang's DeepSeek NextN loader reads it as '{}')", original, d.matched);
+    if (const size_t at = d.reason.find(quoted); at != std::string::npos) {
+      d.reason.replace(at, quoted.size(), spelled);
+    } else {
+      d.reason += fmt::format(" ({})", spelled);
+    }
+    d.matched = std::string(original);
   }
   return d;
 }

@@ -687,9 +687,19 @@ private:
       below.begin(), below.end(), [](const Module& m) { return m.storage == Storage::quantized; });
     // One spelling per namespace the failing engines check the draft under.
     std::vector<std::string> spellings{where};
+    // SGLang's DeepSeek-V3 NextN draft reads "model.layers.61" as "model.decoder": the
+    // checkpoint's spelling serves it.
+    const auto sglang_reads = [&](Engine e, std::string_view entry) {
+      return is_draft && e == Engine::sglang
+               ? sglang_draft_entry(source.format, m_declaration.model, entry)
+               : std::string(entry);
+    };
     if (is_draft) {
       for (Engine e : f.engines) {
         const std::string spelling = draft_root_spelling(e, where, m_declaration.model);
+        if (sglang_reads(e, where) == spelling) {
+          continue;
+        }
         if (std::find(spellings.begin(), spellings.end(), spelling) == spellings.end()) {
           spellings.push_back(spelling);
         }
@@ -726,7 +736,7 @@ private:
           }
           const bool covered = std::any_of(
             f.suggested_entries.begin(), f.suggested_entries.end(), [&](const std::string& e) {
-              return entry_matches(engine, source.format, e, layer_prefix);
+              return entry_matches(engine, source.format, sglang_reads(engine, e), layer_prefix);
             });
           if (!covered) {
             f.suggested_entries.emplace_back(layer_prefix);

@@ -285,9 +285,10 @@ const std::string k_deepseek = R"("architectures": ["DeepseekV3ForCausalLM"], )"
 // unless `eh_proj_quantized`. Each maker takes a module name and optional (out, in).
 template<typename Main, typename Draft>
 Tensors
-deepseek_nextn(const Main& main, const Draft& draft, bool eh_proj_quantized = false)
+deepseek_nextn(const Main& main, const Draft& draft, bool eh_proj_quantized = false,
+               int draft_layer = 1)
 {
-  const std::string d = "model.layers.1.";
+  const std::string d = fmt::format("model.layers.{}.", draft_layer);
   return main("model.layers.0.self_attn.o_proj") + main("model.layers.0.mlp.down_proj") +
          (eh_proj_quantized ? draft(d + "eh_proj", 64, 128) : bf16(d + "eh_proj", 64, 128)) +
          norm(d + "enorm") + norm(d + "hnorm") + norm(d + "shared_head.norm") +
@@ -835,6 +836,80 @@ TEST(RuleCases, QC101QuarkNextnEntriesSglangDoesNotRewrite)
   const Report plain =
     lint_folder(folder(config(k_deepseek, quark({"lm_head", "re:model.layers.1.*"})), stored));
   EXPECT_TRUE(findings(plain, RuleId::undeclared_unquantized).empty()) << text(plain);
+}
+
+// SGLang's DeepSeek-V3 NextN draft maps "model.layers.61" in its ModelOpt, compressed-tensors and
+// FP8 lists to "model.decoder" (a fixed 61, DeepseekV3ForCausalLM and DeepseekV32ForCausalLM
+// only): with 61 layers, an exclusion in the checkpoint's spelling excludes SGLang's decoder too,
+// and fix needs no "model.decoder*". GLM's NextN has no such mapper, nor does a layer 3 (the
+// fixture modelopt-fp8-deepseek-nextn-sglang-gap).
+TEST(RuleCases, QC101SglangMapsDeepseekLayer61)
+{
+  const std::string d = "model.layers.61.";
+  const std::string deepseek61 =
+    R"("architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3", )"
+    R"("num_hidden_layers": 61, "num_nextn_predict_layers": 1, "q_lora_rank": 64)";
+  const Tensors stored = deepseek_nextn(make_fp8, make_bf16, false, 61);
+  const std::string ct_head =
+    R"({"quant_method": "compressed-tensors", "format": "float-quantized", "config_groups": )"
+    R"({"group_0": {"targets": ["Linear"], "weights": {"num_bits": 8, "type": "float", )"
+    R"("strategy": "tensor"}}}, "ignore": )";
+  for (const Strings& list :
+       {Strings{"lm_head", "model.layers.61*"}, Strings{"lm_head", "model.layers.61"},
+        Strings{"lm_head", d + "eh_proj", d + "shared_head.head", d + "self_attn.o_proj",
+                d + "mlp.down_proj"}}) {
+    const Report r = lint_folder(folder(config(deepseek61, modelopt("FP8", list)), stored));
+    EXPECT_TRUE(findings(r, RuleId::undeclared_unquantized).empty()) << list[1] << "\n" << text(r);
+  }
+  // compressed-tensors: exact names are mapped and met; a parent name is not (no prefix match).
+  const Tensors ct_stored = deepseek_nextn(make_fp8, make_bf16, false, 61);
+  const Report ct = lint_folder(
+    folder(config(deepseek61, ct_head +
+                                json_list({"lm_head", d + "eh_proj", d + "shared_head.head",
+                                           d + "self_attn.o_proj", d + "mlp.down_proj"}) +
+                                "}"),
+           ct_stored));
+  EXPECT_TRUE(findings(ct, RuleId::undeclared_unquantized).empty()) << text(ct);
+  // explain names the entry as written, and how SGLang reads it.
+  MemoryFileSystem fs =
+    folder(config(deepseek61, modelopt("FP8", {"lm_head", "model.layers.61*"})), stored);
+  auto run = lint_path(fs, "m", {});
+  ASSERT_TRUE(run);
+  const auto explained = explain_module(*run, d + "self_attn.o_proj", {Engine::sglang});
+  ASSERT_TRUE(explained) << explained.error();
+  EXPECT_NE(explained->find("  SGLang: checks 'model.decoder.self_attn.o_proj' (Linear) against "
+                            "config.json ignore: excluded — 'model.layers.61*' (SGLang's DeepSeek "
+                            "NextN loader reads it as 'model.decoder*') in ignore matches "
+                            "'model.decoder.self_attn.o_proj'\n"),
+            std::string::npos)
+    << *explained;
+  // A long list (16 entries or more) is decided through its compiled index, the mapped one too.
+  Strings long_list{"lm_head"};
+  for (int i = 0; i < 20; ++i) {
+    long_list.push_back(fmt::format("model.layers.0.mlp.experts.{}.down_proj", i));
+  }
+  long_list.push_back("model.layers.61*");
+  const Report long_run =
+    lint_folder(folder(config(deepseek61, modelopt("FP8", long_list)), stored));
+  EXPECT_TRUE(findings(long_run, RuleId::undeclared_unquantized).empty()) << text(long_run);
+  // Without the entry: SGLang still misses the decoder, and fix adds the checkpoint's spelling
+  // alone.
+  const Report missing =
+    lint_folder(folder(config(deepseek61, modelopt("FP8", {"lm_head"})), stored));
+  const auto found = findings(missing, RuleId::undeclared_unquantized);
+  ASSERT_EQ(found.size(), 1u) << text(missing);
+  EXPECT_TRUE(engines(found[0]).count(Engine::sglang)) << text(missing);
+  EXPECT_EQ(found[0].suggested_entries, Strings{"model.layers.61*"});
+  // GLM-4.5's NextN draft maps nothing: SGLang needs its own spelling (fix lists the
+  // checkpoint's with it, as for every draft).
+  const std::string glm61 = R"("architectures": ["Glm4MoeForCausalLM"], "model_type": "glm4_moe", )"
+                            R"("num_hidden_layers": 61, "num_nextn_predict_layers": 1)";
+  const Report glm =
+    lint_folder(folder(config(glm61, modelopt("FP8", {"lm_head", "model.layers.61*"})), stored));
+  const auto glm_found = findings(glm, RuleId::undeclared_unquantized);
+  ASSERT_EQ(glm_found.size(), 1u) << text(glm);
+  EXPECT_EQ(engines(glm_found[0]), std::set<Engine>{Engine::sglang});
+  EXPECT_EQ(glm_found[0].suggested_entries, (Strings{"model.layers.61*", "model.decoder*"}));
 }
 
 TEST(RuleCases, QC101PositiveVlmDraft)
