@@ -912,6 +912,46 @@ TEST(RuleCases, QC101SglangMapsDeepseekLayer61)
   EXPECT_EQ(glm_found[0].suggested_entries, (Strings{"model.layers.61*", "model.decoder*"}));
 }
 
+// The same mapping reaches the names that select: ModelOpt MIXED_PRECISION's quantized_layers and
+// compressed-tensors' targets. A draft stored FP8 and selected as model.layers.61.X is what
+// SGLang builds quantized; read unmapped, SGLang would build it unquantized (a false finding).
+TEST(RuleCases, SglangMapsDeepseekLayer61InSelectingNames)
+{
+  const std::string d = "model.layers.61.";
+  const std::string deepseek61 =
+    R"("architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3", )"
+    R"("num_hidden_layers": 61, "num_nextn_predict_layers": 1, "q_lora_rank": 64)";
+  const Tensors stored = deepseek_nextn(make_fp8, make_fp8, false, 61);
+  const std::string ignore = json_list({"lm_head", d + "eh_proj", d + "shared_head.head"});
+  std::string layers;
+  for (const std::string& m :
+       Strings{"model.layers.0.self_attn.o_proj", "model.layers.0.mlp.down_proj",
+               d + "self_attn.o_proj", d + "mlp.down_proj"}) {
+    layers += fmt::format(R"("{}": {{"quant_algo": "FP8"}}, )", m);
+  }
+  layers.resize(layers.size() - 2);
+  const Report mixed = lint_folder(
+    folder(config(deepseek61,
+                  R"({"quant_method": "modelopt", "quant_algo": "MIXED_PRECISION", "ignore": )" +
+                    ignore + R"(, "quantized_layers": {)" + layers + "}}"),
+           stored));
+  EXPECT_TRUE(mixed.findings.empty()) << text(mixed);
+  const Tensors ct_stored = ct_fp8("model.layers.0.self_attn.o_proj") +
+                            ct_fp8("model.layers.0.mlp.down_proj") + bf16(d + "eh_proj", 64, 128) +
+                            norm(d + "enorm") + norm(d + "hnorm") + norm(d + "shared_head.norm") +
+                            bf16(d + "shared_head.head") + ct_fp8(d + "self_attn.o_proj") +
+                            ct_fp8(d + "mlp.down_proj") + bf16("lm_head");
+  const Report ct = lint_folder(folder(
+    config(
+      deepseek61,
+      R"({"quant_method": "compressed-tensors", "format": "float-quantized", "config_groups": )"
+      R"({"group_0": {"targets": ["re:model[.]layers[.]0[.].*", "re:.*model.layers.61.*"], )"
+      R"("weights": {"num_bits": 8, "type": "float", "strategy": "tensor"}}}, "ignore": )" +
+        ignore + "}"),
+    ct_stored));
+  EXPECT_TRUE(ct.findings.empty()) << text(ct);
+}
+
 TEST(RuleCases, QC101PositiveVlmDraft)
 {
   const Report r = lint_folder(
