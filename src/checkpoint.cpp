@@ -1135,6 +1135,9 @@ Checkpoint::index_shards()
 Expected<Checkpoint>
 load_checkpoint(const FileSystem& fs, const std::string& path, const LoadOptions& options)
 {
+  if (path.empty()) {
+    return unexpected(std::string("empty path: give a model folder or a .safetensors file"));
+  }
   Checkpoint checkpoint;
   const FileInfo info = fs.stat(path);
   const unsigned threads = thread_count(options.threads);

@@ -402,7 +402,11 @@ run_main(int argc, char** argv)
   auto* inspect = app.add_subcommand("inspect", "Show every tensor and a per-module summary");
   inspect->add_option("path", path, "Model folder or .safetensors file")->required();
   inspect->add_option("--format", format, "Output format")->check(CLI::IsMember({"text", "json"}));
-  inspect->add_option("--module", module_glob, "Only modules matching this fnmatch glob");
+  inspect->add_option("--module", module_glob, "Only modules matching this fnmatch glob")
+    ->check([](const std::string& glob) {
+      return glob.empty() ? std::string("needs a glob (an empty one matches no module)")
+                          : std::string();
+    });
 
   std::string explain_path, explain_module, explain_engine = "all";
   bool explain_entries = false;

@@ -539,6 +539,11 @@ TEST(Checkpoint, MissingFolderIsAnError)
   auto c = load_checkpoint(fs, "nope");
   ASSERT_FALSE(c);
   EXPECT_EQ(c.error(), "nope: no such file or directory");
+  // An empty path is named as such, not as a file that is missing.
+  fs.add_directory("");
+  auto empty = load_checkpoint(fs, "");
+  ASSERT_FALSE(empty);
+  EXPECT_EQ(empty.error(), "empty path: give a model folder or a .safetensors file");
 }
 
 // Merging the shards' sorted runs, duplicates across shards, and the index read beside them.

@@ -171,6 +171,20 @@ TEST(Cli, MissingPathExitsTwo)
   EXPECT_EQ(r.out, "qcheck: error: /nonexistent/model: no such file or directory\n");
 }
 
+TEST(Cli, EmptyPathOrModuleGlobExitsTwo)
+{
+  for (const char* command : {"lint ''", "fix ''", "inspect ''", "explain '' lm_head"}) {
+    const CliRun r = run(command, true);
+    EXPECT_EQ(r.exit_code, 2) << command;
+    EXPECT_EQ(r.out, "qcheck: error: empty path: give a model folder or a .safetensors file\n")
+      << command;
+  }
+  const CliRun glob = run("inspect " + fixture("plain-bf16") + " --module ''", true);
+  EXPECT_EQ(glob.exit_code, 2);
+  EXPECT_NE(glob.out.find("needs a glob (an empty one matches no module)"), std::string::npos)
+    << glob.out;
+}
+
 TEST(Cli, UsageErrorExitsTwo)
 {
   EXPECT_EQ(run("lint --format yaml " + fixture("plain-bf16")).exit_code, 2);
