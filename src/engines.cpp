@@ -1745,28 +1745,58 @@ sglang_map_name(std::string_view name)
                      name.substr(at + k_sglang_mapped_text.size()));
 }
 
-// `s` with its names mapped by that rule; nullopt when no name holds the text.
-std::optional<ConfigSource>
-sglang_mapped_source(const ConfigSource& s)
+// Looks for "61" first (few names hold a '6'; most start with 'm'), then for what precedes it.
+bool
+holds_sglang_mapped_text(std::string_view name)
 {
-  const auto holds = [](std::string_view name) {
-    return name.find(k_sglang_mapped_text) != std::string_view::npos;
-  };
-  const bool any = std::any_of(s.excludes.begin(), s.excludes.end(), holds) ||
-                   std::any_of(s.quantized_layers.begin(), s.quantized_layers.end(),
-                               [&](const auto& layer) { return holds(layer.first); }) ||
-                   std::any_of(s.groups.begin(), s.groups.end(), [&](const CtGroup& g) {
-                     return std::any_of(g.targets.begin(), g.targets.end(),
-                                        [&](const std::string& t) { return holds(t); });
-                   });
-  if (!any) {
-    return std::nullopt;
+  constexpr std::string_view k_before = k_sglang_mapped_text.substr(0, 13); // "model.layers."
+  static_assert(k_sglang_mapped_text.substr(13) == "61");
+  for (size_t at = name.find("61", k_before.size()); at != std::string_view::npos;
+       at = name.find("61", at + 1)) {
+    if (name.substr(at - k_before.size(), k_before.size()) == k_before) {
+      return true;
+    }
   }
+  return false;
+}
+
+// Where that rule changes a block's names.
+struct SglangMapping
+{
+  const ConfigSource* from = nullptr; // the block
+  std::vector<uint32_t> changed;      // its entries the rule changes
+  bool selecting = false;             // it changes a quantized_layers key or a target
+};
+
+SglangMapping
+sglang_mapping(const ConfigSource& s)
+{
+  SglangMapping out{&s, {}, false};
+  for (uint32_t i = 0; i < s.excludes.size(); ++i) {
+    if (holds_sglang_mapped_text(s.excludes[i])) {
+      out.changed.push_back(i);
+    }
+  }
+  out.selecting =
+    std::any_of(s.quantized_layers.begin(), s.quantized_layers.end(),
+                [](const auto& layer) { return holds_sglang_mapped_text(layer.first); }) ||
+    std::any_of(s.groups.begin(), s.groups.end(), [](const CtGroup& g) {
+      return std::any_of(g.targets.begin(), g.targets.end(), holds_sglang_mapped_text);
+    });
+  return out;
+}
+
+// `s` as that rule maps it, keeping of its entries only `picked` (in list order): the block
+// SGLang's draft reads, cut to the entries that can meet one layer.
+ConfigSource
+sglang_mapped_source(const ConfigSource& s, std::span<const uint32_t> picked)
+{
   ConfigSource out = s;
+  out.positions.clear();
   std::vector<std::string> entries;
-  entries.reserve(s.excludes.size());
-  for (const std::string_view e : s.excludes) {
-    entries.push_back(sglang_map_name(e));
+  entries.reserve(picked.size());
+  for (const uint32_t i : picked) {
+    entries.push_back(sglang_map_name(s.excludes[i]));
   }
   out.excludes = EntryList(entries);
   for (auto& [key, algo] : out.quantized_layers) {
@@ -1780,29 +1810,30 @@ sglang_mapped_source(const ConfigSource& s)
   return out;
 }
 
-// The source SGLang's DeepSeek-V3 NextN model reads, and its list compiled for SGLang.
-struct SglangMapped
-{
-  ConfigSource source;
-  std::optional<CompiledList> list;
-};
-
 } // namespace
 
-std::string
+bool
+sglang_maps_draft_entries(QuantFormat format, const ModelInfo& model)
+{
+  return sglang_maps_layer_61(format, model);
+}
+
+std::optional<std::string>
 sglang_draft_entry(QuantFormat format, const ModelInfo& model, std::string_view entry)
 {
-  return sglang_maps_layer_61(format, model) ? sglang_map_name(entry) : std::string(entry);
+  if (!sglang_maps_layer_61(format, model) || !holds_sglang_mapped_text(entry)) {
+    return std::nullopt;
+  }
+  return sglang_map_name(entry);
 }
 
 struct CompiledList::Impl
 {
   ListIndexes indexes;
   std::shared_ptr<SharedIndex> shared; // the index of the lists compiled with this one
-  // Made by the first decide() of a draft layer SGLang maps the names for (null when no name
-  // holds the mapped text).
+  // Made by the first decide() of a draft layer SGLang maps the names for.
   std::once_flag sglang_once;
-  std::unique_ptr<SglangMapped> sglang_mapped;
+  SglangMapping sglang_mapping;
 };
 
 // A draft layer SGLang renames (model.decoder.X, model.eh_proj) spelled as the checkpoint names
@@ -1967,18 +1998,27 @@ decide_layer(Engine engine, const ConfigSource& s, const ModelInfo& model, const
   return d;
 }
 
-// The entry `mapped` (a name of the mapped source) was mapped from; empty when it holds none.
+// The name of `s` that `name`, a name of `mapped` (sglang_mapped_source(s, picked)), was mapped
+// from; empty when `mapped` holds no such name.
 std::string_view
-sglang_original_name(const ConfigSource& s, const ConfigSource& mapped, std::string_view name)
+sglang_original_name(const ConfigSource& s, const ConfigSource& mapped,
+                     std::span<const uint32_t> picked, std::string_view name)
 {
   for (size_t i = 0; i < mapped.excludes.size(); ++i) {
     if (mapped.excludes[i] == name) {
-      return s.excludes[i];
+      return s.excludes[picked[i]];
     }
   }
   for (size_t i = 0; i < mapped.quantized_layers.size(); ++i) {
     if (mapped.quantized_layers[i].first == name) {
       return s.quantized_layers[i].first;
+    }
+  }
+  for (size_t g = 0; g < mapped.groups.size(); ++g) {
+    for (size_t t = 0; t < mapped.groups[g].targets.size(); ++t) {
+      if (mapped.groups[g].targets[t] == name) {
+        return s.groups[g].targets[t];
+      }
     }
   }
   return {};
@@ -1990,32 +2030,42 @@ Decision
 decide(Engine engine, const ConfigSource& s, const ModelInfo& model, const EngineLayer& layer,
        bool stored_quantized, const CompiledList* list)
 {
+  const ListIndexes* ix = list ? &list->m_impl->indexes : nullptr;
   if (engine != Engine::sglang || !layer.draft || !sglang_maps_layer_61(s.format, model)) {
-    return decide_layer(engine, s, model, layer, stored_quantized,
-                        list ? &list->m_impl->indexes : nullptr);
+    return decide_layer(engine, s, model, layer, stored_quantized, ix);
   }
-  std::optional<ConfigSource> own;
-  const SglangMapped* shared = nullptr;
+  SglangMapping own;
+  const SglangMapping* mapping = nullptr;
   if (list != nullptr) {
     CompiledList::Impl& impl = *list->m_impl;
-    std::call_once(impl.sglang_once, [&] {
-      if (auto mapped = sglang_mapped_source(s)) {
-        impl.sglang_mapped = std::make_unique<SglangMapped>(SglangMapped{std::move(*mapped), {}});
-        impl.sglang_mapped->list.emplace(Engine::sglang, impl.sglang_mapped->source);
-      }
-    });
-    shared = impl.sglang_mapped.get();
+    std::call_once(impl.sglang_once, [&] { impl.sglang_mapping = sglang_mapping(s); });
+    mapping = &impl.sglang_mapping;
+  }
+  if (mapping == nullptr || mapping->from != &s) { // a list another block with these entries shares
+    own = sglang_mapping(s);
+    mapping = &own;
+  }
+  if (mapping->changed.empty() && !mapping->selecting) {
+    return decide_layer(engine, s, model, layer, stored_quantized, ix);
+  }
+  // The entries that can meet this layer's names once mapped: the index's candidates for them
+  // (an unchanged entry reads the same) and every changed entry; all of a list not indexed.
+  std::vector<uint32_t> picked;
+  if (ix != nullptr && ix->compiled) {
+    list->candidates(layer.prefix, picked);
+    for (const std::string_view shard : layer.shards) {
+      list->candidates(shard, picked);
+    }
+    picked.insert(picked.end(), mapping->changed.begin(), mapping->changed.end());
+    std::sort(picked.begin(), picked.end());
+    picked.erase(std::unique(picked.begin(), picked.end()), picked.end());
   } else {
-    own = sglang_mapped_source(s);
+    picked.resize(s.excludes.size());
+    std::iota(picked.begin(), picked.end(), 0u);
   }
-  const ConfigSource* mapped = shared ? &shared->source : own ? &*own : nullptr;
-  if (mapped == nullptr) {
-    return decide_layer(engine, s, model, layer, stored_quantized,
-                        list ? &list->m_impl->indexes : nullptr);
-  }
-  Decision d = decide_layer(engine, *mapped, model, layer, stored_quantized,
-                            shared ? &shared->list->m_impl->indexes : nullptr);
-  if (const std::string_view original = sglang_original_name(s, *mapped, d.matched);
+  const ConfigSource mapped = sglang_mapped_source(s, picked);
+  Decision d = decide_layer(engine, mapped, model, layer, stored_quantized, nullptr);
+  if (const std::string_view original = sglang_original_name(s, mapped, picked, d.matched);
       !original.empty() && original != d.matched) {
     const std::string quoted = fmt::format("'{}'", d.matched);
     const std::string spelled =

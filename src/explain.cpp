@@ -194,9 +194,14 @@ explain_entries(const LintRun& run, const std::vector<Engine>& engines)
           } else if (s.format == QuantFormat::gptq || s.format == QuantFormat::auto_round) {
             hit = layer.prefix == key || layer.prefix.starts_with(key + ".");
           } else {
-            hit = entry_matches(engine, s.format, key, layer.prefix) ||
+            // SGLang's DeepSeek-V3 NextN draft reads some entries renamed.
+            const auto mapped = engine == Engine::sglang && layer.draft
+                                  ? sglang_draft_entry(s.format, run.declaration.model, key)
+                                  : std::nullopt;
+            const std::string_view read = mapped ? std::string_view(*mapped) : key;
+            hit = entry_matches(engine, s.format, read, layer.prefix) ||
                   std::any_of(layer.shards.begin(), layer.shards.end(), [&](const auto& shard) {
-                    return entry_matches(engine, s.format, key, shard);
+                    return entry_matches(engine, s.format, read, shard);
                   });
           }
           if (hit) {

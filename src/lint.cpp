@@ -690,9 +690,10 @@ private:
     // SGLang's DeepSeek-V3 NextN draft reads "model.layers.61" as "model.decoder": the
     // checkpoint's spelling serves it.
     const auto sglang_reads = [&](Engine e, std::string_view entry) {
-      return is_draft && e == Engine::sglang
-               ? sglang_draft_entry(source.format, m_declaration.model, entry)
-               : std::string(entry);
+      auto mapped = is_draft && e == Engine::sglang
+                      ? sglang_draft_entry(source.format, m_declaration.model, entry)
+                      : std::nullopt;
+      return mapped ? std::move(*mapped) : std::string(entry);
     };
     if (is_draft) {
       for (Engine e : f.engines) {
@@ -1474,6 +1475,10 @@ private:
     const bool long_examples = !out.examples.empty();
     out.examples.resize(s.excludes.size());
     const std::vector<char>& matched = use.matched;
+    // SGLang's DeepSeek-V3 NextN draft reads some entries renamed (sglang_draft_entry()).
+    const bool sglang_maps =
+      std::find(engines.begin(), engines.end(), Engine::sglang) != engines.end() &&
+      sglang_maps_draft_entries(s.format, m_declaration.model);
     for (size_t index = 0; index < s.excludes.size(); ++index) {
       const std::string_view entry = s.excludes[index];
       uint8_t& verdict = out.verdicts[index];
@@ -1502,6 +1507,13 @@ private:
                std::any_of(probes.begin(), probes.end(), [&](const Probe& probe) {
                  return entry_matches(probe.engine, s.format, entry, probe.name);
                });
+      }
+      // SGLang's DeepSeek-V3 NextN draft reads some entries renamed: one that reaches a layer of
+      // that draft so is used.
+      if (!used && sglang_maps) {
+        if (const auto mapped = sglang_draft_entry(s.format, m_declaration.model, entry)) {
+          used = reaches_sglang_draft(s, *mapped);
+        }
       }
       // MiniMax-M2 lists its routers' e_score_correction_bias: a stored parameter, not a module;
       // the entry is deliberate, not stale.
@@ -1532,6 +1544,21 @@ private:
       }
     }
     return out;
+  }
+
+  // Whether `entry`, as SGLang reads it, excludes a layer SGLang builds for a draft.
+  bool reaches_sglang_draft(const ConfigSource& s, std::string_view entry)
+  {
+    for (const EngineLayer& layer : layers_for(Engine::sglang)) {
+      if (layer.draft &&
+          (entry_matches(Engine::sglang, s.format, entry, layer.prefix) ||
+           std::any_of(layer.shards.begin(), layer.shards.end(), [&](std::string_view shard) {
+             return entry_matches(Engine::sglang, s.format, entry, shard);
+           }))) {
+        return true;
+      }
+    }
+    return false;
   }
 
   // Whether a short list's entry matches a module (entries for routers and embeddings name real

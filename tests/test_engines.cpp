@@ -1222,6 +1222,59 @@ TEST(Engines, DraftOverridesAreNamed)
   EXPECT_TRUE(decide(Engine::vllm, nvfp4, {}, fc, false).quantized);
 }
 
+// SGLang's DeepSeek-V3 NextN draft maps "model.layers.61" in list names to "model.decoder": its
+// draft layers are decided against the mapped names, with or without a compiled list (and a list
+// compiled for another block with the same entries maps this block's own names); other engines,
+// main-model layers, other architectures and Quark are not mapped.
+TEST(Engines, SglangMapsDeepseekLayer61ForItsDraft)
+{
+  ModelInfo deepseek;
+  deepseek.architectures = {"DeepseekV3ForCausalLM"};
+  deepseek.model_type = "deepseek_v3";
+  ModelInfo glm;
+  glm.architectures = {"Glm4MoeForCausalLM"};
+  glm.model_type = "glm4_moe";
+  EngineLayer draft = layer("model.decoder.self_attn.o_proj");
+  draft.draft = true;
+  draft.draft_root = "model.layers.61";
+  const EngineLayer main = layer("model.decoder.self_attn.o_proj"); // not a draft
+  const ConfigSource fp8 =
+    source(R"({"quant_method":"modelopt","quant_algo":"FP8","ignore":["model.layers.61*"]})");
+  const Decision d = decide(Engine::sglang, fp8, deepseek, draft, false);
+  EXPECT_FALSE(d.quantized);
+  EXPECT_EQ(d.matched, "model.layers.61*");
+  EXPECT_NE(d.reason.find("'model.layers.61*' (SGLang's DeepSeek NextN loader reads it as "
+                          "'model.decoder*')"),
+            std::string::npos)
+    << d.reason;
+  const CompiledList compiled(Engine::sglang, fp8);
+  EXPECT_FALSE(decide(Engine::sglang, fp8, deepseek, draft, false, &compiled).quantized);
+  EXPECT_TRUE(decide(Engine::sglang, fp8, deepseek, main, false).quantized);
+  EXPECT_TRUE(decide(Engine::sglang, fp8, glm, draft, false).quantized);
+  EXPECT_TRUE(decide(Engine::vllm, fp8, deepseek, draft, false).quantized);
+  ConfigSource quark = fp8;
+  quark.format = QuantFormat::quark;
+  EXPECT_TRUE(decide(Engine::sglang, quark, deepseek, draft, false).quantized);
+  EXPECT_EQ(sglang_draft_entry(QuantFormat::modelopt, deepseek, "a.model.layers.61.b"),
+            "a.model.decoder.b");
+  EXPECT_EQ(sglang_draft_entry(QuantFormat::modelopt, deepseek, "model.layers.6"), std::nullopt);
+  EXPECT_EQ(sglang_draft_entry(QuantFormat::quark, deepseek, "model.layers.61"), std::nullopt);
+  EXPECT_EQ(sglang_draft_entry(QuantFormat::fp8, glm, "model.layers.61"), std::nullopt);
+  // MIXED_PRECISION: the same excludes, quantized_layers that select the draft in one block
+  // and not in the other. A list compiled (and its mapping made) for the first block decides
+  // the second by the second's names.
+  const ConfigSource selects =
+    source(R"({"quant_method":"modelopt","quant_algo":"MIXED_PRECISION","ignore":["lm_head"],)"
+           R"("quantized_layers":{"model.layers.61.self_attn.o_proj":{"quant_algo":"FP8"}}})");
+  const ConfigSource skips =
+    source(R"({"quant_method":"modelopt","quant_algo":"MIXED_PRECISION","ignore":["lm_head"],)"
+           R"("quantized_layers":{"model.layers.61.mlp.down_proj":{"quant_algo":"FP8"}}})");
+  const CompiledList shared(Engine::sglang, selects);
+  EXPECT_TRUE(decide(Engine::sglang, selects, deepseek, draft, false, &shared).quantized);
+  EXPECT_FALSE(decide(Engine::sglang, skips, deepseek, draft, false, &shared).quantized);
+  EXPECT_FALSE(decide(Engine::sglang, skips, deepseek, draft, false).quantized);
+}
+
 namespace {
 
 // Random dotted names and entries over the spellings the matchers treat specially.

@@ -952,6 +952,70 @@ TEST(RuleCases, SglangMapsDeepseekLayer61InSelectingNames)
   EXPECT_TRUE(ct.findings.empty()) << text(ct);
 }
 
+// The mapping is text: a DeepSeek draft at layer 3 excluded by a list copied from the 61-layer
+// model ("model.layers.61*") is excluded in SGLang. The entry is then in use (no QC112, short
+// list or long), and a draft stored FP8 is QC102 for SGLang alone.
+TEST(RuleCases, SglangMappedEntryIsUsedByTheDraft)
+{
+  const Tensors stored = deepseek_nextn(make_fp8, make_fp8);
+  Strings list{"lm_head", "model.layers.61*"};
+  const Strings dead_padding{
+    "16 ignore entries in a row match no module of the checkpoint, from "
+    "'model.layers.0.mlp.experts.0.down_proj' to 'model.layers.0.mlp.experts.15.down_proj'"};
+  for (int round = 0; round < 2; ++round) {
+    const Report r = lint_folder(folder(config(k_deepseek, modelopt("FP8", list)), stored));
+    EXPECT_EQ(messages(r, RuleId::unused_entry), round == 0 ? Strings{} : dead_padding) << text(r);
+    const auto wrong = findings(r, RuleId::excluded_but_quantized);
+    EXPECT_EQ(wrong.size(), 2u) << text(r); // the draft's o_proj and down_proj
+    for (const Finding& f : wrong) {
+      EXPECT_EQ(engines(f), std::set<Engine>{Engine::sglang}) << f.message;
+    }
+    for (int i = 0; i < 16; ++i) {
+      list.push_back(fmt::format("model.layers.0.mlp.experts.{}.down_proj", i)); // long list
+    }
+  }
+}
+
+// explain --entries lists what a mapped entry reaches in SGLang, and explain names a
+// compressed-tensors target as written.
+TEST(RuleCases, ExplainSglangMappedEntries)
+{
+  const std::string d = "model.layers.61.";
+  const std::string deepseek61 =
+    R"("architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3", )"
+    R"("num_hidden_layers": 61, "num_nextn_predict_layers": 1, "q_lora_rank": 64)";
+  MemoryFileSystem fs = folder(config(deepseek61, modelopt("FP8", {"lm_head", "model.layers.61*"})),
+                               deepseek_nextn(make_fp8, make_bf16, false, 61));
+  auto run = lint_path(fs, "m", {});
+  ASSERT_TRUE(run);
+  const std::string entries = explain_entries(*run, {Engine::sglang});
+  EXPECT_NE(entries.find("  'model.layers.61*'\n    SGLang: 2 layers: model.decoder.mlp.down_proj, "
+                         "model.decoder.self_attn.o_proj\n"),
+            std::string::npos)
+    << entries;
+  const Tensors ct_stored = ct_fp8("model.layers.0.self_attn.o_proj") +
+                            ct_fp8("model.layers.0.mlp.down_proj") + bf16(d + "eh_proj", 64, 128) +
+                            norm(d + "enorm") + norm(d + "hnorm") + norm(d + "shared_head.norm") +
+                            bf16(d + "shared_head.head") + ct_fp8(d + "self_attn.o_proj") +
+                            ct_fp8(d + "mlp.down_proj") + bf16("lm_head");
+  MemoryFileSystem ct_fs = folder(
+    config(
+      deepseek61,
+      R"({"quant_method": "compressed-tensors", "format": "float-quantized", "config_groups": )"
+      R"({"group_0": {"targets": ["re:model[.]layers[.]0[.].*", "re:.*model.layers.61.*"], )"
+      R"("weights": {"num_bits": 8, "type": "float", "strategy": "tensor"}}}, "ignore": )" +
+        json_list({"lm_head", d + "eh_proj", d + "shared_head.head"}) + "}"),
+    ct_stored);
+  auto ct_run = lint_path(ct_fs, "m", {});
+  ASSERT_TRUE(ct_run);
+  const auto proj = explain_module(*ct_run, d + "self_attn.o_proj", {Engine::sglang});
+  ASSERT_TRUE(proj) << proj.error();
+  EXPECT_NE(proj->find("'re:.*model.layers.61.*' (SGLang's DeepSeek NextN loader reads it as "
+                       "'re:.*model.decoder.*')"),
+            std::string::npos)
+    << *proj;
+}
+
 TEST(RuleCases, QC101PositiveVlmDraft)
 {
   const Report r = lint_folder(

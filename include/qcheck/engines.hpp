@@ -329,11 +329,15 @@ bool sglang_nextn_root(const std::string& root, const ModelInfo& model);
 // keeps the checkpoint name.
 std::string draft_root_spelling(Engine engine, const std::string& root, const ModelInfo& model);
 
-// A name in a list of this format as SGLang's DeepSeek-V3 NextN draft reads it: that model maps
-// the first "model.layers.61" in each name of its ModelOpt, compressed-tensors and FP8 lists to
-// "model.decoder" (61 fixed, whatever num_hidden_layers says). Unchanged for other formats,
-// models or names. decide() applies it to every SGLang draft layer of such a model.
-std::string sglang_draft_entry(QuantFormat format, const ModelInfo& model, std::string_view entry);
+// A name in a list of this format as SGLang's DeepSeek-V3 NextN draft reads it, when that
+// differs from the name (nullopt otherwise): that model maps the first "model.layers.61" in each
+// name of its ModelOpt, compressed-tensors and FP8 lists to "model.decoder" (61 fixed, whatever
+// num_hidden_layers says). decide() applies it to every SGLang draft layer of such a model.
+std::optional<std::string> sglang_draft_entry(QuantFormat format, const ModelInfo& model,
+                                              std::string_view entry);
+// Whether that rule applies to this format and model at all (sglang_draft_entry() may then
+// differ from its entry).
+bool sglang_maps_draft_entries(QuantFormat format, const ModelInfo& model);
 
 // Checkpoint namespace -> the namespace vLLM's mapper produces for VLM roots:
 // model.language_model.X
