@@ -1260,19 +1260,20 @@ TEST(Engines, SglangMapsDeepseekLayer61ForItsDraft)
   EXPECT_EQ(sglang_draft_entry(QuantFormat::modelopt, deepseek, "model.layers.6"), std::nullopt);
   EXPECT_EQ(sglang_draft_entry(QuantFormat::quark, deepseek, "model.layers.61"), std::nullopt);
   EXPECT_EQ(sglang_draft_entry(QuantFormat::fp8, glm, "model.layers.61"), std::nullopt);
-  // MIXED_PRECISION: the same excludes, quantized_layers that select the draft in one block
-  // and not in the other. A list compiled (and its mapping made) for the first block decides
-  // the second by the second's names.
-  const ConfigSource selects =
+  // MIXED_PRECISION: two blocks with the same excludes share a compiled list; one selects the
+  // draft's layer under its mapped name, the other under the name SGLang builds. The list's
+  // mapping, made for the block decided first, does not decide the other.
+  const ConfigSource mapped_key =
     source(R"({"quant_method":"modelopt","quant_algo":"MIXED_PRECISION","ignore":["lm_head"],)"
            R"("quantized_layers":{"model.layers.61.self_attn.o_proj":{"quant_algo":"FP8"}}})");
-  const ConfigSource skips =
+  const ConfigSource engine_key =
     source(R"({"quant_method":"modelopt","quant_algo":"MIXED_PRECISION","ignore":["lm_head"],)"
-           R"("quantized_layers":{"model.layers.61.mlp.down_proj":{"quant_algo":"FP8"}}})");
-  const CompiledList shared(Engine::sglang, selects);
-  EXPECT_TRUE(decide(Engine::sglang, selects, deepseek, draft, false, &shared).quantized);
-  EXPECT_FALSE(decide(Engine::sglang, skips, deepseek, draft, false, &shared).quantized);
-  EXPECT_FALSE(decide(Engine::sglang, skips, deepseek, draft, false).quantized);
+           R"("quantized_layers":{"model.decoder.mlp.down_proj":{"quant_algo":"FP8"}}})");
+  EXPECT_TRUE(decide(Engine::sglang, mapped_key, deepseek, draft, false).quantized);
+  EXPECT_FALSE(decide(Engine::sglang, engine_key, deepseek, draft, false).quantized);
+  const CompiledList shared(Engine::sglang, engine_key);
+  EXPECT_FALSE(decide(Engine::sglang, engine_key, deepseek, draft, false, &shared).quantized);
+  EXPECT_TRUE(decide(Engine::sglang, mapped_key, deepseek, draft, false, &shared).quantized);
 }
 
 namespace {
