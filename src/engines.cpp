@@ -2056,6 +2056,13 @@ decide(Engine engine, const ConfigSource& s, const ModelInfo& model, const Engin
     for (const std::string_view shard : layer.shards) {
       list->candidates(shard, picked);
     }
+    if (layer.kind == LayerKind::fused_moe) {
+      // decide_ct() probes expert 0's projections, by names no shard holds when the experts
+      // are stored fused.
+      for (const char* proj : {"gate_proj", "up_proj", "down_proj"}) {
+        list->candidates(fmt::format("{}.0.{}", layer.prefix, proj), picked);
+      }
+    }
     picked.insert(picked.end(), mapping->changed.begin(), mapping->changed.end());
     std::sort(picked.begin(), picked.end());
     picked.erase(std::unique(picked.begin(), picked.end()), picked.end());

@@ -1274,6 +1274,26 @@ TEST(Engines, SglangMapsDeepseekLayer61ForItsDraft)
   const CompiledList shared(Engine::sglang, engine_key);
   EXPECT_FALSE(decide(Engine::sglang, engine_key, deepseek, draft, false, &shared).quantized);
   EXPECT_TRUE(decide(Engine::sglang, mapped_key, deepseek, draft, false, &shared).quantized);
+  // compressed-tensors decides fused experts stored fused from expert 0's projections, names no
+  // shard holds: a long list's entries for them are still offered to the mapped decision.
+  EngineLayer experts = layer("model.decoder.mlp.experts", LayerKind::fused_moe);
+  experts.draft = true;
+  experts.draft_root = "model.layers.61";
+  std::string ignore = R"("lm_head", "model.layers.61.eh_proj")";
+  for (int i = 0; i < 20; ++i) {
+    ignore += fmt::format(R"(, "model.layers.0.mlp.experts.{}.down_proj")", i);
+  }
+  for (const char* proj : {"gate_proj", "up_proj", "down_proj"}) {
+    ignore += fmt::format(R"(, "model.decoder.mlp.experts.0.{}")", proj);
+  }
+  const ConfigSource ct =
+    source(R"({"quant_method":"compressed-tensors","format":"float-quantized","config_groups":)"
+           R"({"group_0":{"targets":["Linear"],"weights":{"num_bits":8,"type":"float",)"
+           R"("strategy":"tensor"}}},"ignore":[)" +
+           ignore + "]}");
+  EXPECT_FALSE(decide(Engine::sglang, ct, deepseek, experts, false).quantized);
+  const CompiledList ct_list(Engine::sglang, ct);
+  EXPECT_FALSE(decide(Engine::sglang, ct, deepseek, experts, false, &ct_list).quantized);
 }
 
 namespace {
