@@ -924,6 +924,9 @@ decide_modelopt(Decision& d, Engine engine, const ConfigSource& s, const EngineL
   }
 }
 
+// The projections of expert 0 that both engines resolve a compressed-tensors MoE layer from.
+constexpr std::array<const char*, 3> k_moe_probe_projections{"gate_proj", "up_proj", "down_proj"};
+
 void
 decide_ct(Decision& d, Engine engine, const ConfigSource& s, const ModelInfo& model,
           const EngineLayer& layer, const ListIndexes* ix)
@@ -943,7 +946,7 @@ decide_ct(Decision& d, Engine engine, const ConfigSource& s, const ModelInfo& mo
     // Experts stored fused (no per-expert names): the names the engines probe all the same.
     std::array<std::string, 3> probed;
     if (children.empty()) {
-      for (size_t i = 0; const char* proj : {"gate_proj", "up_proj", "down_proj"}) {
+      for (size_t i = 0; const char* proj : k_moe_probe_projections) {
         probed[i] = fmt::format("{}.0.{}", layer.prefix, proj);
         children.push_back(probed[i++]);
       }
@@ -978,7 +981,7 @@ decide_ct(Decision& d, Engine engine, const ConfigSource& s, const ModelInfo& mo
   // engines resolve an MoE layer's scheme from expert 0's three projections.
   std::vector<std::string> parts;
   if (layer.kind == LayerKind::fused_moe) {
-    for (const char* proj : {"gate_proj", "up_proj", "down_proj"}) {
+    for (const char* proj : k_moe_probe_projections) {
       parts.push_back(fmt::format("{}.0.{}", layer.prefix, proj));
     }
   } else if (layer.kind != LayerKind::lm_head) {
@@ -1760,32 +1763,6 @@ holds_sglang_mapped_text(std::string_view name)
   return false;
 }
 
-// Where that rule changes a block's names.
-struct SglangMapping
-{
-  const ConfigSource* from = nullptr; // the block
-  std::vector<uint32_t> changed;      // its entries the rule changes
-  bool selecting = false;             // it changes a quantized_layers key or a target
-};
-
-SglangMapping
-sglang_mapping(const ConfigSource& s)
-{
-  SglangMapping out{&s, {}, false};
-  for (uint32_t i = 0; i < s.excludes.size(); ++i) {
-    if (holds_sglang_mapped_text(s.excludes[i])) {
-      out.changed.push_back(i);
-    }
-  }
-  out.selecting =
-    std::any_of(s.quantized_layers.begin(), s.quantized_layers.end(),
-                [](const auto& layer) { return holds_sglang_mapped_text(layer.first); }) ||
-    std::any_of(s.groups.begin(), s.groups.end(), [](const CtGroup& g) {
-      return std::any_of(g.targets.begin(), g.targets.end(), holds_sglang_mapped_text);
-    });
-  return out;
-}
-
 // `s` as that rule maps it, keeping of its entries only `picked` (in list order): the block
 // SGLang's draft reads, cut to the entries that can meet one layer.
 ConfigSource
@@ -1805,6 +1782,57 @@ sglang_mapped_source(const ConfigSource& s, std::span<const uint32_t> picked)
   for (CtGroup& g : out.groups) {
     for (std::string& t : g.targets) {
       t = sglang_map_name(t);
+    }
+  }
+  return out;
+}
+
+// Where that rule changes a block's names.
+struct SglangMapping
+{
+  const ConfigSource* from = nullptr; // the block
+  std::vector<uint32_t> changed;      // its entries the rule changes
+  bool selecting = false;             // it changes a quantized_layers key or a target
+  // The changed entries mapped (entry k maps the block's entry changed[k]), and their list
+  // compiled for SGLang when asked for; null when not compiled (every changed entry is then a
+  // candidate).
+  std::shared_ptr<const ConfigSource> changed_source;
+  std::shared_ptr<const CompiledList> changed_list;
+};
+
+SglangMapping
+sglang_mapping(const ConfigSource& s, bool compile)
+{
+  SglangMapping out{&s, {}, false, nullptr, nullptr};
+  for (uint32_t i = 0; i < s.excludes.size(); ++i) {
+    if (holds_sglang_mapped_text(s.excludes[i])) {
+      out.changed.push_back(i);
+    }
+  }
+  out.selecting =
+    std::any_of(s.quantized_layers.begin(), s.quantized_layers.end(),
+                [](const auto& layer) { return holds_sglang_mapped_text(layer.first); }) ||
+    std::any_of(s.groups.begin(), s.groups.end(), [](const CtGroup& g) {
+      return std::any_of(g.targets.begin(), g.targets.end(), holds_sglang_mapped_text);
+    });
+  out.changed_source = std::make_shared<const ConfigSource>(sglang_mapped_source(s, out.changed));
+  if (compile && !out.changed.empty()) {
+    out.changed_list = std::make_shared<const CompiledList>(Engine::sglang, *out.changed_source);
+  }
+  return out;
+}
+
+// The names decide() compares a layer's entries with: its prefix, its shards and, for fused
+// experts, expert 0's projections (decide_ct() probes those, made up when the experts are
+// stored fused).
+std::vector<std::string>
+compared_names(const EngineLayer& layer)
+{
+  std::vector<std::string> out{layer.prefix};
+  out.insert(out.end(), layer.shards.begin(), layer.shards.end());
+  if (layer.kind == LayerKind::fused_moe) {
+    for (const char* proj : k_moe_probe_projections) {
+      out.push_back(fmt::format("{}.0.{}", layer.prefix, proj));
     }
   }
   return out;
@@ -1999,11 +2027,28 @@ decide_layer(Engine engine, const ConfigSource& s, const ModelInfo& model, const
 }
 
 // The name of `s` that `name`, a name of `mapped` (sglang_mapped_source(s, picked)), was mapped
-// from; empty when `mapped` holds no such name.
+// from; empty when `mapped` holds no such name. A target is looked for first when `reason` says
+// one matched.
 std::string_view
 sglang_original_name(const ConfigSource& s, const ConfigSource& mapped,
-                     std::span<const uint32_t> picked, std::string_view name)
+                     std::span<const uint32_t> picked, std::string_view name,
+                     std::string_view reason)
 {
+  const auto target = [&]() -> std::string_view {
+    for (size_t g = 0; g < mapped.groups.size(); ++g) {
+      for (size_t t = 0; t < mapped.groups[g].targets.size(); ++t) {
+        if (mapped.groups[g].targets[t] == name) {
+          return s.groups[g].targets[t];
+        }
+      }
+    }
+    return {};
+  };
+  if (reason.starts_with("target '")) {
+    if (const std::string_view found = target(); !found.empty()) {
+      return found;
+    }
+  }
   for (size_t i = 0; i < mapped.excludes.size(); ++i) {
     if (mapped.excludes[i] == name) {
       return s.excludes[picked[i]];
@@ -2014,14 +2059,7 @@ sglang_original_name(const ConfigSource& s, const ConfigSource& mapped,
       return s.quantized_layers[i].first;
     }
   }
-  for (size_t g = 0; g < mapped.groups.size(); ++g) {
-    for (size_t t = 0; t < mapped.groups[g].targets.size(); ++t) {
-      if (mapped.groups[g].targets[t] == name) {
-        return s.groups[g].targets[t];
-      }
-    }
-  }
-  return {};
+  return target();
 }
 
 } // namespace
@@ -2038,32 +2076,37 @@ decide(Engine engine, const ConfigSource& s, const ModelInfo& model, const Engin
   const SglangMapping* mapping = nullptr;
   if (list != nullptr) {
     CompiledList::Impl& impl = *list->m_impl;
-    std::call_once(impl.sglang_once, [&] { impl.sglang_mapping = sglang_mapping(s); });
+    std::call_once(impl.sglang_once, [&] { impl.sglang_mapping = sglang_mapping(s, true); });
     mapping = &impl.sglang_mapping;
   }
   if (mapping == nullptr || mapping->from != &s) { // a list another block with these entries shares
-    own = sglang_mapping(s);
+    own = sglang_mapping(s, false);
     mapping = &own;
   }
   if (mapping->changed.empty() && !mapping->selecting) {
     return decide_layer(engine, s, model, layer, stored_quantized, ix);
   }
   // The entries that can meet this layer's names once mapped: the index's candidates for them
-  // (an unchanged entry reads the same) and every changed entry; all of a list not indexed.
+  // (an unchanged entry reads the same) and the changed entries' index's; all of a list not
+  // indexed.
   std::vector<uint32_t> picked;
   if (ix != nullptr && ix->compiled) {
-    list->candidates(layer.prefix, picked);
-    for (const std::string_view shard : layer.shards) {
-      list->candidates(shard, picked);
+    const bool changed_indexed =
+      mapping->changed_list && mapping->changed_list->m_impl->indexes.compiled;
+    if (!changed_indexed) {
+      picked = mapping->changed;
     }
-    if (layer.kind == LayerKind::fused_moe) {
-      // decide_ct() probes expert 0's projections, by names no shard holds when the experts
-      // are stored fused.
-      for (const char* proj : {"gate_proj", "up_proj", "down_proj"}) {
-        list->candidates(fmt::format("{}.0.{}", layer.prefix, proj), picked);
+    std::vector<uint32_t> found;
+    for (const std::string& name : compared_names(layer)) {
+      list->candidates(name, picked);
+      if (changed_indexed) {
+        found.clear();
+        mapping->changed_list->candidates(name, found);
+        for (const uint32_t k : found) {
+          picked.push_back(mapping->changed[k]);
+        }
       }
     }
-    picked.insert(picked.end(), mapping->changed.begin(), mapping->changed.end());
     std::sort(picked.begin(), picked.end());
     picked.erase(std::unique(picked.begin(), picked.end()), picked.end());
   } else {
@@ -2072,7 +2115,8 @@ decide(Engine engine, const ConfigSource& s, const ModelInfo& model, const Engin
   }
   const ConfigSource mapped = sglang_mapped_source(s, picked);
   Decision d = decide_layer(engine, mapped, model, layer, stored_quantized, nullptr);
-  if (const std::string_view original = sglang_original_name(s, mapped, picked, d.matched);
+  if (const std::string_view original =
+        sglang_original_name(s, mapped, picked, d.matched, d.reason);
       !original.empty() && original != d.matched) {
     const std::string quoted = fmt::format("'{}'", d.matched);
     const std::string spelled =
@@ -2085,6 +2129,47 @@ decide(Engine engine, const ConfigSource& s, const ModelInfo& model, const Engin
     d.matched = std::string(original);
   }
   return d;
+}
+
+std::vector<uint32_t>
+sglang_entries_reaching_draft(const ConfigSource& source, const ModelInfo& model,
+                              std::span<const EngineLayer> layers)
+{
+  std::vector<uint32_t> out;
+  if (!sglang_maps_layer_61(source.format, model)) {
+    return out;
+  }
+  const SglangMapping mapping = sglang_mapping(source, true);
+  const ConfigSource& mapped = *mapping.changed_source;
+  std::vector<char> reached(mapping.changed.size(), 0);
+  std::vector<uint32_t> found;
+  for (const EngineLayer& layer : layers) {
+    if (!layer.draft) {
+      continue;
+    }
+    for (const std::string& name : compared_names(layer)) {
+      found.clear();
+      if (mapping.changed_list) {
+        mapping.changed_list->candidates(name, found);
+      }
+      if (found.empty() && !mapping.changed.empty() &&
+          !(mapping.changed_list && mapping.changed_list->m_impl->indexes.compiled)) {
+        found.resize(mapping.changed.size());
+        std::iota(found.begin(), found.end(), 0u);
+      }
+      for (const uint32_t k : found) {
+        if (!reached[k] && entry_matches(Engine::sglang, source.format, mapped.excludes[k], name)) {
+          reached[k] = 1;
+        }
+      }
+    }
+  }
+  for (size_t k = 0; k < reached.size(); ++k) {
+    if (reached[k]) {
+      out.push_back(mapping.changed[k]);
+    }
+  }
+  return out;
 }
 
 namespace {

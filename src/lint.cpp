@@ -1475,10 +1475,17 @@ private:
     const bool long_examples = !out.examples.empty();
     out.examples.resize(s.excludes.size());
     const std::vector<char>& matched = use.matched;
-    // SGLang's DeepSeek-V3 NextN draft reads some entries renamed (sglang_draft_entry()).
-    const bool sglang_maps =
-      std::find(engines.begin(), engines.end(), Engine::sglang) != engines.end() &&
-      sglang_maps_draft_entries(s.format, m_declaration.model);
+    // SGLang's DeepSeek-V3 NextN draft reads some entries renamed (sglang_draft_entry()): one
+    // that reaches a layer of that draft so is used.
+    std::vector<char> reaches_sglang_draft;
+    if (std::find(engines.begin(), engines.end(), Engine::sglang) != engines.end() &&
+        sglang_maps_draft_entries(s.format, m_declaration.model)) {
+      reaches_sglang_draft.assign(s.excludes.size(), 0);
+      for (const uint32_t i :
+           sglang_entries_reaching_draft(s, m_declaration.model, layers_for(Engine::sglang))) {
+        reaches_sglang_draft[i] = 1;
+      }
+    }
     for (size_t index = 0; index < s.excludes.size(); ++index) {
       const std::string_view entry = s.excludes[index];
       uint8_t& verdict = out.verdicts[index];
@@ -1508,13 +1515,7 @@ private:
                  return entry_matches(probe.engine, s.format, entry, probe.name);
                });
       }
-      // SGLang's DeepSeek-V3 NextN draft reads some entries renamed: one that reaches a layer of
-      // that draft so is used.
-      if (!used && sglang_maps) {
-        if (const auto mapped = sglang_draft_entry(s.format, m_declaration.model, entry)) {
-          used = reaches_sglang_draft(s, *mapped);
-        }
-      }
+      used = used || (!reaches_sglang_draft.empty() && reaches_sglang_draft[index] != 0);
       // MiniMax-M2 lists its routers' e_score_correction_bias: a stored parameter, not a module;
       // the entry is deliberate, not stale.
       const bool parameter = !used && !glob && !regex && names_a_stored_parameter(entry);
@@ -1544,21 +1545,6 @@ private:
       }
     }
     return out;
-  }
-
-  // Whether `entry`, as SGLang reads it, excludes a layer SGLang builds for a draft.
-  bool reaches_sglang_draft(const ConfigSource& s, std::string_view entry)
-  {
-    for (const EngineLayer& layer : layers_for(Engine::sglang)) {
-      if (layer.draft &&
-          (entry_matches(Engine::sglang, s.format, entry, layer.prefix) ||
-           std::any_of(layer.shards.begin(), layer.shards.end(), [&](std::string_view shard) {
-             return entry_matches(Engine::sglang, s.format, entry, shard);
-           }))) {
-        return true;
-      }
-    }
-    return false;
   }
 
   // Whether a short list's entry matches a module (entries for routers and embeddings name real

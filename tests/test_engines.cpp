@@ -1294,6 +1294,19 @@ TEST(Engines, SglangMapsDeepseekLayer61ForItsDraft)
   EXPECT_FALSE(decide(Engine::sglang, ct, deepseek, experts, false).quantized);
   const CompiledList ct_list(Engine::sglang, ct);
   EXPECT_FALSE(decide(Engine::sglang, ct, deepseek, experts, false, &ct_list).quantized);
+  // A target that selects the experts once mapped is named as written, though an ignore entry
+  // (which cannot match a fused MoE layer's prefix) reads like its mapped text.
+  const ConfigSource targeted =
+    source(R"({"quant_method":"compressed-tensors","format":"float-quantized","config_groups":)"
+           R"({"group_0":{"targets":["model.layers.61.mlp.experts"],"weights":{"num_bits":8,)"
+           R"("type":"float","strategy":"tensor"}}},"ignore":["model.decoder.mlp.experts"]})");
+  const Decision by_target = decide(Engine::sglang, targeted, deepseek, experts, true);
+  EXPECT_TRUE(by_target.quantized);
+  EXPECT_EQ(by_target.matched, "model.layers.61.mlp.experts");
+  EXPECT_NE(by_target.reason.find("target 'model.layers.61.mlp.experts' (SGLang's DeepSeek NextN "
+                                  "loader reads it as 'model.decoder.mlp.experts') of group_0"),
+            std::string::npos)
+    << by_target.reason;
 }
 
 namespace {

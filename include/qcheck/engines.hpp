@@ -308,6 +308,8 @@ private:
   std::unique_ptr<Impl> m_impl;
   friend Decision decide(Engine, const ConfigSource&, const ModelInfo&, const EngineLayer&, bool,
                          const CompiledList*);
+  friend std::vector<uint32_t> sglang_entries_reaching_draft(const ConfigSource&, const ModelInfo&,
+                                                             std::span<const EngineLayer>);
 };
 
 // Whether CompiledList::compile() gives engines `a` and `b` one index for this block's list (one
@@ -338,6 +340,12 @@ std::optional<std::string> sglang_draft_entry(QuantFormat format, const ModelInf
 // Whether that rule applies to this format and model at all (sglang_draft_entry() may then
 // differ from its entry).
 bool sglang_maps_draft_entries(QuantFormat format, const ModelInfo& model);
+// The entries of `source` (indices into its excludes) that the rule changes and that then
+// exclude a draft layer among `layers` (SGLang's) under SGLang's matching. One pass over the
+// layers' names with an index over the changed entries.
+std::vector<uint32_t> sglang_entries_reaching_draft(const ConfigSource& source,
+                                                    const ModelInfo& model,
+                                                    std::span<const EngineLayer> layers);
 
 // Checkpoint namespace -> the namespace vLLM's mapper produces for VLM roots:
 // model.language_model.X
