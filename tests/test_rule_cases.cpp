@@ -303,6 +303,13 @@ const auto make_fp8_block = [](const std::string& m, auto... dims) {
 };
 const auto make_bf16 = [](const std::string& m, auto... dims) { return bf16(m, dims...); };
 const auto make_ct_nvfp4 = [](const std::string& m, auto... dims) { return ct_nvfp4(m, dims...); };
+const auto make_ct_fp8 = [](const std::string& m, auto... dims) { return ct_fp8(m, dims...); };
+
+// The same model with 61 layers, its NextN at model.layers.61: the index SGLang's DeepSeek-V3
+// NextN draft maps in list names.
+const std::string k_deepseek61 = R"("architectures": ["DeepseekV3ForCausalLM"], )"
+                                 R"("model_type": "deepseek_v3", "num_hidden_layers": 61, )"
+                                 R"("num_nextn_predict_layers": 1, "q_lora_rank": 64)";
 
 Tensors
 deepseek_fp8(bool eh_proj_quantized)
@@ -846,9 +853,6 @@ TEST(RuleCases, QC101QuarkNextnEntriesSglangDoesNotRewrite)
 TEST(RuleCases, QC101SglangMapsDeepseekLayer61)
 {
   const std::string d = "model.layers.61.";
-  const std::string deepseek61 =
-    R"("architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3", )"
-    R"("num_hidden_layers": 61, "num_nextn_predict_layers": 1, "q_lora_rank": 64)";
   const Tensors stored = deepseek_nextn(make_fp8, make_bf16, false, 61);
   const std::string ct_head =
     R"({"quant_method": "compressed-tensors", "format": "float-quantized", "config_groups": )"
@@ -858,21 +862,20 @@ TEST(RuleCases, QC101SglangMapsDeepseekLayer61)
        {Strings{"lm_head", "model.layers.61*"}, Strings{"lm_head", "model.layers.61"},
         Strings{"lm_head", d + "eh_proj", d + "shared_head.head", d + "self_attn.o_proj",
                 d + "mlp.down_proj"}}) {
-    const Report r = lint_folder(folder(config(deepseek61, modelopt("FP8", list)), stored));
+    const Report r = lint_folder(folder(config(k_deepseek61, modelopt("FP8", list)), stored));
     EXPECT_TRUE(findings(r, RuleId::undeclared_unquantized).empty()) << list[1] << "\n" << text(r);
   }
   // compressed-tensors: exact names are mapped and met; a parent name is not (no prefix match).
-  const Tensors ct_stored = deepseek_nextn(make_fp8, make_bf16, false, 61);
   const Report ct = lint_folder(
-    folder(config(deepseek61, ct_head +
-                                json_list({"lm_head", d + "eh_proj", d + "shared_head.head",
-                                           d + "self_attn.o_proj", d + "mlp.down_proj"}) +
-                                "}"),
-           ct_stored));
+    folder(config(k_deepseek61, ct_head +
+                                  json_list({"lm_head", d + "eh_proj", d + "shared_head.head",
+                                             d + "self_attn.o_proj", d + "mlp.down_proj"}) +
+                                  "}"),
+           stored));
   EXPECT_TRUE(findings(ct, RuleId::undeclared_unquantized).empty()) << text(ct);
   // explain names the entry as written, and how SGLang reads it.
   MemoryFileSystem fs =
-    folder(config(deepseek61, modelopt("FP8", {"lm_head", "model.layers.61*"})), stored);
+    folder(config(k_deepseek61, modelopt("FP8", {"lm_head", "model.layers.61*"})), stored);
   auto run = lint_path(fs, "m", {});
   ASSERT_TRUE(run);
   const auto explained = explain_module(*run, d + "self_attn.o_proj", {Engine::sglang});
@@ -890,12 +893,12 @@ TEST(RuleCases, QC101SglangMapsDeepseekLayer61)
   }
   long_list.push_back("model.layers.61*");
   const Report long_run =
-    lint_folder(folder(config(deepseek61, modelopt("FP8", long_list)), stored));
+    lint_folder(folder(config(k_deepseek61, modelopt("FP8", long_list)), stored));
   EXPECT_TRUE(findings(long_run, RuleId::undeclared_unquantized).empty()) << text(long_run);
   // Without the entry: SGLang still misses the decoder, and fix adds the checkpoint's spelling
   // alone.
   const Report missing =
-    lint_folder(folder(config(deepseek61, modelopt("FP8", {"lm_head"})), stored));
+    lint_folder(folder(config(k_deepseek61, modelopt("FP8", {"lm_head"})), stored));
   const auto found = findings(missing, RuleId::undeclared_unquantized);
   ASSERT_EQ(found.size(), 1u) << text(missing);
   EXPECT_TRUE(engines(found[0]).count(Engine::sglang)) << text(missing);
@@ -918,9 +921,6 @@ TEST(RuleCases, QC101SglangMapsDeepseekLayer61)
 TEST(RuleCases, SglangMapsDeepseekLayer61InSelectingNames)
 {
   const std::string d = "model.layers.61.";
-  const std::string deepseek61 =
-    R"("architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3", )"
-    R"("num_hidden_layers": 61, "num_nextn_predict_layers": 1, "q_lora_rank": 64)";
   const Tensors stored = deepseek_nextn(make_fp8, make_fp8, false, 61);
   const std::string ignore = json_list({"lm_head", d + "eh_proj", d + "shared_head.head"});
   std::string layers;
@@ -931,19 +931,15 @@ TEST(RuleCases, SglangMapsDeepseekLayer61InSelectingNames)
   }
   layers.resize(layers.size() - 2);
   const Report mixed = lint_folder(
-    folder(config(deepseek61,
+    folder(config(k_deepseek61,
                   R"({"quant_method": "modelopt", "quant_algo": "MIXED_PRECISION", "ignore": )" +
                     ignore + R"(, "quantized_layers": {)" + layers + "}}"),
            stored));
   EXPECT_TRUE(mixed.findings.empty()) << text(mixed);
-  const Tensors ct_stored = ct_fp8("model.layers.0.self_attn.o_proj") +
-                            ct_fp8("model.layers.0.mlp.down_proj") + bf16(d + "eh_proj", 64, 128) +
-                            norm(d + "enorm") + norm(d + "hnorm") + norm(d + "shared_head.norm") +
-                            bf16(d + "shared_head.head") + ct_fp8(d + "self_attn.o_proj") +
-                            ct_fp8(d + "mlp.down_proj") + bf16("lm_head");
+  const Tensors ct_stored = deepseek_nextn(make_ct_fp8, make_ct_fp8, false, 61);
   const Report ct = lint_folder(folder(
     config(
-      deepseek61,
+      k_deepseek61,
       R"({"quant_method": "compressed-tensors", "format": "float-quantized", "config_groups": )"
       R"({"group_0": {"targets": ["re:model[.]layers[.]0[.].*", "re:.*model.layers.61.*"], )"
       R"("weights": {"num_bits": 8, "type": "float", "strategy": "tensor"}}}, "ignore": )" +
@@ -981,11 +977,9 @@ TEST(RuleCases, SglangMappedEntryIsUsedByTheDraft)
 TEST(RuleCases, ExplainSglangMappedEntries)
 {
   const std::string d = "model.layers.61.";
-  const std::string deepseek61 =
-    R"("architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3", )"
-    R"("num_hidden_layers": 61, "num_nextn_predict_layers": 1, "q_lora_rank": 64)";
-  MemoryFileSystem fs = folder(config(deepseek61, modelopt("FP8", {"lm_head", "model.layers.61*"})),
-                               deepseek_nextn(make_fp8, make_bf16, false, 61));
+  MemoryFileSystem fs =
+    folder(config(k_deepseek61, modelopt("FP8", {"lm_head", "model.layers.61*"})),
+           deepseek_nextn(make_fp8, make_bf16, false, 61));
   auto run = lint_path(fs, "m", {});
   ASSERT_TRUE(run);
   const std::string entries = explain_entries(*run, {Engine::sglang});
@@ -993,14 +987,10 @@ TEST(RuleCases, ExplainSglangMappedEntries)
                          "model.decoder.self_attn.o_proj\n"),
             std::string::npos)
     << entries;
-  const Tensors ct_stored = ct_fp8("model.layers.0.self_attn.o_proj") +
-                            ct_fp8("model.layers.0.mlp.down_proj") + bf16(d + "eh_proj", 64, 128) +
-                            norm(d + "enorm") + norm(d + "hnorm") + norm(d + "shared_head.norm") +
-                            bf16(d + "shared_head.head") + ct_fp8(d + "self_attn.o_proj") +
-                            ct_fp8(d + "mlp.down_proj") + bf16("lm_head");
+  const Tensors ct_stored = deepseek_nextn(make_ct_fp8, make_ct_fp8, false, 61);
   MemoryFileSystem ct_fs = folder(
     config(
-      deepseek61,
+      k_deepseek61,
       R"({"quant_method": "compressed-tensors", "format": "float-quantized", "config_groups": )"
       R"({"group_0": {"targets": ["re:model[.]layers[.]0[.].*", "re:.*model.layers.61.*"], )"
       R"("weights": {"num_bits": 8, "type": "float", "strategy": "tensor"}}}, "ignore": )" +
