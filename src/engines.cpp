@@ -1727,8 +1727,10 @@ namespace {
 // format has its own path in decide().
 constexpr std::string_view k_sglang_mapped_text = "model.layers.61";
 
+} // namespace
+
 bool
-sglang_maps_layer_61(QuantFormat format, const ModelInfo& model)
+sglang_maps_draft_entries(QuantFormat format, const ModelInfo& model)
 {
   return (format == QuantFormat::modelopt || format == QuantFormat::compressed_tensors ||
           format == QuantFormat::fp8) &&
@@ -1736,6 +1738,8 @@ sglang_maps_layer_61(QuantFormat format, const ModelInfo& model)
          (model.architectures.front() == "DeepseekV3ForCausalLM" ||
           model.architectures.front() == "DeepseekV32ForCausalLM");
 }
+
+namespace {
 
 std::string
 sglang_map_name(std::string_view name)
@@ -1793,9 +1797,8 @@ struct SglangMapping
   const ConfigSource* from = nullptr; // the block
   std::vector<uint32_t> changed;      // its entries the rule changes
   bool selecting = false;             // it changes a quantized_layers key or a target
-  // The changed entries mapped (entry k maps the block's entry changed[k]), and their list
-  // compiled for SGLang when asked for; null when not compiled (every changed entry is then a
-  // candidate).
+  // When asked for and some entry changes: the changed entries mapped (entry k maps the
+  // block's entry changed[k]) and their list compiled for SGLang; null otherwise.
   std::shared_ptr<const ConfigSource> changed_source;
   std::shared_ptr<const CompiledList> changed_list;
 };
@@ -1815,8 +1818,8 @@ sglang_mapping(const ConfigSource& s, bool compile)
     std::any_of(s.groups.begin(), s.groups.end(), [](const CtGroup& g) {
       return std::any_of(g.targets.begin(), g.targets.end(), holds_sglang_mapped_text);
     });
-  out.changed_source = std::make_shared<const ConfigSource>(sglang_mapped_source(s, out.changed));
   if (compile && !out.changed.empty()) {
+    out.changed_source = std::make_shared<const ConfigSource>(sglang_mapped_source(s, out.changed));
     out.changed_list = std::make_shared<const CompiledList>(Engine::sglang, *out.changed_source);
   }
   return out;
@@ -1840,16 +1843,10 @@ compared_names(const EngineLayer& layer)
 
 } // namespace
 
-bool
-sglang_maps_draft_entries(QuantFormat format, const ModelInfo& model)
-{
-  return sglang_maps_layer_61(format, model);
-}
-
 std::optional<std::string>
 sglang_draft_entry(QuantFormat format, const ModelInfo& model, std::string_view entry)
 {
-  if (!sglang_maps_layer_61(format, model) || !holds_sglang_mapped_text(entry)) {
+  if (!sglang_maps_draft_entries(format, model) || !holds_sglang_mapped_text(entry)) {
     return std::nullopt;
   }
   return sglang_map_name(entry);
@@ -2069,7 +2066,7 @@ decide(Engine engine, const ConfigSource& s, const ModelInfo& model, const Engin
        bool stored_quantized, const CompiledList* list)
 {
   const ListIndexes* ix = list ? &list->m_impl->indexes : nullptr;
-  if (engine != Engine::sglang || !layer.draft || !sglang_maps_layer_61(s.format, model)) {
+  if (engine != Engine::sglang || !layer.draft || !sglang_maps_draft_entries(s.format, model)) {
     return decide_layer(engine, s, model, layer, stored_quantized, ix);
   }
   SglangMapping own;
@@ -2136,11 +2133,15 @@ sglang_entries_reaching_draft(const ConfigSource& source, const ModelInfo& model
                               std::span<const EngineLayer> layers)
 {
   std::vector<uint32_t> out;
-  if (!sglang_maps_layer_61(source.format, model)) {
+  if (!sglang_maps_draft_entries(source.format, model)) {
     return out;
   }
   const SglangMapping mapping = sglang_mapping(source, true);
+  if (mapping.changed.empty()) {
+    return out;
+  }
   const ConfigSource& mapped = *mapping.changed_source;
+  const bool indexed = mapping.changed_list->m_impl->indexes.compiled;
   std::vector<char> reached(mapping.changed.size(), 0);
   std::vector<uint32_t> found;
   for (const EngineLayer& layer : layers) {
@@ -2149,11 +2150,9 @@ sglang_entries_reaching_draft(const ConfigSource& source, const ModelInfo& model
     }
     for (const std::string& name : compared_names(layer)) {
       found.clear();
-      if (mapping.changed_list) {
+      if (indexed) {
         mapping.changed_list->candidates(name, found);
-      }
-      if (found.empty() && !mapping.changed.empty() &&
-          !(mapping.changed_list && mapping.changed_list->m_impl->indexes.compiled)) {
+      } else {
         found.resize(mapping.changed.size());
         std::iota(found.begin(), found.end(), 0u);
       }
