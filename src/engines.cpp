@@ -937,18 +937,12 @@ decide_ct(Decision& d, Engine engine, const ConfigSource& s, const ModelInfo& mo
   if (layer.kind == LayerKind::fused_moe) {
     // Both engines probe expert 0's projections, never the fused prefix itself (vLLM's
     // CompressedTensorsMoEMethod.get_moe_method, SGLang's get_moe_scheme).
-    std::vector<std::string_view> children;
+    // Experts stored fused (no per-expert names): the names the engines probe all the same.
+    const std::vector<std::string> probed = fused_moe_probe_names(layer);
+    std::vector<std::string_view> children(probed.begin(), probed.end());
     for (const auto& shard : layer.shards) {
       if (contains(shard, ".experts.0.")) {
         children.push_back(shard);
-      }
-    }
-    // Experts stored fused (no per-expert names): the names the engines probe all the same.
-    std::array<std::string, 3> probed;
-    if (children.empty()) {
-      for (size_t i = 0; const char* proj : k_moe_probe_projections) {
-        probed[i] = fmt::format("{}.0.{}", layer.prefix, proj);
-        children.push_back(probed[i++]);
       }
     }
     EngineLayer probe = layer;
@@ -1241,6 +1235,21 @@ vllm_namespace(std::string_view name)
     return std::string(name.substr(6));
   }
   return std::string(name);
+}
+
+std::vector<std::string>
+fused_moe_probe_names(const EngineLayer& layer)
+{
+  std::vector<std::string> out;
+  if (layer.kind != LayerKind::fused_moe ||
+      std::any_of(layer.shards.begin(), layer.shards.end(),
+                  [](std::string_view shard) { return contains(shard, ".experts.0."); })) {
+    return out;
+  }
+  for (const char* proj : k_moe_probe_projections) {
+    out.push_back(fmt::format("{}.0.{}", layer.prefix, proj));
+  }
+  return out;
 }
 
 bool

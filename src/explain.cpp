@@ -199,10 +199,13 @@ explain_entries(const LintRun& run, const std::vector<Engine>& engines)
                                   ? sglang_draft_entry(s.format, run.declaration.model, key)
                                   : std::nullopt;
             const std::string_view read = mapped ? std::string_view(*mapped) : key;
-            hit = entry_matches(engine, s.format, read, layer.prefix) ||
-                  std::any_of(layer.shards.begin(), layer.shards.end(), [&](const auto& shard) {
-                    return entry_matches(engine, s.format, read, shard);
-                  });
+            const auto matches = [&](std::string_view name) {
+              return entry_matches(engine, s.format, read, name);
+            };
+            hit = matches(layer.prefix) ||
+                  std::any_of(layer.shards.begin(), layer.shards.end(), matches) ||
+                  (s.format == QuantFormat::compressed_tensors &&
+                   std::ranges::any_of(fused_moe_probe_names(layer), matches));
           }
           if (hit) {
             covered.push_back(layer.prefix);

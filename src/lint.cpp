@@ -708,14 +708,31 @@ private:
     }
     // In order of first appearance; a draft layer can hold thousands of modules, and a whole
     // subtree needs none of them.
-    const auto module_spellings = [&] {
+    // With `moe_probes`, experts stored fused are named as compressed-tensors engines look
+    // them up: expert 0's projections (fused_moe_probe_names()), never the module itself.
+    const auto module_spellings = [&](bool moe_probes = false) {
       std::vector<std::string> out;
       std::unordered_set<std::string> spelled;
+      const auto spell = [&](std::string name) {
+        if (spelled.insert(name).second) {
+          out.push_back(std::move(name));
+        }
+      };
       for (const auto& m : modules) {
+        const int64_t k = moe_probes ? m_inventory.find(m) : -1;
+        const bool fused_experts =
+          k >= 0 && m_inventory.modules[static_cast<size_t>(k)].role == ModuleRole::fused_experts;
         for (const auto& s : spellings) {
           std::string name = s + m.substr(where.size());
-          if (spelled.insert(name).second) {
-            out.push_back(std::move(name));
+          if (!fused_experts) {
+            spell(std::move(name));
+            continue;
+          }
+          EngineLayer layer;
+          layer.prefix = std::move(name);
+          layer.kind = LayerKind::fused_moe;
+          for (std::string& probe : fused_moe_probe_names(layer)) {
+            spell(std::move(probe));
           }
         }
       }
@@ -748,7 +765,7 @@ private:
       }
       break;
     case QuantFormat::compressed_tensors:
-      f.suggested_entries = module_spellings();
+      f.suggested_entries = module_spellings(true);
       if (is_draft) {
         // Name the fused draft layers too (R37): drafters without packed_modules_mapping match
         // the fused name literally.
@@ -1465,6 +1482,18 @@ private:
     }
     if (sglang_draft_head) {
       probes.push_back({Engine::sglang, "model.shared_head.head"});
+    }
+    // Experts stored fused: compressed-tensors engines look up names of expert 0 that no
+    // module has, and an entry naming one decides the whole MoE.
+    std::deque<std::string> moe_probes;
+    if (s.format == QuantFormat::compressed_tensors) {
+      for (Engine e : engines) {
+        for (const EngineLayer& layer : layers_for(e)) {
+          for (std::string& name : fused_moe_probe_names(layer)) {
+            probes.push_back({e, moe_probes.emplace_back(std::move(name))});
+          }
+        }
+      }
     }
     // A long list is checked the other way round: each name's candidates, once.
     EntryUse use;

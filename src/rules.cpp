@@ -71,7 +71,9 @@ constexpr std::array<Rule, 35> k_rules{{
    "silently and serves garbage. Typical cause: an MTP/NextN draft layer exported BF16 but left "
    "out of `ignore` / `exclude_modules`. Example: GLM NVFP4 with BF16 layer 45 needs "
    "`model.language_model.layers.45*` and the drafter spelling `model.layers.45*`. Fix: "
-   "`qcheck fix --inplace` appends the entries to every file that carries the list."},
+   "`qcheck fix --inplace` appends the entries to every file that carries the list (for "
+   "experts stored fused under compressed-tensors, expert 0's three projections, the names the "
+   "engines look up)."},
   {RuleId::excluded_but_quantized, "QC102", "excluded-but-quantized", Severity::error, false,
    "A module is stored quantized but the config excludes it",
    "The engine builds an unquantized layer and finds weight_packed / qweight / scales it has no "
@@ -125,7 +127,9 @@ constexpr std::array<Rule, 35> k_rules{{
    "protects nothing. Correct or remove it. Consecutive dead entries (a list copied from a "
    "larger model) are one finding spanning them, from json_pointer to end_json_pointer in "
    "`--format json`. An entry naming a stored parameter (MiniMax-M2's e_score_correction_bias) "
-   "is deliberate and not reported."},
+   "is deliberate and not reported, nor, under compressed-tensors, one naming expert 0's "
+   "projections of experts stored fused (`...experts.0.gate_proj`): vLLM and SGLang look those "
+   "names up to decide the whole MoE."},
   {RuleId::nvfp4_layout, "QC113", "nvfp4-layout", Severity::error, false,
    "An NVFP4 module's tensors do not have the NVFP4 layout",
    "ModelOpt NVFP4 needs U8 weight [out, in/2], F8_E4M3 weight_scale [out, in/16] and F32 "

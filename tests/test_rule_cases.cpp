@@ -2157,6 +2157,97 @@ TEST(RuleCases, QC112LongListKnowsTiedLmHeadAndSglangDraftHead)
     << text(stored_head);
 }
 
+// An MoE whose experts are stored fused (experts.gate_up_proj, experts.down_proj: no module per
+// expert), stored BF16 beside FP8 attention, under a compressed-tensors config.
+std::string
+ct_fused_experts_config(const Strings& ignore)
+{
+  return config(
+    R"("architectures": ["GptOssForCausalLM"], "model_type": "gpt_oss", "num_hidden_layers": 1)",
+    R"({"quant_method": "compressed-tensors", "format": "float-quantized", "config_groups": )"
+    R"({"group_0": {"targets": ["Linear"], "weights": {"num_bits": 8, "type": "float", )"
+    R"("strategy": "channel"}}}, "ignore": )" +
+      json_list(ignore) + "}");
+}
+
+Tensors
+ct_fused_experts_tensors()
+{
+  return ct_fp8("model.layers.0.self_attn.q_proj") + ct_fp8("model.layers.0.self_attn.o_proj") +
+         Tensors{{"model.layers.0.mlp.experts.gate_up_proj", "BF16", {4, 64, 128}},
+                 {"model.layers.0.mlp.experts.down_proj", "BF16", {4, 64, 64}}} +
+         bf16("model.layers.0.mlp.router", 4, 64) + bf16("lm_head", 128);
+}
+
+const Strings k_expert0_probes{"model.layers.0.mlp.experts.0.gate_proj",
+                               "model.layers.0.mlp.experts.0.up_proj",
+                               "model.layers.0.mlp.experts.0.down_proj"};
+
+// QC112 negative: for experts stored fused, vLLM and SGLang resolve the compressed-tensors scheme
+// from expert 0's three projections, names no module has. Entries naming them are what keeps the
+// BF16 experts loading (without them: QC101), not stale; in a short list and in a long one.
+TEST(RuleCases, QC112NegativeCtExpertZeroProbesOfFusedExperts)
+{
+  Strings list{"lm_head"};
+  list.insert(list.end(), k_expert0_probes.begin(), k_expert0_probes.end());
+  const Report r = lint_folder(folder(ct_fused_experts_config(list), ct_fused_experts_tensors()));
+  EXPECT_TRUE(r.findings.empty()) << text(r);
+  Strings padded = list;
+  for (int i = 0; i < 16; ++i) {
+    padded.push_back(fmt::format("model.nowhere.{}", i));
+  }
+  const Report long_list =
+    lint_folder(folder(ct_fused_experts_config(padded), ct_fused_experts_tensors()));
+  EXPECT_EQ(messages(long_list, RuleId::unused_entry),
+            (Strings{"16 ignore entries in a row match no module of the checkpoint, from "
+                     "'model.nowhere.0' to 'model.nowhere.15'"}))
+    << text(long_list);
+  // Another expert's projections are probed by no engine.
+  const Report other = lint_folder(
+    folder(ct_fused_experts_config({"lm_head", "model.layers.0.mlp.experts.1.gate_proj"}),
+           ct_fused_experts_tensors()));
+  EXPECT_EQ(messages(other, RuleId::unused_entry),
+            (Strings{"ignore entry 'model.layers.0.mlp.experts.1.gate_proj' matches no module of "
+                     "the checkpoint"}))
+    << text(other);
+}
+
+// QC101 on experts stored fused under compressed-tensors: the fix names expert 0's projections,
+// the names the engines look up (the fused module's own name ignores nothing), and the patch
+// verifies. explain --entries shows each such entry deciding the MoE layer.
+TEST(RuleCases, QC101CtFusedExpertsFixNamesExpertZeroProbes)
+{
+  MemoryFileSystem fs = folder(ct_fused_experts_config({"lm_head"}), ct_fused_experts_tensors());
+  auto run = lint_path(fs, "m", {});
+  ASSERT_TRUE(run);
+  const Finding f = only(run->report, RuleId::undeclared_unquantized,
+                         "model.layers.0: 1 module (2 tensors, BF16) stored unquantized but "
+                         "declared compressed-tensors quantized; vLLM and SGLang fail with "
+                         "`ValueError: There is no module or parameter named '<module>.weight'` "
+                         "(the layer holds packed parameters)");
+  EXPECT_EQ(f.suggested_entries, k_expert0_probes);
+  const FixPlan plan = plan_fix(fs, *run, {});
+  EXPECT_TRUE(plan.refused.empty()) << fmt::format("{}", fmt::join(plan.refused, "\n"));
+  ASSERT_EQ(plan.edits.size(), 1u);
+  EXPECT_EQ(plan.edits[0].added, (Strings{"ignore += \"model.layers.0.mlp.experts.0.gate_proj\"",
+                                          "ignore += \"model.layers.0.mlp.experts.0.up_proj\"",
+                                          "ignore += \"model.layers.0.mlp.experts.0.down_proj\""}));
+
+  Strings list{"lm_head"};
+  list.insert(list.end(), k_expert0_probes.begin(), k_expert0_probes.end());
+  MemoryFileSystem fixed = folder(ct_fused_experts_config(list), ct_fused_experts_tensors());
+  auto fixed_run = lint_path(fixed, "m", {});
+  ASSERT_TRUE(fixed_run);
+  const std::string entries = explain_entries(*fixed_run, {Engine::vllm, Engine::sglang});
+  for (const std::string& probe : k_expert0_probes) {
+    EXPECT_NE(entries.find(fmt::format("  '{}'\n    vLLM: 1 layer: model.layers.0.mlp.experts\n"
+                                       "    SGLang: 1 layer: model.layers.0.mlp.experts\n",
+                                       probe)),
+              std::string::npos)
+      << entries;
+  }
+}
+
 // Consecutive dead entries are one finding that spans them, from the first entry's line and
 // column to the end of the last (pointer to end_pointer); up to six are spelled out.
 TEST(RuleCases, QC112ConsecutiveDeadEntriesAreOneFinding)
