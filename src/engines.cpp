@@ -937,14 +937,9 @@ decide_ct(Decision& d, Engine engine, const ConfigSource& s, const ModelInfo& mo
   if (layer.kind == LayerKind::fused_moe) {
     // Both engines probe expert 0's projections, never the fused prefix itself (vLLM's
     // CompressedTensorsMoEMethod.get_moe_method, SGLang's get_moe_scheme).
-    // Experts stored fused (no per-expert names): the names the engines probe all the same.
+    // By name, whatever the experts' storage: stored fused, or per expert as w1/w2/w3.
     const std::vector<std::string> probed = fused_moe_probe_names(layer);
     std::vector<std::string_view> children(probed.begin(), probed.end());
-    for (const auto& shard : layer.shards) {
-      if (contains(shard, ".experts.0.")) {
-        children.push_back(shard);
-      }
-    }
     EngineLayer probe = layer;
     probe.shards = children;
     decide_by_list(d, probe, s.excludes, "ignore", match, match, ix, false);
@@ -1241,9 +1236,7 @@ std::vector<std::string>
 fused_moe_probe_names(const EngineLayer& layer)
 {
   std::vector<std::string> out;
-  if (layer.kind != LayerKind::fused_moe ||
-      std::any_of(layer.shards.begin(), layer.shards.end(),
-                  [](std::string_view shard) { return contains(shard, ".experts.0."); })) {
+  if (layer.kind != LayerKind::fused_moe) {
     return out;
   }
   for (const char* proj : k_moe_probe_projections) {

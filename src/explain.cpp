@@ -153,9 +153,15 @@ explain_entries(const LintRun& run, const std::vector<Engine>& engines)
 {
   std::string out;
   std::vector<std::pair<Engine, std::vector<EngineLayer>>> layers;
+  // Per engine and layer: the names compressed-tensors decides a fused MoE layer by.
+  std::vector<std::vector<std::vector<std::string>>> moe_probes;
   for (const Engine engine : engines) {
     layers.emplace_back(engine,
                         engine_layers(engine, run.inventory, run.drafts, run.declaration.model));
+    auto& probes = moe_probes.emplace_back();
+    for (const EngineLayer& layer : layers.back().second) {
+      probes.push_back(fused_moe_probe_names(layer));
+    }
   }
   auto show = [&](const std::vector<std::string>& covered) {
     if (covered.empty()) {
@@ -180,13 +186,14 @@ explain_entries(const LintRun& run, const std::vector<Engine>& engines)
     }
     for (const std::string& key : keys) {
       out += fmt::format("  '{}'\n", key);
-      for (const auto& [bound_engine, engine_layer_list] : layers) {
-        const Engine engine = bound_engine; // clang 14 cannot capture a structured binding
+      for (size_t at = 0; at < layers.size(); ++at) {
+        const Engine engine = layers[at].first;
         if (!engine_reads(engine, s.format)) {
           continue;
         }
         std::vector<std::string> covered;
-        for (const EngineLayer& layer : engine_layer_list) {
+        for (size_t l = 0; l < layers[at].second.size(); ++l) {
+          const EngineLayer& layer = layers[at].second[l];
           bool hit = false;
           if (key.starts_with("-:") || key.starts_with("+:")) {
             const auto re = Regex::compile(key.substr(2));
@@ -202,10 +209,12 @@ explain_entries(const LintRun& run, const std::vector<Engine>& engines)
             const auto matches = [&](std::string_view name) {
               return entry_matches(engine, s.format, read, name);
             };
-            hit = matches(layer.prefix) ||
-                  std::any_of(layer.shards.begin(), layer.shards.end(), matches) ||
-                  (s.format == QuantFormat::compressed_tensors &&
-                   std::ranges::any_of(fused_moe_probe_names(layer), matches));
+            // compressed-tensors decides a fused MoE layer by its probe names alone.
+            const std::vector<std::string>& probes = moe_probes[at][l];
+            hit = s.format == QuantFormat::compressed_tensors && !probes.empty()
+                    ? std::ranges::any_of(probes, matches)
+                    : matches(layer.prefix) ||
+                        std::any_of(layer.shards.begin(), layer.shards.end(), matches);
           }
           if (hit) {
             covered.push_back(layer.prefix);

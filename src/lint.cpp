@@ -708,8 +708,8 @@ private:
     }
     // In order of first appearance; a draft layer can hold thousands of modules, and a whole
     // subtree needs none of them.
-    // With `moe_probes`, experts stored fused are named as compressed-tensors engines look
-    // them up: expert 0's projections (fused_moe_probe_names()), never the module itself.
+    // With `moe_probes`, a fused MoE layer is also named as compressed-tensors engines look it
+    // up: expert 0's projections (fused_moe_probe_names()); experts stored fused only so.
     const auto module_spellings = [&](bool moe_probes = false) {
       std::vector<std::string> out;
       std::unordered_set<std::string> spelled;
@@ -720,16 +720,22 @@ private:
       };
       for (const auto& m : modules) {
         const int64_t k = moe_probes ? m_inventory.find(m) : -1;
-        const bool fused_experts =
-          k >= 0 && m_inventory.modules[static_cast<size_t>(k)].role == ModuleRole::fused_experts;
+        const ModuleRole role =
+          k >= 0 ? m_inventory.modules[static_cast<size_t>(k)].role : ModuleRole::other;
+        // The MoE layer's prefix: the fused module itself, or an expert's parent.
+        const std::string_view moe = role == ModuleRole::fused_experts ? std::string_view(m)
+                                     : role == ModuleRole::expert      ? fused_moe_prefix(m)
+                                                                       : std::string_view();
         for (const auto& s : spellings) {
-          std::string name = s + m.substr(where.size());
-          if (!fused_experts) {
-            spell(std::move(name));
+          // An expert stored on its own is named too: every expert listed, no QC105.
+          if (role != ModuleRole::fused_experts) {
+            spell(s + m.substr(where.size()));
+          }
+          if (moe.empty()) {
             continue;
           }
           EngineLayer layer;
-          layer.prefix = std::move(name);
+          layer.prefix = s + std::string(moe.substr(where.size()));
           layer.kind = LayerKind::fused_moe;
           for (std::string& probe : fused_moe_probe_names(layer)) {
             spell(std::move(probe));
@@ -738,6 +744,27 @@ private:
       }
       return out;
     };
+    // Layers an engine builds outside every spelled root and module (SGLang's model.eh_proj
+    // under Quark) are named exactly. Each layer once: a
+    // fused MoE layer is every expert's prefix.
+    const auto name_uncovered_layers = [&] {
+      std::set<std::pair<Engine, std::string_view>> checked;
+      for (const auto& [module, engine, layer_prefix] : undeclared_layers(runs)) {
+        const std::string_view prefix = layer_prefix; // clang 14 cannot capture a binding
+        if (std::any_of(spellings.begin(), spellings.end(),
+                        [&](const std::string& s) { return prefix == s || is_below(prefix, s); }) ||
+            !checked.emplace(engine, layer_prefix).second) {
+          continue;
+        }
+        const bool covered = std::any_of(
+          f.suggested_entries.begin(), f.suggested_entries.end(), [&](const std::string& e) {
+            return entry_matches(engine, source.format, sglang_reads(engine, e), layer_prefix);
+          });
+        if (!covered) {
+          f.suggested_entries.emplace_back(layer_prefix);
+        }
+      }
+    };
     switch (source.format) {
     case QuantFormat::modelopt:
     case QuantFormat::quark:
@@ -745,24 +772,10 @@ private:
         for (const auto& s : spellings) {
           f.suggested_entries.push_back(s + "*");
         }
-        // Layers an engine builds outside every spelled root (SGLang's model.eh_proj under
-        // Quark) are named exactly. Each layer once: a fused MoE layer is every expert's prefix.
-        std::set<std::pair<Engine, std::string_view>> checked;
-        for (const auto& [module, engine, layer_prefix] : undeclared_layers(runs)) {
-          if (!checked.emplace(engine, layer_prefix).second) {
-            continue;
-          }
-          const bool covered = std::any_of(
-            f.suggested_entries.begin(), f.suggested_entries.end(), [&](const std::string& e) {
-              return entry_matches(engine, source.format, sglang_reads(engine, e), layer_prefix);
-            });
-          if (!covered) {
-            f.suggested_entries.emplace_back(layer_prefix);
-          }
-        }
       } else {
         f.suggested_entries = module_spellings();
       }
+      name_uncovered_layers();
       break;
     case QuantFormat::compressed_tensors:
       f.suggested_entries = module_spellings(true);
@@ -770,7 +783,13 @@ private:
         // Name the fused draft layers too (R37): drafters without packed_modules_mapping match
         // the fused name literally.
         for (const auto& [module, engine, layer_prefix] : undeclared_layers(runs)) {
-          if (engine == Engine::vllm && layer_prefix != module &&
+          // A fused MoE layer is decided by its probe names, never by its prefix.
+          const int64_t k = m_inventory.find(module);
+          const bool moe =
+            k >= 0 &&
+            (m_inventory.modules[static_cast<size_t>(k)].role == ModuleRole::expert ||
+             m_inventory.modules[static_cast<size_t>(k)].role == ModuleRole::fused_experts);
+          if (engine == Engine::vllm && layer_prefix != module && !moe &&
               std::find(f.suggested_entries.begin(), f.suggested_entries.end(), layer_prefix) ==
                 f.suggested_entries.end()) {
             f.suggested_entries.emplace_back(layer_prefix);

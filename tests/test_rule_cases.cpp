@@ -2248,6 +2248,69 @@ TEST(RuleCases, QC101CtFusedExpertsFixNamesExpertZeroProbes)
   }
 }
 
+// compressed-tensors engines look expert 0 up as gate_proj, up_proj and down_proj whatever the
+// checkpoint calls its experts: Mixtral's per-expert w1/w2/w3, listed in full, exclude nothing,
+// and the BF16 experts are quantized (QC101). The fix names the probes as well as each expert,
+// and verifies.
+TEST(RuleCases, QC101CtMixtralExpertsAreProbedByProjectionNames)
+{
+  const std::string moe = "model.layers.0.block_sparse_moe.experts";
+  Tensors tensors = ct_fp8("model.layers.0.self_attn.o_proj") + bf16("lm_head", 128) +
+                    bf16("model.layers.0.block_sparse_moe.gate", 2, 64);
+  Strings w_names{"lm_head"};
+  for (int e = 0; e < 2; ++e) {
+    for (const char* w : {"w1", "w2", "w3"}) {
+      const std::string name = fmt::format("{}.{}.{}", moe, e, w);
+      tensors = tensors + bf16(name);
+      w_names.push_back(name);
+    }
+  }
+  const std::string mixtral =
+    R"("architectures": ["MixtralForCausalLM"], "model_type": "mixtral", "num_hidden_layers": 1)";
+  const auto ct = [&](const Strings& ignore) {
+    return config(mixtral,
+                  R"({"quant_method": "compressed-tensors", "format": "float-quantized", )"
+                  R"("config_groups": {"group_0": {"targets": ["Linear"], "weights": )"
+                  R"({"num_bits": 8, "type": "float", "strategy": "channel"}}}, "ignore": )" +
+                    json_list(ignore) + "}");
+  };
+  MemoryFileSystem fs = folder(ct(w_names), tensors);
+  auto run = lint_path(fs, "m", {});
+  ASSERT_TRUE(run);
+  const auto undeclared = findings(run->report, RuleId::undeclared_unquantized);
+  ASSERT_EQ(undeclared.size(), 1u) << text(run->report);
+  EXPECT_EQ(engines(undeclared[0]), (std::set<Engine>{Engine::vllm, Engine::sglang}));
+  const Strings probes{moe + ".0.gate_proj", moe + ".0.up_proj", moe + ".0.down_proj"};
+  for (const std::string& probe : probes) {
+    EXPECT_NE(std::find(undeclared[0].suggested_entries.begin(),
+                        undeclared[0].suggested_entries.end(), probe),
+              undeclared[0].suggested_entries.end())
+      << probe << "\n"
+      << text(run->report);
+  }
+  const FixPlan plan = plan_fix(fs, *run, {});
+  EXPECT_TRUE(plan.refused.empty()) << fmt::format("{}", fmt::join(plan.refused, "\n"));
+  // The probes alone are what the engines read: listed, the experts load BF16.
+  Strings fixed{"lm_head"};
+  fixed.insert(fixed.end(), probes.begin(), probes.end());
+  const Report clean = lint_folder(folder(ct(fixed), tensors));
+  EXPECT_TRUE(clean.findings.empty()) << text(clean);
+}
+
+// explain --entries agrees with the decisions: a compressed-tensors entry naming the fused MoE
+// prefix decides nothing (the engines look up expert 0's projections only).
+TEST(RuleCases, ExplainCtFusedMoePrefixEntryDecidesNothing)
+{
+  MemoryFileSystem fs = folder(ct_fused_experts_config({"lm_head", "model.layers.0.mlp.experts"}),
+                               ct_fused_experts_tensors());
+  auto run = lint_path(fs, "m", {});
+  ASSERT_TRUE(run);
+  EXPECT_EQ(findings(run->report, RuleId::undeclared_unquantized).size(), 1u) << text(run->report);
+  const std::string entries = explain_entries(*run, {Engine::vllm});
+  EXPECT_NE(entries.find("  'model.layers.0.mlp.experts'\n    vLLM: nothing"), std::string::npos)
+    << entries;
+}
+
 // Consecutive dead entries are one finding that spans them, from the first entry's line and
 // column to the end of the last (pointer to end_pointer); up to six are spelled out.
 TEST(RuleCases, QC112ConsecutiveDeadEntriesAreOneFinding)

@@ -220,9 +220,10 @@ struct EngineLayer
 // Quark (spec 6.2, R38).
 bool builds_plain_linear(Engine engine, QuantFormat format, const EngineLayer& layer);
 
-// The names compressed-tensors engines resolve a fused MoE layer's scheme from when its experts
-// are stored fused (no shard of expert 0): "{prefix}.0.gate_proj", ".0.up_proj" and
-// ".0.down_proj", names no module has (spec 3.4). Empty for every other layer.
+// The names compressed-tensors engines resolve a fused MoE layer's scheme from, however its
+// experts are stored: "{prefix}.0.gate_proj", ".0.up_proj" and ".0.down_proj" (spec 3.4). No
+// module has them when the experts are stored fused or named otherwise (w1/w2/w3). Empty for
+// every other layer.
 std::vector<std::string> fused_moe_probe_names(const EngineLayer& layer);
 
 // Groups every quantizable module into the layers one engine builds. Modules the engine never
