@@ -1409,6 +1409,54 @@ router_quantizable(Engine engine, const ModelInfo& model)
 
 namespace {
 
+// How an engine builds one module of a MiMo-V2 MTP layer (model.mtp.layers.{k}.X).
+struct MimoV2Layer
+{
+  bool built = true;  // false: the engine loads no such module
+  std::string name;   // the engine's name for it, when not the checkpoint's
+  bool plain = false; // built without a quantization config
+  std::string note;
+};
+
+// MiMo-V2 (Flash, V2.5, Pro): vLLM builds only MTP layer 0, under its checkpoint names, with
+// eh_proj and self_attn.o_proj unquantized whatever the lists say (mimo_v2_mtp.py, and
+// mimo_v2.py's attention, which drops the quantization config for "mtp.layers" prefixes).
+// SGLang builds each MTP layer as its own draft under "model.decoder" (mimo_v2_nextn.py), its
+// eh_proj a plain nn.Linear, and does not map the lists. Empty for other models and modules.
+std::optional<MimoV2Layer>
+mimo_v2_layer(Engine engine, const ModelInfo& model, std::string_view module)
+{
+  static constexpr std::string_view k_layers = "model.mtp.layers.";
+  if (model.architectures.empty() || !module.starts_with(k_layers)) {
+    return std::nullopt;
+  }
+  const std::string& arch = model.architectures.front();
+  const bool sglang_draft = arch == "MiMoV2FlashForCausalLM" || arch == "MiMoV2ForCausalLM";
+  const bool vllm_draft = sglang_draft || arch == "MiMoV2OmniForCausalLM";
+  if (!(engine == Engine::vllm ? vllm_draft : engine == Engine::sglang && sglang_draft)) {
+    return std::nullopt;
+  }
+  const std::string_view in_layer = module.substr(k_layers.size());
+  const size_t dot = in_layer.find('.');
+  if (dot == std::string_view::npos || dot == 0) {
+    return std::nullopt;
+  }
+  const std::string_view index = in_layer.substr(0, dot);
+  const std::string_view rest = in_layer.substr(dot + 1);
+  MimoV2Layer out;
+  if (engine == Engine::vllm) {
+    out.built = index == "0";
+    out.plain = rest == "eh_proj" || rest == "self_attn.o_proj";
+    out.note = "vLLM builds MiMo-V2's MTP layer 0 only, its eh_proj and self_attn.o_proj "
+               "unquantized";
+    return out;
+  }
+  out.plain = rest == "eh_proj";
+  out.name = out.plain ? "model.eh_proj" : fmt::format("model.decoder.{}", rest);
+  out.note = "SGLang builds each MiMo-V2 MTP layer under 'model.decoder'";
+  return out;
+}
+
 // One engine's layers while engine_layers() builds them.
 class LayerBuilder
 {
@@ -1605,7 +1653,22 @@ engine_layers(std::span<const Engine> engines, const Inventory& inventory, const
       LayerKind kind = m.role == ModuleRole::lm_head ? LayerKind::lm_head
                        : router                      ? LayerKind::router
                                                      : LayerKind::linear;
-      if (root) {
+      // MiMo-V2's MTP layers (model.mtp.layers.{k}.X): each engine builds them its own way.
+      const std::optional<MimoV2Layer> mimo_v2 = root && *root == "model.mtp"
+                                                   ? mimo_v2_layer(engine, model, m.name)
+                                                   : std::optional<MimoV2Layer>();
+      if (mimo_v2 && !mimo_v2->built) {
+        continue;
+      }
+      if (mimo_v2) {
+        if (!mimo_v2->name.empty()) {
+          name = renamed = mimo_v2->name;
+        }
+        note = mimo_v2->note;
+        if (mimo_v2->plain) {
+          kind = LayerKind::plain_linear;
+        }
+      } else if (root) {
         const bool inline_root = root->find("layers.") != std::string::npos;
         if (engine == Engine::vllm) {
           name = renamed = strip_language_model(m.name);

@@ -745,7 +745,7 @@ private:
       return out;
     };
     // Layers an engine builds outside every spelled root and module (SGLang's model.eh_proj
-    // under Quark) are named exactly. Each layer once: a
+    // under Quark, its model.decoder.X for MiMo-V2's MTP) are named exactly. Each layer once: a
     // fused MoE layer is every expert's prefix.
     const auto name_uncovered_layers = [&] {
       std::set<std::pair<Engine, std::string_view>> checked;
@@ -796,11 +796,13 @@ private:
           }
         }
       }
+      name_uncovered_layers();
       break;
     case QuantFormat::fp8:
     case QuantFormat::awq:
     case QuantFormat::bitsandbytes:
       f.suggested_entries = module_spellings();
+      name_uncovered_layers();
       break;
     case QuantFormat::gptq:
       for (const auto& s : spellings) {
@@ -1032,15 +1034,30 @@ private:
       }
     }
     // An entry that reaches no stored module (a fused name such as self_attn.qkv_proj) keeps
-    // its QC121: what it was meant for is quantized.
+    // its QC121: what it was meant for is quantized. One written for a name SGLang gives a
+    // draft (model.decoder.X) reaches that layer's modules.
     if (entry.find('.') != std::string_view::npos) {
       bool reaches = false;
+      const auto reach = [&](uint32_t i) {
+        reaches = true;
+        return m_vllm_quantizable[i] != 0;
+      };
       for (size_t i = 0; i < m_inventory.modules.size(); ++i) {
-        if (entry_matches(Engine::sglang, QuantFormat::fp8, entry, m_inventory.modules[i].name)) {
-          if (m_vllm_quantizable[i]) {
-            return true;
-          }
-          reaches = true;
+        if (entry_matches(Engine::sglang, QuantFormat::fp8, entry, m_inventory.modules[i].name) &&
+            reach(static_cast<uint32_t>(i))) {
+          return true;
+        }
+      }
+      for (const EngineLayer& layer : layers_for(Engine::sglang)) {
+        if (!layer.draft ||
+            !(entry_matches(Engine::sglang, QuantFormat::fp8, entry, layer.prefix) ||
+              std::any_of(layer.shards.begin(), layer.shards.end(), [&](std::string_view s) {
+                return entry_matches(Engine::sglang, QuantFormat::fp8, entry, s);
+              }))) {
+          continue;
+        }
+        if (std::any_of(layer.modules.begin(), layer.modules.end(), reach)) {
+          return true;
         }
       }
       return !reaches;

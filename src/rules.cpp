@@ -106,7 +106,8 @@ constexpr std::array<Rule, 35> k_rules{{
    "A draft projection that engines build as a plain nn.Linear is stored quantized",
    "DeepSeek/GLM `eh_proj` (vLLM; SGLang except under Quark), MiMo `input_proj` and Qwen3.5 "
    "`mtp.fc` (SGLang) are plain nn.Linear layers with no quantized method: packed weights cannot "
-   "load. Store them BF16."},
+   "load. So are MiMo-V2's MTP `eh_proj` (both engines) and, in vLLM, its MTP layer 0's "
+   "`self_attn.o_proj`, built without a quantization config. Store them BF16."},
   {RuleId::mtp_partially_quantized, "QC109", "mtp-partially-quantized", Severity::warning, false,
    "The MTP block mixes quantized and unquantized modules",
    "Engines differ in how they build a partly quantized drafter (SGLang's Qwen3.5 Quark path "

@@ -3189,6 +3189,73 @@ TEST(RuleCases, QC121Positive)
                                                       "model.layers.0.linear_attn.in_proj_z"}));
 }
 
+// MiMo-V2-Flash as Xiaomi publishes it in FP8 (spec 6.2): three MTP layers stored as
+// model.mtp.layers.{k}, FP8 except eh_proj and self_attn.o_proj; modules_to_not_convert lists the
+// main layers' o_proj and SGLang's name for the draft's, 'model.decoder.self_attn.o_proj'.
+const std::string k_mimo_v2 =
+  R"("architectures": ["MiMoV2FlashForCausalLM"], "model_type": "mimo_v2_flash", )"
+  R"("num_hidden_layers": 1, "num_nextn_predict_layers": 3)";
+
+Tensors
+mimo_v2_fp8(bool mtp_o_proj_fp8 = false)
+{
+  Tensors t = bf16("lm_head", 128, 128);
+  for (const std::string layer :
+       {"model.layers.0", "model.mtp.layers.0", "model.mtp.layers.1", "model.mtp.layers.2"}) {
+    const bool mtp = layer.starts_with("model.mtp.");
+    for (const char* p : {"self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj",
+                          "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj"}) {
+      t = t + fp8_block(layer + "." + p);
+    }
+    t = t + (mtp && mtp_o_proj_fp8 ? fp8_block(layer + ".self_attn.o_proj")
+                                   : bf16(layer + ".self_attn.o_proj", 128, 128));
+    if (mtp) {
+      t = t + bf16(layer + ".eh_proj", 128, 256) + norm(layer + ".enorm", 128) +
+          norm(layer + ".hnorm", 128);
+    }
+  }
+  return t;
+}
+
+// Correct as published: vLLM builds MTP layer 0 only, its eh_proj and o_proj unquantized
+// whatever the list says; SGLang builds each MTP layer under model.decoder and reads the list
+// as written. No QC101, no unused entry, no short FP8 entry.
+TEST(RuleCases, MimoV2PublishedFp8ListIsClean)
+{
+  const Report r =
+    lint_folder(folder(config(k_mimo_v2, fp8_not_convert({"model.layers.0.self_attn.o_proj",
+                                                          "model.decoder.self_attn.o_proj"})),
+                       mimo_v2_fp8()));
+  EXPECT_TRUE(r.findings.empty()) << text(r);
+}
+
+// Without SGLang's name the draft's BF16 o_proj is quantized there (QC101, SGLang alone): the
+// fix names it as SGLang builds it, and verifies. An MTP o_proj stored FP8 is one vLLM builds
+// unquantized (QC108) for layer 0, the only one it loads.
+TEST(RuleCases, QC101MimoV2SglangNamesTheDraftModelDecoder)
+{
+  MemoryFileSystem fs =
+    folder(config(k_mimo_v2, fp8_not_convert({"model.layers.0.self_attn.o_proj"})), mimo_v2_fp8());
+  auto run = lint_path(fs, "m", {});
+  ASSERT_TRUE(run);
+  const auto undeclared = findings(run->report, RuleId::undeclared_unquantized);
+  ASSERT_EQ(undeclared.size(), 1u) << text(run->report);
+  EXPECT_EQ(engines(undeclared[0]), std::set<Engine>{Engine::sglang});
+  EXPECT_EQ(undeclared[0].suggested_entries.back(), "model.decoder.self_attn.o_proj");
+  const FixPlan plan = plan_fix(fs, *run, {});
+  EXPECT_TRUE(plan.refused.empty()) << fmt::format("{}", fmt::join(plan.refused, "\n"));
+  ASSERT_EQ(plan.edits.size(), 1u);
+  EXPECT_EQ(plan.edits[0].added.back(),
+            "modules_to_not_convert += \"model.decoder.self_attn.o_proj\"");
+
+  const Report quantized_o_proj = lint_folder(folder(
+    config(k_mimo_v2, fp8_not_convert({"model.layers.0.self_attn.o_proj"})), mimo_v2_fp8(true)));
+  const auto plain = findings(quantized_o_proj, RuleId::draft_plain_quantized);
+  ASSERT_EQ(plain.size(), 1u) << text(quantized_o_proj);
+  EXPECT_EQ(plain[0].modules, Strings{"model.mtp.layers.0.self_attn.o_proj"});
+  EXPECT_EQ(engines(plain[0]), std::set<Engine>{Engine::vllm});
+}
+
 TEST(RuleCases, QC121Negative)
 {
   const Report r = lint_folder(folder(
