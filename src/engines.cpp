@@ -1457,6 +1457,29 @@ mimo_v2_layer(Engine engine, const ModelInfo& model, std::string_view module)
   return out;
 }
 
+// Xiaomi MiMo (MiMoForCausalLM; not MiMo-V2): the name an engine gives a module of MTP layer k
+// (model.mtp_layers.{k}.X), or nullopt. vLLM's drafter config has num_hidden_layers 0, so MTP
+// layer k is built as "model.layers.{k}" (mimo_mtp.py, speculative.py hf_config_override);
+// SGLang builds it with no prefix at all (mimo_mtp.py: MiMoMTP's prefix is "").
+std::optional<std::string>
+mimo_mtp_name(Engine engine, const ModelInfo& model, std::string_view module)
+{
+  static constexpr std::string_view k_root = "model.mtp_layers.";
+  if (model.architectures.empty() || model.architectures.front() != "MiMoForCausalLM" ||
+      !module.starts_with(k_root) || engine == Engine::trtllm) {
+    return std::nullopt;
+  }
+  const std::string_view in_layer = module.substr(k_root.size());
+  const size_t dot = in_layer.find('.');
+  if (dot == std::string_view::npos || dot == 0) {
+    return std::nullopt;
+  }
+  if (engine == Engine::vllm) {
+    return fmt::format("model.layers.{}", in_layer);
+  }
+  return std::string(in_layer.substr(dot + 1));
+}
+
 // One engine's layers while engine_layers() builds them.
 class LayerBuilder
 {
@@ -1476,14 +1499,23 @@ public:
   // Module `module` joins the layer `prefix` (created on first use) as `shard` (if not empty).
   // `renamed`: `shard` views a name this engine gives the module, stored here; otherwise a
   // shard is the module's own name. `root`: the module belongs to that draft root.
+  // `shadows_main`: the layer bears a main layer's names but is a layer of its own.
   void add(uint32_t module, std::string_view prefix, LayerKind kind, bool quantized,
-           std::string_view shard, bool renamed, const std::string* root, const std::string& note)
+           std::string_view shard, bool renamed, const std::string* root, const std::string& note,
+           bool shadows_main = false)
   {
     // Modules arrive sorted, so a fused layer's modules (experts, q/k/v) mostly come in a row.
-    if (m_layers.empty() || m_layers[m_last].prefix != prefix) {
-      auto [it, inserted] = m_index.try_emplace(std::string(prefix), m_layers.size());
+    if (m_layers.empty() || m_layers[m_last].prefix != prefix ||
+        m_layers[m_last].shadows_main != shadows_main) {
+      std::string key(prefix);
+      if (shadows_main) {
+        key.push_back('\0'); // no name holds a NUL
+      }
+      auto [it, inserted] = m_index.try_emplace(std::move(key), m_layers.size());
       if (inserted) {
-        m_layers.emplace_back().prefix = prefix;
+        EngineLayer& added = m_layers.emplace_back();
+        added.prefix = prefix;
+        added.shadows_main = shadows_main;
       }
       m_last = static_cast<uint32_t>(it->second);
     }
@@ -1532,8 +1564,9 @@ public:
       }
     }
     std::vector<EngineLayer> out = std::move(m_layers);
-    std::sort(out.begin(), out.end(),
-              [](const EngineLayer& a, const EngineLayer& b) { return a.prefix < b.prefix; });
+    std::sort(out.begin(), out.end(), [](const EngineLayer& a, const EngineLayer& b) {
+      return std::tie(a.prefix, a.shadows_main) < std::tie(b.prefix, b.shadows_main);
+    });
     return out;
   }
 
@@ -1660,7 +1693,21 @@ engine_layers(std::span<const Engine> engines, const Inventory& inventory, const
       if (mimo_v2 && !mimo_v2->built) {
         continue;
       }
-      if (mimo_v2) {
+      bool shadows_main = false;
+      if (const std::optional<std::string> mimo = root && *root == "model.mtp_layers"
+                                                    ? mimo_mtp_name(engine, model, m.name)
+                                                    : std::nullopt) {
+        name = renamed = *mimo;
+        shadows_main = engine == Engine::vllm;
+        note = engine == Engine::vllm
+                 ? "vLLM builds MiMo's MTP layer k under main layer k's names ('model.layers.k'): "
+                   "no list entry excludes one without the other"
+                 : "SGLang builds MiMo's MTP layer under bare names ('self_attn.X', 'mlp.X'): an "
+                   "entry for them names every main layer's too";
+        if (leaf == "input_proj") {
+          kind = LayerKind::plain_linear;
+        }
+      } else if (mimo_v2) {
         if (!mimo_v2->name.empty()) {
           name = renamed = mimo_v2->name;
         }
@@ -1720,7 +1767,8 @@ engine_layers(std::span<const Engine> engines, const Inventory& inventory, const
         prefix = fused;
         shard = name;
       }
-      b.add(i, prefix, kind, m.storage == Storage::quantized, shard, !renamed.empty(), root, note);
+      b.add(i, prefix, kind, m.storage == Storage::quantized, shard, !renamed.empty(), root, note,
+            shadows_main);
     }
   }
   std::vector<std::vector<EngineLayer>> out;
@@ -1760,10 +1808,13 @@ join_layers(std::vector<EngineLayer>& before, std::vector<EngineLayer>&& after)
   out.reserve(before.size() + after.size());
   auto a = before.begin();
   auto b = after.begin();
+  const auto less = [](const EngineLayer& x, const EngineLayer& y) {
+    return std::tie(x.prefix, x.shadows_main) < std::tie(y.prefix, y.shadows_main);
+  };
   while (a != before.end() || b != after.end()) {
-    if (b == after.end() || (a != before.end() && a->prefix < b->prefix)) {
+    if (b == after.end() || (a != before.end() && less(*a, *b))) {
       out.push_back(std::move(*a++));
-    } else if (a == before.end() || b->prefix < a->prefix) {
+    } else if (a == before.end() || less(*b, *a)) {
       out.push_back(std::move(*b++));
     } else {
       join(*a, std::move(*b++));
@@ -1772,6 +1823,12 @@ join_layers(std::vector<EngineLayer>& before, std::vector<EngineLayer>&& after)
   }
   before = std::move(out);
   after.clear();
+}
+
+bool
+draft_names_unlistable(Engine engine, const ModelInfo& model, std::string_view module)
+{
+  return mimo_mtp_name(engine, model, module).has_value();
 }
 
 std::vector<EngineLayer>

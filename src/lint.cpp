@@ -744,6 +744,25 @@ private:
       }
       return out;
     };
+    // Engines that build the draft under names no entry can hold alone (MiMo's MTP layers).
+    const auto unlistable = [&](Engine e, std::string_view module) {
+      return is_draft && draft_names_unlistable(e, m_declaration.model, module);
+    };
+    std::vector<Engine> unlisted;
+    for (Engine e : f.engines) {
+      if (!modules.empty() && unlistable(e, modules.front())) {
+        unlisted.push_back(e);
+      }
+    }
+    const std::string unlisted_fix =
+      unlisted.empty() ? std::string()
+                       : fmt::format("no list entry excludes this draft alone for {} (see "
+                                     "above): store it quantized as the main layers are",
+                                     engines_text({unlisted.begin(), unlisted.end()}));
+    if (!unlisted.empty() && unlisted.size() == f.engines.size()) {
+      f.fix = unlisted_fix;
+      return;
+    }
     // Layers an engine builds outside every spelled root and module (SGLang's model.eh_proj
     // under Quark, its model.decoder.X for MiMo-V2's MTP) are named exactly. Each layer once: a
     // fused MoE layer is every expert's prefix.
@@ -751,7 +770,8 @@ private:
       std::set<std::pair<Engine, std::string_view>> checked;
       for (const auto& [module, engine, layer_prefix] : undeclared_layers(runs)) {
         const std::string_view prefix = layer_prefix; // clang 14 cannot capture a binding
-        if (std::any_of(spellings.begin(), spellings.end(),
+        if (unlistable(engine, module) ||
+            std::any_of(spellings.begin(), spellings.end(),
                         [&](const std::string& s) { return prefix == s || is_below(prefix, s); }) ||
             !checked.emplace(engine, layer_prefix).second) {
           continue;
@@ -790,6 +810,7 @@ private:
             (m_inventory.modules[static_cast<size_t>(k)].role == ModuleRole::expert ||
              m_inventory.modules[static_cast<size_t>(k)].role == ModuleRole::fused_experts);
           if (engine == Engine::vllm && layer_prefix != module && !moe &&
+              !unlistable(engine, module) &&
               std::find(f.suggested_entries.begin(), f.suggested_entries.end(), layer_prefix) ==
                 f.suggested_entries.end()) {
             f.suggested_entries.emplace_back(layer_prefix);
@@ -839,6 +860,9 @@ private:
       }
       f.fix = fmt::format("add {} to {} (qcheck fix --inplace)", fmt::join(quoted, ", "),
                           fmt::join(lists, " and "));
+    }
+    if (!unlisted_fix.empty()) {
+      f.fix = f.fix.empty() ? unlisted_fix : fmt::format("{}; {}", f.fix, unlisted_fix);
     }
   }
 

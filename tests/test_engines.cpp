@@ -1878,10 +1878,10 @@ describe(const std::vector<EngineLayer>& layers)
   std::vector<std::string> out;
   for (const EngineLayer& l : layers) {
     out.push_back(fmt::format("{} kind={} modules={} shards={} quantized={} draft={} root={} "
-                              "note={}",
+                              "note={} shadows={}",
                               l.prefix, static_cast<int>(l.kind), fmt::join(l.modules, ","),
                               fmt::join(l.shards, ","), l.quantized, l.draft, l.draft_root,
-                              l.namespace_note));
+                              l.namespace_note, l.shadows_main));
   }
   return out;
 }
@@ -2050,6 +2050,54 @@ TEST(Engines, LayersOfTwoPartsJoinAsOnePass)
   bf16("model.layers.1.shared_head.head");
   bf16("lm_head");
   expect_parts_join_as_one_pass(tensors, model_of("deepseek_v3", 1, 1), 1);
+}
+
+// Xiaomi MiMo's MTP layer k (model.mtp_layers.k): vLLM builds it under main layer k's names, a
+// layer of its own beside main layer k's (shadows_main: never joined with it, whichever part
+// holds which); SGLang builds it under bare names; input_proj is a plain nn.Linear in both.
+TEST(Engines, MimoMtpLayerShadowsMainLayerInVllm)
+{
+  std::vector<test::TensorSpec> tensors;
+  for (const std::string layer : {"model.layers.0", "model.mtp_layers.0"}) {
+    for (const char* p : {"self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj",
+                          "self_attn.o_proj", "mlp.down_proj"}) {
+      tensors.push_back({layer + "." + p + ".weight", "BF16", {8, 8}});
+    }
+  }
+  tensors.push_back({"model.mtp_layers.0.input_proj.weight", "BF16", {8, 16}});
+  ModelInfo model = model_of("mimo", 1, 1);
+  model.architectures = {"MiMoForCausalLM"};
+  expect_parts_join_as_one_pass(tensors, model, 1);
+
+  MemoryFileSystem fs;
+  fs.add_file("m/model.safetensors", test::safetensors(tensors));
+  const Checkpoint checkpoint = std::move(load_checkpoint(fs, "m")).value();
+  const Inventory inventory = build_inventory(checkpoint);
+  const Drafts drafts = locate_drafts(model, checkpoint, inventory);
+  const auto vllm = engine_layers(Engine::vllm, inventory, drafts, model);
+  std::vector<std::pair<bool, bool>> qkv; // (draft, shadows_main) of each qkv_proj layer
+  for (const EngineLayer& l : vllm) {
+    if (l.prefix == "model.layers.0.self_attn.qkv_proj") {
+      qkv.emplace_back(l.draft, l.shadows_main);
+      EXPECT_EQ(l.modules.size(), 3u);
+    }
+  }
+  EXPECT_EQ(qkv, (std::vector<std::pair<bool, bool>>{{false, false}, {true, true}}));
+  const auto sglang = engine_layers(Engine::sglang, inventory, drafts, model);
+  EXPECT_TRUE(has_prefix(sglang, "self_attn.qkv_proj"));
+  EXPECT_TRUE(has_prefix(sglang, "mlp.down_proj"));
+  for (const auto* layers : {&vllm, &sglang}) {
+    for (const EngineLayer& l : *layers) {
+      if (l.modules.size() == 1 &&
+          inventory.modules[l.modules.front()].name == "model.mtp_layers.0.input_proj") {
+        EXPECT_EQ(l.kind, LayerKind::plain_linear) << l.prefix;
+      }
+    }
+  }
+  // Another model's mtp_layers keep their names.
+  const ModelInfo other = model_of("mimo", 1, 1);
+  EXPECT_TRUE(has_prefix(engine_layers(Engine::vllm, inventory, drafts, other),
+                         "model.mtp_layers.0.self_attn.qkv_proj"));
 }
 
 // A layer whose modules differ in what LayerBuilder::add() leaves to the last one: SGLang builds

@@ -3256,6 +3256,38 @@ TEST(RuleCases, QC101MimoV2SglangNamesTheDraftModelDecoder)
   EXPECT_EQ(engines(plain[0]), std::set<Engine>{Engine::vllm});
 }
 
+// Xiaomi MiMo (7B) with its MTP layer stored BF16 under a quantized main model: 'model.mtp_layers*'
+// excludes it for no engine that loads it. vLLM builds MTP layer k under main layer k's names and
+// SGLang under bare ones, so no entry excludes the draft alone: QC101 for both, no entry
+// suggested (qcheck fix changes nothing), and no QC103 from the names vLLM shares.
+TEST(RuleCases, QC101MimoMtpCannotBeExcludedAlone)
+{
+  const std::string mimo =
+    R"("architectures": ["MiMoForCausalLM"], "model_type": "mimo", "num_hidden_layers": 1, )"
+    R"("num_nextn_predict_layers": 1)";
+  Tensors tensors = bf16("lm_head", 64, 64);
+  for (const char* p : {"self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj",
+                        "self_attn.o_proj", "mlp.down_proj"}) {
+    tensors = tensors + fp8(fmt::format("model.layers.0.{}", p)) +
+              bf16(fmt::format("model.mtp_layers.0.{}", p));
+  }
+  tensors = tensors + bf16("model.mtp_layers.0.input_proj", 64, 128);
+  MemoryFileSystem fs =
+    folder(config(mimo, modelopt("FP8", {"lm_head", "model.mtp_layers*"})), tensors);
+  auto run = lint_path(fs, "m", {});
+  ASSERT_TRUE(run);
+  const auto undeclared = findings(run->report, RuleId::undeclared_unquantized);
+  ASSERT_EQ(undeclared.size(), 1u) << text(run->report);
+  EXPECT_EQ(engines(undeclared[0]), (std::set<Engine>{Engine::vllm, Engine::sglang}));
+  EXPECT_TRUE(undeclared[0].suggested_entries.empty());
+  EXPECT_NE(undeclared[0].fix.find("no list entry excludes this draft alone for vLLM and SGLang"),
+            std::string::npos)
+    << undeclared[0].fix;
+  EXPECT_TRUE(findings(run->report, RuleId::fused_shards_disagree).empty()) << text(run->report);
+  const FixPlan plan = plan_fix(fs, *run, {});
+  EXPECT_TRUE(plan.edits.empty());
+}
+
 TEST(RuleCases, QC121Negative)
 {
   const Report r = lint_folder(folder(

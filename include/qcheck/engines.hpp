@@ -197,6 +197,9 @@ struct EngineLayer
   std::vector<uint32_t> modules; // indices into Inventory::modules
   uint32_t quantized = 0;        // how many of them are stored quantized
   bool draft = false;
+  // A draft layer the engine builds under a main-model layer's names (vLLM's MiMo MTP layer k is
+  // main layer k): a layer of its own beside that one, with the same prefix and shards.
+  bool shadows_main = false;
   std::string draft_root;
   std::string namespace_note; // e.g. "the text-only drafter strips 'model.language_model.'"
   std::shared_ptr<const std::deque<std::string>> renamed; // shared by copies
@@ -219,6 +222,11 @@ struct EngineLayer
 // DeepSeek/GLM NextN `model.eh_proj`, a ReplicatedLinear with the quantization config under
 // Quark (spec 6.2, R38).
 bool builds_plain_linear(Engine engine, QuantFormat format, const EngineLayer& layer);
+
+// True when no list entry can name the layer `engine` builds for draft module `module` without
+// naming main-model layers too: Xiaomi MiMo's MTP layers (model.mtp_layers.{k}), which vLLM
+// builds under main layer k's names and SGLang under bare ones (self_attn.X, mlp.X).
+bool draft_names_unlistable(Engine engine, const ModelInfo& model, std::string_view module);
 
 // The names compressed-tensors engines resolve a fused MoE layer's scheme from, however its
 // experts are stored: "{prefix}.0.gate_proj", ".0.up_proj" and ".0.down_proj" (spec 3.4). No
