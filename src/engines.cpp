@@ -1480,6 +1480,15 @@ mimo_mtp_name(Engine engine, const ModelInfo& model, std::string_view module)
   return std::string(in_layer.substr(dot + 1));
 }
 
+// The order of an engine's layers: by prefix, a layer shadowing a main layer after it. One
+// comparison of the prefixes (a tuple's < makes two when the first is not less).
+bool
+layer_order(const EngineLayer& a, const EngineLayer& b)
+{
+  const int c = a.prefix.compare(b.prefix);
+  return c < 0 || (c == 0 && !a.shadows_main && b.shadows_main);
+}
+
 // One engine's layers while engine_layers() builds them.
 class LayerBuilder
 {
@@ -1549,14 +1558,15 @@ public:
       sizes[m_placed[i].layer].second += m_shard_names[i] == ShardName::none ? 0 : 1;
     }
     for (size_t l = 0; l < m_layers.size(); ++l) {
-      m_layers[l].modules.reserve(sizes[l].first);
+      m_layers[l].modules.resize(sizes[l].first);
       m_layers[l].shards.reserve(sizes[l].second);
+      sizes[l].first = 0; // now: how many modules are in place
     }
     auto renamed = m_renamed_shards.begin();
     for (size_t i = 0; i < m_placed.size(); ++i) {
       const Placed& p = m_placed[i];
       EngineLayer& layer = m_layers[p.layer];
-      layer.modules.push_back(p.module);
+      layer.modules[sizes[p.layer].first++] = p.module;
       if (m_shard_names[i] == ShardName::own) {
         layer.shards.push_module(m_inventory->modules.data(), p.module);
       } else if (m_shard_names[i] == ShardName::renamed) {
@@ -1564,9 +1574,7 @@ public:
       }
     }
     std::vector<EngineLayer> out = std::move(m_layers);
-    std::sort(out.begin(), out.end(), [](const EngineLayer& a, const EngineLayer& b) {
-      return std::tie(a.prefix, a.shadows_main) < std::tie(b.prefix, b.shadows_main);
-    });
+    std::sort(out.begin(), out.end(), layer_order);
     return out;
   }
 
@@ -1808,9 +1816,7 @@ join_layers(std::vector<EngineLayer>& before, std::vector<EngineLayer>&& after)
   out.reserve(before.size() + after.size());
   auto a = before.begin();
   auto b = after.begin();
-  const auto less = [](const EngineLayer& x, const EngineLayer& y) {
-    return std::tie(x.prefix, x.shadows_main) < std::tie(y.prefix, y.shadows_main);
-  };
+  const auto less = layer_order;
   while (a != before.end() || b != after.end()) {
     if (b == after.end() || (a != before.end() && less(*a, *b))) {
       out.push_back(std::move(*a++));
