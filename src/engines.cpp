@@ -1248,9 +1248,11 @@ fused_moe_probe_names(const EngineLayer& layer)
 bool
 builds_plain_linear(Engine engine, QuantFormat format, const EngineLayer& layer)
 {
+  // SGLang's DeepSeek/GLM NextN eh_proj (its draft root "model.layers.N"), not MiMo-V2's.
   return layer.kind == LayerKind::plain_linear &&
          !(engine == Engine::sglang && format == QuantFormat::quark &&
-           layer.prefix == "model.eh_proj");
+           layer.prefix == "model.eh_proj" &&
+           layer.draft_root.find("layers.") != std::string::npos);
 }
 
 bool

@@ -453,8 +453,10 @@ private:
       };
       if (builds_plain_linear(engine, source->format, layer) && quantized > 0) {
         for (uint32_t i : layer.modules) {
-          auto& miss = m_plain[std::string(m_inventory.modules[i].name)];
-          miss.engines.insert(engine);
+          // A name several draft layers share (SGLang's model.eh_proj) holds BF16 ones too.
+          if (m_inventory.modules[i].storage == Storage::quantized) {
+            m_plain[std::string(m_inventory.modules[i].name)].engines.insert(engine);
+          }
         }
         continue;
       }
@@ -776,10 +778,28 @@ private:
             !checked.emplace(engine, layer_prefix).second) {
           continue;
         }
-        const bool covered = std::any_of(
-          f.suggested_entries.begin(), f.suggested_entries.end(), [&](const std::string& e) {
-            return entry_matches(engine, source.format, sglang_reads(engine, e), layer_prefix);
-          });
+        const Engine reader = engine; // clang 14 cannot capture a binding
+        const auto listed = [&](std::string_view name) {
+          return std::any_of(
+            f.suggested_entries.begin(), f.suggested_entries.end(), [&](const std::string& e) {
+              return entry_matches(reader, source.format, sglang_reads(reader, e), name);
+            });
+        };
+        // Covered as decide() sees it: the prefix, or every shard (compressed-tensors: every
+        // probe name of a fused MoE layer).
+        bool covered = listed(prefix);
+        const std::vector<EngineLayer>& layers = layers_for(engine);
+        auto at =
+          std::lower_bound(layers.begin(), layers.end(), prefix,
+                           [](const EngineLayer& l, std::string_view p) { return l.prefix < p; });
+        for (; !covered && at != layers.end() && at->prefix == prefix; ++at) {
+          const std::vector<std::string> probes = source.format == QuantFormat::compressed_tensors
+                                                    ? fused_moe_probe_names(*at)
+                                                    : std::vector<std::string>();
+          covered = probes.empty() ? !at->shards.empty() &&
+                                       std::all_of(at->shards.begin(), at->shards.end(), listed)
+                                   : std::all_of(probes.begin(), probes.end(), listed);
+        }
         if (!covered) {
           f.suggested_entries.emplace_back(layer_prefix);
         }
@@ -876,10 +896,16 @@ private:
         (m.storage == Storage::quantized ? q : u).emplace_back(m.name);
       }
       const bool moe = layer.kind == LayerKind::fused_moe;
-      Finding& f = add(moe ? RuleId::experts_disagree : RuleId::fused_shards_disagree, "",
-                       fmt::format("{} '{}' mixes stored quantized ({}) and unquantized ({}) "
-                                   "members; engines decide once for the fused layer",
-                                   moe ? "fused MoE" : "fused layer", prefix, q.size(), u.size()));
+      // No shards: one name several draft layers share (SGLang's MiMo-V2 model.decoder.X).
+      const bool shared = !moe && layer.shards.empty();
+      Finding& f = add(
+        moe ? RuleId::experts_disagree : RuleId::fused_shards_disagree, "",
+        shared ? fmt::format("draft layers built as one name '{}' mix stored quantized ({}) and "
+                             "unquantized ({}) modules; one list entry decides them all",
+                             prefix, q.size(), u.size())
+               : fmt::format("{} '{}' mixes stored quantized ({}) and unquantized ({}) members; "
+                             "engines decide once for the fused layer",
+                             moe ? "fused MoE" : "fused layer", prefix, q.size(), u.size()));
       f.modules = q;
       f.modules.insert(f.modules.end(), u.begin(), u.end());
       f.details.push_back(fmt::format("unquantized: {}", fmt::join(u, ", ")));
@@ -1072,19 +1098,21 @@ private:
           return true;
         }
       }
+      if (reaches) {
+        return false;
+      }
+      // Written for a name SGLang gives a draft layer (model.decoder.X): SGLang's spelling, which
+      // vLLM needs no part of.
       for (const EngineLayer& layer : layers_for(Engine::sglang)) {
-        if (!layer.draft ||
-            !(entry_matches(Engine::sglang, QuantFormat::fp8, entry, layer.prefix) ||
-              std::any_of(layer.shards.begin(), layer.shards.end(), [&](std::string_view s) {
-                return entry_matches(Engine::sglang, QuantFormat::fp8, entry, s);
-              }))) {
-          continue;
-        }
-        if (std::any_of(layer.modules.begin(), layer.modules.end(), reach)) {
-          return true;
+        if (layer.draft &&
+            (entry_matches(Engine::sglang, QuantFormat::fp8, entry, layer.prefix) ||
+             std::any_of(layer.shards.begin(), layer.shards.end(), [&](std::string_view s) {
+               return entry_matches(Engine::sglang, QuantFormat::fp8, entry, s);
+             }))) {
+          return false;
         }
       }
-      return !reaches;
+      return true;
     }
     // Each component of a module's name: whether it is one of a quantizable module's. Built once.
     if (!m_components) {

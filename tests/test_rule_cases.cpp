@@ -3256,6 +3256,89 @@ TEST(RuleCases, QC101MimoV2SglangNamesTheDraftModelDecoder)
   EXPECT_EQ(engines(plain[0]), std::set<Engine>{Engine::vllm});
 }
 
+// Under Quark too SGLang builds MiMo-V2's MTP eh_proj as a plain nn.Linear (the quantizable
+// ReplicatedLinear is DeepSeek's and GLM's NextN eh_proj): BF16 as published it is no QC101, and
+// one stored FP8 is QC108 for SGLang as well, for that module alone (the others share its name).
+TEST(RuleCases, MimoV2SglangEhProjIsPlainUnderQuark)
+{
+  const auto tensors = [](int fp8_eh_proj) {
+    Tensors t = bf16("lm_head", 64, 64) + fp8("model.layers.0.self_attn.q_proj") +
+                bf16("model.layers.0.self_attn.o_proj");
+    for (int k = 0; k < 3; ++k) {
+      const std::string layer = fmt::format("model.mtp.layers.{}", k);
+      t = t + fp8(layer + ".self_attn.q_proj") + bf16(layer + ".self_attn.o_proj") +
+          (k == fp8_eh_proj ? fp8(layer + ".eh_proj", 64, 128) : bf16(layer + ".eh_proj", 64, 128));
+    }
+    return t;
+  };
+  const std::string list =
+    quark({"lm_head", "model.layers.0.self_attn.o_proj", "model.decoder.self_attn.o_proj"});
+  const Report published = lint_folder(folder(config(k_mimo_v2, list), tensors(-1)));
+  EXPECT_TRUE(published.findings.empty()) << text(published);
+  const Report one_fp8 = lint_folder(folder(config(k_mimo_v2, list), tensors(1)));
+  const auto plain = findings(one_fp8, RuleId::draft_plain_quantized);
+  ASSERT_EQ(plain.size(), 1u) << text(one_fp8);
+  EXPECT_EQ(plain[0].modules, Strings{"model.mtp.layers.1.eh_proj"});
+  EXPECT_EQ(engines(plain[0]), std::set<Engine>{Engine::sglang}); // vLLM loads MTP layer 0 only
+  EXPECT_EQ(messages(one_fp8, RuleId::fused_shards_disagree),
+            Strings{"draft layers built as one name 'model.eh_proj' mix stored quantized (1) and "
+                    "unquantized (2) modules; one list entry decides them all"})
+    << text(one_fp8);
+}
+
+// MiMo-V2 with its MTP stored BF16 throughout: fix's own patch names SGLang's model.decoder.X,
+// and those entries are neither short FP8 entries (QC121) nor unused.
+TEST(RuleCases, MimoV2FixPatchLintsClean)
+{
+  Tensors tensors = bf16("lm_head", 128, 128) + fp8_block("model.layers.0.self_attn.q_proj") +
+                    bf16("model.layers.0.self_attn.o_proj", 128, 128);
+  for (int k = 0; k < 3; ++k) {
+    const std::string layer = fmt::format("model.mtp.layers.{}", k);
+    for (const char* p : {"self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj",
+                          "self_attn.o_proj", "mlp.down_proj"}) {
+      tensors = tensors + bf16(layer + "." + p, 128, 128);
+    }
+  }
+  MemoryFileSystem fs = folder(
+    config(k_mimo_v2, fp8_not_convert({"lm_head", "model.layers.0.self_attn.o_proj"})), tensors);
+  auto run = lint_path(fs, "m", {});
+  ASSERT_TRUE(run);
+  const FixPlan plan = plan_fix(fs, *run, {});
+  EXPECT_TRUE(plan.refused.empty()) << fmt::format("{}", fmt::join(plan.refused, "\n"));
+  ASSERT_EQ(plan.edits.size(), 1u);
+  Strings patched{"lm_head", "model.layers.0.self_attn.o_proj"};
+  for (const std::string& added : plan.edits[0].added) {
+    const size_t open = added.find('"');
+    patched.push_back(added.substr(open + 1, added.size() - open - 2));
+  }
+  EXPECT_NE(std::find(patched.begin(), patched.end(), "model.decoder.self_attn.qkv_proj"),
+            patched.end());
+  const Report after = lint_folder(folder(config(k_mimo_v2, fp8_not_convert(patched)), tensors));
+  EXPECT_TRUE(after.findings.empty()) << text(after);
+}
+
+// A layer an engine builds outside the spelled roots is named in the fix only when the
+// suggested entries do not already cover it as decide() sees it: SGLang's fused
+// model.decoder.self_attn.fused_qkv_a_proj_with_mqa is covered by its two shards' entries
+// (mapped from model.layers.61), so the fix adds no entry for it (one QC121 would flag).
+TEST(RuleCases, FixNamesNoFusedLayerItsShardEntriesCover)
+{
+  const std::string d = "model.layers.61.";
+  const Tensors tensors = fp8_block("model.layers.0.self_attn.o_proj") + bf16("lm_head", 128) +
+                          bf16(d + "self_attn.q_a_proj") +
+                          bf16(d + "self_attn.kv_a_proj_with_mqa") + bf16(d + "self_attn.o_proj") +
+                          bf16(d + "eh_proj", 64, 128);
+  MemoryFileSystem fs = folder(config(k_deepseek61, fp8_not_convert({"lm_head"})), tensors);
+  auto run = lint_path(fs, "m", {});
+  ASSERT_TRUE(run);
+  const FixPlan plan = plan_fix(fs, *run, {});
+  EXPECT_TRUE(plan.refused.empty()) << fmt::format("{}", fmt::join(plan.refused, "\n"));
+  ASSERT_EQ(plan.edits.size(), 1u);
+  for (const std::string& added : plan.edits[0].added) {
+    EXPECT_EQ(added.find("model.decoder"), std::string::npos) << added;
+  }
+}
+
 // Xiaomi MiMo (7B) with its MTP layer stored BF16 under a quantized main model: 'model.mtp_layers*'
 // excludes it for no engine that loads it. vLLM builds MTP layer k under main layer k's names and
 // SGLang under bare ones, so no entry excludes the draft alone: QC101 for both, no entry
