@@ -712,6 +712,16 @@ private:
     // subtree needs none of them.
     // With `moe_probes`, a fused MoE layer is also named as compressed-tensors engines look it
     // up: expert 0's projections (fused_moe_probe_names()); experts stored fused only so.
+    // A module's MoE layer prefix: the fused experts module itself, or an expert's parent; ""
+    // for any other module.
+    const auto moe_prefix_of = [&](std::string_view module) -> std::string_view {
+      const int64_t k = m_inventory.find(module);
+      const ModuleRole role =
+        k >= 0 ? m_inventory.modules[static_cast<size_t>(k)].role : ModuleRole::other;
+      return role == ModuleRole::fused_experts ? module
+             : role == ModuleRole::expert      ? fused_moe_prefix(module)
+                                               : std::string_view();
+    };
     const auto module_spellings = [&](bool moe_probes = false) {
       std::vector<std::string> out;
       std::unordered_set<std::string> spelled;
@@ -721,16 +731,10 @@ private:
         }
       };
       for (const auto& m : modules) {
-        const int64_t k = moe_probes ? m_inventory.find(m) : -1;
-        const ModuleRole role =
-          k >= 0 ? m_inventory.modules[static_cast<size_t>(k)].role : ModuleRole::other;
-        // The MoE layer's prefix: the fused module itself, or an expert's parent.
-        const std::string_view moe = role == ModuleRole::fused_experts ? std::string_view(m)
-                                     : role == ModuleRole::expert      ? fused_moe_prefix(m)
-                                                                       : std::string_view();
+        const std::string_view moe = moe_probes ? moe_prefix_of(m) : std::string_view();
         for (const auto& s : spellings) {
           // An expert stored on its own is named too: every expert listed, no QC105.
-          if (role != ModuleRole::fused_experts) {
+          if (moe.size() != m.size()) { // not the fused experts module itself
             spell(s + m.substr(where.size()));
           }
           if (moe.empty()) {
@@ -824,12 +828,7 @@ private:
         // the fused name literally.
         for (const auto& [module, engine, layer_prefix] : undeclared_layers(runs)) {
           // A fused MoE layer is decided by its probe names, never by its prefix.
-          const int64_t k = m_inventory.find(module);
-          const bool moe =
-            k >= 0 &&
-            (m_inventory.modules[static_cast<size_t>(k)].role == ModuleRole::expert ||
-             m_inventory.modules[static_cast<size_t>(k)].role == ModuleRole::fused_experts);
-          if (engine == Engine::vllm && layer_prefix != module && !moe &&
+          if (engine == Engine::vllm && layer_prefix != module && moe_prefix_of(module).empty() &&
               !unlistable(engine, module) &&
               std::find(f.suggested_entries.begin(), f.suggested_entries.end(), layer_prefix) ==
                 f.suggested_entries.end()) {
@@ -1084,18 +1083,15 @@ private:
       }
     }
     // An entry that reaches no stored module (a fused name such as self_attn.qkv_proj) keeps
-    // its QC121: what it was meant for is quantized. One written for a name SGLang gives a
-    // draft (model.decoder.X) reaches that layer's modules.
+    // its QC121: what it was meant for is quantized.
     if (entry.find('.') != std::string_view::npos) {
       bool reaches = false;
-      const auto reach = [&](uint32_t i) {
-        reaches = true;
-        return m_vllm_quantizable[i] != 0;
-      };
       for (size_t i = 0; i < m_inventory.modules.size(); ++i) {
-        if (entry_matches(Engine::sglang, QuantFormat::fp8, entry, m_inventory.modules[i].name) &&
-            reach(static_cast<uint32_t>(i))) {
-          return true;
+        if (entry_matches(Engine::sglang, QuantFormat::fp8, entry, m_inventory.modules[i].name)) {
+          if (m_vllm_quantizable[i]) {
+            return true;
+          }
+          reaches = true;
         }
       }
       if (reaches) {
