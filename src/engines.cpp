@@ -775,9 +775,10 @@ decide_by_list(Decision& d, const EngineLayer& layer, const List& list, std::str
   using Entry = typename List::value_type;
   d.quantized = true;
   if (!layer.shards.empty()) {
-    // Per shard, whether an entry matched it; the names are listed only when shards disagree.
-    thread_local std::vector<uint8_t> matched;
-    matched.assign(layer.shards.size(), 0);
+    // Per shard, the entry that matched it (null: none); the names are listed only when shards
+    // disagree, the entries only when all of them are listed.
+    thread_local std::vector<const Entry*> matched;
+    matched.assign(layer.shards.size(), nullptr);
     size_t hits = 0;
     const Entry* entry = nullptr;
     // The entries blind to digits answer shards alike up to their numbers (one expert's
@@ -828,7 +829,7 @@ decide_by_list(Decision& d, const EngineLayer& layer, const List& list, std::str
         e = first_match(list, shard, shard_match, indexed, layer.shard_module(j));
       }
       if (e != nullptr) {
-        matched[j] = 1;
+        matched[j] = e;
         ++hits;
         entry = e;
       }
@@ -836,7 +837,7 @@ decide_by_list(Decision& d, const EngineLayer& layer, const List& list, std::str
     if (hits > 0 && hits < layer.shards.size()) {
       std::vector<std::string_view> hit, miss;
       for (size_t j = 0; j < layer.shards.size(); ++j) {
-        (matched[j] ? hit : miss).push_back(layer.shards[j]);
+        (matched[j] != nullptr ? hit : miss).push_back(layer.shards[j]);
       }
       d.shards_disagree = true;
       d.shard_detail =
@@ -845,6 +846,12 @@ decide_by_list(Decision& d, const EngineLayer& layer, const List& list, std::str
       d.quantized = false;
       d.matched = *entry;
       d.reason = fmt::format("every shard is listed in {}", list_name);
+      // List order: the entries are elements of `list`.
+      std::sort(matched.begin(), matched.end());
+      matched.erase(std::unique(matched.begin(), matched.end()), matched.end());
+      for (const Entry* e : matched) {
+        d.shard_entries.emplace_back(*e);
+      }
       return;
     }
   }
@@ -879,10 +886,31 @@ decide_modelopt(Decision& d, Engine engine, const ConfigSource& s, const EngineL
     decide_by_list(
       d, layer, expanded, list_name, [](std::string_view e, std::string_view n) { return e == n; },
       modelopt_vllm_entry, ix);
+    // The list's entry each expanded one comes from (its index), or none.
+    const auto origin_of = [&](std::string_view entry) -> std::optional<uint32_t> {
+      const auto it = std::find(expanded.begin(), expanded.end(), entry);
+      if (it == expanded.end()) {
+        return std::nullopt;
+      }
+      return origin[static_cast<size_t>(it - expanded.begin())];
+    };
     if (!d.matched.empty()) {
-      const auto it = std::find(expanded.begin(), expanded.end(), d.matched);
-      if (it != expanded.end()) {
-        d.matched = s.excludes[origin[static_cast<size_t>(it - expanded.begin())]];
+      if (const auto i = origin_of(d.matched)) {
+        d.matched = s.excludes[*i];
+      }
+    }
+    if (!d.shard_entries.empty()) {
+      std::vector<uint32_t> origins;
+      for (const std::string& entry : d.shard_entries) {
+        if (const auto i = origin_of(entry)) {
+          origins.push_back(*i);
+        }
+      }
+      std::sort(origins.begin(), origins.end());
+      origins.erase(std::unique(origins.begin(), origins.end()), origins.end());
+      d.shard_entries.clear();
+      for (const uint32_t i : origins) {
+        d.shard_entries.emplace_back(s.excludes[i]);
       }
     }
     if (d.quantized &&
@@ -2254,6 +2282,12 @@ decide(Engine engine, const ConfigSource& s, const ModelInfo& model, const Engin
       d.reason += fmt::format(" ({})", spelled);
     }
     d.matched = std::string(original);
+  }
+  for (std::string& entry : d.shard_entries) {
+    if (const std::string_view original = sglang_original_name(s, mapped, picked, entry, "");
+        !original.empty()) {
+      entry = std::string(original);
+    }
   }
   return d;
 }

@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 #include <map>
 #include <set>
+#include <tuple>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <unordered_set>
@@ -274,8 +275,21 @@ patch_problems(const Report& before, const Report& after, const FixOptions& fix_
       before_unreadable.insert(f.file);
     }
   }
+  // Any other error the patch would bring (a fused layer's shards listed apart: QC103).
+  std::set<std::tuple<RuleId, std::string, std::string>> before_errors;
+  for (const Finding& f : before.findings) {
+    if (f.severity == Severity::error) {
+      before_errors.emplace(f.rule, f.file, f.message);
+    }
+  }
   std::vector<std::string> problems;
   for (const Finding& f : after.findings) {
+    if (f.severity == Severity::error && f.rule != RuleId::undeclared_unquantized &&
+        f.rule != RuleId::excluded_but_quantized && f.rule != RuleId::config_divergence &&
+        f.rule != RuleId::config_invalid && !before_errors.contains({f.rule, f.file, f.message})) {
+      problems.push_back(
+        fmt::format("the patch would add an error: {} [{}]", f.message, rule(f.rule).code));
+    }
     if (f.rule == RuleId::undeclared_unquantized) {
       problems.push_back(fmt::format("still undeclared after the patch: {}", f.message));
     }

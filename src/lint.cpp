@@ -476,11 +476,21 @@ private:
         for (uint32_t i : layer.modules) {
           auto& miss = m_excluded[std::string(m_inventory.modules[i].name)];
           miss.engines.insert(engine);
-          if (d.override_note.empty() && !d.matched.empty() &&
-              std::find(source->excludes.begin(), source->excludes.end(), d.matched) !=
-                source->excludes.end()) {
+          // Each shard's entry: one left in the list keeps the shards disagreeing (QC103).
+          const auto listed = [&](std::string_view entry) {
+            return std::find(source->excludes.begin(), source->excludes.end(), entry) !=
+                   source->excludes.end();
+          };
+          if (d.override_note.empty() && !d.matched.empty() && listed(d.matched)) {
             miss.entries.insert(d.matched);
             miss.source = source;
+          }
+          for (const std::string& entry :
+               d.override_note.empty() ? d.shard_entries : std::vector<std::string>()) {
+            if (listed(entry)) {
+              miss.entries.insert(entry);
+              miss.source = source;
+            }
           }
           miss.details.push_back(reported);
         }

@@ -412,6 +412,34 @@ TEST(Fix, RefusesAPatchThatLeavesAConfigUnreadable)
   EXPECT_EQ(patch_problems(before, after, {}).size(), 1u);
 }
 
+// Any other error the re-lint finds that was not there before refuses the patch (a fused
+// layer's shards listed apart, QC103); the same error before, or a new warning, does not.
+TEST(Fix, RefusesAPatchThatAddsAnError)
+{
+  Finding disagree;
+  disagree.rule = RuleId::fused_shards_disagree;
+  disagree.severity = Severity::error;
+  disagree.message =
+    "the shards of fused layer 'model.layers.0.mlp.experts' are not excluded alike";
+  Report before, after;
+  after.findings = {disagree};
+  EXPECT_EQ(patch_problems(before, after, {}),
+            std::vector<std::string>{"the patch would add an error: the shards of fused layer "
+                                     "'model.layers.0.mlp.experts' are not excluded alike "
+                                     "[QC103]"});
+  before.findings = {disagree};
+  EXPECT_TRUE(patch_problems(before, after, {}).empty());
+  Finding other = disagree;
+  other.message = "the shards of fused layer 'model.layers.1.mlp.experts' are not excluded alike";
+  after.findings = {disagree, other};
+  EXPECT_EQ(patch_problems(before, after, {}).size(), 1u);
+  Finding warning = other;
+  warning.rule = RuleId::partial_expert_exclusion;
+  warning.severity = Severity::warning;
+  after.findings = {disagree, warning};
+  EXPECT_TRUE(patch_problems(before, after, {}).empty());
+}
+
 TEST(Fix, RefusesConfigsWithNaN)
 {
   MemoryFileSystem mem;

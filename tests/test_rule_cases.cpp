@@ -2301,6 +2301,50 @@ TEST(RuleCases, QC101CtMixtralExpertsAreProbedByProjectionNames)
   EXPECT_TRUE(clean.findings.empty()) << text(clean);
 }
 
+// QC102 on experts stored quantized per expert while the list names expert 0's three
+// projections (compressed-tensors engines decide the whole MoE from them): every module's
+// finding names all three entries, as removing one leaves the shards disagreeing (QC103), and
+// fix --remove-excluding removes all three; the patch verifies and lints clean.
+TEST(RuleCases, QC102CtExpertProbesAreRemovedTogether)
+{
+  const std::string moe = "model.layers.0.mlp.experts";
+  Tensors tensors = ct_fp8("model.layers.0.self_attn.o_proj") + bf16("lm_head", 128) +
+                    bf16("model.layers.0.mlp.gate", 2, 64);
+  for (int e = 0; e < 2; ++e) {
+    for (const char* w : {"gate_proj", "up_proj", "down_proj"}) {
+      tensors = tensors + ct_fp8(fmt::format("{}.{}.{}", moe, e, w));
+    }
+  }
+  const std::string qwen = R"("architectures": ["Qwen3MoeForCausalLM"], "model_type": )"
+                           R"("qwen3_moe", "num_hidden_layers": 1)";
+  const auto ct = [&](const Strings& ignore) {
+    return config(qwen, R"({"quant_method": "compressed-tensors", "format": "float-quantized", )"
+                        R"("config_groups": {"group_0": {"targets": ["Linear"], "weights": )"
+                        R"({"num_bits": 8, "type": "float", "strategy": "channel"}}}, "ignore": )" +
+                          json_list(ignore) + "}");
+  };
+  const Strings probes{moe + ".0.gate_proj", moe + ".0.up_proj", moe + ".0.down_proj"};
+  Strings listed{"lm_head", "model.layers.0.mlp.gate"};
+  listed.insert(listed.end(), probes.begin(), probes.end());
+  MemoryFileSystem fs = folder(ct(listed), tensors);
+  auto run = lint_path(fs, "m", {});
+  ASSERT_TRUE(run);
+  const auto excluded = findings(run->report, RuleId::excluded_but_quantized);
+  ASSERT_EQ(excluded.size(), 6u) << text(run->report);
+  const Strings sorted{moe + ".0.down_proj", moe + ".0.gate_proj", moe + ".0.up_proj"};
+  for (const Finding& f : excluded) {
+    EXPECT_EQ(f.suggested_entries, sorted) << f.message;
+  }
+  const FixPlan plan = plan_fix(fs, *run, LintOptions{}, FixOptions{true});
+  EXPECT_TRUE(plan.refused.empty()) << fmt::format("{}", fmt::join(plan.refused, "\n"));
+  ASSERT_EQ(plan.edits.size(), 1u);
+  for (const std::string& probe : probes) {
+    EXPECT_EQ(plan.edits[0].patched.find(probe), std::string::npos) << plan.edits[0].patched;
+  }
+  const Report after = lint_folder(folder(ct({"lm_head", "model.layers.0.mlp.gate"}), tensors));
+  EXPECT_TRUE(after.findings.empty()) << text(after);
+}
+
 // explain --entries agrees with the decisions: a compressed-tensors entry naming the fused MoE
 // prefix decides nothing (the engines look up expert 0's projections only).
 TEST(RuleCases, ExplainCtFusedMoePrefixEntryDecidesNothing)

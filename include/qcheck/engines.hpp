@@ -269,6 +269,8 @@ struct Decision
   bool shards_disagree = false;
   std::string shard_detail;        // which shards were excluded
   std::vector<std::string> errors; // entries the engine cannot evaluate (bad regex, ...)
+  // A layer excluded because every shard is listed: each entry that excluded a shard, once.
+  std::vector<std::string> shard_entries;
 };
 
 class CompiledList;
