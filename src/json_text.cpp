@@ -2047,43 +2047,46 @@ remove_from_string_array(std::string_view text, std::string_view pointer,
   // The elements are found by scanning the array itself, twice, keeping nothing per element: a
   // pointer per element rescans the whole text each time (minutes for a list of 50,000), and a
   // span or pointer per element is memory a hostile list of millions of elements multiplies.
-  // Values decoded with nlohmann-free logic: the entries compare against the raw JSON string
-  // without quotes when it has no escapes.
+  // A string element compares as its raw text without quotes, or decoded when it holds an
+  // escape (the document was scanned whole, so every token is valid).
   const std::unordered_set<std::string_view> removed(entries.begin(), entries.end());
   const auto removes = [&](size_t begin, size_t end) {
     const std::string_view raw = text.substr(begin, end - begin);
-    return raw.size() >= 2 && raw.front() == '"' && raw.find('\\') == std::string_view::npos &&
-           removed.contains(raw.substr(1, raw.size() - 2));
+    if (raw.size() < 2 || raw.front() != '"') {
+      return false;
+    }
+    return raw.find('\\') == std::string_view::npos
+             ? removed.contains(raw.substr(1, raw.size() - 2))
+             : removed.contains(decode_string(raw));
   };
-  // The layout to keep: between '[' and the first element, and between two elements (comma
-  // included); where the last element ends.
-  size_t count = 0;
+  // The layout to keep: between '[' and the first element; where the last element ends.
+  bool first = true;
   bool any = false;
   size_t previous_end = array->begin + 1, last_end = 0;
-  std::string_view first_gap, separator;
+  std::string_view first_gap;
   for_each_element(text, array->begin, array->end, [&](size_t begin, size_t end) {
-    const std::string_view gap = text.substr(previous_end, begin - previous_end);
-    if (count == 0) {
-      first_gap = gap;
-    } else if (count == 1) {
-      separator = gap;
+    if (first) {
+      first_gap = text.substr(previous_end, begin - previous_end);
+      first = false;
     }
-    ++count;
     any = any || removes(begin, end);
     previous_end = last_end = end;
   });
   if (!any) {
     return std::string(text);
   }
-  // Keep element i with the separator run before it; the first kept element takes the run
-  // that followed '['.
+  // Each kept element with the separator run (comma included) that preceded it; the first kept
+  // element takes the run that followed '['.
   std::string out(text.substr(0, array->begin + 1));
   size_t kept = 0;
+  previous_end = array->begin + 1;
   for_each_element(text, array->begin, array->end, [&](size_t begin, size_t end) {
+    const std::string_view gap = text.substr(previous_end, begin - previous_end);
+    previous_end = end;
     if (removes(begin, end)) {
       return;
     }
-    out += kept == 0 ? first_gap : separator;
+    out += kept == 0 ? first_gap : gap;
     out += text.substr(begin, end - begin);
     ++kept;
   });

@@ -1323,6 +1323,25 @@ TEST(JsonTextRemove, RemovesElementsKeepingTheLayout)
   EXPECT_FALSE(qcheck::remove_from_string_array(inline_list, "/nope", {"a"}));
 }
 
+// An element written with escapes is removed by its value (a compressed-tensors "re:" entry
+// holds "\\."); each kept element keeps the separator run it had, not the list's first one.
+TEST(JsonTextRemove, EscapedElementsAndEachElementsOwnSeparator)
+{
+  const std::string escaped =
+    R"({"ignore": ["lm_head", "re:model\\.layers\\.1\\..*", "a\u002eb", "re:x\\.y"]})";
+  EXPECT_EQ(*qcheck::remove_from_string_array(escaped, "/ignore", {"re:model\\.layers\\.1\\..*"}),
+            R"({"ignore": ["lm_head", "a\u002eb", "re:x\\.y"]})");
+  EXPECT_EQ(*qcheck::remove_from_string_array(escaped, "/ignore", {"a.b", "lm_head"}),
+            R"({"ignore": ["re:model\\.layers\\.1\\..*", "re:x\\.y"]})");
+  // The raw text of an escaped element is not its value.
+  EXPECT_EQ(*qcheck::remove_from_string_array(escaped, "/ignore", {"a\\u002eb"}), escaped);
+  const std::string rows = "{\"ignore\": [\n  \"a\", \"b\",\n  \"c\", \"d\",\n  \"e\"\n]}";
+  EXPECT_EQ(*qcheck::remove_from_string_array(rows, "/ignore", {"b"}),
+            "{\"ignore\": [\n  \"a\",\n  \"c\", \"d\",\n  \"e\"\n]}");
+  EXPECT_EQ(*qcheck::remove_from_string_array(rows, "/ignore", {"a", "d"}),
+            "{\"ignore\": [\n  \"b\",\n  \"c\",\n  \"e\"\n]}");
+}
+
 // Elements are found in one scan, however many commas their strings hold, and a long list
 // loses exactly the entries named, wherever they are; the others keep their order.
 TEST(JsonTextRemove, CommasInsideStringsAndLongLists)

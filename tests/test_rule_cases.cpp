@@ -2345,6 +2345,29 @@ TEST(RuleCases, QC102CtExpertProbesAreRemovedTogether)
   EXPECT_TRUE(after.findings.empty()) << text(after);
 }
 
+// fix --remove-excluding removes an entry written with escapes (a compressed-tensors regex holds
+// "\\." in its JSON text) by its value: before, no element's raw text equalled it, nothing was
+// removed, and the plan was refused as leaving the exclusion in place.
+TEST(RuleCases, QC102RemovesAnEntryWrittenWithEscapes)
+{
+  const Tensors tensors = ct_fp8("model.layers.0.self_attn.o_proj") +
+                          ct_fp8("model.layers.0.mlp.down_proj") + bf16("lm_head", 128);
+  const std::string regex = "re:model\\.layers\\.0\\.self_attn\\.o_proj";
+  const std::string written = R"(re:model\\.layers\\.0\\.self_attn\\.o_proj)"; // in JSON
+  MemoryFileSystem fs = folder(ct_fused_experts_config({"lm_head", written}), tensors);
+  auto run = lint_path(fs, "m", {});
+  ASSERT_TRUE(run);
+  const Finding f = only(run->report, RuleId::excluded_but_quantized,
+                         "'model.layers.0.self_attn.o_proj' is stored quantized but vLLM and "
+                         "SGLang exclude it");
+  EXPECT_EQ(f.suggested_entries, Strings{regex});
+  const FixPlan plan = plan_fix(fs, *run, LintOptions{}, FixOptions{true});
+  EXPECT_TRUE(plan.refused.empty()) << fmt::format("{}", fmt::join(plan.refused, "\n"));
+  ASSERT_EQ(plan.edits.size(), 1u);
+  EXPECT_EQ(plan.edits[0].patched.find("re:"), std::string::npos) << plan.edits[0].patched;
+  EXPECT_TRUE(lint_folder(folder(ct_fused_experts_config({"lm_head"}), tensors)).findings.empty());
+}
+
 // explain --entries agrees with the decisions: a compressed-tensors entry naming the fused MoE
 // prefix decides nothing (the engines look up expert 0's projections only).
 TEST(RuleCases, ExplainCtFusedMoePrefixEntryDecidesNothing)

@@ -259,9 +259,10 @@ Expected<std::string> append_to_string_array(std::string_view text, std::string_
 Expected<std::string> add_object_member(std::string_view text, std::string_view pointer,
                                         const std::string& key, const std::string& value_json);
 
-// Removes the string elements equal to any of `entries` from the array at `pointer`, with the
-// separator and whitespace that belonged to each, so the array keeps its layout. Every other
-// byte is unchanged; the text is returned unchanged when nothing matches.
+// Removes the string elements whose value (escapes decoded) equals any of `entries` from the
+// array at `pointer`, with the separator and whitespace that preceded each; every kept element
+// keeps the run before it (the first kept one, the run after '['), so the array keeps its
+// layout. Every other byte is unchanged; the text is returned unchanged when nothing matches.
 Expected<std::string> remove_from_string_array(std::string_view text, std::string_view pointer,
                                                const std::vector<std::string>& entries);
 

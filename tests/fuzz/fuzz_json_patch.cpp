@@ -3,7 +3,9 @@
 // of a new object member). Every array and object of the document, and a missing key in every
 // object, is patched in turn; each successful edit must re-parse (nlohmann) to the original
 // document plus exactly the new entries, and leave every byte before the edited value's opening
-// bracket and after its closing one unchanged. locate_along_paths() must agree with locate().
+// bracket and after its closing one unchanged. Removing those strings and each array's first
+// string from the array must re-parse to the array without them, only the array's text changed.
+// locate_along_paths() must agree with locate().
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -241,6 +243,43 @@ check_member(std::string_view text, const Json& doc, const Target& target, const
   QCHECK_FUZZ_CHECK((*result)[span->begin] == text[span->begin]);
 }
 
+// Removing `entries` and the first string element's value (often written with escapes) from
+// an array: the re-parse equals the array without every string element of those values, and
+// only the array's text changes.
+void
+check_remove(std::string_view text, const Json& doc, const Target& target,
+             std::vector<std::string> entries)
+{
+  const auto span = locate(text, target.pointer);
+  QCHECK_FUZZ_CHECK(span.has_value());
+  for (const Json& element : *target.value) {
+    if (element.is_string()) {
+      entries.push_back(element.get<std::string>());
+      break;
+    }
+  }
+  const auto result = remove_from_string_array(text, target.pointer, entries);
+  QCHECK_FUZZ_CHECK(result.has_value());
+  const std::set<std::string> removed(entries.begin(), entries.end());
+  Json expected = doc;
+  Json& array = *at(expected, target.pointer);
+  Json kept = Json::array();
+  for (const Json& element : array) {
+    if (!element.is_string() || !removed.contains(element.get<std::string>())) {
+      kept.push_back(element);
+    }
+  }
+  if (kept.size() == array.size()) {
+    QCHECK_FUZZ_CHECK(*result == text);
+    return;
+  }
+  array = std::move(kept);
+  const Json reparsed = Json::parse(*result, nullptr, false);
+  QCHECK_FUZZ_CHECK(!reparsed.is_discarded());
+  QCHECK_FUZZ_CHECK(reparsed == expected);
+  QCHECK_FUZZ_CHECK(keeps_outside(text, *result, span->begin, span->end));
+}
+
 } // namespace
 
 extern "C" int
@@ -321,6 +360,7 @@ LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
       Json::parse(text.substr(span->begin, span->end - span->begin), nullptr, false);
     QCHECK_FUZZ_CHECK(located == *target.value);
     check_append(text, doc, target, entries, entries_valid);
+    check_remove(text, doc, target, entries);
   }
   for (const Target& target : targets.missing) {
     check_append(text, doc, target, entries, entries_valid);
