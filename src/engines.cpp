@@ -2551,6 +2551,12 @@ CompiledList::CompiledList(CompiledList&&) noexcept = default;
 CompiledList& CompiledList::operator=(CompiledList&&) noexcept = default;
 CompiledList::~CompiledList() = default;
 
+bool
+CompiledList::indexed() const
+{
+  return m_impl->indexes.compiled;
+}
+
 void
 CompiledList::candidates(std::string_view name, std::vector<uint32_t>& out) const
 {

@@ -1,6 +1,9 @@
 #include "qcheck/explain.hpp"
 
 #include <algorithm>
+#include <array>
+#include <limits>
+#include <numeric>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -148,6 +151,133 @@ explain_module(const LintRun& run, const std::string& name, const std::vector<En
   return out;
 }
 
+namespace {
+
+// What one engine's layers decide of one block's exclusion entries: per entry, how many layers
+// and the first four; for an entry deciding none, the first module of the inventory it names.
+struct EntryCover
+{
+  uint32_t layers = 0;
+  std::array<uint32_t, 4> first{};
+  uint32_t last = std::numeric_limits<uint32_t>::max(); // the layer counted last
+  int64_t module = -1;
+};
+
+// Each layer's names (its prefix and shards, or a compressed-tensors fused MoE's probe names)
+// and each module's name are searched in the list's index once: the candidates only are matched
+// (every entry where the engine matches this format without an index).
+std::vector<EntryCover>
+cover_entries(const LintRun& run, Engine engine, const ConfigSource& s,
+              const std::vector<EngineLayer>& layers,
+              const std::vector<std::vector<std::string>>& probes)
+{
+  std::vector<EntryCover> cover(s.excludes.size());
+  const auto count = [&](uint32_t entry, uint32_t layer) {
+    EntryCover& c = cover[entry];
+    if (c.layers < c.first.size()) {
+      c.first[c.layers] = layer;
+    }
+    ++c.layers;
+    c.last = layer;
+  };
+  // SGLang's DeepSeek-V3 NextN draft reads some entries renamed: on its draft layers those are
+  // matched as read, not through the index.
+  std::vector<std::pair<uint32_t, std::string>> renamed;
+  std::vector<char> is_renamed(s.excludes.size(), 0);
+  if (engine == Engine::sglang) {
+    for (uint32_t i = 0; i < s.excludes.size(); ++i) {
+      if (auto read = sglang_draft_entry(s.format, run.declaration.model, s.excludes[i])) {
+        renamed.emplace_back(i, std::move(*read));
+        is_renamed[i] = 1;
+      }
+    }
+  }
+  const CompiledList list(engine, s);
+  std::vector<uint32_t> found;
+  const auto search = [&](std::string_view name) {
+    found.clear();
+    if (list.indexed()) {
+      list.candidates(name, found);
+    } else {
+      found.resize(s.excludes.size());
+      std::iota(found.begin(), found.end(), 0u);
+    }
+  };
+  std::vector<std::string_view> names;
+  for (uint32_t l = 0; l < layers.size(); ++l) {
+    const EngineLayer& layer = layers[l];
+    names.clear();
+    if (s.format == QuantFormat::compressed_tensors && !probes[l].empty()) {
+      names.assign(probes[l].begin(), probes[l].end());
+    } else {
+      names.push_back(layer.prefix);
+      for (size_t j = 0; j < layer.shards.size(); ++j) {
+        names.push_back(layer.shards[j]);
+      }
+    }
+    const bool reads_renamed = engine == Engine::sglang && layer.draft;
+    for (const std::string_view name : names) {
+      search(name);
+      for (const uint32_t i : found) {
+        if (cover[i].last != l && !(reads_renamed && is_renamed[i]) &&
+            entry_matches(engine, s.format, s.excludes[i], name)) {
+          count(i, l);
+        }
+      }
+    }
+    if (reads_renamed) {
+      for (const auto& [i, read] : renamed) {
+        if (std::any_of(names.begin(), names.end(), [&](std::string_view name) {
+              return entry_matches(engine, s.format, read, name);
+            })) {
+          count(i, l);
+        }
+      }
+    }
+  }
+  size_t uncovered = static_cast<size_t>(
+    std::count_if(cover.begin(), cover.end(), [](const EntryCover& c) { return c.layers == 0; }));
+  for (size_t k = 0; k < run.inventory.modules.size() && uncovered > 0; ++k) {
+    const std::string_view name = run.inventory.modules[k].name;
+    search(name);
+    for (const uint32_t i : found) {
+      if (cover[i].layers == 0 && cover[i].module < 0 &&
+          entry_matches(engine, s.format, s.excludes[i], name)) {
+        cover[i].module = static_cast<int64_t>(k);
+        --uncovered;
+      }
+    }
+  }
+  return cover;
+}
+
+std::string
+covered_text(size_t count, const std::vector<std::string_view>& first)
+{
+  if (count == 0) {
+    return "nothing";
+  }
+  return fmt::format("{} layer{}: {}{}", count, count == 1 ? "" : "s", fmt::join(first, ", "),
+                     count > first.size() ? ", ..." : "");
+}
+
+// The line for an entry that decides no layer of the engine's but names checkpoint module
+// `other` (entries for routers or embeddings name real modules the engines never quantize).
+std::string
+named_module_text(Engine engine, const Module& other)
+{
+  const bool quantizable = other.role == ModuleRole::linear || other.role == ModuleRole::expert ||
+                           other.role == ModuleRole::fused_experts ||
+                           other.role == ModuleRole::lm_head;
+  return quantizable ? fmt::format("    {}: nothing (it names checkpoint module {}, which this "
+                                   "engine checks under another name)\n",
+                                   display_name(engine), other.name)
+                     : fmt::format("    {}: no quantizable layer (names {} modules such as {})\n",
+                                   display_name(engine), to_string(other.role), other.name);
+}
+
+} // namespace
+
 std::string
 explain_entries(const LintRun& run, const std::vector<Engine>& engines)
 {
@@ -163,15 +293,6 @@ explain_entries(const LintRun& run, const std::vector<Engine>& engines)
       probes.push_back(fused_moe_probe_names(layer));
     }
   }
-  auto show = [&](const std::vector<std::string>& covered) {
-    if (covered.empty()) {
-      return std::string("nothing");
-    }
-    const size_t shown = std::min<size_t>(covered.size(), 4);
-    return fmt::format("{} layer{}: {}{}", covered.size(), covered.size() == 1 ? "" : "s",
-                       fmt::join(covered.begin(), covered.begin() + static_cast<long>(shown), ", "),
-                       covered.size() > shown ? ", ..." : "");
-  };
   for (const ConfigSource& s : run.declaration.sources) {
     out += fmt::format("{} ({}, {}):\n", s.file, to_string(s.format), s.list_key);
     std::vector<std::string> keys(s.excludes.begin(), s.excludes.end());
@@ -184,62 +305,67 @@ explain_entries(const LintRun& run, const std::vector<Engine>& engines)
     if (keys.empty()) {
       out += "  (no entries)\n";
     }
-    for (const std::string& key : keys) {
+    // The exclusion entries, per engine, from one pass over the layers and modules; the other
+    // keys (dynamic rules, extra_config, prefix-matched formats) layer by layer.
+    const bool by_prefix = s.format == QuantFormat::gptq || s.format == QuantFormat::auto_round;
+    std::vector<std::vector<EntryCover>> covers(layers.size());
+    for (size_t at = 0; at < layers.size(); ++at) {
+      if (!by_prefix && engine_reads(layers[at].first, s.format)) {
+        covers[at] = cover_entries(run, layers[at].first, s, layers[at].second, moe_probes[at]);
+      }
+    }
+    for (size_t index = 0; index < keys.size(); ++index) {
+      const std::string& key = keys[index];
       out += fmt::format("  '{}'\n", key);
+      const bool rule_key = key.starts_with("-:") || key.starts_with("+:");
       for (size_t at = 0; at < layers.size(); ++at) {
         const Engine engine = layers[at].first;
         if (!engine_reads(engine, s.format)) {
           continue;
         }
-        std::vector<std::string> covered;
-        for (size_t l = 0; l < layers[at].second.size(); ++l) {
-          const EngineLayer& layer = layers[at].second[l];
+        const std::vector<EngineLayer>& engine_layers = layers[at].second;
+        if (index < s.excludes.size() && !by_prefix && !rule_key) {
+          const EntryCover& c = covers[at][index];
+          if (c.layers == 0 && c.module >= 0) {
+            out += named_module_text(engine, run.inventory.modules[static_cast<size_t>(c.module)]);
+            continue;
+          }
+          std::vector<std::string_view> first;
+          for (uint32_t k = 0; k < std::min<uint32_t>(c.layers, c.first.size()); ++k) {
+            first.push_back(engine_layers[c.first[k]].prefix);
+          }
+          out += fmt::format("    {}: {}\n", display_name(engine), covered_text(c.layers, first));
+          continue;
+        }
+        size_t count = 0;
+        std::vector<std::string_view> first;
+        for (const EngineLayer& layer : engine_layers) {
           bool hit = false;
-          if (key.starts_with("-:") || key.starts_with("+:")) {
+          if (rule_key) {
             const auto re = Regex::compile(key.substr(2));
             hit = re && re->match(vllm_namespace(layer.prefix));
-          } else if (s.format == QuantFormat::gptq || s.format == QuantFormat::auto_round) {
+          } else if (by_prefix) {
             hit = layer.prefix == key || layer.prefix.starts_with(key + ".");
           } else {
-            // SGLang's DeepSeek-V3 NextN draft reads some entries renamed.
-            const auto mapped = engine == Engine::sglang && layer.draft
-                                  ? sglang_draft_entry(s.format, run.declaration.model, key)
-                                  : std::nullopt;
-            const std::string_view read = mapped ? std::string_view(*mapped) : key;
-            const auto matches = [&](std::string_view name) {
-              return entry_matches(engine, s.format, read, name);
-            };
-            // compressed-tensors decides a fused MoE layer by its probe names alone.
-            const std::vector<std::string>& probes = moe_probes[at][l];
-            hit = s.format == QuantFormat::compressed_tensors && !probes.empty()
-                    ? std::ranges::any_of(probes, matches)
-                    : matches(layer.prefix) ||
-                        std::any_of(layer.shards.begin(), layer.shards.end(), matches);
+            hit = entry_matches(engine, s.format, key, layer.prefix) ||
+                  std::any_of(layer.shards.begin(), layer.shards.end(), [&](std::string_view n) {
+                    return entry_matches(engine, s.format, key, n);
+                  });
           }
-          if (hit) {
-            covered.push_back(layer.prefix);
+          if (hit && ++count <= 4) {
+            first.push_back(layer.prefix);
           }
         }
-        if (covered.empty()) {
-          // Entries for routers or embeddings name real modules that are simply not quantizable.
+        if (count == 0 && !s.excludes.empty()) {
           const auto other = std::find_if(
-            run.inventory.modules.begin(), run.inventory.modules.end(), [&](const Module& m) {
-              return !s.excludes.empty() && entry_matches(engine, s.format, key, m.name);
-            });
+            run.inventory.modules.begin(), run.inventory.modules.end(),
+            [&](const Module& m) { return entry_matches(engine, s.format, key, m.name); });
           if (other != run.inventory.modules.end()) {
-            const bool quantizable =
-              other->role == ModuleRole::linear || other->role == ModuleRole::expert ||
-              other->role == ModuleRole::fused_experts || other->role == ModuleRole::lm_head;
-            out += quantizable
-                     ? fmt::format("    {}: nothing (it names checkpoint module {}, which this "
-                                   "engine checks under another name)\n",
-                                   display_name(engine), other->name)
-                     : fmt::format("    {}: no quantizable layer (names {} modules such as {})\n",
-                                   display_name(engine), to_string(other->role), other->name);
+            out += named_module_text(engine, *other);
             continue;
           }
         }
-        out += fmt::format("    {}: {}\n", display_name(engine), show(covered));
+        out += fmt::format("    {}: {}\n", display_name(engine), covered_text(count, first));
       }
     }
   }

@@ -4004,3 +4004,59 @@ TEST(RuleCases, EveryRuleHasAPositiveAndANegativeCase)
     EXPECT_TRUE(names.contains(std::string(r.code) + "Negative")) << r.code;
   }
 }
+
+// explain --entries finds what each entry decides from the list's index once the list is long
+// enough to have one: the same text for a list's entries as when the list is short and every
+// entry is tried, for ModelOpt (globs, substrings, SGLang's renamed NextN entries), for
+// compressed-tensors (regexes, a fused MoE's probe names) and for FP8.
+TEST(RuleCases, ExplainEntriesAgreeWithAndWithoutTheListsIndex)
+{
+  const auto padded = [](Strings list) {
+    for (int i = 0; i < 20; ++i) {
+      list.push_back(fmt::format("model.nowhere.{}", i));
+    }
+    return list;
+  };
+  const auto compare = [&](const std::function<MemoryFileSystem(const Strings&)>& make,
+                           const Strings& list, const std::string& expected_line) {
+    MemoryFileSystem short_fs = make(list);
+    MemoryFileSystem long_fs = make(padded(list));
+    auto short_run = lint_path(short_fs, "m", {});
+    auto long_run = lint_path(long_fs, "m", {});
+    ASSERT_TRUE(short_run && long_run);
+    const std::vector<Engine> all{Engine::vllm, Engine::sglang, Engine::trtllm};
+    const std::string short_text = explain_entries(*short_run, all);
+    const std::string long_text = explain_entries(*long_run, all);
+    EXPECT_EQ(long_text.substr(0, short_text.size()), short_text);
+    EXPECT_NE(long_text.find("  'model.nowhere.19'\n    vLLM: nothing\n"), std::string::npos)
+      << long_text;
+    EXPECT_NE(short_text.find(expected_line), std::string::npos) << short_text;
+  };
+  const std::string d = "model.layers.61.";
+  compare(
+    [&](const Strings& list) {
+      return folder(config(k_deepseek61, modelopt("FP8", list)),
+                    deepseek_nextn(make_fp8, make_bf16, false, 61));
+    },
+    {"lm_head", "model.layers.61*", d + "mlp.down_proj", "self_attn", "*o_proj",
+     "model.layers.0.mlp.gate", "model.embed_tokens", "layers.6"},
+    "  'model.layers.61*'\n    vLLM: 4 layers: model.layers.61.eh_proj, "
+    "model.layers.61.mlp.down_proj, model.layers.61.self_attn.o_proj, "
+    "model.layers.61.shared_head.head\n    SGLang: 2 layers: model.decoder.mlp.down_proj, "
+    "model.decoder.self_attn.o_proj\n");
+  compare(
+    [&](const Strings& list) {
+      return folder(ct_fused_experts_config(list), ct_fused_experts_tensors());
+    },
+    {"lm_head", "model.layers.0.mlp.experts.0.gate_proj", "model.layers.0.mlp.experts.0.up_proj",
+     "model.layers.0.mlp.experts.0.down_proj", "model.layers.0.mlp.experts",
+     "model.layers.0.mlp.router", R"(re:.*self_attn\\..*)", "re:.*experts.*"},
+    "  'model.layers.0.mlp.experts.0.up_proj'\n    vLLM: 1 layer: model.layers.0.mlp.experts\n");
+  compare(
+    [&](const Strings& list) {
+      return folder(config(k_deepseek61, fp8_not_convert(list)),
+                    deepseek_nextn(make_fp8, make_bf16, false, 61));
+    },
+    {"lm_head", d + "eh_proj", d + "self_attn.o_proj", d + "mlp", "model.layers.0.self_attn"},
+    "  'model.layers.61.eh_proj'\n    vLLM: 1 layer: model.layers.61.eh_proj\n");
+}

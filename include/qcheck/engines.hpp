@@ -300,6 +300,10 @@ public:
   CompiledList& operator=(CompiledList&&) noexcept;
   ~CompiledList();
 
+  // Whether candidates() answers: false for a format this engine matches without an index
+  // (candidates() then appends nothing; every entry must be tried).
+  bool indexed() const;
+
   // Appends to `out`, sorted and unique, the indices into source.excludes of every entry that
   // entry_matches() may accept for `name` under this engine (or another compiled with it).
   void candidates(std::string_view name, std::vector<uint32_t>& out) const;
