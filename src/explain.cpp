@@ -264,8 +264,14 @@ covered_text(size_t count, const std::vector<std::string_view>& first)
 // The line for an entry that decides no layer of the engine's but names checkpoint module
 // `other` (entries for routers or embeddings name real modules the engines never quantize).
 std::string
-named_module_text(Engine engine, const Module& other)
+named_module_text(Engine engine, QuantFormat format, const Module& other)
 {
+  if (format == QuantFormat::compressed_tensors && other.role == ModuleRole::expert) {
+    // The engines look a MoE's scheme up under expert 0's projections, never under this name.
+    return fmt::format("    {}: nothing (it names expert module {}; {} decides its MoE from "
+                       "expert 0's gate_proj, up_proj and down_proj alone)\n",
+                       display_name(engine), other.name, display_name(engine));
+  }
   const bool quantizable = other.role == ModuleRole::linear || other.role == ModuleRole::expert ||
                            other.role == ModuleRole::fused_experts ||
                            other.role == ModuleRole::lm_head;
@@ -327,7 +333,8 @@ explain_entries(const LintRun& run, const std::vector<Engine>& engines)
         if (index < s.excludes.size() && !by_prefix && !rule_key) {
           const EntryCover& c = covers[at][index];
           if (c.layers == 0 && c.module >= 0) {
-            out += named_module_text(engine, run.inventory.modules[static_cast<size_t>(c.module)]);
+            out += named_module_text(engine, s.format,
+                                     run.inventory.modules[static_cast<size_t>(c.module)]);
             continue;
           }
           std::vector<std::string_view> first;
@@ -361,7 +368,7 @@ explain_entries(const LintRun& run, const std::vector<Engine>& engines)
             run.inventory.modules.begin(), run.inventory.modules.end(),
             [&](const Module& m) { return entry_matches(engine, s.format, key, m.name); });
           if (other != run.inventory.modules.end()) {
-            out += named_module_text(engine, *other);
+            out += named_module_text(engine, s.format, *other);
             continue;
           }
         }

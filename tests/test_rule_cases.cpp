@@ -4043,6 +4043,13 @@ entries_by_scan(const LintRun& run, const std::vector<Engine>& engines)
         const auto other = std::find_if(
           run.inventory.modules.begin(), run.inventory.modules.end(),
           [&](const Module& m) { return entry_matches(engine, s.format, key, m.name); });
+        if (covered.empty() && other != run.inventory.modules.end() &&
+            s.format == QuantFormat::compressed_tensors && other->role == ModuleRole::expert) {
+          out += fmt::format("    {}: nothing (it names expert module {}; {} decides its MoE "
+                             "from expert 0's gate_proj, up_proj and down_proj alone)\n",
+                             display_name(engine), other->name, display_name(engine));
+          continue;
+        }
         if (covered.empty() && other != run.inventory.modules.end()) {
           const bool quantizable =
             other->role == ModuleRole::linear || other->role == ModuleRole::expert ||
@@ -4072,7 +4079,8 @@ entries_by_scan(const LintRun& run, const std::vector<Engine>& engines)
 // explain --entries finds what each entry decides from the list's index (each layer's and
 // module's names searched once): the same text as the slow way, for ModelOpt (globs,
 // substrings, SGLang's renamed NextN entries), compressed-tensors (regexes, a fused MoE's probe
-// names) and FP8 lists, each also padded past lint's index threshold.
+// names, an entry for an expert the engines never look up) and FP8 lists, each also padded past
+// lint's index threshold.
 TEST(RuleCases, ExplainEntriesAgreeWithTheScanOfEveryEntry)
 {
   const auto padded = [](Strings list) {
@@ -4113,6 +4121,30 @@ TEST(RuleCases, ExplainEntriesAgreeWithTheScanOfEveryEntry)
      "model.layers.0.mlp.experts.0.down_proj", "model.layers.0.mlp.experts",
      "model.layers.0.mlp.router", R"(re:.*self_attn\\..*)", "re:.*experts.*"},
     "  'model.layers.0.mlp.experts.0.up_proj'\n    vLLM: 1 layer: model.layers.0.mlp.experts\n");
+  // Experts stored one by one under compressed-tensors: an entry for expert 1 decides nothing.
+  const std::string moe = "model.layers.0.mlp.experts";
+  Tensors per_expert = ct_fp8("model.layers.0.self_attn.o_proj") + bf16("lm_head", 128) +
+                       bf16("model.layers.0.mlp.gate", 2, 64);
+  for (int e = 0; e < 2; ++e) {
+    for (const char* w : {"gate_proj", "up_proj", "down_proj"}) {
+      per_expert = per_expert + ct_fp8(fmt::format("{}.{}.{}", moe, e, w));
+    }
+  }
+  compare(
+    [&](const Strings& list) {
+      return folder(
+        config(R"("architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe", )"
+               R"("num_hidden_layers": 1)",
+               R"({"quant_method": "compressed-tensors", "format": "float-quantized", )"
+               R"("config_groups": {"group_0": {"targets": ["Linear"], "weights": )"
+               R"({"num_bits": 8, "type": "float", "strategy": "channel"}}}, "ignore": )" +
+                 json_list(list) + "}"),
+        per_expert);
+    },
+    {"lm_head", "model.layers.0.mlp.gate", moe + ".1.gate_proj", moe + ".0.up_proj"},
+    "  'model.layers.0.mlp.experts.1.gate_proj'\n    vLLM: nothing (it names expert module "
+    "model.layers.0.mlp.experts.1.gate_proj; vLLM decides its MoE from expert 0's gate_proj, "
+    "up_proj and down_proj alone)\n");
   compare(
     [&](const Strings& list) {
       return folder(config(k_deepseek61, fp8_not_convert(list)),
