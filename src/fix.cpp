@@ -8,12 +8,12 @@
 #include <fmt/ranges.h>
 #include <map>
 #include <set>
-#include <tuple>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <unordered_set>
 
 #include "qcheck/json_text.hpp"
+#include "qcheck/report.hpp"
 
 namespace qcheck {
 
@@ -162,7 +162,10 @@ plan_fix(const FileSystem& fs, LintRun& run, const LintOptions& options,
     }
   }
 
-  for (const auto& [target, entries] : removals) {
+  for (auto& [target, entries] : removals) {
+    // Each module of a fused layer names the same entries: each is removed (and logged) once.
+    std::unordered_set<std::string> seen;
+    std::erase_if(entries, [&](const std::string& e) { return !seen.insert(e).second; });
     additions[target]; // make sure the file is read and patched below
   }
   // Patch the texts.
@@ -275,20 +278,28 @@ patch_problems(const Report& before, const Report& after, const FixOptions& fix_
       before_unreadable.insert(f.file);
     }
   }
-  // Any other error the patch would bring (a fused layer's shards listed apart: QC103).
-  std::set<std::tuple<RuleId, std::string, std::string>> before_errors;
+  // Any other error the patch would bring (a fused layer's shards listed apart: QC103), or an
+  // engine it would add to one: errors compared by their identity (fingerprint(): rule, file,
+  // pointer, modules), as their messages name the engines and counts that a patch may change.
+  std::map<std::string, std::set<Engine>> before_errors;
   for (const Finding& f : before.findings) {
     if (f.severity == Severity::error) {
-      before_errors.emplace(f.rule, f.file, f.message);
+      before_errors[fingerprint(f)].insert(f.engines.begin(), f.engines.end());
     }
   }
   std::vector<std::string> problems;
   for (const Finding& f : after.findings) {
-    if (f.severity == Severity::error && f.rule != RuleId::undeclared_unquantized &&
-        f.rule != RuleId::excluded_but_quantized && f.rule != RuleId::config_divergence &&
-        f.rule != RuleId::config_invalid && !before_errors.contains({f.rule, f.file, f.message})) {
+    if (f.severity != Severity::error || f.rule == RuleId::undeclared_unquantized ||
+        f.rule == RuleId::excluded_but_quantized || f.rule == RuleId::config_divergence ||
+        f.rule == RuleId::config_invalid) {
+      // checked below
+    } else if (const auto was = before_errors.find(fingerprint(f)); was == before_errors.end()) {
       problems.push_back(
         fmt::format("the patch would add an error: {} [{}]", f.message, rule(f.rule).code));
+    } else if (std::any_of(f.engines.begin(), f.engines.end(),
+                           [&](Engine e) { return !was->second.contains(e); })) {
+      problems.push_back(fmt::format("the patch would make more engines fail: {} [{}]", f.message,
+                                     rule(f.rule).code));
     }
     if (f.rule == RuleId::undeclared_unquantized) {
       problems.push_back(fmt::format("still undeclared after the patch: {}", f.message));

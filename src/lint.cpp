@@ -443,9 +443,13 @@ private:
         m_unevaluable[e].insert(engine);
       }
       if (d.shards_disagree) {
-        m_shard_disagree[layer.prefix].engines.insert(engine);
-        m_shard_disagree[layer.prefix].details.push_back(
+        ShardDisagreement& disagreement = m_shard_disagree[layer.prefix];
+        disagreement.engines.insert(engine);
+        disagreement.details.push_back(
           fmt::format("{}: {} ({})", display_name(engine), d.shard_detail, layer.prefix));
+        for (const uint32_t i : layer.modules) {
+          disagreement.modules.insert(m_inventory.modules[i].name);
+        }
       }
       // Formatted only for the layers reported.
       const auto detail = [&](std::string_view why) {
@@ -478,8 +482,11 @@ private:
           miss.engines.insert(engine);
           // Each shard's entry: one left in the list keeps the shards disagreeing (QC103).
           const auto listed = [&](std::string_view entry) {
-            return std::find(source->excludes.begin(), source->excludes.end(), entry) !=
-                   source->excludes.end();
+            auto& set = m_listed[source];
+            if (set.empty()) {
+              set.insert(source->excludes.begin(), source->excludes.end());
+            }
+            return set.contains(entry);
           };
           if (d.override_note.empty() && !d.matched.empty() && listed(d.matched)) {
             miss.entries.insert(d.matched);
@@ -650,6 +657,7 @@ private:
                  : fmt::format("`Detected some but not all shards of {} are quantized`", prefix)));
       f.details = miss.details;
       f.engines.assign(miss.engines.begin(), miss.engines.end());
+      f.modules.assign(miss.modules.begin(), miss.modules.end());
       f.fix = "list every shard of the fused layer, or none";
     }
     for (const auto& [entry, engines] : m_unevaluable) {
@@ -2611,8 +2619,19 @@ private:
   std::vector<std::pair<uint32_t, uint32_t>> m_undeclared;
   std::map<std::string, Miss> m_excluded;
   std::map<std::string, Miss> m_plain;
-  std::map<std::string, Miss> m_shard_disagree;
+  // Per fused layer whose shards the list excludes apart: the engines, their lines, and the
+  // checkpoint modules of its shards (the finding's modules: its identity for baselines and for
+  // fix's verification, which the engines named in the message are not).
+  struct ShardDisagreement
+  {
+    std::set<Engine> engines;
+    std::vector<std::string> details;
+    std::set<std::string_view> modules; // views the inventory
+  };
+  std::map<std::string, ShardDisagreement> m_shard_disagree;
   std::map<std::string, std::set<Engine>> m_unevaluable;
+  // A list's entries, for QC102's suggestions; built at the first.
+  std::map<const ConfigSource*, std::unordered_set<std::string_view>> m_listed;
   std::optional<std::vector<std::string_view>> m_param_names; // distinct, lazily
   std::vector<bool> m_vllm_quantizable; // per module, lazily (see reaches_a_quantizable_module)
   // Each module-name component: whether in a quantizable module's name; lazily.

@@ -252,8 +252,10 @@ run_fix(const FixArgs& args)
   for (const auto& why : plan.refused) {
     spdlog::warn("not fixed: {}", why);
   }
-  if (plan.edits.empty()) {
+  if (plan.edits.empty() && plan.refused.empty()) {
     spdlog::info("nothing to fix in {}", args.path);
+  } else if (plan.edits.empty()) {
+    spdlog::warn("{} left unchanged (see above)", args.path);
   }
   for (const auto& edit : plan.edits) {
     for (const auto& added : edit.added) {

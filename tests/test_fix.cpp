@@ -413,24 +413,43 @@ TEST(Fix, RefusesAPatchThatLeavesAConfigUnreadable)
 }
 
 // Any other error the re-lint finds that was not there before refuses the patch (a fused
-// layer's shards listed apart, QC103); the same error before, or a new warning, does not.
+// layer's shards listed apart, QC103), as does an engine added to one; errors are the same when
+// their rule, file, pointer and modules are (the message names engines a patch may remove).
 TEST(Fix, RefusesAPatchThatAddsAnError)
 {
   Finding disagree;
   disagree.rule = RuleId::fused_shards_disagree;
   disagree.severity = Severity::error;
-  disagree.message =
-    "the shards of fused layer 'model.layers.0.mlp.experts' are not excluded alike";
+  disagree.message = "the shards of fused layer 'model.layers.0.mlp.gate_up_proj' are not "
+                     "excluded alike; vLLM and TensorRT-LLM stop";
+  disagree.modules = {"model.layers.0.mlp.gate_proj", "model.layers.0.mlp.up_proj"};
+  disagree.engines = {Engine::vllm, Engine::trtllm};
   Report before, after;
   after.findings = {disagree};
   EXPECT_EQ(patch_problems(before, after, {}),
             std::vector<std::string>{"the patch would add an error: the shards of fused layer "
-                                     "'model.layers.0.mlp.experts' are not excluded alike "
-                                     "[QC103]"});
+                                     "'model.layers.0.mlp.gate_up_proj' are not excluded alike; "
+                                     "vLLM and TensorRT-LLM stop [QC103]"});
   before.findings = {disagree};
   EXPECT_TRUE(patch_problems(before, after, {}).empty());
+  // One engine fewer, so another message: the same error.
+  Finding fewer = disagree;
+  fewer.message = "the shards of fused layer 'model.layers.0.mlp.gate_up_proj' are not "
+                  "excluded alike; TensorRT-LLM stops";
+  fewer.engines = {Engine::trtllm};
+  after.findings = {fewer};
+  EXPECT_TRUE(patch_problems(before, after, {}).empty());
+  // An engine more: refused.
+  Finding more = disagree;
+  more.engines = {Engine::vllm, Engine::sglang, Engine::trtllm};
+  after.findings = {more};
+  EXPECT_EQ(patch_problems(before, after, {}),
+            std::vector<std::string>{"the patch would make more engines fail: the shards of fused "
+                                     "layer 'model.layers.0.mlp.gate_up_proj' are not excluded "
+                                     "alike; vLLM and TensorRT-LLM stop [QC103]"});
+  // Another layer's modules: another error.
   Finding other = disagree;
-  other.message = "the shards of fused layer 'model.layers.1.mlp.experts' are not excluded alike";
+  other.modules = {"model.layers.1.mlp.gate_proj", "model.layers.1.mlp.up_proj"};
   after.findings = {disagree, other};
   EXPECT_EQ(patch_problems(before, after, {}).size(), 1u);
   Finding warning = other;

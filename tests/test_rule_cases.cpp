@@ -2345,6 +2345,52 @@ TEST(RuleCases, QC102CtExpertProbesAreRemovedTogether)
   EXPECT_TRUE(after.findings.empty()) << text(after);
 }
 
+// A patch that removes one engine's QC103 (the same fused layer still disagrees for another) is
+// written: errors are compared by their modules, not by the message naming the engines. Each
+// entry several QC102 findings name is removed, and logged, once.
+TEST(RuleCases, RemoveExcludingKeepsAQc103WhoseEnginesShrink)
+{
+  Tensors tensors = bf16("lm_head", 64, 64) + norm("model.norm");
+  for (const char* p : {"self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj",
+                        "self_attn.o_proj", "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj"}) {
+    tensors = tensors + fp8(std::string("model.layers.0.") + p);
+  }
+  const std::string llama =
+    R"("architectures": ["LlamaForCausalLM"], "model_type": "llama", "num_hidden_layers": 1)";
+  MemoryFileSystem fs = folder(config(llama, modelopt("FP8", {"model.layers.0.mlp.gate_proj",
+                                                              "model.layers.[0-9].mlp.gate_proj",
+                                                              "model.language_model.layers"})),
+                               tensors);
+  auto run = lint_path(fs, "m", {});
+  ASSERT_TRUE(run);
+  const auto disagree = findings(run->report, RuleId::fused_shards_disagree);
+  ASSERT_EQ(disagree.size(), 1u) << text(run->report);
+  EXPECT_EQ(disagree[0].modules,
+            (Strings{"model.layers.0.mlp.gate_proj", "model.layers.0.mlp.up_proj"}));
+  EXPECT_EQ(engines(disagree[0]), (std::set<Engine>{Engine::vllm, Engine::trtllm}));
+  const FixPlan plan = plan_fix(fs, *run, LintOptions{}, FixOptions{true});
+  EXPECT_TRUE(plan.refused.empty()) << fmt::format("{}", fmt::join(plan.refused, "\n"));
+  ASSERT_EQ(plan.edits.size(), 1u);
+  Strings removed;
+  for (const std::string& line : plan.edits[0].added) {
+    if (line.starts_with("ignore -= ")) {
+      removed.push_back(line);
+    }
+  }
+  EXPECT_EQ(removed, (Strings{"ignore -= \"model.language_model.layers\"",
+                              "ignore -= \"model.layers.0.mlp.gate_proj\""}));
+  // After it, TensorRT-LLM alone still stops on the glob (a human's call).
+  OverlayFileSystem patched(fs);
+  patched.set("m/config.json", plan.edits[0].patched);
+  auto after = lint_path(patched, "m", {});
+  ASSERT_TRUE(after);
+  const auto still = findings(after->report, RuleId::fused_shards_disagree);
+  ASSERT_EQ(still.size(), 1u) << text(after->report);
+  EXPECT_EQ(engines(still[0]), std::set<Engine>{Engine::trtllm});
+  EXPECT_TRUE(findings(after->report, RuleId::excluded_but_quantized).empty())
+    << text(after->report);
+}
+
 // fix --remove-excluding removes an entry written with escapes (a compressed-tensors regex holds
 // "\\." in its JSON text) by its value: before, no element's raw text equalled it, nothing was
 // removed, and the plan was refused as leaving the exclusion in place.
