@@ -263,14 +263,18 @@ covered_text(size_t count, const std::vector<std::string_view>& first)
 
 // The line for an entry that decides no layer of the engine's but names checkpoint module
 // `other` (entries for routers or embeddings name real modules the engines never quantize).
+// `probes`: the names a compressed-tensors engine decides that module's MoE by, if any.
 std::string
-named_module_text(Engine engine, QuantFormat format, const Module& other)
+named_module_text(Engine engine, QuantFormat format, const Module& other,
+                  const std::vector<std::string>& probes)
 {
-  if (format == QuantFormat::compressed_tensors && other.role == ModuleRole::expert) {
-    // The engines look a MoE's scheme up under expert 0's projections, never under this name.
-    return fmt::format("    {}: nothing (it names expert module {}; {} decides its MoE from "
-                       "expert 0's gate_proj, up_proj and down_proj alone)\n",
-                       display_name(engine), other.name, display_name(engine));
+  if (format == QuantFormat::compressed_tensors && other.role == ModuleRole::expert &&
+      !probes.empty()) {
+    // The engines look a MoE's scheme up under these names, never under this one.
+    return fmt::format("    {}: nothing (it names expert module {}; {} decides its MoE by {} "
+                       "alone)\n",
+                       display_name(engine), other.name, display_name(engine),
+                       fmt::join(probes, ", "));
   }
   const bool quantizable = other.role == ModuleRole::linear || other.role == ModuleRole::expert ||
                            other.role == ModuleRole::fused_experts ||
@@ -299,6 +303,21 @@ explain_entries(const LintRun& run, const std::vector<Engine>& engines)
       probes.push_back(fused_moe_probe_names(layer));
     }
   }
+  // Per engine, each module's layer (-1: none), built when first asked.
+  std::vector<std::vector<int64_t>> layer_of(layers.size());
+  const auto probes_of = [&](size_t at, size_t module) -> const std::vector<std::string>& {
+    static const std::vector<std::string> k_none;
+    if (layer_of[at].empty()) {
+      layer_of[at].assign(run.inventory.modules.size(), -1);
+      for (size_t l = 0; l < layers[at].second.size(); ++l) {
+        for (const uint32_t i : layers[at].second[l].modules) {
+          layer_of[at][i] = static_cast<int64_t>(l);
+        }
+      }
+    }
+    const int64_t l = layer_of[at][module];
+    return l < 0 ? k_none : moe_probes[at][static_cast<size_t>(l)];
+  };
   for (const ConfigSource& s : run.declaration.sources) {
     out += fmt::format("{} ({}, {}):\n", s.file, to_string(s.format), s.list_key);
     std::vector<std::string> keys(s.excludes.begin(), s.excludes.end());
@@ -333,8 +352,8 @@ explain_entries(const LintRun& run, const std::vector<Engine>& engines)
         if (index < s.excludes.size() && !by_prefix && !rule_key) {
           const EntryCover& c = covers[at][index];
           if (c.layers == 0 && c.module >= 0) {
-            out += named_module_text(engine, s.format,
-                                     run.inventory.modules[static_cast<size_t>(c.module)]);
+            const auto k = static_cast<size_t>(c.module);
+            out += named_module_text(engine, s.format, run.inventory.modules[k], probes_of(at, k));
             continue;
           }
           std::vector<std::string_view> first;
@@ -368,7 +387,8 @@ explain_entries(const LintRun& run, const std::vector<Engine>& engines)
             run.inventory.modules.begin(), run.inventory.modules.end(),
             [&](const Module& m) { return entry_matches(engine, s.format, key, m.name); });
           if (other != run.inventory.modules.end()) {
-            out += named_module_text(engine, s.format, *other);
+            const auto k = static_cast<size_t>(other - run.inventory.modules.begin());
+            out += named_module_text(engine, s.format, *other, probes_of(at, k));
             continue;
           }
         }

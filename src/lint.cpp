@@ -658,6 +658,12 @@ private:
       f.details = miss.details;
       f.engines.assign(miss.engines.begin(), miss.engines.end());
       f.modules.assign(miss.modules.begin(), miss.modules.end());
+      // Located at the list that excludes the shards apart: the fix goes there, and the identity
+      // (fingerprint()) differs from a stored mixture's QC103 on the same modules.
+      if (s != nullptr) {
+        f.file = s->file;
+        f.pointer = list_pointer(*s);
+      }
       f.fix = "list every shard of the fused layer, or none";
     }
     for (const auto& [entry, engines] : m_unevaluable) {

@@ -2391,6 +2391,33 @@ TEST(RuleCases, RemoveExcludingKeepsAQc103WhoseEnginesShrink)
     << text(after->report);
 }
 
+// A fused layer stored mixed (q and v BF16, k FP8) whose list also excludes q and v apart has two
+// QC103 findings on the same modules: the stored mixture at the shard, the shards listed apart
+// at the list. Their identities (fingerprint(), which baselines match) differ, so a baseline
+// taken before the list changed does not hide the second.
+TEST(RuleCases, Qc103ListedApartIsNotTheStoredMixture)
+{
+  const Tensors tensors = bf16("lm_head", 64, 64) + bf16("model.layers.0.self_attn.q_proj") +
+                          fp8("model.layers.0.self_attn.k_proj") +
+                          bf16("model.layers.0.self_attn.v_proj") +
+                          fp8("model.layers.0.self_attn.o_proj");
+  const std::string llama =
+    R"("architectures": ["LlamaForCausalLM"], "model_type": "llama", "num_hidden_layers": 1)";
+  const Report r =
+    lint_folder(folder(config(llama, modelopt("FP8", {"lm_head", "model.layers.0.self_attn.q_proj",
+                                                      "model.layers.0.self_attn.v_proj"})),
+                       tensors));
+  const auto both = findings(r, RuleId::fused_shards_disagree);
+  ASSERT_EQ(both.size(), 2u) << text(r);
+  EXPECT_EQ(both[0].modules, both[1].modules);
+  EXPECT_NE(fingerprint(both[0]), fingerprint(both[1]));
+  const auto listed =
+    std::find_if(both.begin(), both.end(), [](const Finding& f) { return !f.engines.empty(); });
+  ASSERT_NE(listed, both.end());
+  EXPECT_EQ(listed->file, "config.json");
+  EXPECT_EQ(listed->pointer, "/quantization_config/ignore");
+}
+
 // fix --remove-excluding removes an entry written with escapes (a compressed-tensors regex holds
 // "\\." in its JSON text) by its value: before, no element's raw text equalled it, nothing was
 // removed, and the plan was refused as leaving the exclusion in place.
@@ -4091,10 +4118,23 @@ entries_by_scan(const LintRun& run, const std::vector<Engine>& engines)
           [&](const Module& m) { return entry_matches(engine, s.format, key, m.name); });
         if (covered.empty() && other != run.inventory.modules.end() &&
             s.format == QuantFormat::compressed_tensors && other->role == ModuleRole::expert) {
-          out += fmt::format("    {}: nothing (it names expert module {}; {} decides its MoE "
-                             "from expert 0's gate_proj, up_proj and down_proj alone)\n",
-                             display_name(engine), other->name, display_name(engine));
-          continue;
+          // The probe names of the MoE layer holding it.
+          const auto k = static_cast<uint32_t>(other - run.inventory.modules.begin());
+          for (const EngineLayer& layer :
+               engine_layers(engine, run.inventory, run.drafts, run.declaration.model)) {
+            if (std::find(layer.modules.begin(), layer.modules.end(), k) != layer.modules.end() &&
+                !fused_moe_probe_names(layer).empty()) {
+              out += fmt::format("    {}: nothing (it names expert module {}; {} decides its "
+                                 "MoE by {} alone)\n",
+                                 display_name(engine), other->name, display_name(engine),
+                                 fmt::join(fused_moe_probe_names(layer), ", "));
+              covered.push_back(""); // said
+              break;
+            }
+          }
+          if (!covered.empty()) {
+            continue;
+          }
         }
         if (covered.empty() && other != run.inventory.modules.end()) {
           const bool quantizable =
@@ -4189,8 +4229,34 @@ TEST(RuleCases, ExplainEntriesAgreeWithTheScanOfEveryEntry)
     },
     {"lm_head", "model.layers.0.mlp.gate", moe + ".1.gate_proj", moe + ".0.up_proj"},
     "  'model.layers.0.mlp.experts.1.gate_proj'\n    vLLM: nothing (it names expert module "
-    "model.layers.0.mlp.experts.1.gate_proj; vLLM decides its MoE from expert 0's gate_proj, "
-    "up_proj and down_proj alone)\n");
+    "model.layers.0.mlp.experts.1.gate_proj; vLLM decides its MoE by "
+    "model.layers.0.mlp.experts.0.gate_proj, model.layers.0.mlp.experts.0.up_proj, "
+    "model.layers.0.mlp.experts.0.down_proj alone)\n");
+  // Mixtral's experts (w1, w2, w3) are looked up as gate_proj, up_proj and down_proj: an entry
+  // for expert 0's w1 decides nothing either.
+  const std::string mixtral_moe = "model.layers.0.block_sparse_moe.experts";
+  Tensors mixtral = ct_fp8("model.layers.0.self_attn.o_proj") + bf16("lm_head", 128);
+  for (int e = 0; e < 2; ++e) {
+    for (const char* w : {"w1", "w2", "w3"}) {
+      mixtral = mixtral + ct_fp8(fmt::format("{}.{}.{}", mixtral_moe, e, w));
+    }
+  }
+  compare(
+    [&](const Strings& list) {
+      return folder(
+        config(R"("architectures": ["MixtralForCausalLM"], "model_type": "mixtral", )"
+               R"("num_hidden_layers": 1)",
+               R"({"quant_method": "compressed-tensors", "format": "float-quantized", )"
+               R"("config_groups": {"group_0": {"targets": ["Linear"], "weights": )"
+               R"({"num_bits": 8, "type": "float", "strategy": "channel"}}}, "ignore": )" +
+                 json_list(list) + "}"),
+        mixtral);
+    },
+    {"lm_head", mixtral_moe + ".0.w1"},
+    "    vLLM: nothing (it names expert module model.layers.0.block_sparse_moe.experts.0.w1; "
+    "vLLM decides its MoE by model.layers.0.block_sparse_moe.experts.0.gate_proj, "
+    "model.layers.0.block_sparse_moe.experts.0.up_proj, "
+    "model.layers.0.block_sparse_moe.experts.0.down_proj alone)\n");
   compare(
     [&](const Strings& list) {
       return folder(config(k_deepseek61, fp8_not_convert(list)),
