@@ -765,12 +765,14 @@ first_match(const List& list, std::string_view name, Match match,
 // Shard-aware exclusion: a fused layer is excluded when all shards are, and disagreement is
 // recorded; `whole` is then tried on the fused prefix itself, unless `prefix_compared` is false
 // (an engine that never compares the prefix). Each of `indexes`' matchers must be given the
-// same match function on every call: it remembers that function's answers.
+// same match function on every call: it remembers that function's answers. A layer excluded
+// because every shard is listed gets d.shard_entries, or with `entry_indices` their indices in
+// `list` there instead (for a caller that maps them back to the list's spelling).
 template<typename List, typename ShardMatch, typename WholeMatch>
 void
 decide_by_list(Decision& d, const EngineLayer& layer, const List& list, std::string_view list_name,
                ShardMatch shard_match, WholeMatch whole_match, const ListIndexes* indexes = nullptr,
-               bool prefix_compared = true)
+               bool prefix_compared = true, std::vector<uint32_t>* entry_indices = nullptr)
 {
   using Entry = typename List::value_type;
   d.quantized = true;
@@ -850,7 +852,11 @@ decide_by_list(Decision& d, const EngineLayer& layer, const List& list, std::str
       std::sort(matched.begin(), matched.end());
       matched.erase(std::unique(matched.begin(), matched.end()), matched.end());
       for (const Entry* e : matched) {
-        d.shard_entries.emplace_back(*e);
+        if (entry_indices != nullptr) {
+          entry_indices->push_back(static_cast<uint32_t>(e - list.data()));
+        } else {
+          d.shard_entries.emplace_back(*e);
+        }
       }
       return;
     }
@@ -883,34 +889,21 @@ decide_modelopt(Decision& d, Engine engine, const ConfigSource& s, const EngineL
     }
     const auto& expanded = ix ? ix->expanded : own_expanded;
     const auto& origin = ix ? ix->origin : own_origin;
+    std::vector<uint32_t> shard_entries; // indices into `expanded`
     decide_by_list(
       d, layer, expanded, list_name, [](std::string_view e, std::string_view n) { return e == n; },
-      modelopt_vllm_entry, ix);
-    // The list's entry each expanded one comes from (its index), or none.
-    const auto origin_of = [&](std::string_view entry) -> std::optional<uint32_t> {
-      const auto it = std::find(expanded.begin(), expanded.end(), entry);
-      if (it == expanded.end()) {
-        return std::nullopt;
-      }
-      return origin[static_cast<size_t>(it - expanded.begin())];
-    };
+      modelopt_vllm_entry, ix, true, &shard_entries);
     if (!d.matched.empty()) {
-      if (const auto i = origin_of(d.matched)) {
-        d.matched = s.excludes[*i];
+      const auto it = std::find(expanded.begin(), expanded.end(), d.matched);
+      if (it != expanded.end()) {
+        d.matched = s.excludes[origin[static_cast<size_t>(it - expanded.begin())]];
       }
     }
-    if (!d.shard_entries.empty()) {
-      std::vector<uint32_t> origins;
-      for (const std::string& entry : d.shard_entries) {
-        if (const auto i = origin_of(entry)) {
-          origins.push_back(*i);
-        }
-      }
-      std::sort(origins.begin(), origins.end());
-      origins.erase(std::unique(origins.begin(), origins.end()), origins.end());
-      d.shard_entries.clear();
-      for (const uint32_t i : origins) {
-        d.shard_entries.emplace_back(s.excludes[i]);
+    // The list's entries they come from, once each, in list order (origin is increasing).
+    for (const uint32_t i : shard_entries) {
+      const std::string_view entry = s.excludes[origin[i]];
+      if (d.shard_entries.empty() || d.shard_entries.back() != entry) {
+        d.shard_entries.emplace_back(entry);
       }
     }
     if (d.quantized &&

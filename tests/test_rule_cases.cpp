@@ -2391,6 +2391,35 @@ TEST(RuleCases, RemoveExcludingKeepsAQc103WhoseEnginesShrink)
     << text(after->report);
 }
 
+// vLLM reads a ModelOpt entry "X*" as two ("X", "X.*"): the entries of a fused layer's shards
+// are mapped back to the list's own, whatever the split entries before them.
+TEST(RuleCases, QC102ModeloptShardEntriesAreTheListsOwn)
+{
+  Tensors tensors = bf16("lm_head", 64, 64);
+  for (const char* p : {"self_attn.o_proj", "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj"}) {
+    tensors = tensors + fp8(std::string("model.layers.0.") + p);
+  }
+  const std::string llama =
+    R"("architectures": ["LlamaForCausalLM"], "model_type": "llama", "num_hidden_layers": 1)";
+  MemoryFileSystem fs = folder(
+    config(llama, modelopt("FP8", {"lm_head*", "model.embed*", "model.layers.0.mlp.gate_proj",
+                                   "model.layers.0.mlp.up_proj"})),
+    tensors);
+  LintOptions vllm_only;
+  vllm_only.engines = {Engine::vllm};
+  auto run = lint_path(fs, "m", vllm_only);
+  ASSERT_TRUE(run);
+  const Report& r = run->report;
+  const auto excluded = findings(r, RuleId::excluded_but_quantized);
+  ASSERT_EQ(excluded.size(), 2u) << text(r);
+  for (const Finding& f : excluded) {
+    EXPECT_EQ(engines(f), std::set<Engine>{Engine::vllm}) << f.message;
+    EXPECT_EQ(f.suggested_entries,
+              (Strings{"model.layers.0.mlp.gate_proj", "model.layers.0.mlp.up_proj"}))
+      << f.message;
+  }
+}
+
 // A fused layer stored mixed (q and v BF16, k FP8) whose list also excludes q and v apart has two
 // QC103 findings on the same modules: the stored mixture at the shard, the shards listed apart
 // at the list. Their identities (fingerprint(), which baselines match) differ, so a baseline
