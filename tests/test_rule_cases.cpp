@@ -4236,56 +4236,45 @@ TEST(RuleCases, ExplainEntriesAgreeWithTheScanOfEveryEntry)
      "model.layers.0.mlp.experts.0.down_proj", "model.layers.0.mlp.experts",
      "model.layers.0.mlp.router", R"(re:.*self_attn\\..*)", "re:.*experts.*"},
     "  'model.layers.0.mlp.experts.0.up_proj'\n    vLLM: 1 layer: model.layers.0.mlp.experts\n");
-  // Experts stored one by one under compressed-tensors: an entry for expert 1 decides nothing.
-  const std::string moe = "model.layers.0.mlp.experts";
-  Tensors per_expert = ct_fp8("model.layers.0.self_attn.o_proj") + bf16("lm_head", 128) +
-                       bf16("model.layers.0.mlp.gate", 2, 64);
-  for (int e = 0; e < 2; ++e) {
-    for (const char* w : {"gate_proj", "up_proj", "down_proj"}) {
-      per_expert = per_expert + ct_fp8(fmt::format("{}.{}.{}", moe, e, w));
+  // A one-layer MoE of two experts stored one by one, compressed-tensors FP8.
+  const auto per_expert = [](const std::string& model, const std::string& moe,
+                             const Strings& projections) {
+    Tensors tensors = ct_fp8("model.layers.0.self_attn.o_proj") + bf16("lm_head", 128);
+    for (int e = 0; e < 2; ++e) {
+      for (const std::string& w : projections) {
+        tensors = tensors + ct_fp8(fmt::format("{}.{}.{}", moe, e, w));
+      }
     }
-  }
-  compare(
-    [&](const Strings& list) {
+    return [=](const Strings& list) {
       return folder(
-        config(R"("architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe", )"
-               R"("num_hidden_layers": 1)",
-               R"({"quant_method": "compressed-tensors", "format": "float-quantized", )"
-               R"("config_groups": {"group_0": {"targets": ["Linear"], "weights": )"
-               R"({"num_bits": 8, "type": "float", "strategy": "channel"}}}, "ignore": )" +
-                 json_list(list) + "}"),
-        per_expert);
-    },
-    {"lm_head", "model.layers.0.mlp.gate", moe + ".1.gate_proj", moe + ".0.up_proj"},
-    "  'model.layers.0.mlp.experts.1.gate_proj'\n    vLLM: nothing (it names expert module "
-    "model.layers.0.mlp.experts.1.gate_proj; vLLM decides its MoE by "
-    "model.layers.0.mlp.experts.0.gate_proj, model.layers.0.mlp.experts.0.up_proj, "
-    "model.layers.0.mlp.experts.0.down_proj alone)\n");
+        config(model, R"({"quant_method": "compressed-tensors", "format": "float-quantized", )"
+                      R"("config_groups": {"group_0": {"targets": ["Linear"], "weights": )"
+                      R"({"num_bits": 8, "type": "float", "strategy": "channel"}}}, "ignore": )" +
+                        json_list(list) + "}"),
+        tensors);
+    };
+  };
+  // Qwen3-MoE: an entry for expert 1 decides nothing.
+  const std::string moe = "model.layers.0.mlp.experts";
+  compare(per_expert(R"("architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe", )"
+                     R"("num_hidden_layers": 1)",
+                     moe, {"gate_proj", "up_proj", "down_proj"}),
+          {"lm_head", moe + ".1.gate_proj", moe + ".0.up_proj"},
+          "  'model.layers.0.mlp.experts.1.gate_proj'\n    vLLM: nothing (it names expert module "
+          "model.layers.0.mlp.experts.1.gate_proj; vLLM decides its MoE by "
+          "model.layers.0.mlp.experts.0.gate_proj, model.layers.0.mlp.experts.0.up_proj, "
+          "model.layers.0.mlp.experts.0.down_proj alone)\n");
   // Mixtral's experts (w1, w2, w3) are looked up as gate_proj, up_proj and down_proj: an entry
   // for expert 0's w1 decides nothing either.
   const std::string mixtral_moe = "model.layers.0.block_sparse_moe.experts";
-  Tensors mixtral = ct_fp8("model.layers.0.self_attn.o_proj") + bf16("lm_head", 128);
-  for (int e = 0; e < 2; ++e) {
-    for (const char* w : {"w1", "w2", "w3"}) {
-      mixtral = mixtral + ct_fp8(fmt::format("{}.{}.{}", mixtral_moe, e, w));
-    }
-  }
-  compare(
-    [&](const Strings& list) {
-      return folder(
-        config(R"("architectures": ["MixtralForCausalLM"], "model_type": "mixtral", )"
-               R"("num_hidden_layers": 1)",
-               R"({"quant_method": "compressed-tensors", "format": "float-quantized", )"
-               R"("config_groups": {"group_0": {"targets": ["Linear"], "weights": )"
-               R"({"num_bits": 8, "type": "float", "strategy": "channel"}}}, "ignore": )" +
-                 json_list(list) + "}"),
-        mixtral);
-    },
-    {"lm_head", mixtral_moe + ".0.w1"},
-    "    vLLM: nothing (it names expert module model.layers.0.block_sparse_moe.experts.0.w1; "
-    "vLLM decides its MoE by model.layers.0.block_sparse_moe.experts.0.gate_proj, "
-    "model.layers.0.block_sparse_moe.experts.0.up_proj, "
-    "model.layers.0.block_sparse_moe.experts.0.down_proj alone)\n");
+  compare(per_expert(R"("architectures": ["MixtralForCausalLM"], "model_type": "mixtral", )"
+                     R"("num_hidden_layers": 1)",
+                     mixtral_moe, {"w1", "w2", "w3"}),
+          {"lm_head", mixtral_moe + ".0.w1"},
+          "    vLLM: nothing (it names expert module model.layers.0.block_sparse_moe.experts.0.w1; "
+          "vLLM decides its MoE by model.layers.0.block_sparse_moe.experts.0.gate_proj, "
+          "model.layers.0.block_sparse_moe.experts.0.up_proj, "
+          "model.layers.0.block_sparse_moe.experts.0.down_proj alone)\n");
   compare(
     [&](const Strings& list) {
       return folder(config(k_deepseek61, fp8_not_convert(list)),
