@@ -366,17 +366,14 @@ explain_entries(const LintRun& run, const std::vector<Engine>& engines)
         size_t count = 0;
         std::vector<std::string_view> first;
         for (const EngineLayer& layer : engine_layers) {
+          // Here: a "-:" / "+:" rule, or a GPTQ / AutoRound key (the only formats with dynamic
+          // and extra_config keys), matched as a prefix.
           bool hit = false;
           if (rule_key) {
             const auto re = Regex::compile(key.substr(2));
             hit = re && re->match(vllm_namespace(layer.prefix));
-          } else if (by_prefix) {
-            hit = layer.prefix == key || layer.prefix.starts_with(key + ".");
           } else {
-            hit = entry_matches(engine, s.format, key, layer.prefix) ||
-                  std::any_of(layer.shards.begin(), layer.shards.end(), [&](std::string_view n) {
-                    return entry_matches(engine, s.format, key, n);
-                  });
+            hit = layer.prefix == key || layer.prefix.starts_with(key + ".");
           }
           if (hit && ++count <= 4) {
             first.push_back(layer.prefix);

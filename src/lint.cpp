@@ -477,27 +477,26 @@ private:
         m_source_for[engine] = source;
       } else if (all_quantized && !d.quantized && !d.inferred) {
         const std::string reported = detail(d.override_note.empty() ? d.reason : d.override_note);
+        // The entries that excluded the layer and are in the list as written: for a fused
+        // layer each shard's, as one left in the list keeps the shards disagreeing (QC103).
+        std::vector<std::string_view> entries;
+        if (d.override_note.empty()) {
+          entries.assign(d.shard_entries.begin(), d.shard_entries.end());
+          if (!d.matched.empty()) {
+            entries.push_back(d.matched);
+          }
+          auto& listed = m_listed[source];
+          if (listed.empty()) {
+            listed.insert(source->excludes.begin(), source->excludes.end());
+          }
+          std::erase_if(entries, [&](std::string_view e) { return !listed.contains(e); });
+        }
         for (uint32_t i : layer.modules) {
           auto& miss = m_excluded[std::string(m_inventory.modules[i].name)];
           miss.engines.insert(engine);
-          // Each shard's entry: one left in the list keeps the shards disagreeing (QC103).
-          const auto listed = [&](std::string_view entry) {
-            auto& set = m_listed[source];
-            if (set.empty()) {
-              set.insert(source->excludes.begin(), source->excludes.end());
-            }
-            return set.contains(entry);
-          };
-          if (d.override_note.empty() && !d.matched.empty() && listed(d.matched)) {
-            miss.entries.insert(d.matched);
+          if (!entries.empty()) {
+            miss.entries.insert(entries.begin(), entries.end());
             miss.source = source;
-          }
-          for (const std::string& entry :
-               d.override_note.empty() ? d.shard_entries : std::vector<std::string>()) {
-            if (listed(entry)) {
-              miss.entries.insert(entry);
-              miss.source = source;
-            }
           }
           miss.details.push_back(reported);
         }

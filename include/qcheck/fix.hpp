@@ -48,8 +48,9 @@ FixPlan plan_fix(const FileSystem& fs, LintRun& run, const LintOptions& options,
 // Why a patch is refused, one line each (empty: it holds), from the report before it and the
 // re-lint of the patched files: a module still undeclared, a module stored quantized newly
 // excluded, lists that still differ, a config the re-lint cannot read (invalid JSON, not an
-// object) that was readable, any other error the report before lacks (same rule, file and
-// message), and with `remove_excluding` an exclusion left in place.
+// object) that was readable, any other error the report before lacks or that names an engine
+// more (errors compared by fingerprint()), and with `remove_excluding` an exclusion left in
+// place.
 std::vector<std::string> patch_problems(const Report& before, const Report& after,
                                         const FixOptions& fix_options);
 
