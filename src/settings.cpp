@@ -5,6 +5,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <span>
 
 #include "qcheck/json_text.hpp"
 
@@ -214,6 +215,38 @@ as_written(std::string_view s)
   return Json::parse(dumped).get<std::string>();
 }
 
+// Why a finding with a baseline entry's identity is reported: engines fail it that the entry,
+// which records `accepted`, does not.
+std::string
+outgrown_note(std::span<const Engine> accepted, std::span<const Engine> failing)
+{
+  const auto join = [](const std::vector<std::string_view>& names) {
+    std::string out;
+    for (size_t i = 0; i < names.size(); ++i) {
+      out += i == 0 ? "" : i + 1 == names.size() ? " and " : ", ";
+      out += names[i];
+    }
+    return out;
+  };
+  std::vector<std::string_view> before, added;
+  for (const Engine e : accepted) {
+    before.push_back(display_name(e));
+  }
+  for (const Engine e : failing) {
+    if (std::find(accepted.begin(), accepted.end(), e) == accepted.end()) {
+      added.push_back(display_name(e));
+    }
+  }
+  const std::string_view verb = added.size() == 1 ? "fails" : "fail";
+  if (before.empty()) {
+    return fmt::format("not accepted by the baseline, which records no engine failing it: {} now "
+                       "{} it",
+                       join(added), verb);
+  }
+  return fmt::format("not accepted by the baseline, which accepts it for {} only: {} now {} it too",
+                     join(before), join(added), verb);
+}
+
 } // namespace
 
 std::string
@@ -240,11 +273,19 @@ render_baseline(const std::vector<Report>& reports)
   Json entries = Json::array();
   for (const Report& report : reports) {
     for (const Finding& f : report.findings) {
-      entries.push_back({{"rule", rule(f.rule).code},
-                         {"folder", report.root},
-                         {"file", f.file},
-                         {"fingerprint", fingerprint(f)},
-                         {"message", f.message}});
+      Json entry{{"rule", rule(f.rule).code},
+                 {"folder", report.root},
+                 {"file", f.file},
+                 {"fingerprint", fingerprint(f)},
+                 {"message", f.message}};
+      if (!f.engines.empty()) {
+        Json engines = Json::array();
+        for (const Engine e : f.engines) {
+          engines.push_back(to_string(e));
+        }
+        entry["engines"] = std::move(engines);
+      }
+      entries.push_back(std::move(entry));
     }
   }
   // Names need not be UTF-8 (file names are bytes): such bytes become U+FFFD.
@@ -284,8 +325,28 @@ parse_baseline(const std::string& file, std::string_view text)
       }
       optional[k] = e[keys[k]].get<std::string>();
     }
+    std::optional<std::vector<Engine>> engines;
+    if (e.contains("engines")) {
+      const Json& list = e["engines"];
+      engines.emplace();
+      for (size_t k = 0; list.is_array() && k < list.size(); ++k) {
+        const auto it = std::find_if(k_all_engines.begin(), k_all_engines.end(), [&](Engine x) {
+          return list[k].is_string() && to_string(x) == list[k].get<std::string>();
+        });
+        if (it == k_all_engines.end()) {
+          break;
+        }
+        engines->push_back(*it);
+      }
+      if (!list.is_array() || engines->size() != list.size()) {
+        return unexpected(fmt::format(
+          "{}: /findings/{}/engines is not a list of engine names (vllm, sglang, trtllm)", file,
+          i));
+      }
+    }
     out.push_back({e["rule"].get<std::string>(), std::move(optional[0]), std::move(optional[1]),
-                   e["fingerprint"].get<std::string>(), std::move(optional[2])});
+                   e["fingerprint"].get<std::string>(), std::move(optional[2]),
+                   std::move(engines)});
   }
   return out;
 }
@@ -305,14 +366,25 @@ apply_baseline(const std::vector<BaselineEntry>& baseline, const std::string& ba
     for (Finding& f : report.findings) {
       const std::string print = fingerprint(f);
       bool accepted = false;
+      const BaselineEntry* outgrown = nullptr; // its identity, but more engines fail it now
       for (size_t i = 0; i < baseline.size(); ++i) {
         if (baseline[i].fingerprint == print && baseline[i].rule == rule(f.rule).code &&
             baseline_folders[i] == folder) {
           used[i] = true;
-          accepted = true;
+          if (const auto& engines = baseline[i].engines;
+              !engines || std::all_of(f.engines.begin(), f.engines.end(), [&](Engine e) {
+                return std::find(engines->begin(), engines->end(), e) != engines->end();
+              })) {
+            accepted = true;
+          } else {
+            outgrown = &baseline[i];
+          }
         }
       }
       if (!accepted) {
+        if (outgrown != nullptr) {
+          f.details.insert(f.details.begin(), outgrown_note(*outgrown->engines, f.engines));
+        }
         kept.push_back(std::move(f));
       }
     }

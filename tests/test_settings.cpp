@@ -181,6 +181,106 @@ TEST(Baseline, NamesThatAreNotUtf8AreReplaced)
   EXPECT_TRUE(stale.findings.empty());
 }
 
+namespace {
+
+Report
+one_finding(std::vector<Engine> engines)
+{
+  Report report;
+  report.root = "m";
+  Finding f;
+  f.rule = RuleId::undeclared_unquantized;
+  f.file = "config.json";
+  f.message = "draft stored unquantized";
+  f.modules = {"mtp.fc"};
+  f.details = {"vLLM checks 'mtp.fc'"};
+  f.engines = std::move(engines);
+  report.findings.push_back(f);
+  return report;
+}
+
+} // namespace
+
+// Each entry records the engines that failed its finding: the same finding failing another
+// engine later is reported again, first line saying why, and the entry is not stale.
+TEST(Baseline, AcceptsAFindingForTheEnginesItRecorded)
+{
+  const std::string text = render_baseline({one_finding({Engine::vllm})});
+  EXPECT_NE(text.find(R"("engines": [)"), std::string::npos) << text;
+  const auto parsed = parse_baseline("b", text);
+  ASSERT_TRUE(parsed) << parsed.error();
+  ASSERT_EQ(parsed->size(), 1u);
+  ASSERT_TRUE((*parsed)[0].engines);
+  EXPECT_EQ(*(*parsed)[0].engines, std::vector<Engine>{Engine::vllm});
+
+  std::vector<Report> same{one_finding({Engine::vllm})};
+  EXPECT_TRUE(apply_baseline(*parsed, "b", same).findings.empty());
+  EXPECT_TRUE(same[0].findings.empty());
+
+  std::vector<Report> more{one_finding({Engine::vllm, Engine::sglang, Engine::trtllm})};
+  EXPECT_TRUE(apply_baseline(*parsed, "b", more).findings.empty()); // not stale
+  ASSERT_EQ(more[0].findings.size(), 1u);
+  EXPECT_EQ(more[0].findings[0].details,
+            (std::vector<std::string>{"not accepted by the baseline, which accepts it for vLLM "
+                                      "only: SGLang and TensorRT-LLM now fail it too",
+                                      "vLLM checks 'mtp.fc'"}));
+
+  // Fewer engines than recorded: accepted.
+  const auto both =
+    parse_baseline("b", render_baseline({one_finding({Engine::vllm, Engine::sglang})}));
+  ASSERT_TRUE(both) << both.error();
+  std::vector<Report> fewer{one_finding({Engine::sglang})};
+  EXPECT_TRUE(apply_baseline(*both, "b", fewer).findings.empty());
+  EXPECT_TRUE(fewer[0].findings.empty());
+  std::vector<Report> third{one_finding({Engine::sglang, Engine::trtllm})};
+  apply_baseline(*both, "b", third);
+  ASSERT_EQ(third[0].findings.size(), 1u);
+  EXPECT_EQ(third[0].findings[0].details.front(),
+            "not accepted by the baseline, which accepts it for vLLM and SGLang only: "
+            "TensorRT-LLM now fails it too");
+}
+
+// A baseline without engines (written before they were recorded, or by hand) accepts the
+// finding whatever engines fail it; a finding no engine fails records none.
+TEST(Baseline, EntriesWithoutEnginesAcceptAnyEngine)
+{
+  const std::string print = fingerprint(one_finding({}).findings[0]);
+  const auto parsed = parse_baseline(
+    "b", R"({"version": 1, "findings": [{"rule": "QC101", "folder": "m", "fingerprint": ")" +
+           print + R"("}]})");
+  ASSERT_TRUE(parsed) << parsed.error();
+  EXPECT_FALSE((*parsed)[0].engines);
+  std::vector<Report> reports{one_finding({Engine::vllm, Engine::sglang, Engine::trtllm})};
+  EXPECT_TRUE(apply_baseline(*parsed, "b", reports).findings.empty());
+  EXPECT_TRUE(reports[0].findings.empty());
+  EXPECT_EQ(render_baseline({one_finding({})}).find("engines"), std::string::npos);
+  // Recorded as failing no engine: any engine failing it now is news.
+  const auto none = parse_baseline(
+    "b", R"({"version": 1, "findings": [{"rule": "QC101", "folder": "m", "engines": [], )"
+         R"("fingerprint": ")" +
+           print + R"("}]})");
+  ASSERT_TRUE(none) << none.error();
+  std::vector<Report> failing{one_finding({Engine::trtllm})};
+  apply_baseline(*none, "b", failing);
+  ASSERT_EQ(failing[0].findings.size(), 1u);
+  EXPECT_EQ(failing[0].findings[0].details.front(),
+            "not accepted by the baseline, which records no engine failing it: TensorRT-LLM now "
+            "fails it");
+}
+
+TEST(Baseline, EnginesMustBeAListOfEngineNames)
+{
+  for (const std::string value :
+       {R"("vllm")", "5", "null", R"(["vllm", "tgi"])", R"([1])", R"([["vllm"]])"}) {
+    const auto parsed = parse_baseline(
+      "b", R"({"version": 1, "findings": [{"rule": "QC101", "fingerprint": "x", "engines": )" +
+             value + "}]}");
+    ASSERT_FALSE(parsed) << value;
+    EXPECT_EQ(parsed.error(),
+              "b: /findings/0/engines is not a list of engine names (vllm, sglang, trtllm)");
+  }
+}
+
 TEST(Settings, FoundUpward)
 {
   MemoryFileSystem mem;
@@ -246,6 +346,27 @@ TEST_F(Workspace, BaselineRoundTrip)
   ASSERT_EQ(s["findings"].size(), 1u);
   EXPECT_EQ(s["findings"][0]["rule"], "QC123");
   EXPECT_EQ(s["findings"][0]["folder"], baseline);
+}
+
+// A baseline written for vLLM alone does not accept the same draft finding once SGLang is
+// checked too (the compressed-tensors draft fails both); it still does for vLLM.
+TEST_F(Workspace, BaselineKeepsAFindingMoreEnginesFail)
+{
+  fs::copy(fixture("qwen-w4a16-mtp"), m_dir / "model", fs::copy_options::recursive);
+  const std::string baseline = path("baseline.json");
+  EXPECT_EQ(
+    qcheck_run("lint --engine vllm --write-baseline " + baseline + " " + path("model")).exit_code,
+    0);
+  EXPECT_EQ(qcheck_run("lint --engine vllm --baseline " + baseline + " " + path("model")).exit_code,
+            0);
+  const Out all = qcheck_run("lint --format json --baseline " + baseline + " " + path("model"));
+  EXPECT_EQ(all.exit_code, 1) << all.out;
+  const Json j = Json::parse(all.out);
+  ASSERT_EQ(j["findings"].size(), 1u) << j.dump(2);
+  EXPECT_EQ(j["findings"][0]["rule"], "QC101");
+  EXPECT_EQ(
+    j["findings"][0]["details"][0],
+    "not accepted by the baseline, which accepts it for vLLM only: SGLang now fails it too");
 }
 
 TEST(Baseline, FolderKeyDropsEmptyAndDotComponentsOnly)

@@ -12,7 +12,8 @@
 //     "severity": {"QC112": "error"}             // per-rule severity
 //   }
 // Baseline file (--write-baseline / --baseline): accepted findings by rule, folder and
-// fingerprint; an entry that no longer matches is itself reported (QC123).
+// fingerprint, and the engines each one failed then; an entry that no longer matches is itself
+// reported (QC123).
 #pragma once
 
 #include <optional>
@@ -56,6 +57,9 @@ struct BaselineEntry
   std::string file;
   std::string fingerprint;
   std::string message; // for humans reading the file
+  // The engines the finding failed when it was accepted; nullopt: any (written before qcheck
+  // recorded them, or a finding no engine fails).
+  std::optional<std::vector<Engine>> engines;
 };
 
 // A folder path as baselines compare it and as a lint run de-duplicates the folders it is given:
@@ -68,7 +72,9 @@ std::string render_baseline(const std::vector<Report>& reports);
 Expected<std::vector<BaselineEntry>> parse_baseline(const std::string& file, std::string_view text);
 
 // Removes findings the baseline accepts; reports baseline entries that matched nothing as QC123
-// findings in an extra report for the baseline file. Returns that report (possibly empty).
+// findings in an extra report for the baseline file. Returns that report (possibly empty). A
+// finding with the identity of an entry but failing an engine the entry does not record is kept,
+// with a detail line saying so (the entry is not stale: its finding is still there).
 Report apply_baseline(const std::vector<BaselineEntry>& baseline, const std::string& baseline_file,
                       std::vector<Report>& reports);
 
