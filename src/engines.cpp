@@ -427,13 +427,17 @@ ct_entry(Engine engine, std::string_view entry, std::string_view prefix,
          prefix[prefix.size() - entry.size() - 1] == '.';
 }
 
+// An exact name or a "re:" regex (re.match) in both engines; a glob in vLLM only (PR 48606).
+// SGLang's should_ignore_layer (quark/utils.py) compares exactly or by regex: a glob is text there.
 bool
-quark_entry(std::string_view entry, std::string_view prefix, std::vector<std::string>* errors)
+quark_entry(Engine engine, std::string_view entry, std::string_view prefix,
+            std::vector<std::string>* errors)
 {
   if (entry.starts_with("re:")) {
     return regex_entry(entry, prefix, false, errors);
   }
-  return entry == prefix || (has_glob_chars(entry) && fnmatch(entry, prefix));
+  return entry == prefix ||
+         (engine != Engine::sglang && has_glob_chars(entry) && fnmatch(entry, prefix));
 }
 
 bool
@@ -2115,14 +2119,14 @@ decide_layer(Engine engine, const ConfigSource& s, const ModelInfo& model, const
     break;
   case QuantFormat::quark: {
     auto match = [&](std::string_view e, std::string_view n) {
-      return quark_entry(e, n, &d.errors);
+      return quark_entry(engine, e, n, &d.errors);
     };
     decide_by_list(d, layer, s.excludes, "exclude", match, match, ix);
     // SGLang rewrites Quark's excludes for a NextN draft (PRs 23219, 30265; spec 6.2): entries
     // for model.layers.{N}.X reach model.decoder.X. It rewrites the entries' text (DeepSeek's
     // substring mapper, GLM-5's rewrite of entries under the root), so only an entry holding
-    // the root's text does; an escaped regex keeps its spelling and reaches nothing. SGLang's
-    // Quark matching is exact or "re:" only, so a glob reaches nothing either.
+    // the root's text does; an escaped regex keeps its spelling and reaches nothing (nor does a
+    // glob: `match` reads it as text for SGLang).
     if (const auto original = engine == Engine::sglang && d.quantized
                                 ? checkpoint_spelling(layer)
                                 : std::optional<EngineLayer>();
@@ -2130,8 +2134,7 @@ decide_layer(Engine engine, const ConfigSource& s, const ModelInfo& model, const
       std::vector<std::string_view> rewritten;
       for (const auto& e : s.excludes) {
         const std::string_view text = e;
-        if (text.find(layer.draft_root) != std::string_view::npos &&
-            (text.starts_with("re:") || !has_glob_chars(text))) {
+        if (text.find(layer.draft_root) != std::string_view::npos) {
           rewritten.push_back(e);
         }
       }
@@ -2600,7 +2603,7 @@ entry_matches(Engine engine, QuantFormat format, std::string_view entry, std::st
   case QuantFormat::compressed_tensors:
     return ct_entry(engine, entry, prefix, nullptr);
   case QuantFormat::quark:
-    return quark_entry(entry, prefix, nullptr);
+    return quark_entry(engine, entry, prefix, nullptr);
   case QuantFormat::bitsandbytes:
     return bnb_entry(entry, prefix);
   case QuantFormat::fp8:

@@ -509,6 +509,33 @@ private:
     }
   }
 
+  // SGLang reads Quark entries as exact names or "re:" regexes: a glob of its list that names
+  // one of `modules` (tried up to a bound) as vLLM reads it, said so; empty when none does.
+  std::string sglang_quark_glob_note(const std::set<Engine>& engines,
+                                     const std::vector<std::string>& modules) const
+  {
+    const ConfigSource* s = source_for(m_declaration, Engine::sglang);
+    if (!engines.contains(Engine::sglang) || !s || s->format != QuantFormat::quark) {
+      return {};
+    }
+    constexpr size_t k_modules_tried = 256;
+    const size_t tried = std::min(modules.size(), k_modules_tried);
+    for (const auto& e : s->excludes) {
+      const std::string_view entry = e;
+      if (entry.starts_with("re:") || entry.size() > k_longest_entry || !has_glob_chars(entry)) {
+        continue;
+      }
+      for (size_t i = 0; i < tried; ++i) {
+        if (fnmatch(entry, modules[i])) {
+          return fmt::format("the glob '{}' excludes '{}' in vLLM but nothing in SGLang, which "
+                             "reads Quark entries as exact names or \"re:\" regexes",
+                             entry, modules[i]);
+        }
+      }
+    }
+    return {};
+  }
+
   void emit_undeclared()
   {
     // Each module's layers together (in module order, which is name order), each module's in
@@ -604,6 +631,9 @@ private:
       }
       for (const auto& note : m_notes[where]) {
         f.details.push_back(note);
+      }
+      if (std::string note = sglang_quark_glob_note(engines, f.modules); !note.empty()) {
+        f.details.push_back(std::move(note));
       }
       suggest(f, source, where, is_draft, group.runs);
     }
@@ -834,10 +864,21 @@ private:
     };
     switch (source.format) {
     case QuantFormat::modelopt:
-    case QuantFormat::quark:
       if (whole) {
         for (const auto& s : spellings) {
           f.suggested_entries.push_back(s + "*");
+        }
+      } else {
+        f.suggested_entries = module_spellings();
+      }
+      name_uncovered_layers();
+      break;
+    case QuantFormat::quark:
+      // SGLang reads Quark entries as exact names or "re:" regexes, never globs (vLLM reads
+      // globs since PR 48606 only): a whole root is a start-anchored regex ending at its dot.
+      if (whole) {
+        for (const auto& s : spellings) {
+          f.suggested_entries.push_back(fmt::format("re:{}\\.", regex_escape(s)));
         }
       } else {
         f.suggested_entries = module_spellings();

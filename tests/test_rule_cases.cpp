@@ -845,6 +845,74 @@ TEST(RuleCases, QC101QuarkNextnEntriesSglangDoesNotRewrite)
   EXPECT_TRUE(findings(plain, RuleId::undeclared_unquantized).empty()) << text(plain);
 }
 
+namespace {
+
+// Llama: layer 0 Quark FP8, layer 1 BF16.
+Tensors
+llama_fp8_with_bf16_layer1()
+{
+  return fp8("model.layers.0.self_attn.o_proj") + fp8("model.layers.0.mlp.down_proj") +
+         bf16("model.layers.1.self_attn.o_proj") + bf16("model.layers.1.mlp.down_proj") +
+         bf16("lm_head");
+}
+
+} // namespace
+
+// SGLang's Quark should_ignore_layer compares entries exactly or as "re:" regexes (quark/utils.py);
+// vLLM also reads fnmatch globs (PR 48606). A layer excluded by a glob alone fails in SGLang,
+// the glob is named in the finding, and fix adds a start-anchored regex both engines read, after
+// which nothing fails.
+TEST(RuleCases, QC101QuarkGlobExcludesNothingInSglang)
+{
+  for (const std::string glob : {"model.layers.1.*", "*layers.1.*", "model.layers.[1]*"}) {
+    MemoryFileSystem fs =
+      folder(config(k_llama, quark({"lm_head", glob})), llama_fp8_with_bf16_layer1());
+    const Report r = lint_folder(fs);
+    const auto found = findings(r, RuleId::undeclared_unquantized);
+    ASSERT_EQ(found.size(), 1u) << glob << "\n" << text(r);
+    EXPECT_EQ(engines(found[0]), std::set<Engine>{Engine::sglang}) << glob;
+    EXPECT_EQ(found[0].modules,
+              (Strings{"model.layers.1.mlp.down_proj", "model.layers.1.self_attn.o_proj"}));
+    EXPECT_EQ(found[0].details.back(),
+              "the glob '" + glob +
+                "' excludes 'model.layers.1.mlp.down_proj' in vLLM but nothing in SGLang, which "
+                "reads Quark entries as exact names or \"re:\" regexes");
+    EXPECT_EQ(found[0].suggested_entries, Strings{"re:model\\.layers\\.1\\."});
+    auto run = lint_path(fs, "m", {});
+    ASSERT_TRUE(run);
+    const FixPlan plan = plan_fix(fs, *run, {});
+    EXPECT_TRUE(plan.refused.empty()) << fmt::format("{}", fmt::join(plan.refused, "\n"));
+    ASSERT_EQ(plan.edits.size(), 1u);
+    EXPECT_EQ(plan.edits[0].added, Strings{"exclude += \"re:model\\\\.layers\\\\.1\\\\.\""});
+  }
+  // The same layer named by the regex (JSON-escaped here), or module by module: nothing fails.
+  for (const Strings& listed :
+       {Strings{"lm_head", "re:model\\\\.layers\\\\.1\\\\."},
+        Strings{"lm_head", "model.layers.1.self_attn.o_proj", "model.layers.1.mlp.down_proj"}}) {
+    const Report r =
+      lint_folder(folder(config(k_llama, quark(listed)), llama_fp8_with_bf16_layer1()));
+    EXPECT_TRUE(r.findings.empty()) << text(r);
+  }
+}
+
+// A whole NextN draft under Quark: vLLM checks its checkpoint names, SGLang model.decoder.X and
+// model.eh_proj. fix names each root by a regex (a glob would exclude nothing in SGLang) and the
+// eh_proj exactly; the patched folder lints clean.
+TEST(RuleCases, QC101QuarkNextnFixNamesRootsByRegex)
+{
+  MemoryFileSystem fs =
+    folder(config(k_deepseek, quark({"lm_head"})), deepseek_nextn(make_fp8, make_bf16));
+  auto run = lint_path(fs, "m", {});
+  ASSERT_TRUE(run);
+  const auto found = findings(run->report, RuleId::undeclared_unquantized);
+  ASSERT_EQ(found.size(), 1u) << text(run->report);
+  EXPECT_EQ(found[0].suggested_entries,
+            (Strings{"re:model\\.layers\\.1\\.", "re:model\\.decoder\\.", "model.eh_proj"}));
+  const FixPlan plan = plan_fix(fs, *run, {});
+  EXPECT_TRUE(plan.refused.empty()) << fmt::format("{}", fmt::join(plan.refused, "\n"));
+  EXPECT_EQ(plan.edits.size(), 1u);
+}
+
 // SGLang's DeepSeek-V3 NextN draft maps "model.layers.61" in its ModelOpt, compressed-tensors and
 // FP8 lists to "model.decoder" (a fixed 61, DeepseekV3ForCausalLM and DeepseekV32ForCausalLM
 // only): with 61 layers, an exclusion in the checkpoint's spelling excludes SGLang's decoder too,
@@ -1815,11 +1883,19 @@ TEST(RuleCases, QC109Positive)
        "Qwen3.5 drafter BF16 when any mtp.* entry is excluded");
 }
 
+// The whole drafter BF16 and "mtp.*" excluded: no mix, nothing fails. SGLang reads the glob as
+// text, and builds the drafter BF16 because some entry starts with "mtp." (QC110 says so).
 TEST(RuleCases, QC109Negative)
 {
   const Report r =
     lint_folder(folder(config(k_qwen35, quark({"lm_head", "mtp.*"})), qwen35_quark(false)));
-  EXPECT_TRUE(r.findings.empty()) << text(r);
+  EXPECT_TRUE(findings(r, RuleId::mtp_partially_quantized).empty()) << text(r);
+  EXPECT_EQ(r.summary().errors + r.summary().warnings, 0u) << text(r);
+  const Finding f = only(r, RuleId::engine_override,
+                         "mtp.layers.0.mlp.experts, mtp.layers.0.self_attn.o_proj load only "
+                         "because SGLang builds the whole Qwen3.5 MTP unquantized for Quark when "
+                         "any mtp.* entry is excluded");
+  EXPECT_EQ(f.severity, Severity::info);
 }
 
 // Project decision (test_formats ModelOptNvfp4Qwen3NextDraftMix): QC109 is kept only where an
