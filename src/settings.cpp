@@ -215,8 +215,8 @@ as_written(std::string_view s)
   return Json::parse(dumped).get<std::string>();
 }
 
-// Why a finding with a baseline entry's identity is reported: engines fail it that the entry,
-// which records `accepted`, does not.
+// What a finding with the identity of baseline entries is told when engines fail it that none
+// of them records (`accepted`: the engines they record together).
 std::string
 outgrown_note(std::span<const Engine> accepted, std::span<const Engine> failing)
 {
@@ -239,12 +239,11 @@ outgrown_note(std::span<const Engine> accepted, std::span<const Engine> failing)
   }
   const std::string_view verb = added.size() == 1 ? "fails" : "fail";
   if (before.empty()) {
-    return fmt::format("not accepted by the baseline, which records no engine failing it: {} now "
-                       "{} it",
-                       join(added), verb);
+    return fmt::format("the baseline records no engine failing it, and {} {} it", join(added),
+                       verb);
   }
-  return fmt::format("not accepted by the baseline, which accepts it for {} only: {} now {} it too",
-                     join(before), join(added), verb);
+  return fmt::format("the baseline accepts it for {} only, not for {}, which {} it", join(before),
+                     join(added), verb);
 }
 
 } // namespace
@@ -329,16 +328,17 @@ parse_baseline(const std::string& file, std::string_view text)
     if (e.contains("engines")) {
       const Json& list = e["engines"];
       engines.emplace();
-      for (size_t k = 0; list.is_array() && k < list.size(); ++k) {
+      bool names = list.is_array();
+      for (size_t k = 0; names && k < list.size(); ++k) {
         const auto it = std::find_if(k_all_engines.begin(), k_all_engines.end(), [&](Engine x) {
           return list[k].is_string() && to_string(x) == list[k].get<std::string>();
         });
-        if (it == k_all_engines.end()) {
-          break;
+        names = it != k_all_engines.end();
+        if (names && std::find(engines->begin(), engines->end(), *it) == engines->end()) {
+          engines->push_back(*it); // each once, however often written
         }
-        engines->push_back(*it);
       }
-      if (!list.is_array() || engines->size() != list.size()) {
+      if (!names) {
         return unexpected(fmt::format(
           "{}: /findings/{}/engines is not a list of engine names (vllm, sglang, trtllm)", file,
           i));
@@ -365,25 +365,35 @@ apply_baseline(const std::vector<BaselineEntry>& baseline, const std::string& ba
     std::vector<Finding> kept;
     for (Finding& f : report.findings) {
       const std::string print = fingerprint(f);
-      bool accepted = false;
-      const BaselineEntry* outgrown = nullptr; // its identity, but more engines fail it now
+      // The entries with its identity: any that records no engines accepts it; the others
+      // together accept the engines they record.
+      bool matched = false, any_engine = false;
+      std::vector<Engine> recorded;
       for (size_t i = 0; i < baseline.size(); ++i) {
         if (baseline[i].fingerprint == print && baseline[i].rule == rule(f.rule).code &&
             baseline_folders[i] == folder) {
           used[i] = true;
-          if (const auto& engines = baseline[i].engines;
-              !engines || std::all_of(f.engines.begin(), f.engines.end(), [&](Engine e) {
-                return std::find(engines->begin(), engines->end(), e) != engines->end();
-              })) {
-            accepted = true;
-          } else {
-            outgrown = &baseline[i];
+          matched = true;
+          if (!baseline[i].engines) {
+            any_engine = true;
+            continue;
+          }
+          for (const Engine e : *baseline[i].engines) {
+            if (std::find(recorded.begin(), recorded.end(), e) == recorded.end()) {
+              recorded.push_back(e);
+            }
           }
         }
       }
+      const bool accepted =
+        matched && (any_engine || std::all_of(f.engines.begin(), f.engines.end(), [&](Engine e) {
+                      return std::find(recorded.begin(), recorded.end(), e) != recorded.end();
+                    }));
       if (!accepted) {
-        if (outgrown != nullptr) {
-          f.details.insert(f.details.begin(), outgrown_note(*outgrown->engines, f.engines));
+        if (matched) {
+          // In the message: the CI formats (github, SARIF) show no details.
+          std::sort(recorded.begin(), recorded.end());
+          f.message += "; " + outgrown_note(recorded, f.engines);
         }
         kept.push_back(std::move(f));
       }

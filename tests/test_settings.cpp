@@ -202,7 +202,8 @@ one_finding(std::vector<Engine> engines)
 } // namespace
 
 // Each entry records the engines that failed its finding: the same finding failing another
-// engine later is reported again, first line saying why, and the entry is not stale.
+// engine is reported again, its message saying so (in every format: github and SARIF show no
+// details), and the entry is not stale.
 TEST(Baseline, AcceptsAFindingForTheEnginesItRecorded)
 {
   const std::string text = render_baseline({one_finding({Engine::vllm})});
@@ -220,10 +221,10 @@ TEST(Baseline, AcceptsAFindingForTheEnginesItRecorded)
   std::vector<Report> more{one_finding({Engine::vllm, Engine::sglang, Engine::trtllm})};
   EXPECT_TRUE(apply_baseline(*parsed, "b", more).findings.empty()); // not stale
   ASSERT_EQ(more[0].findings.size(), 1u);
-  EXPECT_EQ(more[0].findings[0].details,
-            (std::vector<std::string>{"not accepted by the baseline, which accepts it for vLLM "
-                                      "only: SGLang and TensorRT-LLM now fail it too",
-                                      "vLLM checks 'mtp.fc'"}));
+  EXPECT_EQ(more[0].findings[0].message,
+            "draft stored unquantized; the baseline accepts it for vLLM only, not for SGLang and "
+            "TensorRT-LLM, which fail it");
+  EXPECT_EQ(more[0].findings[0].details, std::vector<std::string>{"vLLM checks 'mtp.fc'"});
 
   // Fewer engines than recorded: accepted.
   const auto both =
@@ -235,9 +236,34 @@ TEST(Baseline, AcceptsAFindingForTheEnginesItRecorded)
   std::vector<Report> third{one_finding({Engine::sglang, Engine::trtllm})};
   apply_baseline(*both, "b", third);
   ASSERT_EQ(third[0].findings.size(), 1u);
-  EXPECT_EQ(third[0].findings[0].details.front(),
-            "not accepted by the baseline, which accepts it for vLLM and SGLang only: "
-            "TensorRT-LLM now fails it too");
+  EXPECT_EQ(third[0].findings[0].message,
+            "draft stored unquantized; the baseline accepts it for vLLM and SGLang only, not for "
+            "TensorRT-LLM, which fails it");
+}
+
+// Entries for one finding count together (baselines merged from per-engine runs); a name written
+// twice counts once.
+TEST(Baseline, EntriesForOneFindingAcceptTheirEnginesTogether)
+{
+  const std::string print = fingerprint(one_finding({}).findings[0]);
+  const auto entry = [&](const std::string& engines) {
+    return R"({"rule": "QC101", "folder": "m", "fingerprint": ")" + print + R"(", "engines": )" +
+           engines + "}";
+  };
+  const auto merged =
+    parse_baseline("b", R"({"version": 1, "findings": [)" + entry(R"(["vllm", "vllm"])") + ", " +
+                          entry(R"(["sglang"])") + "]}");
+  ASSERT_TRUE(merged) << merged.error();
+  EXPECT_EQ(*(*merged)[0].engines, std::vector<Engine>{Engine::vllm});
+  std::vector<Report> two{one_finding({Engine::vllm, Engine::sglang})};
+  EXPECT_TRUE(apply_baseline(*merged, "b", two).findings.empty());
+  EXPECT_TRUE(two[0].findings.empty());
+  std::vector<Report> three{one_finding({Engine::vllm, Engine::sglang, Engine::trtllm})};
+  EXPECT_TRUE(apply_baseline(*merged, "b", three).findings.empty());
+  ASSERT_EQ(three[0].findings.size(), 1u);
+  EXPECT_EQ(three[0].findings[0].message,
+            "draft stored unquantized; the baseline accepts it for vLLM and SGLang only, not for "
+            "TensorRT-LLM, which fails it");
 }
 
 // A baseline without engines (written before they were recorded, or by hand) accepts the
@@ -245,27 +271,33 @@ TEST(Baseline, AcceptsAFindingForTheEnginesItRecorded)
 TEST(Baseline, EntriesWithoutEnginesAcceptAnyEngine)
 {
   const std::string print = fingerprint(one_finding({}).findings[0]);
-  const auto parsed = parse_baseline(
-    "b", R"({"version": 1, "findings": [{"rule": "QC101", "folder": "m", "fingerprint": ")" +
-           print + R"("}]})");
+  const std::string old_entry =
+    R"({"rule": "QC101", "folder": "m", "fingerprint": ")" + print + R"("})";
+  const auto parsed = parse_baseline("b", R"({"version": 1, "findings": [)" + old_entry + "]}");
   ASSERT_TRUE(parsed) << parsed.error();
   EXPECT_FALSE((*parsed)[0].engines);
   std::vector<Report> reports{one_finding({Engine::vllm, Engine::sglang, Engine::trtllm})};
   EXPECT_TRUE(apply_baseline(*parsed, "b", reports).findings.empty());
   EXPECT_TRUE(reports[0].findings.empty());
   EXPECT_EQ(render_baseline({one_finding({})}).find("engines"), std::string::npos);
-  // Recorded as failing no engine: any engine failing it now is news.
-  const auto none = parse_baseline(
-    "b", R"({"version": 1, "findings": [{"rule": "QC101", "folder": "m", "engines": [], )"
-         R"("fingerprint": ")" +
-           print + R"("}]})");
+  // Recorded as failing no engine: any engine failing it now is news, unless another entry for
+  // it records none.
+  const std::string none_entry =
+    R"({"rule": "QC101", "folder": "m", "engines": [], "fingerprint": ")" + print + R"("})";
+  const auto none = parse_baseline("b", R"({"version": 1, "findings": [)" + none_entry + "]}");
   ASSERT_TRUE(none) << none.error();
   std::vector<Report> failing{one_finding({Engine::trtllm})};
   apply_baseline(*none, "b", failing);
   ASSERT_EQ(failing[0].findings.size(), 1u);
-  EXPECT_EQ(failing[0].findings[0].details.front(),
-            "not accepted by the baseline, which records no engine failing it: TensorRT-LLM now "
-            "fails it");
+  EXPECT_EQ(failing[0].findings[0].message,
+            "draft stored unquantized; the baseline records no engine failing it, and "
+            "TensorRT-LLM fails it");
+  const auto either =
+    parse_baseline("b", R"({"version": 1, "findings": [)" + none_entry + ", " + old_entry + "]}");
+  ASSERT_TRUE(either) << either.error();
+  std::vector<Report> accepted{one_finding({Engine::trtllm})};
+  EXPECT_TRUE(apply_baseline(*either, "b", accepted).findings.empty());
+  EXPECT_TRUE(accepted[0].findings.empty());
 }
 
 TEST(Baseline, EnginesMustBeAListOfEngineNames)
@@ -364,9 +396,16 @@ TEST_F(Workspace, BaselineKeepsAFindingMoreEnginesFail)
   const Json j = Json::parse(all.out);
   ASSERT_EQ(j["findings"].size(), 1u) << j.dump(2);
   EXPECT_EQ(j["findings"][0]["rule"], "QC101");
-  EXPECT_EQ(
-    j["findings"][0]["details"][0],
-    "not accepted by the baseline, which accepts it for vLLM only: SGLang now fails it too");
+  const std::string said = "the baseline accepts it for vLLM only, not for SGLang, which fails it";
+  EXPECT_TRUE(j["findings"][0]["message"].get<std::string>().ends_with("; " + said)) << j.dump(2);
+  // The CI formats say it too.
+  const Out github =
+    qcheck_run("lint --format github --baseline " + baseline + " " + path("model"));
+  EXPECT_EQ(github.exit_code, 1);
+  EXPECT_NE(github.out.find(said), std::string::npos) << github.out;
+  const Out sarif = qcheck_run("lint --format sarif --baseline " + baseline + " " + path("model"));
+  EXPECT_EQ(sarif.exit_code, 1);
+  EXPECT_NE(sarif.out.find(said), std::string::npos) << sarif.out;
 }
 
 TEST(Baseline, FolderKeyDropsEmptyAndDotComponentsOnly)

@@ -73,8 +73,8 @@ Expected<std::vector<BaselineEntry>> parse_baseline(const std::string& file, std
 
 // Removes findings the baseline accepts; reports baseline entries that matched nothing as QC123
 // findings in an extra report for the baseline file. Returns that report (possibly empty). A
-// finding with the identity of an entry but failing an engine the entry does not record is kept,
-// with a detail line saying so (the entry is not stale: its finding is still there).
+// finding with the identity of entries but failing an engine none of them records (an entry
+// without engines accepts any) is kept, its message saying so; those entries are not stale.
 Report apply_baseline(const std::vector<BaselineEntry>& baseline, const std::string& baseline_file,
                       std::vector<Report>& reports);
 
