@@ -1484,6 +1484,19 @@ mimo_v2_layer(Engine engine, const ModelInfo& model, std::string_view module)
   return out;
 }
 
+} // namespace
+
+std::string
+unbuilt_draft_note(Engine engine, const ModelInfo& model, std::string_view module)
+{
+  const std::optional<MimoV2Layer> layer = mimo_v2_layer(engine, model, module);
+  return layer && !layer->built ? "it builds MiMo-V2's MTP layer 0 only and loads none of this "
+                                  "layer's weights"
+                                : std::string();
+}
+
+namespace {
+
 // Xiaomi MiMo (MiMoForCausalLM; not MiMo-V2): the name an engine gives a module of MTP layer k
 // (model.mtp_layers.{k}.X), or nullopt. vLLM's drafter config has num_hidden_layers 0, so MTP
 // layer k is built as "model.layers.{k}" (mimo_mtp.py, speculative.py hf_config_override);

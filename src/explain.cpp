@@ -117,6 +117,10 @@ explain_module(const LintRun& run, const std::string& name, const std::vector<En
           out += fmt::format("  {}: builds the draft's head as 'model.shared_head.head' and fills "
                              "it from the target model's head, never from this tensor\n",
                              display_name(engine));
+        } else if (const std::string unbuilt =
+                     unbuilt_draft_note(engine, run.declaration.model, m.name);
+                   !unbuilt.empty()) {
+          out += fmt::format("  {}: builds no layer for it: {}\n", display_name(engine), unbuilt);
         } else {
           out += fmt::format("  {}: not a quantizable layer ({})\n", display_name(engine),
                              to_string(m.role));

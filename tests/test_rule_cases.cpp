@@ -3478,6 +3478,41 @@ TEST(RuleCases, MimoV2PublishedFp8ListIsClean)
   EXPECT_TRUE(r.findings.empty()) << text(r);
 }
 
+// explain on a module of MTP layer 1: vLLM loads no layer of it (layer 0 only), which explain
+// says rather than calling the Linear "not a quantizable layer"; SGLang's draft decides it under
+// model.decoder. Layer 0's module is checked by both.
+TEST(RuleCases, ExplainMimoV2SaysVllmBuildsMtpLayer0Only)
+{
+  MemoryFileSystem fs = folder(
+    config(k_mimo_v2,
+           fp8_not_convert({"model.layers.0.self_attn.o_proj", "model.decoder.self_attn.o_proj"})),
+    mimo_v2_fp8());
+  auto run = lint_path(fs, "m", {});
+  ASSERT_TRUE(run);
+  const std::vector<Engine> engines{Engine::vllm, Engine::sglang};
+  const auto later = explain_module(*run, "model.mtp.layers.1.mlp.down_proj", engines);
+  ASSERT_TRUE(later) << later.error();
+  EXPECT_NE(later->find("  vLLM: builds no layer for it: it builds MiMo-V2's MTP layer 0 only and "
+                        "loads none of this layer's weights\n"),
+            std::string::npos)
+    << *later;
+  EXPECT_EQ(later->find("not a quantizable layer"), std::string::npos) << *later;
+  EXPECT_NE(later->find("  SGLang: checks 'model.decoder.mlp.down_proj'"), std::string::npos)
+    << *later;
+  const auto first = explain_module(*run, "model.mtp.layers.0.mlp.down_proj", engines);
+  ASSERT_TRUE(first) << first.error();
+  EXPECT_NE(first->find("  vLLM: checks 'model.mtp.layers.0.mlp.down_proj'"), std::string::npos)
+    << *first;
+  // A norm of that layer: vLLM loads none of it either; SGLang builds it, not quantizable.
+  const auto norm_module = explain_module(*run, "model.mtp.layers.1.enorm", engines);
+  ASSERT_TRUE(norm_module) << norm_module.error();
+  EXPECT_NE(norm_module->find("  vLLM: builds no layer for it: it builds MiMo-V2's MTP layer 0"),
+            std::string::npos)
+    << *norm_module;
+  EXPECT_NE(norm_module->find("  SGLang: not a quantizable layer (norm)"), std::string::npos)
+    << *norm_module;
+}
+
 // Without SGLang's name the draft's BF16 o_proj is quantized there (QC101, SGLang alone): the
 // fix names it as SGLang builds it, and verifies. An MTP o_proj stored FP8 is one vLLM builds
 // unquantized (QC108) for layer 0, the only one it loads.

@@ -228,6 +228,10 @@ bool builds_plain_linear(Engine engine, QuantFormat format, const EngineLayer& l
 // builds under main layer k's names and SGLang under bare ones (self_attn.X, mlp.X).
 bool draft_names_unlistable(Engine engine, const ModelInfo& model, std::string_view module);
 
+// Why `engine` builds no layer at all for draft module `module`, which other engines load
+// (vLLM builds MiMo-V2's MTP layer 0 only); empty for every other module.
+std::string unbuilt_draft_note(Engine engine, const ModelInfo& model, std::string_view module);
+
 // The names compressed-tensors engines resolve a fused MoE layer's scheme from, however its
 // experts are stored: "{prefix}.0.gate_proj", ".0.up_proj" and ".0.down_proj" (spec 3.4). No
 // module has them when the experts are stored fused or named otherwise (w1/w2/w3). Empty for
