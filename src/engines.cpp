@@ -451,10 +451,26 @@ bnb_entry(std::string_view entry, std::string_view prefix)
   return prefix == entry || prefix.starts_with(fmt::format("{}.", entry));
 }
 
+// vLLM's is_layer_skipped (quantization/utils/quant_utils.py): an entry equal to the prefix or,
+// for a prefix holding "experts" (a fused MoE layer, a shared expert's projection), one that
+// contains it. SGLang's: dotted module-path boundaries (PR 23467). Fused shards are compared
+// with fp8_shard_entry().
 bool
 fp8_entry(Engine engine, std::string_view entry, std::string_view prefix)
 {
-  return engine == Engine::vllm ? entry == prefix : dotted_match(entry, prefix);
+  if (engine != Engine::vllm) {
+    return dotted_match(entry, prefix);
+  }
+  return entry == prefix ||
+         (contains(prefix, "experts") && entry.size() > prefix.size() && contains(entry, prefix));
+}
+
+// A fused layer's shard as the engines compare it: vLLM exactly (its experts branch is for
+// prefixes it does not split), SGLang on dotted boundaries.
+bool
+fp8_shard_entry(Engine engine, std::string_view entry, std::string_view shard)
+{
+  return engine == Engine::vllm ? entry == shard : dotted_match(entry, shard);
 }
 
 // Shard prefixes of a fused layer, or just the prefix.
@@ -2119,17 +2135,24 @@ decide_layer(Engine engine, const ConfigSource& s, const ModelInfo& model, const
         [](std::string_view e, std::string_view n) { return contains(n, e); }, ix);
     }
     break;
-  case QuantFormat::fp8:
+  case QuantFormat::fp8: {
+    const auto shard = [&](std::string_view e, std::string_view n) {
+      return fp8_shard_entry(engine, e, n);
+    };
+    const auto whole = [&](std::string_view e, std::string_view n) {
+      return fp8_entry(engine, e, n);
+    };
     if (layer.kind == LayerKind::fused_moe && engine == Engine::vllm) {
-      d.quantized = true;
-      d.reason = "vLLM's FP8 loader does not check MoE layers against the list";
+      // vLLM's Fp8Config asks is_layer_skipped for the fused MoE prefix alone: an entry naming
+      // any one of its experts (it contains the prefix) skips the whole layer.
+      EngineLayer moe = layer;
+      moe.shards.clear();
+      decide_by_list(d, moe, s.excludes, s.list_key, shard, whole, ix);
     } else {
-      decide_by_list(
-        d, layer, s.excludes, s.list_key,
-        [&](std::string_view e, std::string_view n) { return fp8_entry(engine, e, n); },
-        [&](std::string_view e, std::string_view n) { return fp8_entry(engine, e, n); }, ix);
+      decide_by_list(d, layer, s.excludes, s.list_key, shard, whole, ix);
     }
     break;
+  }
   case QuantFormat::quark: {
     auto match = [&](std::string_view e, std::string_view n) {
       return quark_entry(engine, e, n, &d.errors);
@@ -2398,7 +2421,10 @@ index_needs(Engine engine, const ConfigSource& source)
     n.options = {.mode = Mode::dotted};
     break;
   case QuantFormat::fp8:
-    n.options = {.mode = engine == Engine::vllm ? Mode::exact : Mode::dotted};
+    // vLLM: exact, or (both holding "experts") an entry that contains the name.
+    n.options = engine == Engine::vllm
+                  ? EntryIndex::Options{.mode = Mode::exact, .reverse_marker = "experts"}
+                  : EntryIndex::Options{.mode = Mode::dotted};
     break;
   case QuantFormat::awq:
     n.options = {.mode = Mode::substring};
@@ -2434,7 +2460,7 @@ merge(IndexNeeds a, const IndexNeeds& b)
     }
     o.parents = true;
   }
-  if (o.reverse_marker.empty()) { // only vLLM's ModelOpt matcher has one
+  if (o.reverse_marker.empty()) { // only vLLM's ModelOpt and FP8 matchers have one, "experts"
     o.reverse_marker = b.options.reverse_marker;
   }
   a.strip = a.strip || b.strip;

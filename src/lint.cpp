@@ -1708,7 +1708,7 @@ private:
           std::none_of(
             m_inventory.modules.begin(), m_inventory.modules.end(),
             [&](const Module& m) { return m.name == entry || vllm_namespace(m.name) == entry; }) &&
-          reaches_a_quantizable_module(entry)) {
+          !names_a_vllm_moe(s, entry) && reaches_a_quantizable_module(entry)) {
         verdict |= k_entry_short_fp8;
       }
       const bool substring_engine = s.format == QuantFormat::modelopt;
@@ -1750,6 +1750,17 @@ private:
       }
     }
     return false;
+  }
+
+  // True when vLLM's FP8 matcher takes `entry` for one of its fused MoE layers (the layer's
+  // prefix, or an entry containing it): a name vLLM uses, though no module bears it.
+  bool names_a_vllm_moe(const ConfigSource& s, std::string_view entry)
+  {
+    const std::vector<EngineLayer>& layers = layers_for(Engine::vllm);
+    return std::any_of(layers.begin(), layers.end(), [&](const EngineLayer& l) {
+      return l.kind == LayerKind::fused_moe &&
+             entry_matches(Engine::vllm, s.format, entry, l.prefix);
+    });
   }
 
   void write_entry_findings(const ConfigSource& s, const DecidedList& list)
@@ -2405,8 +2416,10 @@ private:
       if (listed[l] > 0 && listed[l] < layer.modules.size()) {
         // What the engines then do depends on the format (spec 2.2.1, 3.3, 3.4).
         const std::string consequence =
-          s->format == QuantFormat::modelopt
-            ? "vLLM then excludes the whole MoE (its ModelOpt rule for entries naming experts)"
+          s->format == QuantFormat::modelopt || s->format == QuantFormat::fp8
+            ? fmt::format(
+                "vLLM then excludes the whole MoE (its {} rule for entries naming experts)",
+                s->format == QuantFormat::fp8 ? "FP8" : "ModelOpt")
           : s->format == QuantFormat::compressed_tensors
             ? "vLLM and SGLang decide the whole MoE from expert 0's projections alone"
             : "the engines decide the fused MoE as one layer";

@@ -3478,6 +3478,91 @@ TEST(RuleCases, MimoV2PublishedFp8ListIsClean)
   EXPECT_TRUE(r.findings.empty()) << text(r);
 }
 
+namespace {
+
+// Qwen3-MoE in HF FP8 blocks: attention FP8, the router BF16, two experts in `layout`.
+template<typename Layout>
+Tensors
+fp8_moe_layer(Layout layout)
+{
+  return experts("model.layers.0.mlp.experts", 0, 1, layout) +
+         bf16("model.layers.0.mlp.gate", 2, 64) + fp8_block("model.layers.0.self_attn.o_proj") +
+         bf16("lm_head");
+}
+
+const auto make_fp8_block_expert = [](const std::string& m, auto... dims) {
+  return fp8_block(m, dims...);
+};
+
+Strings
+every_expert_projection()
+{
+  Strings out;
+  for (const char* e : {"0", "1"}) {
+    for (const char* p : {"gate_proj", "up_proj", "down_proj"}) {
+      out.push_back(fmt::format("model.layers.0.mlp.experts.{}.{}", e, p));
+    }
+  }
+  return out;
+}
+
+} // namespace
+
+// vLLM's Fp8Config asks is_layer_skipped for fused MoE layers too, and its experts branch skips
+// the MoE when an entry contains the layer's prefix. BF16 experts listed one by one load in
+// both engines (qcheck said vLLM quantizes every MoE under FP8: a false QC101); unlisted they
+// fail in both.
+TEST(RuleCases, Fp8MoeListedExpertByExpertLoadsInVllm)
+{
+  Strings listed = every_expert_projection();
+  listed.push_back("model.layers.0.mlp.gate");
+  listed.push_back("lm_head");
+  const Report r =
+    lint_folder(folder(config(k_qwen3_moe, fp8_not_convert(listed)), fp8_moe_layer(make_bf16)));
+  EXPECT_TRUE(r.findings.empty()) << text(r);
+  // The whole fused layer named once: the same for vLLM (exactly; SGLang reads it as a dotted
+  // ancestor of every expert).
+  const Report whole =
+    lint_folder(folder(config(k_qwen3_moe, fp8_not_convert({"model.layers.0.mlp.experts",
+                                                            "model.layers.0.mlp.gate", "lm_head"})),
+                       fp8_moe_layer(make_bf16)));
+  EXPECT_TRUE(whole.findings.empty()) << text(whole);
+  const Report unlisted =
+    lint_folder(folder(config(k_qwen3_moe, fp8_not_convert({"model.layers.0.mlp.gate", "lm_head"})),
+                       fp8_moe_layer(make_bf16)));
+  const auto found = findings(unlisted, RuleId::undeclared_unquantized);
+  ASSERT_EQ(found.size(), 1u) << text(unlisted);
+  EXPECT_EQ(engines(found[0]), (std::set<Engine>{Engine::vllm, Engine::sglang}));
+}
+
+// One expert projection listed while the experts are stored FP8: vLLM builds the whole MoE
+// unquantized (the entry contains its prefix), which cannot load them (QC102), and QC105 says why.
+TEST(RuleCases, Fp8OneListedExpertExcludesTheWholeMoeInVllm)
+{
+  // Short, and padded past the length from which the list is indexed (the index offers an entry
+  // holding "experts" to the names it contains).
+  for (const size_t padding : {0, 40}) {
+    Strings listed{"model.layers.0.mlp.experts.0.gate_proj", "model.layers.0.mlp.gate", "lm_head"};
+    for (size_t i = 0; i < padding; ++i) {
+      listed.push_back(fmt::format("model.layers.0.self_attn.o_proj.pad{}", i));
+    }
+    const Report r = lint_folder(
+      folder(config(k_qwen3_moe, fp8_not_convert(listed)), fp8_moe_layer(make_fp8_block_expert)));
+    const auto excluded = findings(r, RuleId::excluded_but_quantized);
+    ASSERT_FALSE(excluded.empty()) << padding << "\n" << text(r);
+    std::set<Engine> failing;
+    for (const Finding& f : excluded) {
+      failing.insert(f.engines.begin(), f.engines.end());
+    }
+    EXPECT_TRUE(failing.contains(Engine::vllm)) << padding << "\n" << text(r);
+    const Finding partial = only(r, RuleId::partial_expert_exclusion,
+                                 "modules_to_not_convert names 1 of the 6 expert projections of "
+                                 "'model.layers.0.mlp.experts'; vLLM then excludes the whole MoE "
+                                 "(its FP8 rule for entries naming experts)");
+    EXPECT_EQ(partial.severity, Severity::warning);
+  }
+}
+
 // explain on a module of MTP layer 1: vLLM loads no layer of it (layer 0 only), which explain
 // says rather than calling the Linear "not a quantizable layer"; SGLang's draft decides it under
 // model.decoder. Layer 0's module is checked by both.
