@@ -434,6 +434,10 @@ quark_entry(Engine engine, std::string_view entry, std::string_view prefix,
             std::vector<std::string>* errors)
 {
   if (entry.starts_with("re:")) {
+    // vLLM's apply_vllm_mapper renames exact entries, not regexes: they meet its own prefixes.
+    if (engine == Engine::vllm && vllm_renames(prefix)) {
+      return regex_entry(entry, vllm_namespace(prefix), false, errors);
+    }
     return regex_entry(entry, prefix, false, errors);
   }
   return entry == prefix ||
@@ -2416,6 +2420,7 @@ index_needs(Engine engine, const ConfigSource& source)
     break;
   case QuantFormat::quark:
     n.options = {.mode = Mode::exact, .globs = true, .regex_entries = true};
+    n.mapped = engine == Engine::vllm; // its regexes meet its renamed VLM prefixes
     break;
   case QuantFormat::bitsandbytes:
     n.options = {.mode = Mode::dotted};

@@ -411,7 +411,7 @@ private:
         sglang && sglang->format == QuantFormat::quark && root == "mtp" &&
         (type.starts_with("qwen3_5") || type.starts_with("qwen3_6")) &&
         std::any_of(sglang->excludes.begin(), sglang->excludes.end(),
-                    [](std::string_view e) { return e.find("mtp.") != std::string::npos; });
+                    [](std::string_view e) { return e.starts_with("mtp."); });
       if (quantized > 0 && unquantized > 0 && sglang_all_or_nothing) {
         add(RuleId::mtp_partially_quantized, "",
             fmt::format("draft '{}' stores {} projection{} quantized and {} unquantized; SGLang "
@@ -509,10 +509,12 @@ private:
     }
   }
 
-  // SGLang reads Quark entries as exact names or "re:" regexes: a glob of its list that names
-  // one of `modules` (tried up to a bound) as vLLM reads it, said so; empty when none does.
+  // SGLang reads Quark entries as exact names or "re:" regexes: a glob of its list that would
+  // name one of `modules` (up to 256 of them) as a glob, said so; empty when none does. A hint
+  // with a budget of glob matches per run (m_glob_note_budget), so thousands of globs against
+  // thousands of findings cost milliseconds, not seconds.
   std::string sglang_quark_glob_note(const std::set<Engine>& engines,
-                                     const std::vector<std::string>& modules) const
+                                     const std::vector<std::string>& modules)
   {
     const ConfigSource* s = source_for(m_declaration, Engine::sglang);
     if (!engines.contains(Engine::sglang) || !s || s->format != QuantFormat::quark) {
@@ -526,9 +528,13 @@ private:
         continue;
       }
       for (size_t i = 0; i < tried; ++i) {
+        if (m_glob_note_budget == 0) {
+          return {};
+        }
+        --m_glob_note_budget;
         if (fnmatch(entry, modules[i])) {
-          return fmt::format("the glob '{}' excludes '{}' in vLLM but nothing in SGLang, which "
-                             "reads Quark entries as exact names or \"re:\" regexes",
+          return fmt::format("'{}' would name '{}' as a glob, but SGLang reads Quark entries as "
+                             "exact names or \"re:\" regexes",
                              entry, modules[i]);
         }
       }
@@ -876,9 +882,14 @@ private:
     case QuantFormat::quark:
       // SGLang reads Quark entries as exact names or "re:" regexes, never globs (vLLM reads
       // globs since PR 48606 only): a whole root is a start-anchored regex ending at its dot.
+      // vLLM maps Quark's exact entries into its VLM namespace but not its regexes, which meet
+      // its renamed prefixes (language_model.model.X): a root renamed there gets both spellings.
       if (whole) {
         for (const auto& s : spellings) {
           f.suggested_entries.push_back(fmt::format("re:{}\\.", regex_escape(s)));
+          if (const std::string renamed = vllm_namespace(s); renamed != s) {
+            f.suggested_entries.push_back(fmt::format("re:{}\\.", regex_escape(renamed)));
+          }
         }
       } else {
         f.suggested_entries = module_spellings();
@@ -933,7 +944,7 @@ private:
     if (!f.suggested_entries.empty()) {
       std::vector<std::string> quoted;
       for (const auto& e : f.suggested_entries) {
-        quoted.push_back(fmt::format("\"{}\"", e));
+        quoted.push_back(escape_json(e)); // as it is written in the file: pasted, it parses
       }
       std::vector<std::string> lists;
       for (const auto& s : m_declaration.sources) {
@@ -2655,6 +2666,7 @@ private:
   static constexpr size_t k_named_like_tries = 64;
   NameSet m_known;                        // built once scans stop paying
   std::optional<NameSet> m_known_modules; // known_module_names(), when built early
+  size_t m_glob_note_budget = 1u << 20;   // fnmatch calls left for sglang_quark_glob_note()
   std::vector<size_t> m_listed_experts;   // per vLLM layer, from count_listed_experts()
   std::deque<std::pair<const ConfigSource*, std::vector<int8_t>>> m_known_entries;
   std::unordered_map<std::string, std::string> m_overmatch_examples;

@@ -874,10 +874,14 @@ TEST(RuleCases, QC101QuarkGlobExcludesNothingInSglang)
     EXPECT_EQ(found[0].modules,
               (Strings{"model.layers.1.mlp.down_proj", "model.layers.1.self_attn.o_proj"}));
     EXPECT_EQ(found[0].details.back(),
-              "the glob '" + glob +
-                "' excludes 'model.layers.1.mlp.down_proj' in vLLM but nothing in SGLang, which "
-                "reads Quark entries as exact names or \"re:\" regexes");
+              "'" + glob +
+                "' would name 'model.layers.1.mlp.down_proj' as a glob, but SGLang reads Quark "
+                "entries as exact names or \"re:\" regexes");
     EXPECT_EQ(found[0].suggested_entries, Strings{"re:model\\.layers\\.1\\."});
+    // The fix line quotes the entry as the file holds it: pasted into the list, it parses.
+    EXPECT_EQ(
+      found[0].fix,
+      "add \"re:model\\\\.layers\\\\.1\\\\.\" to config.json exclude (qcheck fix --inplace)");
     auto run = lint_path(fs, "m", {});
     ASSERT_TRUE(run);
     const FixPlan plan = plan_fix(fs, *run, {});
@@ -893,6 +897,43 @@ TEST(RuleCases, QC101QuarkGlobExcludesNothingInSglang)
       lint_folder(folder(config(k_llama, quark(listed)), llama_fp8_with_bf16_layer1()));
     EXPECT_TRUE(r.findings.empty()) << text(r);
   }
+}
+
+// vLLM maps Quark's exact entries into its VLM namespace, not its regexes, which meet its
+// renamed prefixes (language_model.model.X): a regex in checkpoint names excludes the layer for
+// SGLang alone. fix writes the root in both namespaces, and the patched folder lints clean.
+TEST(RuleCases, QC101QuarkVlmRegexMeetsVllmRenamedPrefixes)
+{
+  const std::string qwen35_vlm =
+    R"("architectures": ["Qwen3_5MoeForConditionalGeneration"], "model_type": "qwen3_5_moe", )"
+    R"("text_config": {"model_type": "qwen3_5_moe_text", "num_hidden_layers": 2})";
+  const std::string l = "model.language_model.layers.";
+  const Tensors stored = fp8(l + "0.self_attn.o_proj") + fp8(l + "0.mlp.down_proj") +
+                         bf16(l + "1.self_attn.o_proj") + bf16(l + "1.mlp.down_proj") +
+                         bf16("lm_head");
+  MemoryFileSystem fs = folder(config(qwen35_vlm, quark({"lm_head"})), stored);
+  auto run = lint_path(fs, "m", {});
+  ASSERT_TRUE(run);
+  const auto found = findings(run->report, RuleId::undeclared_unquantized);
+  ASSERT_EQ(found.size(), 1u) << text(run->report);
+  EXPECT_EQ(found[0].suggested_entries, (Strings{"re:model\\.language_model\\.layers\\.1\\.",
+                                                 "re:language_model\\.model\\.layers\\.1\\."}));
+  const FixPlan plan = plan_fix(fs, *run, {});
+  EXPECT_TRUE(plan.refused.empty()) << fmt::format("{}", fmt::join(plan.refused, "\n"));
+  EXPECT_EQ(plan.edits.size(), 1u);
+  // Each spelling alone: the checkpoint's for SGLang only, vLLM's for vLLM only.
+  const Report checkpoint_names = lint_folder(folder(
+    config(qwen35_vlm, quark({"lm_head", "re:model\\\\.language_model\\\\.layers\\\\.1\\\\."})),
+    stored));
+  const auto in_vllm = findings(checkpoint_names, RuleId::undeclared_unquantized);
+  ASSERT_EQ(in_vllm.size(), 1u) << text(checkpoint_names);
+  EXPECT_EQ(engines(in_vllm[0]), std::set<Engine>{Engine::vllm});
+  const Report vllm_names = lint_folder(folder(
+    config(qwen35_vlm, quark({"lm_head", "re:language_model\\\\.model\\\\.layers\\\\.1\\\\."})),
+    stored));
+  const auto in_sglang = findings(vllm_names, RuleId::undeclared_unquantized);
+  ASSERT_EQ(in_sglang.size(), 1u) << text(vllm_names);
+  EXPECT_EQ(engines(in_sglang[0]), std::set<Engine>{Engine::sglang});
 }
 
 // A whole NextN draft under Quark: vLLM checks its checkpoint names, SGLang model.decoder.X and
