@@ -1922,6 +1922,11 @@ TEST(RuleCases, QC109Positive)
   only(r, RuleId::mtp_partially_quantized,
        "draft 'mtp' stores 4 projections quantized and 1 unquantized; SGLang builds the whole "
        "Qwen3.5 drafter BF16 when any mtp.* entry is excluded");
+  // SGLang's rule takes entries starting with "mtp.": one holding it further on ("*mtp.fc", a
+  // glob vLLM reads) leaves SGLang building the drafter module by module, no all-or-nothing.
+  const Report inner =
+    lint_folder(folder(config(k_qwen35, quark({"lm_head", "*mtp.fc"})), qwen35_quark(true)));
+  EXPECT_TRUE(findings(inner, RuleId::mtp_partially_quantized).empty()) << text(inner);
 }
 
 // The whole drafter BF16 and "mtp.*" excluded: no mix, nothing fails. SGLang reads the glob as
