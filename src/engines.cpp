@@ -786,21 +786,31 @@ first_match(const List& list, std::string_view name, Match match,
   return indexed->sighted.empty() ? hit : first_sighted_before(list, name, match, *indexed, hit);
 }
 
+// What an engine's matcher compares of a fused layer (one without shards has its prefix alone).
+enum class Compared : uint8_t
+{
+  shards_then_prefix, // each shard; then the prefix, when the shards did not settle it
+  shards,             // each shard, never the fused name (vLLM's is_layer_skipped)
+  prefix,             // the fused name, never its shards (bitsandbytes; a fused MoE by its prefix)
+};
+
 // Shard-aware exclusion: a fused layer is excluded when all shards are, and disagreement is
-// recorded; `whole` is then tried on the fused prefix itself, unless `prefix_compared` is false
-// (an engine that never compares the prefix). Each of `indexes`' matchers must be given the
-// same match function on every call: it remembers that function's answers. A layer excluded
-// because every shard is listed gets d.shard_entries, or with `entry_indices` their indices in
-// `list` there instead (for a caller that maps them back to the list's spelling).
+// recorded; `whole` is then tried on the fused prefix itself, as `compared` says. Each of
+// `indexes`' matchers must be given the same match function on every call: it remembers that
+// function's answers. A layer excluded because every shard is listed gets d.shard_entries, or
+// with `entry_indices` their indices in `list` there instead (for a caller that maps them back
+// to the list's spelling).
 template<typename List, typename ShardMatch, typename WholeMatch>
 void
 decide_by_list(Decision& d, const EngineLayer& layer, const List& list, std::string_view list_name,
                ShardMatch shard_match, WholeMatch whole_match, const ListIndexes* indexes = nullptr,
-               bool prefix_compared = true, std::vector<uint32_t>* entry_indices = nullptr)
+               Compared compared = Compared::shards_then_prefix,
+               std::vector<uint32_t>* entry_indices = nullptr)
 {
   using Entry = typename List::value_type;
   d.quantized = true;
-  if (!layer.shards.empty()) {
+  const bool prefix_compared = layer.shards.empty() || compared != Compared::shards;
+  if (!layer.shards.empty() && compared != Compared::prefix) {
     // Per shard, the entry that matched it (null: none); the names are listed only when shards
     // disagree, the entries only when all of them are listed.
     thread_local std::vector<const Entry*> matched;
@@ -916,7 +926,7 @@ decide_modelopt(Decision& d, Engine engine, const ConfigSource& s, const EngineL
     std::vector<uint32_t> shard_entries; // indices into `expanded`
     decide_by_list(
       d, layer, expanded, list_name, [](std::string_view e, std::string_view n) { return e == n; },
-      modelopt_vllm_entry, ix, true, &shard_entries);
+      modelopt_vllm_entry, ix, Compared::shards_then_prefix, &shard_entries);
     if (!d.matched.empty()) {
       const auto it = std::find(expanded.begin(), expanded.end(), d.matched);
       if (it != expanded.end()) {
@@ -987,7 +997,7 @@ decide_ct(Decision& d, Engine engine, const ConfigSource& s, const ModelInfo& mo
     std::vector<std::string_view> children(probed.begin(), probed.end());
     EngineLayer probe = layer;
     probe.shards = children;
-    decide_by_list(d, probe, s.excludes, "ignore", match, match, ix, false);
+    decide_by_list(d, probe, s.excludes, "ignore", match, match, ix, Compared::shards);
   } else {
     decide_by_list(d, layer, s.excludes, "ignore", match, match, ix);
   }
@@ -2128,7 +2138,10 @@ decide_layer(Engine engine, const ConfigSource& s, const ModelInfo& model, const
     }
     break;
   case QuantFormat::awq:
-    if (s.excludes.empty()) {
+    // Substrings. vLLM infers an empty list from the stored dtypes (maybe_update_config) and
+    // compares a fused layer's shards alone, a fused MoE's prefix; SGLang infers nothing and
+    // compares the prefix alone (is_layer_skipped_awq).
+    if (s.excludes.empty() && engine == Engine::vllm) {
       d.inferred = true;
       d.quantized = stored_quantized;
       d.reason = "modules_to_not_convert is empty; vLLM infers exclusions from dtypes";
@@ -2136,7 +2149,9 @@ decide_layer(Engine engine, const ConfigSource& s, const ModelInfo& model, const
       decide_by_list(
         d, layer, s.excludes, "modules_to_not_convert",
         [](std::string_view e, std::string_view n) { return contains(n, e); },
-        [](std::string_view e, std::string_view n) { return contains(n, e); }, ix);
+        [](std::string_view e, std::string_view n) { return contains(n, e); }, ix,
+        engine == Engine::vllm && layer.kind != LayerKind::fused_moe ? Compared::shards
+                                                                     : Compared::prefix);
     }
     break;
   case QuantFormat::fp8: {
@@ -2146,15 +2161,13 @@ decide_layer(Engine engine, const ConfigSource& s, const ModelInfo& model, const
     const auto whole = [&](std::string_view e, std::string_view n) {
       return fp8_entry(engine, e, n);
     };
-    if (layer.kind == LayerKind::fused_moe && engine == Engine::vllm) {
-      // vLLM's Fp8Config asks is_layer_skipped for the fused MoE prefix alone: an entry naming
-      // any one of its experts (it contains the prefix) skips the whole layer.
-      EngineLayer moe = layer;
-      moe.shards.clear();
-      decide_by_list(d, moe, s.excludes, s.list_key, shard, whole, ix);
-    } else {
-      decide_by_list(d, layer, s.excludes, s.list_key, shard, whole, ix);
-    }
+    // vLLM's Fp8Config asks is_layer_skipped for a fused MoE layer's prefix alone (an entry
+    // naming any one of its experts contains it, and skips the whole layer), and for another
+    // fused layer its shards alone.
+    decide_by_list(d, layer, s.excludes, s.list_key, shard, whole, ix,
+                   engine != Engine::vllm               ? Compared::shards_then_prefix
+                   : layer.kind == LayerKind::fused_moe ? Compared::prefix
+                                                        : Compared::shards);
     break;
   }
   case QuantFormat::quark: {
@@ -2193,7 +2206,9 @@ decide_layer(Engine engine, const ConfigSource& s, const ModelInfo& model, const
       d.quantized = true;
       d.reason = "bitsandbytes never skips fused MoE layers";
     } else {
-      decide_by_list(d, layer, s.excludes, "llm_int8_skip_modules", bnb_entry, bnb_entry, ix);
+      // is_layer_skipped_bnb has no fused mapping: a fused layer by its own name alone.
+      decide_by_list(d, layer, s.excludes, "llm_int8_skip_modules", bnb_entry, bnb_entry, ix,
+                     Compared::prefix);
     }
     break;
   case QuantFormat::mxfp4:

@@ -86,6 +86,30 @@ plan_fix(const FileSystem& fs, LintRun& run, const LintOptions& options,
   std::set<QuantFormat> formats_touched;
 
   std::map<Target, std::vector<std::string>> removals;
+  // A QC101 finding's entries, added to every block of its format.
+  const auto add_suggestions = [&](const Finding& f) {
+    const ConfigSource* primary = decl.find(f.file);
+    if (!primary) {
+      plan.refused.push_back(fmt::format("{}: no declaration to patch", f.file));
+      return;
+    }
+    formats_touched.insert(primary->format);
+    for (const ConfigSource& s : decl.sources) {
+      if (s.format != primary->format) {
+        continue;
+      }
+      for (const std::string& entry : f.suggested_entries) {
+        if (entry.starts_with("-:")) {
+          additions[{s.file, list_pointer(s, "dynamic"), true}].emplace_back(entry, "{}");
+        } else if (s.format == QuantFormat::auto_round) {
+          additions[{s.file, list_pointer(s, "extra_config"), true}].emplace_back(
+            entry, R"({"bits": 16, "data_type": "fp"})");
+        } else {
+          additions[{s.file, list_pointer(s, s.list_key), false}].emplace_back(entry, "");
+        }
+      }
+    }
+  };
   for (const Finding& f : run.report.findings) {
     if (f.rule == RuleId::excluded_but_quantized && !f.suggested_entries.empty()) {
       const ConfigSource* primary = decl.find(f.file);
@@ -112,27 +136,7 @@ plan_fix(const FileSystem& fs, LintRun& run, const LintOptions& options,
       }
       continue;
     }
-    const ConfigSource* primary = decl.find(f.file);
-    if (!primary) {
-      plan.refused.push_back(fmt::format("{}: no declaration to patch", f.file));
-      continue;
-    }
-    formats_touched.insert(primary->format);
-    for (const ConfigSource& s : decl.sources) {
-      if (s.format != primary->format) {
-        continue;
-      }
-      for (const std::string& entry : f.suggested_entries) {
-        if (entry.starts_with("-:")) {
-          additions[{s.file, list_pointer(s, "dynamic"), true}].emplace_back(entry, "{}");
-        } else if (s.format == QuantFormat::auto_round) {
-          additions[{s.file, list_pointer(s, "extra_config"), true}].emplace_back(
-            entry, R"({"bits": 16, "data_type": "fp"})");
-        } else {
-          additions[{s.file, list_pointer(s, s.list_key), false}].emplace_back(entry, "");
-        }
-      }
-    }
+    add_suggestions(f);
   }
   // Every copy of a list ends with the same entries (R2): add what the others have. A block
   // of the format without the list (config.json with no "ignore") reads as an empty list: it
@@ -162,107 +166,136 @@ plan_fix(const FileSystem& fs, LintRun& run, const LintOptions& options,
     }
   }
 
+  // Patches the texts with `additions` and `removals` into `out` (edits, and refusals), and
+  // re-lints the patched configuration in memory (the decisions are all it needs): the report,
+  // nullopt when nothing changes.
+  const auto patch = [&](FixPlan& out) -> std::optional<Report> {
+    std::map<std::string, FileEdit> edits;
+    for (const auto& [target, entries] : additions) {
+      auto [it, inserted] = edits.try_emplace(target.file);
+      FileEdit& edit = it->second;
+      if (inserted) {
+        const std::string path = join_path(run.checkpoint.root, target.file);
+        auto text = fs.read_file(path, k_max_config_size);
+        if (!text) {
+          out.refused.push_back(text.error());
+          edits.erase(it);
+          continue;
+        }
+        if (auto why = edit_refusal(*text)) {
+          out.refused.push_back(fmt::format("{}: not edited: {}", target.file, *why));
+          edits.erase(it);
+          continue;
+        }
+        const FileInfo info = fs.stat(path);
+        edit.file = target.file;
+        edit.original = std::move(*text);
+        edit.patched = edit.original;
+        edit.is_symlink = info.is_symlink;
+        edit.mode = info.mode;
+      }
+      const std::string key = target.pointer.substr(target.pointer.rfind('/') + 1);
+      // The log shows entries as JSON tokens (escape_json): no control character reaches a
+      // terminal.
+      if (auto removal = removals.find(target); removal != removals.end()) {
+        auto patched = remove_from_string_array(edit.patched, target.pointer, removal->second);
+        if (!patched) {
+          out.refused.push_back(fmt::format("{}: {}", target.file, patched.error()));
+        } else if (*patched != edit.patched) {
+          for (const auto& e : removal->second) {
+            edit.added.push_back(fmt::format("{} -= {}", key, escape_json(e)));
+          }
+          edit.patched = std::move(*patched);
+        }
+      }
+      if (target.object) {
+        for (const auto& [name, value] : entries) {
+          auto patched = add_object_member(edit.patched, target.pointer, name, value);
+          if (!patched) {
+            out.refused.push_back(fmt::format("{}: {}", target.file, patched.error()));
+            continue;
+          }
+          if (*patched != edit.patched) {
+            edit.added.push_back(fmt::format("{} += {}: {}", key, escape_json(name), value));
+            edit.patched = std::move(*patched);
+          }
+        }
+      } else {
+        std::vector<std::string> names;
+        for (const auto& [name, _] : entries) {
+          if (std::find(names.begin(), names.end(), name) == names.end()) {
+            names.push_back(name);
+          }
+        }
+        auto patched = append_to_string_array(edit.patched, target.pointer, names);
+        if (!patched) {
+          out.refused.push_back(fmt::format("{}: {}", target.file, patched.error()));
+          continue;
+        }
+        if (*patched != edit.patched) {
+          for (const auto& n : names) {
+            if (const std::string token = escape_json(n);
+                edit.original.find(token) == std::string::npos) {
+              edit.added.push_back(fmt::format("{} += {}", key, token));
+            }
+          }
+          edit.patched = std::move(*patched);
+        }
+      }
+    }
+    for (auto& [file, edit] : edits) {
+      if (edit.patched != edit.original) {
+        out.edits.push_back(std::move(edit));
+      }
+    }
+    if (out.edits.empty()) {
+      return std::nullopt;
+    }
+    OverlayFileSystem overlay(fs);
+    for (const FileEdit& edit : out.edits) {
+      overlay.set(join_path(run.checkpoint.root, edit.file), edit.patched);
+    }
+    LintOptions verify = options;
+    verify.decisions_only = true;
+    return relint(overlay, run, verify);
+  };
+
   for (auto& [target, entries] : removals) {
     // Each module of a fused layer names the same entries: each is removed (and logged) once.
     std::unordered_set<std::string> seen;
     std::erase_if(entries, [&](const std::string& e) { return !seen.insert(e).second; });
     additions[target]; // make sure the file is read and patched below
   }
-  // Patch the texts.
-  std::map<std::string, FileEdit> edits;
-  for (const auto& [target, entries] : additions) {
-    auto [it, inserted] = edits.try_emplace(target.file);
-    FileEdit& edit = it->second;
-    if (inserted) {
-      const std::string path = join_path(run.checkpoint.root, target.file);
-      auto text = fs.read_file(path, k_max_config_size);
-      if (!text) {
-        plan.refused.push_back(text.error());
-        edits.erase(it);
-        continue;
-      }
-      if (auto why = edit_refusal(*text)) {
-        plan.refused.push_back(fmt::format("{}: not edited: {}", target.file, *why));
-        edits.erase(it);
-        continue;
-      }
-      const FileInfo info = fs.stat(path);
-      edit.file = target.file;
-      edit.original = std::move(*text);
-      edit.patched = edit.original;
-      edit.is_symlink = info.is_symlink;
-      edit.mode = info.mode;
-    }
-    const std::string key = target.pointer.substr(target.pointer.rfind('/') + 1);
-    // The log shows entries as JSON tokens (escape_json): no control character reaches a terminal.
-    if (auto removal = removals.find(target); removal != removals.end()) {
-      auto patched = remove_from_string_array(edit.patched, target.pointer, removal->second);
-      if (!patched) {
-        plan.refused.push_back(fmt::format("{}: {}", target.file, patched.error()));
-      } else if (*patched != edit.patched) {
-        for (const auto& e : removal->second) {
-          edit.added.push_back(fmt::format("{} -= {}", key, escape_json(e)));
-        }
-        edit.patched = std::move(*patched);
+  FixPlan attempt = plan;
+  std::optional<Report> again = patch(attempt);
+  // A removed entry may also have excluded modules stored unquantized (AWQ's substring
+  // "mlp.down_proj" for a quantized layer 0 and a float layer 1): the re-lint names them
+  // (QC101, with entries), which are added, and the whole patch is verified again.
+  if (again && !removals.empty()) {
+    const std::set<std::string> undeclared_before =
+      modules_of(run.report, RuleId::undeclared_unquantized);
+    bool named = false;
+    for (const Finding& f : again->findings) {
+      if (f.rule == RuleId::undeclared_unquantized && !f.suggested_entries.empty() &&
+          std::none_of(f.modules.begin(), f.modules.end(),
+                       [&](const std::string& m) { return undeclared_before.contains(m); })) {
+        add_suggestions(f);
+        named = true;
       }
     }
-    if (target.object) {
-      for (const auto& [name, value] : entries) {
-        auto patched = add_object_member(edit.patched, target.pointer, name, value);
-        if (!patched) {
-          plan.refused.push_back(fmt::format("{}: {}", target.file, patched.error()));
-          continue;
-        }
-        if (*patched != edit.patched) {
-          edit.added.push_back(fmt::format("{} += {}: {}", key, escape_json(name), value));
-          edit.patched = std::move(*patched);
-        }
-      }
-    } else {
-      std::vector<std::string> names;
-      for (const auto& [name, _] : entries) {
-        if (std::find(names.begin(), names.end(), name) == names.end()) {
-          names.push_back(name);
-        }
-      }
-      auto patched = append_to_string_array(edit.patched, target.pointer, names);
-      if (!patched) {
-        plan.refused.push_back(fmt::format("{}: {}", target.file, patched.error()));
-        continue;
-      }
-      if (*patched != edit.patched) {
-        for (const auto& n : names) {
-          if (const std::string token = escape_json(n);
-              edit.original.find(token) == std::string::npos) {
-            edit.added.push_back(fmt::format("{} += {}", key, token));
-          }
-        }
-        edit.patched = std::move(*patched);
-      }
+    if (named) {
+      attempt = plan;
+      again = patch(attempt);
     }
   }
-  for (auto& [file, edit] : edits) {
-    if (edit.patched != edit.original) {
-      plan.edits.push_back(std::move(edit));
-    }
-  }
+  plan = std::move(attempt);
   run.declaration = Declaration{};
-  if (plan.edits.empty()) {
-    return plan;
-  }
-
-  // Verify: re-lint the patched configuration in memory; the decisions are all it needs.
-  OverlayFileSystem overlay(fs);
-  for (const FileEdit& edit : plan.edits) {
-    overlay.set(join_path(run.checkpoint.root, edit.file), edit.patched);
-  }
-  LintOptions verify = options;
-  verify.decisions_only = true;
-  const Report again = relint(overlay, run, verify);
-  const std::vector<std::string> problems = patch_problems(run.report, again, fix_options);
-  if (!problems.empty()) {
-    plan.refused.insert(plan.refused.end(), problems.begin(), problems.end());
-    plan.edits.clear();
+  if (again) {
+    const std::vector<std::string> problems = patch_problems(run.report, *again, fix_options);
+    if (!problems.empty()) {
+      plan.refused.insert(plan.refused.end(), problems.begin(), problems.end());
+      plan.edits.clear();
+    }
   }
   return plan;
 }

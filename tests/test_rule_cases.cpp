@@ -3208,6 +3208,31 @@ TEST(RuleCases, QC116PositiveAwq)
        "dtypes");
 }
 
+// vLLM infers an empty AWQ list from the dtypes; SGLang infers nothing and quantizes a float
+// layer it cannot load (QC101 for SGLang alone); fix names it, and vLLM, now reading the list,
+// agrees.
+TEST(RuleCases, QC101AwqEmptyListFailsInSglang)
+{
+  const std::string m = "model.layers.0.mlp.down_proj";
+  const Tensors awq{{m + ".qweight", "I32", {64, 8}},
+                    {m + ".qzeros", "I32", {1, 8}},
+                    {m + ".scales", "F16", {1, 64}}};
+  MemoryFileSystem fs =
+    folder(config(k_llama, R"({"quant_method": "awq", "bits": 4, "group_size": 64, )"
+                           R"("zero_point": true, "version": "gemm", )"
+                           R"("modules_to_not_convert": []})"),
+           awq + bf16("model.layers.1.mlp.down_proj") + bf16("lm_head"));
+  auto run = lint_path(fs, "m", {});
+  ASSERT_TRUE(run);
+  const auto found = findings(run->report, RuleId::undeclared_unquantized);
+  ASSERT_EQ(found.size(), 1u) << text(run->report);
+  EXPECT_EQ(engines(found[0]), std::set<Engine>{Engine::sglang});
+  EXPECT_EQ(found[0].suggested_entries, Strings{"model.layers.1.mlp.down_proj"});
+  const FixPlan plan = plan_fix(fs, *run, {});
+  EXPECT_TRUE(plan.refused.empty()) << fmt::format("{}", fmt::join(plan.refused, "\n"));
+  EXPECT_EQ(plan.edits.size(), 1u);
+}
+
 namespace {
 
 std::string
