@@ -485,6 +485,12 @@ private:
           if (!d.matched.empty()) {
             entries.push_back(d.matched);
           }
+          // Excluded by its prefix: every entry that matches it excludes it, not only the first
+          // (two experts named under vLLM's containment rule): each must go.
+          if (d.shard_entries.empty() && !d.matched.empty()) {
+            for_each_entry_matching(engine, *source, layer.prefix,
+                                    [&](std::string_view e) { entries.push_back(e); });
+          }
           auto& listed = m_listed[source];
           if (listed.empty()) {
             listed.insert(source->excludes.begin(), source->excludes.end());
@@ -506,6 +512,32 @@ private:
       if (d.inferred && engine == Engine::vllm) {
         m_inferred = true;
       }
+    }
+  }
+
+  // Calls `f` with each entry of `source`'s list that `engine` matches against `name` (the
+  // candidates of the list compiled for it, when there is one; else every entry).
+  template<typename F>
+  void for_each_entry_matching(Engine engine, const ConfigSource& source, std::string_view name,
+                               const F& f) const
+  {
+    const auto it = m_compiled.find({engine, &source});
+    const CompiledList* list = it != m_compiled.end() ? it->second : nullptr;
+    const auto try_entry = [&](uint32_t i) {
+      if (entry_matches(engine, source.format, source.excludes[i], name)) {
+        f(source.excludes[i]);
+      }
+    };
+    if (list != nullptr && list->indexed()) {
+      std::vector<uint32_t> found;
+      list->candidates(name, found);
+      for (const uint32_t i : found) {
+        try_entry(i);
+      }
+      return;
+    }
+    for (uint32_t i = 0; i < source.excludes.size(); ++i) {
+      try_entry(i);
     }
   }
 
@@ -2346,8 +2378,10 @@ private:
     if (!s || s->excludes.empty()) {
       return;
     }
+    // Globs only where vLLM reads them (ModelOpt, Quark; not FP8's or AWQ's lists).
+    const bool globs = s->format == QuantFormat::modelopt || s->format == QuantFormat::quark;
     auto names = [&](std::string_view entry, std::string_view module) {
-      return entry == module || (has_glob_chars(entry) && fnmatch(entry, module)) ||
+      return entry == module || (globs && has_glob_chars(entry) && fnmatch(entry, module)) ||
              is_below(module, entry);
     };
     // Entries naming experts. An entry without wildcards names only the module it spells and

@@ -3634,6 +3634,49 @@ TEST(RuleCases, Fp8OneListedExpertExcludesTheWholeMoeInVllm)
   }
 }
 
+// Two experts named: each entry contains the MoE's prefix, so each excludes it in vLLM; QC102
+// names both and fix --remove-excluding removes both (it refused its own plan when it removed
+// the first alone). Short and indexed lists.
+TEST(RuleCases, Fp8EveryEntryExcludingAMoeIsRemoved)
+{
+  for (const size_t padding : {0, 40}) {
+    Strings listed{"model.layers.0.mlp.gate", "lm_head", "model.layers.0.mlp.experts.0.gate_proj",
+                   "model.layers.0.mlp.experts.1.up_proj"};
+    for (size_t i = 0; i < padding; ++i) {
+      listed.push_back(fmt::format("model.layers.0.self_attn.o_proj.pad{}", i));
+    }
+    MemoryFileSystem fs =
+      folder(config(k_qwen3_moe, fp8_not_convert(listed)), fp8_moe_layer(make_fp8_block_expert));
+    auto run = lint_path(fs, "m", {});
+    ASSERT_TRUE(run);
+    std::set<std::string> removed;
+    for (const Finding& f : findings(run->report, RuleId::excluded_but_quantized)) {
+      removed.insert(f.suggested_entries.begin(), f.suggested_entries.end());
+    }
+    EXPECT_EQ(removed, (std::set<std::string>{"model.layers.0.mlp.experts.0.gate_proj",
+                                              "model.layers.0.mlp.experts.1.up_proj"}))
+      << padding << "\n"
+      << text(run->report);
+    const FixPlan plan = plan_fix(fs, *run, LintOptions{}, FixOptions{true});
+    EXPECT_TRUE(plan.refused.empty()) << padding << "\n"
+                                      << fmt::format("{}", fmt::join(plan.refused, "\n"));
+    EXPECT_EQ(plan.edits.size(), 1u) << padding;
+  }
+}
+
+// FP8 lists are read without globs by both engines: a glob naming an expert names nothing, so
+// it is no partial exclusion of the experts (QC105), only an unused entry (QC112).
+TEST(RuleCases, Fp8GlobNamesNoExpert)
+{
+  const Report r = lint_folder(
+    folder(config(k_qwen3_moe, fp8_not_convert({"model.layers.0.mlp.gate", "lm_head",
+                                                "model.layers.*.mlp.experts.0.gate_proj"})),
+           fp8_moe_layer(make_fp8_block_expert)));
+  EXPECT_TRUE(findings(r, RuleId::partial_expert_exclusion).empty()) << text(r);
+  EXPECT_TRUE(findings(r, RuleId::excluded_but_quantized).empty()) << text(r);
+  EXPECT_EQ(findings(r, RuleId::unused_entry).size(), 1u) << text(r);
+}
+
 // explain on a module of MTP layer 1: vLLM loads no layer of it (layer 0 only), which explain
 // says rather than calling the Linear "not a quantizable layer"; SGLang's draft decides it under
 // model.decoder. Layer 0's module is checked by both.
