@@ -1629,18 +1629,19 @@ public:
     }
     for (size_t l = 0; l < m_layers.size(); ++l) {
       m_layers[l].modules.resize(sizes[l].first);
-      m_layers[l].shards.reserve(sizes[l].second);
-      sizes[l].first = 0; // now: how many modules are in place
+      m_layers[l].shards.resize(sizes[l].second);
+      sizes[l] = {0, 0}; // now: how many modules and shards are in place
     }
     auto renamed = m_renamed_shards.begin();
     for (size_t i = 0; i < m_placed.size(); ++i) {
       const Placed& p = m_placed[i];
       EngineLayer& layer = m_layers[p.layer];
-      layer.modules[sizes[p.layer].first++] = p.module;
+      auto& [modules, shards] = sizes[p.layer];
+      layer.modules[modules++] = p.module;
       if (m_shard_names[i] == ShardName::own) {
-        layer.shards.push_module(m_inventory->modules.data(), p.module);
+        layer.shards.set_module(shards++, m_inventory->modules.data(), p.module);
       } else if (m_shard_names[i] == ShardName::renamed) {
-        layer.shards.push_back(*renamed++);
+        layer.shards.set(shards++, *renamed++);
       }
     }
     std::vector<EngineLayer> out = std::move(m_layers);

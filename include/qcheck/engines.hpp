@@ -147,6 +147,23 @@ public:
     m_items.push_back(module);
   }
   void reserve(size_t count) { m_items.reserve(count); }
+  // Makes room for `count` names, each then given once by set_module() or set(): a builder that
+  // counted them writes each in place (no push_back per name).
+  void resize(size_t count) { m_items.resize(count); }
+  void set_module(size_t i, const Module* modules, uint32_t module)
+  {
+    if (module >= k_view) {
+      set(i, modules[module].name);
+      return;
+    }
+    m_modules = modules;
+    m_items[i] = module;
+  }
+  void set(size_t i, std::string_view name)
+  {
+    m_items[i] = k_view | static_cast<uint32_t>(m_views.size());
+    m_views.push_back(name);
+  }
   void clear()
   {
     m_items.clear();
