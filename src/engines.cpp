@@ -786,14 +786,6 @@ first_match(const List& list, std::string_view name, Match match,
   return indexed->sighted.empty() ? hit : first_sighted_before(list, name, match, *indexed, hit);
 }
 
-// What an engine's matcher compares of a fused layer (one without shards has its prefix alone).
-enum class Compared : uint8_t
-{
-  shards_then_prefix, // each shard; then the prefix, when the shards did not settle it
-  shards,             // each shard, never the fused name (vLLM's is_layer_skipped)
-  prefix,             // the fused name, never its shards (bitsandbytes; a fused MoE by its prefix)
-};
-
 // Shard-aware exclusion: a fused layer is excluded when all shards are, and disagreement is
 // recorded; `whole` is then tried on the fused prefix itself, as `compared` says. Each of
 // `indexes`' matchers must be given the same match function on every call: it remembers that
@@ -1516,6 +1508,27 @@ mimo_v2_layer(Engine engine, const ModelInfo& model, std::string_view module)
 
 } // namespace
 
+Compared
+compared_names_of(Engine engine, QuantFormat format, const EngineLayer& layer)
+{
+  switch (format) {
+  case QuantFormat::fp8:
+    // vLLM's is_layer_skipped: a fused MoE by its prefix, another fused layer by its shards.
+    if (engine == Engine::vllm) {
+      return layer.kind == LayerKind::fused_moe ? Compared::prefix : Compared::shards;
+    }
+    return Compared::shards_then_prefix;
+  case QuantFormat::awq:
+    // vLLM's is_layer_skipped (substrings) likewise; SGLang's is_layer_skipped_awq the prefix.
+    return engine == Engine::vllm && layer.kind != LayerKind::fused_moe ? Compared::shards
+                                                                        : Compared::prefix;
+  case QuantFormat::bitsandbytes:
+    return Compared::prefix; // is_layer_skipped_bnb has no fused mapping
+  default:
+    return Compared::shards_then_prefix;
+  }
+}
+
 std::string
 unbuilt_draft_note(Engine engine, const ModelInfo& model, std::string_view module)
 {
@@ -2151,8 +2164,7 @@ decide_layer(Engine engine, const ConfigSource& s, const ModelInfo& model, const
         d, layer, s.excludes, "modules_to_not_convert",
         [](std::string_view e, std::string_view n) { return contains(n, e); },
         [](std::string_view e, std::string_view n) { return contains(n, e); }, ix,
-        engine == Engine::vllm && layer.kind != LayerKind::fused_moe ? Compared::shards
-                                                                     : Compared::prefix);
+        compared_names_of(engine, s.format, layer));
     }
     break;
   case QuantFormat::fp8: {
@@ -2166,9 +2178,7 @@ decide_layer(Engine engine, const ConfigSource& s, const ModelInfo& model, const
     // naming any one of its experts contains it, and skips the whole layer), and for another
     // fused layer its shards alone.
     decide_by_list(d, layer, s.excludes, s.list_key, shard, whole, ix,
-                   engine != Engine::vllm               ? Compared::shards_then_prefix
-                   : layer.kind == LayerKind::fused_moe ? Compared::prefix
-                                                        : Compared::shards);
+                   compared_names_of(engine, s.format, layer));
     break;
   }
   case QuantFormat::quark: {
@@ -2209,7 +2219,7 @@ decide_layer(Engine engine, const ConfigSource& s, const ModelInfo& model, const
     } else {
       // is_layer_skipped_bnb has no fused mapping: a fused layer by its own name alone.
       decide_by_list(d, layer, s.excludes, "llm_int8_skip_modules", bnb_entry, bnb_entry, ix,
-                     Compared::prefix);
+                     compared_names_of(engine, s.format, layer));
     }
     break;
   case QuantFormat::mxfp4:

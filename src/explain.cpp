@@ -214,8 +214,12 @@ cover_entries(const LintRun& run, Engine engine, const ConfigSource& s,
     if (s.format == QuantFormat::compressed_tensors && !probes[l].empty()) {
       names.assign(probes[l].begin(), probes[l].end());
     } else {
-      names.push_back(layer.prefix);
-      for (size_t j = 0; j < layer.shards.size(); ++j) {
+      // The names the engine compares (decide()'s: the shards, the prefix, or both).
+      const Compared compared = compared_names_of(engine, s.format, layer);
+      if (layer.shards.empty() || compared != Compared::shards) {
+        names.push_back(layer.prefix);
+      }
+      for (size_t j = 0; compared != Compared::prefix && j < layer.shards.size(); ++j) {
         names.push_back(layer.shards[j]);
       }
     }

@@ -521,8 +521,10 @@ private:
   void for_each_entry_matching(Engine engine, const ConfigSource& source, std::string_view name,
                                const F& f) const
   {
-    const auto it = m_compiled.find({engine, &source});
-    const CompiledList* list = it != m_compiled.end() ? it->second : nullptr;
+    // The lists prepare_engines() compiled: the verdicts strand, running beside this one,
+    // adds to m_compiled.
+    const auto it = m_prepared_lists.find({engine, &source});
+    const CompiledList* list = it != m_prepared_lists.end() ? it->second : nullptr;
     const auto try_entry = [&](uint32_t i) {
       if (entry_matches(engine, source.format, source.excludes[i], name)) {
         f(source.excludes[i]);
@@ -867,9 +869,20 @@ private:
       std::set<std::pair<Engine, std::string_view>> checked;
       for (const auto& [module, engine, layer_prefix] : undeclared_layers(runs)) {
         const std::string_view prefix = layer_prefix; // clang 14 cannot capture a binding
+        const std::vector<EngineLayer>& layers = layers_for(engine);
+        auto at =
+          std::lower_bound(layers.begin(), layers.end(), prefix,
+                           [](const EngineLayer& l, std::string_view p) { return l.prefix < p; });
+        // A fused layer the engine compares by its own name alone (SGLang's AWQ, bitsandbytes)
+        // is named whatever root holds it: its modules' names do not reach it.
+        const bool by_name_alone =
+          at != layers.end() && at->prefix == prefix && !at->shards.empty() &&
+          compared_names_of(engine, source.format, *at) == Compared::prefix;
         if (unlistable(engine, module) ||
-            std::any_of(spellings.begin(), spellings.end(),
-                        [&](const std::string& s) { return prefix == s || is_below(prefix, s); }) ||
+            (!by_name_alone && std::any_of(spellings.begin(), spellings.end(),
+                                           [&](const std::string& s) {
+                                             return prefix == s || is_below(prefix, s);
+                                           })) ||
             !checked.emplace(engine, layer_prefix).second) {
           continue;
         }
@@ -883,11 +896,7 @@ private:
         // Covered as decide() sees it: the prefix, or every shard (compressed-tensors: every
         // probe name of a fused MoE layer).
         bool covered = listed(prefix);
-        const std::vector<EngineLayer>& layers = layers_for(engine);
-        auto at =
-          std::lower_bound(layers.begin(), layers.end(), prefix,
-                           [](const EngineLayer& l, std::string_view p) { return l.prefix < p; });
-        for (; !covered && at != layers.end() && at->prefix == prefix; ++at) {
+        for (; !covered && !by_name_alone && at != layers.end() && at->prefix == prefix; ++at) {
           const std::vector<std::string> probes = source.format == QuantFormat::compressed_tensors
                                                     ? fused_moe_probe_names(*at)
                                                     : std::vector<std::string>();
@@ -2041,6 +2050,7 @@ private:
       m_layers[w.engine] = std::move(w.layers);
       m_decisions[w.engine] = std::move(w.decisions);
     }
+    m_prepared_lists = m_compiled;
   }
 
   // The compiled lists serve the list checks only; a long list's indexes are the largest thing
@@ -2049,6 +2059,7 @@ private:
   // smaller, goes after partial_experts(), its last user.)
   void release_list_indexes()
   {
+    m_prepared_lists.clear();
     m_compiled.clear();
     m_compiled_lists.clear();
   }
@@ -2754,6 +2765,8 @@ private:
   std::map<std::pair<Engine, bool>, NameList> m_layer_names;
   std::vector<std::unique_ptr<CompiledList>> m_compiled_lists;
   std::map<std::pair<Engine, const ConfigSource*>, const CompiledList*> m_compiled;
+  // m_compiled as prepare_engines() left it, read by the engines' findings (never written then).
+  std::map<std::pair<Engine, const ConfigSource*>, const CompiledList*> m_prepared_lists;
   bool m_inferred = false;
 };
 

@@ -3233,6 +3233,48 @@ TEST(RuleCases, QC101AwqEmptyListFailsInSglang)
   EXPECT_EQ(plan.edits.size(), 1u);
 }
 
+// A fused layer SGLang's AWQ loader (and bitsandbytes in both engines) compares by its own name
+// alone: its modules' names, even all listed, leave it quantized there. fix adds the fused name
+// and the patched folder lints clean; explain --entries says the modules' entries reach no
+// layer in those engines.
+TEST(RuleCases, QC101FusedLayerComparedByNameAloneIsNamedByFix)
+{
+  const std::string m = "model.layers.0.mlp.down_proj";
+  const Tensors awq{{m + ".qweight", "I32", {64, 8}},
+                    {m + ".qzeros", "I32", {1, 8}},
+                    {m + ".scales", "F16", {1, 64}}};
+  const Tensors stored = awq + bf16("model.layers.1.mlp.gate_proj") +
+                         bf16("model.layers.1.mlp.up_proj") + bf16("lm_head");
+  MemoryFileSystem fs =
+    folder(config(k_llama, R"({"quant_method": "awq", "bits": 4, "group_size": 64, )"
+                           R"("zero_point": true, "version": "gemm", "modules_to_not_convert": )"
+                           R"(["model.layers.1.mlp.gate_proj", "model.layers.1.mlp.up_proj"]})"),
+           stored);
+  auto run = lint_path(fs, "m", {});
+  ASSERT_TRUE(run);
+  const auto found = findings(run->report, RuleId::undeclared_unquantized);
+  ASSERT_EQ(found.size(), 1u) << text(run->report);
+  EXPECT_EQ(engines(found[0]), std::set<Engine>{Engine::sglang});
+  EXPECT_NE(std::find(found[0].suggested_entries.begin(), found[0].suggested_entries.end(),
+                      "model.layers.1.mlp.gate_up_proj"),
+            found[0].suggested_entries.end())
+    << fmt::format("{}", fmt::join(found[0].suggested_entries, ", "));
+  const auto entries = explain_entries(*run, {Engine::vllm, Engine::sglang});
+  EXPECT_NE(entries.find("  'model.layers.1.mlp.gate_proj'\n    vLLM: 1 layer: "
+                         "model.layers.1.mlp.gate_up_proj\n    SGLang: nothing"),
+            std::string::npos)
+    << entries;
+  const FixPlan plan = plan_fix(fs, *run, {});
+  EXPECT_TRUE(plan.refused.empty()) << fmt::format("{}", fmt::join(plan.refused, "\n"));
+  ASSERT_EQ(plan.edits.size(), 1u);
+  OverlayFileSystem patched(fs);
+  patched.set("m/config.json", plan.edits[0].patched);
+  auto after = lint_path(patched, "m", {});
+  ASSERT_TRUE(after);
+  EXPECT_TRUE(findings(after->report, RuleId::undeclared_unquantized).empty())
+    << text(after->report);
+}
+
 namespace {
 
 std::string

@@ -245,6 +245,19 @@ bool builds_plain_linear(Engine engine, QuantFormat format, const EngineLayer& l
 // builds under main layer k's names and SGLang under bare ones (self_attn.X, mlp.X).
 bool draft_names_unlistable(Engine engine, const ModelInfo& model, std::string_view module);
 
+// What an engine's matcher compares of a fused layer, a layer with shards (one without shards
+// has its prefix alone).
+enum class Compared : uint8_t
+{
+  shards_then_prefix, // each shard; then the prefix, when the shards did not settle it
+  shards,             // each shard, never the fused name (vLLM's is_layer_skipped)
+  prefix,             // the fused name, never its shards (bitsandbytes; a fused MoE by its prefix)
+};
+
+// What `engine` compares of `layer` against a `format` list (by its list; compressed-tensors
+// fused MoE layers are decided by their probe names, fused_moe_probe_names(), not by this).
+Compared compared_names_of(Engine engine, QuantFormat format, const EngineLayer& layer);
+
 // Why `engine` builds no layer at all for draft module `module`, which other engines load
 // (vLLM builds MiMo-V2's MTP layer 0 only); empty for every other module.
 std::string unbuilt_draft_note(Engine engine, const ModelInfo& model, std::string_view module);
