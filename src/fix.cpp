@@ -86,6 +86,8 @@ plan_fix(const FileSystem& fs, LintRun& run, const LintOptions& options,
   std::set<QuantFormat> formats_touched;
 
   std::map<Target, std::vector<std::string>> removals;
+  // QC103 findings among plan.remaining: their index there, and identity.
+  std::vector<std::pair<size_t, std::string>> disagreeing;
   // A QC101 finding's entries, added to every block of its format.
   const auto add_suggestions = [&](const Finding& f) {
     const ConfigSource* primary = decl.find(f.file);
@@ -129,6 +131,10 @@ plan_fix(const FileSystem& fs, LintRun& run, const LintOptions& options,
     }
     if (f.rule != RuleId::undeclared_unquantized || f.suggested_entries.empty()) {
       if (f.severity == Severity::error && !rule(f.rule).fixable) {
+        if (f.rule == RuleId::fused_shards_disagree) {
+          // An entry --remove-excluding removes may be what split the shards: settled then.
+          disagreeing.emplace_back(plan.remaining.size(), fingerprint(f));
+        }
         plan.remaining.push_back(
           fmt::format("{}: {} [{}]", f.file.empty() ? "." : f.file, f.message, rule(f.rule).code));
       } else if (f.severity == Severity::error && f.rule != RuleId::config_divergence) {
@@ -295,6 +301,19 @@ plan_fix(const FileSystem& fs, LintRun& run, const LintOptions& options,
     if (!problems.empty()) {
       plan.refused.insert(plan.refused.end(), problems.begin(), problems.end());
       plan.edits.clear();
+    } else if (!disagreeing.empty()) {
+      // Shards the patch made agree (the re-lint decides them all) need no human any more.
+      std::set<std::string> still;
+      for (const Finding& f : again->findings) {
+        if (f.rule == RuleId::fused_shards_disagree) {
+          still.insert(fingerprint(f));
+        }
+      }
+      for (auto it = disagreeing.rbegin(); it != disagreeing.rend(); ++it) {
+        if (!still.contains(it->second)) {
+          plan.remaining.erase(plan.remaining.begin() + static_cast<std::ptrdiff_t>(it->first));
+        }
+      }
     }
   }
   return plan;

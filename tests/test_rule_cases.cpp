@@ -3275,6 +3275,31 @@ TEST(RuleCases, QC101FusedLayerComparedByNameAloneIsNamedByFix)
     << text(after->report);
 }
 
+// AWQ's substring "mlp.gate" (meant for MoE routers) reaches a dense layer's gate_proj: vLLM
+// excludes one shard of gate_up_proj (QC103), SGLang the fused layer stored quantized (QC102).
+// fix --remove-excluding removes it, and the QC103 it settles is not left as "needs a human".
+TEST(RuleCases, RemovingTheEntryThatSplitTheShardsSettlesQC103)
+{
+  const auto awq = [](const std::string& m) {
+    return Tensors{{m + ".qweight", "I32", {64, 8}},
+                   {m + ".qzeros", "I32", {1, 8}},
+                   {m + ".scales", "F16", {1, 64}}};
+  };
+  const std::string mlp = "model.layers.0.mlp.";
+  MemoryFileSystem fs = folder(
+    config(k_llama, R"({"quant_method": "awq", "bits": 4, "group_size": 64, "zero_point": true, )"
+                    R"("version": "gemm", "modules_to_not_convert": ["mlp.gate"]})"),
+    awq(mlp + "gate_proj") + awq(mlp + "up_proj") + awq(mlp + "down_proj") + bf16("lm_head"));
+  auto run = lint_path(fs, "m", {});
+  ASSERT_TRUE(run);
+  ASSERT_EQ(findings(run->report, RuleId::fused_shards_disagree).size(), 1u) << text(run->report);
+  ASSERT_FALSE(findings(run->report, RuleId::excluded_but_quantized).empty()) << text(run->report);
+  const FixPlan plan = plan_fix(fs, *run, LintOptions{}, FixOptions{true});
+  EXPECT_TRUE(plan.refused.empty()) << fmt::format("{}", fmt::join(plan.refused, "\n"));
+  ASSERT_EQ(plan.edits.size(), 1u);
+  EXPECT_TRUE(plan.remaining.empty()) << fmt::format("{}", fmt::join(plan.remaining, "\n"));
+}
+
 namespace {
 
 std::string

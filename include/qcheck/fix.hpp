@@ -38,7 +38,8 @@ struct FixOptions
 
 // Plans the edits for a linted folder. `fs` reads the config files (and re-lints the patched
 // ones through an overlay). The plan is verified: no fixable error remains and no module stored
-// quantized becomes excluded; otherwise the unverifiable part is listed in `refused`.
+// quantized becomes excluded; otherwise the unverifiable part is listed in `refused`. A fused
+// layer's disagreeing shards (QC103) that a verified patch settles are not left in `remaining`.
 // Once the edits are planned, `run.declaration` is released (left empty): the verification reads
 // the patched files into a declaration of its own, and a long list is not held twice. The rest
 // of `run` is unchanged.
