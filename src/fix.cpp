@@ -272,6 +272,11 @@ plan_fix(const FileSystem& fs, LintRun& run, const LintOptions& options,
     std::erase_if(entries, [&](const std::string& e) { return !seen.insert(e).second; });
     additions[target]; // make sure the file is read and patched below
   }
+  // Without removals no second round reads the declaration: it goes before the re-lint reads
+  // its own, so a long list is not held twice.
+  if (removals.empty()) {
+    run.declaration = Declaration{};
+  }
   FixPlan attempt = plan;
   std::optional<Report> again = patch(attempt);
   // A removed entry may also have excluded modules stored unquantized (AWQ's substring

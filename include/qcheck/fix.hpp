@@ -41,8 +41,9 @@ struct FixOptions
 // quantized becomes excluded; otherwise the unverifiable part is listed in `refused`. A fused
 // layer's disagreeing shards (QC103) that a verified patch settles are not left in `remaining`.
 // Once the edits are planned, `run.declaration` is released (left empty): the verification reads
-// the patched files into a declaration of its own, and a long list is not held twice. The rest
-// of `run` is unchanged.
+// the patched files into a declaration of its own, and a long list is not held twice (with
+// `remove_excluding` removals it is kept until a second round may add entries). The rest of
+// `run` is unchanged.
 FixPlan plan_fix(const FileSystem& fs, LintRun& run, const LintOptions& options,
                  const FixOptions& fix_options = {});
 
