@@ -1229,6 +1229,19 @@ display_name(Engine engine)
 }
 
 std::string
+engines_text(const std::set<Engine>& engines)
+{
+  std::vector<std::string_view> names;
+  for (Engine e : engines) {
+    names.push_back(display_name(e));
+  }
+  if (names.size() == 1) {
+    return std::string(names[0]);
+  }
+  return fmt::format("{} and {}", fmt::join(names.begin(), names.end() - 1, ", "), names.back());
+}
+
+std::string
 strip_language_model(std::string_view name)
 {
   if (name.starts_with("model.language_model.")) {

@@ -92,19 +92,6 @@ format_description(const ConfigSource& s)
   return s.method;
 }
 
-std::string
-engines_text(const std::set<Engine>& engines)
-{
-  std::vector<std::string_view> names;
-  for (Engine e : engines) {
-    names.push_back(display_name(e));
-  }
-  if (names.size() == 1) {
-    return std::string(names[0]);
-  }
-  return fmt::format("{} and {}", fmt::join(names.begin(), names.end() - 1, ", "), names.back());
-}
-
 // The error an engine prints when it allocates quantized parameters for a BF16 tensor.
 std::string
 engine_error(const ConfigSource& s)

@@ -218,32 +218,21 @@ as_written(std::string_view s)
 // What a finding with the identity of baseline entries is told when engines fail it that none
 // of them records (`accepted`: the engines they record together).
 std::string
-outgrown_note(std::span<const Engine> accepted, std::span<const Engine> failing)
+outgrown_note(const std::set<Engine>& accepted, std::span<const Engine> failing)
 {
-  const auto join = [](const std::vector<std::string_view>& names) {
-    std::string out;
-    for (size_t i = 0; i < names.size(); ++i) {
-      out += i == 0 ? "" : i + 1 == names.size() ? " and " : ", ";
-      out += names[i];
-    }
-    return out;
-  };
-  std::vector<std::string_view> before, added;
-  for (const Engine e : accepted) {
-    before.push_back(display_name(e));
-  }
+  std::set<Engine> added;
   for (const Engine e : failing) {
-    if (std::find(accepted.begin(), accepted.end(), e) == accepted.end()) {
-      added.push_back(display_name(e));
+    if (!accepted.contains(e)) {
+      added.insert(e);
     }
   }
   const std::string_view verb = added.size() == 1 ? "fails" : "fail";
-  if (before.empty()) {
-    return fmt::format("the baseline records no engine failing it, and {} {} it", join(added),
-                       verb);
+  if (accepted.empty()) {
+    return fmt::format("the baseline records no engine failing it, and {} {} it",
+                       engines_text(added), verb);
   }
-  return fmt::format("the baseline accepts it for {} only, not for {}, which {} it", join(before),
-                     join(added), verb);
+  return fmt::format("the baseline accepts it for {} only, not for {}, which {} it",
+                     engines_text(accepted), engines_text(added), verb);
 }
 
 } // namespace
@@ -368,7 +357,7 @@ apply_baseline(const std::vector<BaselineEntry>& baseline, const std::string& ba
       // The entries with its identity: any that records no engines accepts it; the others
       // together accept the engines they record.
       bool matched = false, any_engine = false;
-      std::vector<Engine> recorded;
+      std::set<Engine> recorded;
       for (size_t i = 0; i < baseline.size(); ++i) {
         if (baseline[i].fingerprint == print && baseline[i].rule == rule(f.rule).code &&
             baseline_folders[i] == folder) {
@@ -378,21 +367,15 @@ apply_baseline(const std::vector<BaselineEntry>& baseline, const std::string& ba
             any_engine = true;
             continue;
           }
-          for (const Engine e : *baseline[i].engines) {
-            if (std::find(recorded.begin(), recorded.end(), e) == recorded.end()) {
-              recorded.push_back(e);
-            }
-          }
+          recorded.insert(baseline[i].engines->begin(), baseline[i].engines->end());
         }
       }
       const bool accepted =
-        matched && (any_engine || std::all_of(f.engines.begin(), f.engines.end(), [&](Engine e) {
-                      return std::find(recorded.begin(), recorded.end(), e) != recorded.end();
-                    }));
+        matched && (any_engine || std::all_of(f.engines.begin(), f.engines.end(),
+                                              [&](Engine e) { return recorded.contains(e); }));
       if (!accepted) {
         if (matched) {
           // In the message: the CI formats (github, SARIF) show no details.
-          std::sort(recorded.begin(), recorded.end());
           f.message += "; " + outgrown_note(recorded, f.engines);
         }
         kept.push_back(std::move(f));

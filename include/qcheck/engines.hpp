@@ -10,6 +10,7 @@
 #include <iterator>
 #include <memory>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -29,6 +30,9 @@ enum class Engine : uint8_t
 inline constexpr std::array<Engine, 3> k_all_engines{Engine::vllm, Engine::sglang, Engine::trtllm};
 std::string_view to_string(Engine engine);
 std::string_view display_name(Engine engine); // "vLLM", "SGLang", "TensorRT-LLM"
+// The engines' display names joined for a sentence: "vLLM", "vLLM and SGLang", "vLLM, SGLang
+// and TensorRT-LLM". At least one engine.
+std::string engines_text(const std::set<Engine>& engines);
 
 // The block an engine reads: vLLM and SGLang prefer config.json, TensorRT-LLM
 // hf_quant_config.json. nullptr when the engine sees no quantization.
