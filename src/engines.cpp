@@ -2181,6 +2181,11 @@ decide_layer(Engine engine, const ConfigSource& s, const ModelInfo& model, const
     }
     break;
   case QuantFormat::fp8: {
+    if (engine == Engine::sglang && s.sglang_reads_empty) {
+      d.quantized = true;
+      d.reason = "SGLang reads ignored_layers, which is empty, and never modules_to_not_convert";
+      break;
+    }
     const auto shard = [&](std::string_view e, std::string_view n) {
       return fp8_shard_entry(engine, e, n);
     };

@@ -280,8 +280,11 @@ private:
       Finding& f = add(p.issue == ConfigIssue::unknown_method ? RuleId::unknown_quant_method
                                                               : RuleId::config_invalid,
                        p.file, p.message);
-      if (p.issue == ConfigIssue::duplicate_key) {
+      if (p.issue == ConfigIssue::duplicate_key || p.issue == ConfigIssue::unread_list) {
         f.severity = Severity::warning;
+      }
+      if (!p.pointer.empty()) {
+        f.pointer = p.pointer;
       }
     }
   }

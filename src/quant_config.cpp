@@ -876,6 +876,30 @@ format_of(const std::string& method, const Value& block)
   return QuantFormat::unknown;
 }
 
+// Python's truth value of a JSON value, as a loader's `if not value` tests it: null, an empty
+// list or string, false and 0 are false.
+template<typename Value>
+bool
+python_truthy(const Value& v)
+{
+  if (v.is_null()) {
+    return false;
+  }
+  if (v.is_array()) {
+    return v.size() > 0;
+  }
+  if (v.is_string()) {
+    return !v.string().empty();
+  }
+  if (const auto b = v.boolean()) {
+    return *b;
+  }
+  if (const auto n = v.unsigned_number()) {
+    return *n != 0;
+  }
+  return true;
+}
+
 // `block` is at `block_pointer` in its file; sets src.pointer to where the block's settings are
 // (the block's, or its nested "quantization" object's when that is an object).
 template<typename Value>
@@ -972,16 +996,31 @@ fill_source(ConfigSource& src, const Value& block, std::string_view block_pointe
     src.excludes = get_names<EntryList>(body, "modules_to_not_convert", src.type_errors,
                                         &src.has_list, &src.positions);
     break;
-  case QuantFormat::fp8:
-    src.list_key = body.find("ignored_layers") ? "ignored_layers" : "modules_to_not_convert";
-    // Positions are those of the list findings point into (list_key's).
-    src.excludes =
-      get_names<EntryList>(body, "ignored_layers", src.type_errors, &src.has_list,
-                           src.list_key == "ignored_layers" ? &src.positions : nullptr);
-    for (const std::string_view e :
-         get_names<EntryList>(body, "modules_to_not_convert", src.type_errors, &src.has_list,
-                              src.list_key == "ignored_layers" ? nullptr : &src.positions)) {
-      src.excludes.push_back(e);
+  case QuantFormat::fp8: {
+    // vLLM reads ignored_layers and falls back to modules_to_not_convert when that is missing
+    // or empty (Fp8Config.from_config); SGLang reads the first of the two keys present, even
+    // an empty one. excludes is the list vLLM reads.
+    const auto ignored = body.find("ignored_layers");
+    const bool ignored_read = ignored && python_truthy(*ignored);
+    const bool falls_back = !ignored_read && body.find("modules_to_not_convert").has_value();
+    src.list_key = falls_back || !ignored ? "modules_to_not_convert" : "ignored_layers";
+    src.excludes = get_names<EntryList>(body, src.list_key.c_str(), src.type_errors, &src.has_list,
+                                        &src.positions);
+    const auto at = [&](const char* key) { return fmt::format("{}/{}", src.pointer, key); };
+    if (ignored_read) {
+      std::vector<std::string> unread_errors; // of a list no engine reads: not reported
+      if (!get_names<EntryList>(body, "modules_to_not_convert", unread_errors).empty()) {
+        src.unread.push_back(
+          {at("modules_to_not_convert"),
+           "modules_to_not_convert is read by no engine: vLLM and SGLang read ignored_layers, "
+           "which is given and not empty"});
+      }
+    } else if (ignored && falls_back && !src.excludes.empty()) {
+      src.sglang_reads_empty = true;
+      src.unread.push_back(
+        {at("ignored_layers"),
+         "ignored_layers is empty: SGLang reads it and excludes no module, vLLM falls back to "
+         "modules_to_not_convert"});
     }
     if (const auto sizes = body.find("weight_block_size"); sizes && sizes->is_array()) {
       sizes->for_each_element([&](const Value& v) {
@@ -991,6 +1030,7 @@ fill_source(ConfigSource& src, const Value& block, std::string_view block_pointe
       });
     }
     break;
+  }
   case QuantFormat::quark:
     src.list_key = "exclude";
     src.excludes =
@@ -1297,6 +1337,13 @@ read_declaration(const FileSystem& fs, const std::string& root)
                      src.pointer.empty() ? "" : fmt::format("{}: ", src.pointer.substr(1)),
                      fmt::join(blocks, ", ")),
          ConfigIssue::invalid});
+    }
+    for (const auto& [pointer, message] : src.unread) {
+      out.problems.push_back(
+        {src.file,
+         fmt::format("{}{}", src.pointer.empty() ? "" : fmt::format("{}: ", src.pointer.substr(1)),
+                     message),
+         ConfigIssue::unread_list, pointer});
     }
     for (const std::string& error : src.type_errors) {
       out.problems.push_back(

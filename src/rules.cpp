@@ -56,7 +56,11 @@ constexpr std::array<Rule, 35> k_rules{{
    "iterated character by character), so such a list does not mean what it says. qcheck reads a "
    "string list as one entry and leaves other elements out. And an fp8 `weight_block_size` with a "
    "block of 0 elements: engines divide each weight dimension by it; qcheck checks no FP8 block "
-   "layout against it."},
+   "layout against it. A warning for an fp8 block with both `ignored_layers` and "
+   "`modules_to_not_convert`: vLLM reads `ignored_layers` and falls back to the other list only "
+   "when it is missing or empty, SGLang reads the first key present even when empty, so a second "
+   "list is read by no engine, or by vLLM alone beside an empty `ignored_layers` (SGLang then "
+   "quantizes every module; QC101 says which are stored unquantized)."},
   {RuleId::unknown_quant_method, "QC010", "unknown-quant-method", Severity::warning, false,
    "The quantization method is not one qcheck knows",
    "qcheck cannot say how engines match this format's lists, so no module checks run for it."},

@@ -971,14 +971,17 @@ TEST(Engines, DeclarationReadsTheSameWhicheverParserReadsIt)
   EXPECT_EQ(d.model.model_type, "llama");
   ASSERT_EQ(d.sources.size(), 1u);
   EXPECT_EQ(d.sources[0].format, QuantFormat::fp8);
-  // A list written as one string is kept whole (engines do not split it) and reported.
+  // The escaped key is ignored_layers, not empty: the engines read it alone, and the second
+  // list (a string) is reported as read by none.
+  EXPECT_EQ(d.sources[0].list_key, "ignored_layers");
   EXPECT_EQ(d.sources[0].excludes,
-            (std::vector<std::string>{std::string("a\0b", 3), "", "\xC3\xA9", "x,,y"}));
+            (std::vector<std::string>{std::string("a\0b", 3), "", "\xC3\xA9"}));
   ASSERT_EQ(d.problems.size(), 1u);
-  EXPECT_EQ(d.problems[0].issue, ConfigIssue::wrong_type);
+  EXPECT_EQ(d.problems[0].issue, ConfigIssue::unread_list);
   EXPECT_EQ(d.problems[0].message,
-            "quantization_config: 'modules_to_not_convert' is a string, not a list of names; "
-            "engines compare module names with strings only");
+            "quantization_config: modules_to_not_convert is read by no engine: vLLM and SGLang "
+            "read ignored_layers, which is given and not empty");
+  EXPECT_EQ(d.problems[0].pointer, "/quantization_config/modules_to_not_convert");
 }
 
 // read_declaration() keeps the text of each file it parsed, as read (for finding positions):

@@ -3087,6 +3087,114 @@ TEST(RuleCases, QC009PositiveListWrittenAsAString)
     << text(r);
 }
 
+// FP8's two list keys: vLLM reads ignored_layers and falls back to modules_to_not_convert
+// when it is missing or empty; SGLang reads the first key present, even an empty one.
+namespace {
+
+std::string
+fp8_lists(const std::string& lists)
+{
+  return R"({"quant_method": "fp8", "activation_scheme": "dynamic", )" + lists + "}";
+}
+
+} // namespace
+
+// A non-empty ignored_layers is all either engine reads: layer 1, listed only in
+// modules_to_not_convert, is quantized by both (it was taken as excluded when qcheck joined
+// the two lists), and the unread list is reported where it is.
+TEST(RuleCases, QC009PositiveFp8ListNoEngineReads)
+{
+  const Report r = lint_folder(folder(
+    config(k_llama,
+           fp8_lists(
+             R"("ignored_layers": ["lm_head"], )"
+             R"("modules_to_not_convert": )"
+             R"(["lm_head", "model.layers.1.self_attn.o_proj", "model.layers.1.mlp.down_proj"])")),
+    llama_fp8_with_bf16_layer1()));
+  EXPECT_EQ(messages(r, RuleId::config_invalid),
+            Strings{"quantization_config: modules_to_not_convert is read by no engine: vLLM and "
+                    "SGLang read ignored_layers, which is given and not empty"})
+    << text(r);
+  ASSERT_EQ(findings(r, RuleId::config_invalid).size(), 1u);
+  const Finding f = findings(r, RuleId::config_invalid)[0];
+  EXPECT_EQ(f.severity, Severity::warning);
+  EXPECT_EQ(f.pointer, "/quantization_config/modules_to_not_convert");
+  const auto undeclared = findings(r, RuleId::undeclared_unquantized);
+  ASSERT_EQ(undeclared.size(), 1u) << text(r);
+  EXPECT_EQ(undeclared[0].modules,
+            (Strings{"model.layers.1.mlp.down_proj", "model.layers.1.self_attn.o_proj"}));
+  EXPECT_EQ(engines(undeclared[0]), (std::set<Engine>{Engine::vllm, Engine::sglang}));
+  EXPECT_EQ(undeclared[0].pointer, "/quantization_config/ignored_layers");
+}
+
+// An empty (or null) ignored_layers beside modules_to_not_convert: vLLM reads the second list,
+// SGLang the empty first one, and quantizes layer 1 (neither engine quantizes lm_head for FP8).
+TEST(RuleCases, QC009PositiveFp8EmptyListSGLangReads)
+{
+  for (const std::string empty : {"[]", "null"}) {
+    const Report r = lint_folder(folder(
+      config(
+        k_llama,
+        fp8_lists(
+          R"("ignored_layers": )" + empty +
+          R"(, "modules_to_not_convert": ["lm_head", "model.layers.1.self_attn.o_proj", "model.layers.1.mlp.down_proj"])")),
+      llama_fp8_with_bf16_layer1()));
+    EXPECT_EQ(messages(r, RuleId::config_invalid),
+              Strings{"quantization_config: ignored_layers is empty: SGLang reads it and "
+                      "excludes no module, vLLM falls back to modules_to_not_convert"})
+      << text(r);
+    ASSERT_EQ(findings(r, RuleId::config_invalid).size(), 1u);
+    const Finding f = findings(r, RuleId::config_invalid)[0];
+    EXPECT_EQ(f.severity, Severity::warning);
+    EXPECT_EQ(f.pointer, "/quantization_config/ignored_layers");
+    const auto undeclared = findings(r, RuleId::undeclared_unquantized);
+    ASSERT_FALSE(undeclared.empty()) << text(r);
+    Strings modules;
+    for (const Finding& u : undeclared) {
+      EXPECT_EQ(engines(u), std::set<Engine>{Engine::sglang}) << text(r);
+      modules.insert(modules.end(), u.modules.begin(), u.modules.end());
+    }
+    std::sort(modules.begin(), modules.end());
+    EXPECT_EQ(modules, (Strings{"model.layers.1.mlp.down_proj", "model.layers.1.self_attn.o_proj"}))
+      << text(r);
+    EXPECT_NE(text(r).find("SGLang reads ignored_layers, which is empty, and never "
+                           "modules_to_not_convert"),
+              std::string::npos)
+      << text(r);
+    // fix appends to the list vLLM reads, which SGLang still ignores: its re-lint refuses it.
+    MemoryFileSystem fs =
+      folder(config(k_llama, fp8_lists(R"("ignored_layers": )" + empty +
+                                       R"(, "modules_to_not_convert": ["lm_head"])")),
+             llama_fp8_with_bf16_layer1());
+    auto run = lint_path(fs, "m", {});
+    ASSERT_TRUE(run);
+    const FixPlan plan = plan_fix(fs, *run, {});
+    ASSERT_EQ(plan.refused.size(), 1u) << fmt::format("{}", fmt::join(plan.refused, "\n"));
+    EXPECT_TRUE(plan.refused[0].starts_with("still undeclared after the patch: model.layers.1: "))
+      << plan.refused[0];
+    EXPECT_NE(plan.refused[0].find("; SGLang fails with"), std::string::npos) << plan.refused[0];
+  }
+}
+
+// One list, whichever key, or an empty ignored_layers with no second list: both engines read
+// the same entries, and nothing is reported.
+TEST(RuleCases, QC009NegativeFp8OneList)
+{
+  for (
+    const std::string lists :
+    {R"("ignored_layers": ["lm_head", "model.layers.1.self_attn.o_proj", "model.layers.1.mlp.down_proj"])",
+     R"("modules_to_not_convert": ["lm_head", "model.layers.1.self_attn.o_proj", "model.layers.1.mlp.down_proj"])",
+     R"("ignored_layers": ["lm_head", "model.layers.1.self_attn.o_proj", "model.layers.1.mlp.down_proj"], "modules_to_not_convert": [])",
+     R"("ignored_layers": ["lm_head", "model.layers.1.self_attn.o_proj", "model.layers.1.mlp.down_proj"], "modules_to_not_convert": null)"}) {
+    const Report r =
+      lint_folder(folder(config(k_llama, fp8_lists(lists)), llama_fp8_with_bf16_layer1()));
+    EXPECT_TRUE(r.findings.empty()) << lists << "\n" << text(r);
+  }
+  const Report r = lint_folder(folder(config(k_llama, fp8_lists(R"("ignored_layers": [])")),
+                                      fp8("model.layers.0.mlp.down_proj")));
+  EXPECT_TRUE(r.findings.empty()) << text(r);
+}
+
 // QC115: a look-behind (unsupported by qcheck's regex subset) in an ignore regex.
 TEST(RuleCases, QC115Positive)
 {

@@ -186,6 +186,12 @@ struct ConfigSource
   int bits = 0; // GPTQ/AWQ/AutoRound weight bits; 0 when not given
   std::vector<uint64_t> weight_block_size;
   bool lm_head = false; // GPTQ/AWQ "lm_head": true quantizes the output head
+  // FP8: ignored_layers is given but empty, which SGLang reads, while vLLM reads excludes
+  // (modules_to_not_convert).
+  bool sglang_reads_empty = false;
+  // A list of this block some engine would be expected to read but that no engine, or only one,
+  // reads: (JSON pointer of the key, one line).
+  std::vector<std::pair<std::string, std::string>> unread;
   // Lists of names written otherwise (one string, an element that is a number...), one line
   // each; those elements are not in the lists above.
   std::vector<std::string> type_errors;
@@ -210,6 +216,7 @@ enum class ConfigIssue
   duplicate_key,  // valid, but a key repeats (engines keep the last value)
   wrong_type,     // valid, but a list of names holds something else
   unknown_method, // a quantization block qcheck cannot evaluate
+  unread_list,    // valid, but a list the engines do not all read (FP8's two list keys)
 };
 
 struct ConfigProblem
@@ -217,6 +224,7 @@ struct ConfigProblem
   std::string file;
   std::string message; // one line, without the file name
   ConfigIssue issue = ConfigIssue::invalid;
+  std::string pointer{}; // JSON pointer of the value it is about; empty: the file
 };
 
 struct Declaration
