@@ -1527,10 +1527,12 @@ compared_names_of(Engine engine, QuantFormat format, const EngineLayer& layer)
   switch (format) {
   case QuantFormat::fp8:
     // vLLM's is_layer_skipped: a fused MoE by its prefix, another fused layer by its shards.
-    if (engine == Engine::vllm) {
-      return layer.kind == LayerKind::fused_moe ? Compared::prefix : Compared::shards;
+    // SGLang's Fp8Config asks is_layer_skipped for a FusedMoE's prefix too ("experts" is no key
+    // of its fused mappings): an entry naming one expert's projection does not reach it.
+    if (layer.kind == LayerKind::fused_moe) {
+      return Compared::prefix;
     }
-    return Compared::shards_then_prefix;
+    return engine == Engine::vllm ? Compared::shards : Compared::shards_then_prefix;
   case QuantFormat::awq:
     // vLLM's is_layer_skipped (substrings) likewise; SGLang's is_layer_skipped_awq the prefix.
     return engine == Engine::vllm && layer.kind != LayerKind::fused_moe ? Compared::shards

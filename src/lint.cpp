@@ -972,12 +972,21 @@ private:
     default:
       break;
     }
-    if (!f.suggested_entries.empty()) {
-      std::vector<std::string> quoted;
-      for (const auto& e : f.suggested_entries) {
+    // The entries every list already holds (one engine reads them, another does not reach the
+    // layer through them) are not offered again: fix would not add them.
+    std::vector<std::string> quoted;
+    std::vector<std::string> lists;
+    for (const auto& e : f.suggested_entries) {
+      const bool held = std::all_of(
+        m_declaration.sources.begin(), m_declaration.sources.end(), [&](const ConfigSource& s) {
+          return s.format != source.format ||
+                 std::find(s.excludes.begin(), s.excludes.end(), e) != s.excludes.end();
+        });
+      if (!held) {
         quoted.push_back(escape_json(e)); // as it is written in the file: pasted, it parses
       }
-      std::vector<std::string> lists;
+    }
+    if (!quoted.empty()) {
       for (const auto& s : m_declaration.sources) {
         if (s.format == source.format) {
           lists.push_back(fmt::format("{} {}", s.file, s.list_key));

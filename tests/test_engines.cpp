@@ -2428,7 +2428,8 @@ TEST(Engines, CompiledListKeepsTheCandidatesDecideFound)
         check_kept_candidates(k_all_engines[i], s, names, lists[i], fresh[i], kept_together));
     }
   }
-  EXPECT_GT(kept, 800u); // bitsandbytes and SGLang AWQ search no shards: fewer than before
+  // bitsandbytes, SGLang AWQ and both engines' FP8 fused MoE layers search no shards.
+  EXPECT_GT(kept, 700u);
   EXPECT_GT(kept_together, 1000u);
 }
 
