@@ -944,8 +944,20 @@ private:
       }
       name_uncovered_layers();
       break;
-    case QuantFormat::fp8:
     case QuantFormat::awq:
+      // AWQ entries are substrings: a whole subtree is one per spelling, ending at the root's
+      // dot ("model.layers.1" is inside "model.layers.12"), unless the root is a module itself.
+      if (whole) {
+        const bool module_root = std::find(modules.begin(), modules.end(), where) != modules.end();
+        for (const auto& sp : spellings) {
+          f.suggested_entries.push_back(module_root ? sp : sp + ".");
+        }
+      } else {
+        f.suggested_entries = module_spellings();
+      }
+      name_uncovered_layers();
+      break;
+    case QuantFormat::fp8:
     case QuantFormat::bitsandbytes:
       f.suggested_entries = module_spellings();
       name_uncovered_layers();

@@ -3335,7 +3335,7 @@ TEST(RuleCases, QC101AwqEmptyListFailsInSglang)
   const auto found = findings(run->report, RuleId::undeclared_unquantized);
   ASSERT_EQ(found.size(), 1u) << text(run->report);
   EXPECT_EQ(engines(found[0]), std::set<Engine>{Engine::sglang});
-  EXPECT_EQ(found[0].suggested_entries, Strings{"model.layers.1.mlp.down_proj"});
+  EXPECT_EQ(found[0].suggested_entries, Strings{"model.layers.1."});
   const FixPlan plan = plan_fix(fs, *run, {});
   EXPECT_TRUE(plan.refused.empty()) << fmt::format("{}", fmt::join(plan.refused, "\n"));
   EXPECT_EQ(plan.edits.size(), 1u);
@@ -3363,10 +3363,8 @@ TEST(RuleCases, QC101FusedLayerComparedByNameAloneIsNamedByFix)
   const auto found = findings(run->report, RuleId::undeclared_unquantized);
   ASSERT_EQ(found.size(), 1u) << text(run->report);
   EXPECT_EQ(engines(found[0]), std::set<Engine>{Engine::sglang});
-  EXPECT_NE(std::find(found[0].suggested_entries.begin(), found[0].suggested_entries.end(),
-                      "model.layers.1.mlp.gate_up_proj"),
-            found[0].suggested_entries.end())
-    << fmt::format("{}", fmt::join(found[0].suggested_entries, ", "));
+  // The layer is unquantized whole: its root as a substring reaches the fused name too.
+  EXPECT_EQ(found[0].suggested_entries, Strings{"model.layers.1."});
   const auto entries = explain_entries(*run, {Engine::vllm, Engine::sglang});
   EXPECT_NE(entries.find("  'model.layers.1.mlp.gate_proj'\n    vLLM: 1 layer: "
                          "model.layers.1.mlp.gate_up_proj\n    SGLang: nothing"),
@@ -3381,6 +3379,57 @@ TEST(RuleCases, QC101FusedLayerComparedByNameAloneIsNamedByFix)
   ASSERT_TRUE(after);
   EXPECT_TRUE(findings(after->report, RuleId::undeclared_unquantized).empty())
     << text(after->report);
+}
+
+// A layer unquantized whole is one AWQ entry, its root ending at the dot: "model.layers.1."
+// reaches layer 1's modules, not layer 12's (quantized), and the patched folder lints clean.
+// A vision tower is one entry too; a root that is a module itself is named as it is.
+TEST(RuleCases, QC101AwqWholeLayerIsOneEntry)
+{
+  const auto awq = [](const std::string& m) {
+    return Tensors{{m + ".qweight", "I32", {64, 8}},
+                   {m + ".qzeros", "I32", {1, 8}},
+                   {m + ".scales", "F16", {1, 64}}};
+  };
+  const std::string model = R"("architectures": ["LlamaForCausalLM"], "model_type": "llama", )"
+                            R"("num_hidden_layers": 13)";
+  const std::string block = R"({"quant_method": "awq", "bits": 4, "group_size": 64, )"
+                            R"("zero_point": true, "version": "gemm", )"
+                            R"("modules_to_not_convert": ["lm_head"]})";
+  Tensors stored = awq("model.layers.0.mlp.down_proj") + awq("model.layers.12.mlp.down_proj") +
+                   awq("model.layers.12.self_attn.o_proj") + bf16("lm_head");
+  for (const char* m : {"mlp.down_proj", "mlp.gate_proj", "mlp.up_proj", "self_attn.o_proj"}) {
+    stored = stored + bf16(fmt::format("model.layers.1.{}", m));
+  }
+  MemoryFileSystem fs = folder(config(model, block), stored);
+  auto run = lint_path(fs, "m", {});
+  ASSERT_TRUE(run);
+  const auto found = findings(run->report, RuleId::undeclared_unquantized);
+  ASSERT_EQ(found.size(), 1u) << text(run->report);
+  EXPECT_EQ(found[0].modules.size(), 4u);
+  EXPECT_EQ(found[0].suggested_entries, Strings{"model.layers.1."});
+  const FixPlan plan = plan_fix(fs, *run, {});
+  EXPECT_TRUE(plan.refused.empty()) << fmt::format("{}", fmt::join(plan.refused, "\n"));
+  ASSERT_EQ(plan.edits.size(), 1u);
+  OverlayFileSystem patched(fs);
+  patched.set("m/config.json", plan.edits[0].patched);
+  auto after = lint_path(patched, "m", {});
+  ASSERT_TRUE(after);
+  EXPECT_TRUE(after->report.findings.empty()) << text(after->report);
+
+  // A vision tower stored unquantized is "visual.", not each of its modules; a top-level module
+  // is its own name.
+  for (const auto& [extra, expected] :
+       {std::pair{bf16("visual.blocks.0.attn.proj") + bf16("visual.blocks.0.mlp.fc1") +
+                    bf16("visual.merger.mlp.0"),
+                  Strings{"visual."}},
+        std::pair{bf16("mm_projector"), Strings{"mm_projector"}}}) {
+    const Report r = lint_folder(
+      folder(config(model, block), awq("model.layers.0.mlp.down_proj") + extra + bf16("lm_head")));
+    const auto root_found = findings(r, RuleId::undeclared_unquantized);
+    ASSERT_EQ(root_found.size(), 1u) << text(r);
+    EXPECT_EQ(root_found[0].suggested_entries, expected) << text(r);
+  }
 }
 
 // AWQ's substring "mlp.gate" (meant for MoE routers) reaches a dense layer's gate_proj: vLLM
