@@ -1324,6 +1324,13 @@ engine_reads(Engine engine, QuantFormat format)
   return engine != Engine::trtllm || format == QuantFormat::modelopt;
 }
 
+std::string_view
+list_key_read(Engine engine, const ConfigSource& source)
+{
+  return engine == Engine::sglang && source.sglang_reads_empty ? "ignored_layers"
+                                                               : std::string_view(source.list_key);
+}
+
 const ConfigSource*
 source_for(const Declaration& declaration, Engine engine)
 {

@@ -140,8 +140,7 @@ explain_module(const LintRun& run, const std::string& name, const std::vector<En
           : kind_text(it->kind);
       out += fmt::format(
         "  {}: checks '{}' ({}) against {} {}: {}{}\n", display_name(engine), it->prefix, kind,
-        source->file, source->list_key.empty() ? "" : source->list_key,
-        d.quantized ? "QUANTIZED" : "excluded",
+        source->file, list_key_read(engine, *source), d.quantized ? "QUANTIZED" : "excluded",
         d.override_note.empty() ? (d.reason.empty() ? "" : fmt::format(" — {}", d.reason))
                                 : fmt::format(" — {}", d.override_note));
       if (!it->namespace_note.empty()) {
@@ -343,7 +342,8 @@ explain_entries(const LintRun& run, const std::vector<Engine>& engines)
     const bool by_prefix = s.format == QuantFormat::gptq || s.format == QuantFormat::auto_round;
     std::vector<std::vector<EntryCover>> covers(layers.size());
     for (size_t at = 0; at < layers.size(); ++at) {
-      if (!by_prefix && engine_reads(layers[at].first, s.format)) {
+      if (!by_prefix && engine_reads(layers[at].first, s.format) &&
+          list_key_read(layers[at].first, s) == s.list_key) {
         covers[at] = cover_entries(run, layers[at].first, s, layers[at].second, moe_probes[at]);
       }
     }
@@ -354,6 +354,11 @@ explain_entries(const LintRun& run, const std::vector<Engine>& engines)
       for (size_t at = 0; at < layers.size(); ++at) {
         const Engine engine = layers[at].first;
         if (!engine_reads(engine, s.format)) {
+          continue;
+        }
+        if (const std::string_view read = list_key_read(engine, s); read != s.list_key) {
+          out += fmt::format("    {}: nothing: it reads {}, which is empty\n", display_name(engine),
+                             read);
           continue;
         }
         const std::vector<EngineLayer>& engine_layers = layers[at].second;

@@ -89,7 +89,10 @@ plan_fix(const FileSystem& fs, LintRun& run, const LintOptions& options,
   // QC103 findings among plan.remaining: their index there, and identity.
   std::vector<std::pair<size_t, std::string>> disagreeing;
   // A QC101 finding's entries, added to every block of its format.
+  // The QC101 findings whose entries were added: a patch that changes nothing leaves them.
+  std::vector<std::string> suggested_for;
   const auto add_suggestions = [&](const Finding& f) {
+    suggested_for.push_back(f.message);
     const ConfigSource* primary = decl.find(f.file);
     if (!primary) {
       plan.refused.push_back(fmt::format("{}: no declaration to patch", f.file));
@@ -301,6 +304,13 @@ plan_fix(const FileSystem& fs, LintRun& run, const LintOptions& options,
   }
   plan = std::move(attempt);
   run.declaration = Declaration{};
+  if (!again && plan.edits.empty() && plan.refused.empty()) {
+    // Every entry suggested is listed already (an engine reads another list): no patch helps.
+    for (const std::string& message : suggested_for) {
+      plan.refused.push_back(
+        fmt::format("the lists already hold every entry suggested, still undeclared: {}", message));
+    }
+  }
   if (again) {
     const std::vector<std::string> problems = patch_problems(run.report, *again, fix_options);
     if (!problems.empty()) {

@@ -1010,6 +1010,12 @@ private:
     if (!unlisted_fix.empty()) {
       f.fix = f.fix.empty() ? unlisted_fix : fmt::format("{}; {}", f.fix, unlisted_fix);
     }
+    if (source.sglang_reads_empty &&
+        std::find(f.engines.begin(), f.engines.end(), Engine::sglang) != f.engines.end()) {
+      const std::string_view empty_fix = "SGLang reads the empty ignored_layers: move "
+                                         "modules_to_not_convert's entries there, or remove it";
+      f.fix = f.fix.empty() ? std::string(empty_fix) : fmt::format("{}; {}", f.fix, empty_fix);
+    }
   }
 
   void emit_stored_mixtures()
@@ -1665,7 +1671,7 @@ private:
   {
     std::vector<Engine> engines;
     for (Engine e : m_options.engines) {
-      if (engine_reads(e, s.format)) {
+      if (engine_reads(e, s.format) && list_key_read(e, s) == s.list_key) {
         engines.push_back(e);
       }
     }

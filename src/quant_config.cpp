@@ -447,6 +447,8 @@ public:
   {
     return m_j->is_boolean() ? std::optional(m_j->get<bool>()) : std::nullopt;
   }
+  bool empty_object() const { return m_j->empty(); }
+  bool zero_number() const { return m_j->is_number() && m_j->get<double>() == 0.0; }
   // Arrays only.
   size_t size() const { return m_j->size(); }
   template<typename F>
@@ -512,6 +514,20 @@ public:
   std::optional<bool> boolean() const
   {
     return m_e.type() == Type::BOOL ? std::optional(m_e.get_bool().value_unsafe()) : std::nullopt;
+  }
+  bool empty_object() const { return m_e.get_object().value_unsafe().size() == 0; }
+  bool zero_number() const
+  {
+    switch (m_e.type()) {
+    case Type::INT64:
+      return m_e.get_int64().value_unsafe() == 0;
+    case Type::UINT64:
+      return m_e.get_uint64().value_unsafe() == 0;
+    case Type::DOUBLE:
+      return m_e.get_double().value_unsafe() == 0.0;
+    default:
+      return false;
+    }
   }
   size_t size() const
   {
@@ -877,7 +893,7 @@ format_of(const std::string& method, const Value& block)
 }
 
 // Python's truth value of a JSON value, as a loader's `if not value` tests it: null, an empty
-// list or string, false and 0 are false.
+// list, string or object, false and 0 (0.0) are false.
 template<typename Value>
 bool
 python_truthy(const Value& v)
@@ -894,10 +910,10 @@ python_truthy(const Value& v)
   if (const auto b = v.boolean()) {
     return *b;
   }
-  if (const auto n = v.unsigned_number()) {
-    return *n != 0;
+  if (v.is_object()) {
+    return !v.empty_object();
   }
-  return true;
+  return !v.zero_number();
 }
 
 // `block` is at `block_pointer` in its file; sets src.pointer to where the block's settings are
@@ -997,25 +1013,33 @@ fill_source(ConfigSource& src, const Value& block, std::string_view block_pointe
                                         &src.has_list, &src.positions);
     break;
   case QuantFormat::fp8: {
-    // vLLM reads ignored_layers and falls back to modules_to_not_convert when that is missing
-    // or empty (Fp8Config.from_config); SGLang reads the first of the two keys present, even
-    // an empty one. excludes is the list vLLM reads.
-    const auto ignored = body.find("ignored_layers");
+    // vLLM's Fp8Config reads ignored_layers and falls back to modules_to_not_convert when that
+    // is missing or empty (from_config); SGLang's reads the first of the two keys present, even
+    // an empty one. excludes is the list vLLM reads; list_key stays ignored_layers when both
+    // are empty (fix appends there, which both engines then read). FBGEMM's reads
+    // modules_to_not_convert alone, in both engines.
+    const auto ignored =
+      lower(src.method) != "fbgemm_fp8" ? body.find("ignored_layers") : std::nullopt;
+    const auto not_convert = body.find("modules_to_not_convert");
     const bool ignored_read = ignored && python_truthy(*ignored);
-    const bool falls_back = !ignored_read && body.find("modules_to_not_convert").has_value();
-    src.list_key = falls_back || !ignored ? "modules_to_not_convert" : "ignored_layers";
+    const bool falls_back = ignored && !ignored_read && not_convert && python_truthy(*not_convert);
+    src.list_key = ignored && !falls_back ? "ignored_layers" : "modules_to_not_convert";
     src.excludes = get_names<EntryList>(body, src.list_key.c_str(), src.type_errors, &src.has_list,
                                         &src.positions);
     const auto at = [&](const char* key) { return fmt::format("{}/{}", src.pointer, key); };
-    if (ignored_read) {
+    if (ignored_read && not_convert) {
       std::vector<std::string> unread_errors; // of a list no engine reads: not reported
-      if (!get_names<EntryList>(body, "modules_to_not_convert", unread_errors).empty()) {
+      const EntryList unread = get_names<EntryList>(body, "modules_to_not_convert", unread_errors);
+      // Only entries the read list lacks change anything.
+      if (std::any_of(unread.begin(), unread.end(), [&](std::string_view e) {
+            return std::find(src.excludes.begin(), src.excludes.end(), e) == src.excludes.end();
+          })) {
         src.unread.push_back(
           {at("modules_to_not_convert"),
            "modules_to_not_convert is read by no engine: vLLM and SGLang read ignored_layers, "
            "which is given and not empty"});
       }
-    } else if (ignored && falls_back && !src.excludes.empty()) {
+    } else if (falls_back) {
       src.sglang_reads_empty = true;
       src.unread.push_back(
         {at("ignored_layers"),

@@ -3176,6 +3176,98 @@ TEST(RuleCases, QC009PositiveFp8EmptyListSGLangReads)
   }
 }
 
+// Both lists empty (or the second null): both engines exclude nothing, and fix appends to
+// ignored_layers, which both then read: the patched folder lints clean. Values Python reads as
+// false ({}, 0.0) are empty too: vLLM falls back, SGLang reads them.
+TEST(RuleCases, Fp8BothListsEmptyFixWritesIgnoredLayers)
+{
+  for (const std::string second : {"[]", "null"}) {
+    MemoryFileSystem fs = folder(
+      config(k_llama, fp8_lists(R"("ignored_layers": [], "modules_to_not_convert": )" + second)),
+      llama_fp8_with_bf16_layer1());
+    auto run = lint_path(fs, "m", {});
+    ASSERT_TRUE(run);
+    const auto found = findings(run->report, RuleId::undeclared_unquantized);
+    ASSERT_EQ(found.size(), 1u) << text(run->report);
+    EXPECT_EQ(engines(found[0]), (std::set<Engine>{Engine::vllm, Engine::sglang}));
+    EXPECT_EQ(found[0].pointer, "/quantization_config/ignored_layers");
+    EXPECT_TRUE(findings(run->report, RuleId::config_invalid).empty()) << text(run->report);
+    const FixPlan plan = plan_fix(fs, *run, {});
+    EXPECT_TRUE(plan.refused.empty()) << fmt::format("{}", fmt::join(plan.refused, "\n"));
+    ASSERT_EQ(plan.edits.size(), 1u);
+    EXPECT_EQ(plan.edits[0].added,
+              (Strings{"ignored_layers += \"model.layers.1.mlp.down_proj\"",
+                       "ignored_layers += \"model.layers.1.self_attn.o_proj\""}));
+    OverlayFileSystem patched(fs);
+    patched.set("m/config.json", plan.edits[0].patched);
+    auto after = lint_path(patched, "m", {});
+    ASSERT_TRUE(after);
+    EXPECT_TRUE(after->report.findings.empty()) << text(after->report);
+  }
+  for (const std::string falsy : {"{}", "0.0", "0", "\"\"", "false"}) {
+    const Report r = lint_folder(
+      folder(config(k_llama,
+                    fp8_lists(R"("ignored_layers": )" + falsy +
+                              R"(, "modules_to_not_convert": ["model.layers.1.self_attn.o_proj", )"
+                              R"("model.layers.1.mlp.down_proj"])")),
+             llama_fp8_with_bf16_layer1()));
+    const auto found = findings(r, RuleId::undeclared_unquantized);
+    ASSERT_EQ(found.size(), 1u) << falsy << "\n" << text(r);
+    EXPECT_EQ(engines(found[0]), std::set<Engine>{Engine::sglang}) << falsy;
+  }
+}
+
+// SGLang alone fails and every entry it would need is listed already, in the list vLLM reads:
+// the fix line says what to do, explain says SGLang reads none of the entries, and fix refuses
+// (it used to print "nothing to fix" and exit 0 with the error left).
+TEST(RuleCases, Fp8EmptyIgnoredLayersNoPatchHelps)
+{
+  MemoryFileSystem fs = folder(
+    config(k_llama,
+           fp8_lists(R"("ignored_layers": [], "modules_to_not_convert": ["lm_head", )"
+                     R"("model.layers.1.self_attn.o_proj", "model.layers.1.mlp.down_proj"])")),
+    llama_fp8_with_bf16_layer1());
+  auto run = lint_path(fs, "m", {});
+  ASSERT_TRUE(run);
+  const auto found = findings(run->report, RuleId::undeclared_unquantized);
+  ASSERT_EQ(found.size(), 1u) << text(run->report);
+  EXPECT_EQ(engines(found[0]), std::set<Engine>{Engine::sglang});
+  EXPECT_EQ(found[0].fix, "SGLang reads the empty ignored_layers: move modules_to_not_convert's "
+                          "entries there, or remove it");
+  const std::string entries = explain_entries(*run, {Engine::vllm, Engine::sglang});
+  EXPECT_NE(entries.find("  'model.layers.1.mlp.down_proj'\n    vLLM: 1 layer: "
+                         "model.layers.1.mlp.down_proj\n    SGLang: nothing: it reads "
+                         "ignored_layers, which is empty\n"),
+            std::string::npos)
+    << entries;
+  const FixPlan plan = plan_fix(fs, *run, {});
+  EXPECT_TRUE(plan.edits.empty());
+  ASSERT_EQ(plan.refused.size(), 1u);
+  EXPECT_TRUE(plan.refused[0].starts_with(
+    "the lists already hold every entry suggested, still undeclared: model.layers.1: "))
+    << plan.refused[0];
+}
+
+// FBGEMM's FP8 config reads modules_to_not_convert alone, in both engines: an ignored_layers
+// beside it changes nothing. Nor does a second list that holds only what the first holds.
+TEST(RuleCases, Fp8ListsReadAloneAreNotReported)
+{
+  const std::string full =
+    R"(["lm_head", "model.layers.1.self_attn.o_proj", "model.layers.1.mlp.down_proj"])";
+  for (const std::string& block :
+       {R"({"quant_method": "fbgemm_fp8", "activation_scale_ub": 1200.0, )"
+        R"("ignored_layers": ["lm_head"], "modules_to_not_convert": )" +
+          full + "}",
+        R"({"quant_method": "fbgemm_fp8", "ignored_layers": [], "modules_to_not_convert": )" +
+          full + "}",
+        fp8_lists(R"("ignored_layers": )" + full + R"(, "modules_to_not_convert": )" + full),
+        fp8_lists(R"("ignored_layers": )" + full +
+                  R"(, "modules_to_not_convert": ["model.layers.1.mlp.down_proj"])")}) {
+    const Report r = lint_folder(folder(config(k_llama, block), llama_fp8_with_bf16_layer1()));
+    EXPECT_TRUE(r.findings.empty()) << block << "\n" << text(r);
+  }
+}
+
 // One list, whichever key, or an empty ignored_layers with no second list: both engines read
 // the same entries, and nothing is reported.
 TEST(RuleCases, QC009NegativeFp8OneList)

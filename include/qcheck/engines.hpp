@@ -41,6 +41,10 @@ const ConfigSource* source_for(const Declaration& declaration, Engine engine);
 // True when the engine has a loader for this format (TensorRT-LLM: ModelOpt only here).
 bool engine_reads(Engine engine, QuantFormat format);
 
+// The key of the list `engine` reads in `source`: its list_key, but for SGLang the empty FP8
+// ignored_layers when source.sglang_reads_empty.
+std::string_view list_key_read(Engine engine, const ConfigSource& source);
+
 // How the engine builds the layer that holds a module.
 enum class LayerKind
 {
