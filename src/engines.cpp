@@ -1092,9 +1092,33 @@ decide_gptq(Decision& d, const ConfigSource& s, const EngineLayer& layer, bool s
   d.reason = "vLLM infers GPTQ Linear layers from the stored dtypes";
 }
 
+// The extra_config entry that quantizes the output head `prefix`: AutoRound's --quant_lm_head
+// writes its exact name with bits. The engines read an exact key before their head default
+// (vLLM's INC get_layer_config; a head's missing bits mean 16 there), so only an exact key
+// with 0 < bits < 16 quantizes it; null when none does.
+const ExtraConfigEntry*
+auto_round_head_bits(const ConfigSource& s, std::string_view prefix)
+{
+  for (const auto& e : s.extra_config) {
+    if ((e.key == prefix || e.key == fmt::format("model.{}", prefix)) && e.bits > 0 &&
+        e.bits < 16) {
+      return &e;
+    }
+  }
+  return nullptr;
+}
+
 void
 decide_auto_round(Decision& d, const ConfigSource& s, const EngineLayer& layer)
 {
+  if (layer.kind == LayerKind::lm_head) {
+    if (const ExtraConfigEntry* e = auto_round_head_bits(s, layer.prefix)) {
+      d.quantized = true;
+      d.matched = e->key;
+      d.reason = fmt::format("extra_config '{}' sets bits {}", e->key, e->bits);
+      return;
+    }
+  }
   for (const auto& name : names_to_check(layer)) {
     for (const auto& e : s.extra_config) {
       const bool meta = e.key.find_first_of("*+?[]()|\\^$") != std::string::npos;
@@ -2143,7 +2167,8 @@ decide_layer(Engine engine, const ConfigSource& s, const ModelInfo& model, const
   // get_quant_method has no case for ParallelLMHead (vLLM and SGLang quark.py): unquantized.
   if (layer.kind == LayerKind::lm_head && s.format != QuantFormat::modelopt &&
       s.format != QuantFormat::compressed_tensors &&
-      !((s.format == QuantFormat::gptq || s.format == QuantFormat::awq) && s.lm_head)) {
+      !((s.format == QuantFormat::gptq || s.format == QuantFormat::awq) && s.lm_head) &&
+      !(s.format == QuantFormat::auto_round && auto_round_head_bits(s, layer.prefix))) {
     d.quantized = false;
     d.reason = "this format leaves the output head unquantized";
     return d;

@@ -3775,6 +3775,38 @@ TEST(RuleCases, QC101PositiveAutoRoundModules)
     << text(r);
 }
 
+// AutoRound's --quant_lm_head writes the head's exact name into extra_config with its bits; the
+// engines read an exact key before their default for the head (vLLM's INC get_layer_config,
+// SGLang's AutoRound): a quantized head is declared so (it was a false QC102), a float one
+// with that key fails (QC101). The head's key without bits, or with 16, leaves it float.
+TEST(RuleCases, AutoRoundQuantizedLmHeadIsDeclaredByItsExactKey)
+{
+  const auto block = [](const std::string& head) {
+    return R"({"quant_method": "auto-round", "bits": 4, "group_size": 64, "sym": true, )"
+           R"("packing_format": "auto_round:auto_gptq", "extra_config": {"lm_head": )" +
+           head + "}}";
+  };
+  const Tensors layers =
+    gptq("model.layers.0.mlp.down_proj") + gptq("model.layers.1.mlp.down_proj");
+  const std::string bits4 = R"({"bits": 4, "group_size": 64, "data_type": "int"})";
+  const Report quantized =
+    lint_folder(folder(config(k_llama, block(bits4)), layers + gptq("lm_head")));
+  EXPECT_TRUE(quantized.findings.empty()) << text(quantized);
+  const Report float_head =
+    lint_folder(folder(config(k_llama, block(bits4)), layers + bf16("lm_head")));
+  const auto found = findings(float_head, RuleId::undeclared_unquantized);
+  ASSERT_EQ(found.size(), 1u) << text(float_head);
+  EXPECT_EQ(found[0].modules, Strings{"lm_head"});
+  for (const std::string head : {R"({"group_size": 64})", R"({"bits": 16})"}) {
+    const Report r = lint_folder(folder(config(k_llama, block(head)), layers + bf16("lm_head")));
+    EXPECT_TRUE(r.findings.empty()) << head << "\n" << text(r);
+    const Report stored =
+      lint_folder(folder(config(k_llama, block(head)), layers + gptq("lm_head")));
+    EXPECT_EQ(findings(stored, RuleId::excluded_but_quantized).size(), 1u) << head << "\n"
+                                                                           << text(stored);
+  }
+}
+
 namespace {
 
 // Qwen3-Next linear attention kept BF16 in an FP8 block checkpoint (spec 5.1, R27).
