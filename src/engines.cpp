@@ -1109,7 +1109,7 @@ auto_round_head_bits(const ConfigSource& s, std::string_view prefix)
 }
 
 void
-decide_auto_round(Decision& d, const ConfigSource& s, const EngineLayer& layer)
+decide_auto_round(Decision& d, Engine engine, const ConfigSource& s, const EngineLayer& layer)
 {
   if (layer.kind == LayerKind::lm_head) {
     if (const ExtraConfigEntry* e = auto_round_head_bits(s, layer.prefix)) {
@@ -1134,6 +1134,15 @@ decide_auto_round(Decision& d, const ConfigSource& s, const EngineLayer& layer)
         d.quantized = false;
         d.matched = e.key;
         d.reason = fmt::format("extra_config '{}' sets bits {}", e.key, e.bits);
+        return;
+      }
+      // vLLM's INCConfig.get_quant_method reads an exact key for the layer's own prefix first,
+      // its missing bits as 16: unquantized (its layer config, and SGLang, use the default).
+      if (engine == Engine::vllm && e.bits == 0 && name == layer.prefix &&
+          (e.key == name || e.key == fmt::format("model.{}", name))) {
+        d.quantized = false;
+        d.matched = e.key;
+        d.reason = fmt::format("extra_config '{}' gives no bits, which vLLM reads as 16", e.key);
         return;
       }
     }
@@ -2195,7 +2204,7 @@ decide_layer(Engine engine, const ConfigSource& s, const ModelInfo& model, const
     if (!s.dynamic.empty() && s.extra_config.empty()) {
       decide_gptq(d, s, layer, stored_quantized);
     } else {
-      decide_auto_round(d, s, layer);
+      decide_auto_round(d, engine, s, layer);
     }
     break;
   case QuantFormat::awq:

@@ -3807,6 +3807,34 @@ TEST(RuleCases, AutoRoundQuantizedLmHeadIsDeclaredByItsExactKey)
   }
 }
 
+// AutoRound writes only what differs from the defaults: an exact extra_config key without
+// bits. vLLM's INCConfig.get_quant_method reads its missing bits as 16 and builds the layer
+// unquantized; SGLang (and vLLM's own layer config) use the model's bits. Stored quantized, the
+// layer fails in vLLM; stored float, in SGLang.
+TEST(RuleCases, AutoRoundExactKeyWithoutBitsIsFloatInVllm)
+{
+  const std::string block =
+    R"({"quant_method": "auto-round", "bits": 4, "group_size": 64, "sym": true, )"
+    R"("packing_format": "auto_round:auto_gptq", "extra_config": )"
+    R"({"model.layers.1.mlp.down_proj": {"group_size": 32}}})";
+  const Report quantized = lint_folder(
+    folder(config(k_llama, block), gptq("model.layers.0.mlp.down_proj") +
+                                     gptq("model.layers.1.mlp.down_proj") + bf16("lm_head")));
+  const auto excluded = findings(quantized, RuleId::excluded_but_quantized);
+  ASSERT_EQ(excluded.size(), 1u) << text(quantized);
+  EXPECT_EQ(engines(excluded[0]), std::set<Engine>{Engine::vllm});
+  EXPECT_NE(text(quantized).find("extra_config 'model.layers.1.mlp.down_proj' gives no bits, "
+                                 "which vLLM reads as 16"),
+            std::string::npos)
+    << text(quantized);
+  const Report float_layer = lint_folder(
+    folder(config(k_llama, block), gptq("model.layers.0.mlp.down_proj") +
+                                     bf16("model.layers.1.mlp.down_proj") + bf16("lm_head")));
+  const auto undeclared = findings(float_layer, RuleId::undeclared_unquantized);
+  ASSERT_EQ(undeclared.size(), 1u) << text(float_layer);
+  EXPECT_EQ(engines(undeclared[0]), std::set<Engine>{Engine::sglang});
+}
+
 namespace {
 
 // Qwen3-Next linear attention kept BF16 in an FP8 block checkpoint (spec 5.1, R27).
