@@ -457,16 +457,18 @@ bnb_entry(std::string_view entry, std::string_view prefix)
 
 // vLLM's is_layer_skipped (quantization/utils/quant_utils.py): an entry equal to the prefix or,
 // for a prefix holding "experts" (a fused MoE layer, a shared expert's projection), one that
-// contains it. SGLang's: dotted module-path boundaries (PR 23467). Fused shards are compared
-// with fp8_shard_entry().
+// contains it. SGLang's (quantization/utils.py): dotted module-path boundaries (PR 23467), and
+// the same rule for a prefix holding "experts" (an entry holding "experts" that contains it).
+// Fused shards are compared with fp8_shard_entry().
 bool
 fp8_entry(Engine engine, std::string_view entry, std::string_view prefix)
 {
+  const bool experts =
+    contains(prefix, "experts") && entry.size() > prefix.size() && contains(entry, prefix);
   if (engine != Engine::vllm) {
-    return dotted_match(entry, prefix);
+    return dotted_match(entry, prefix) || experts;
   }
-  return entry == prefix ||
-         (contains(prefix, "experts") && entry.size() > prefix.size() && contains(entry, prefix));
+  return entry == prefix || experts;
 }
 
 // A fused layer's shard as the engines compare it: vLLM exactly (its experts branch is for
@@ -1568,7 +1570,7 @@ compared_names_of(Engine engine, QuantFormat format, const EngineLayer& layer)
   case QuantFormat::fp8:
     // vLLM's is_layer_skipped: a fused MoE by its prefix, another fused layer by its shards.
     // SGLang's Fp8Config asks is_layer_skipped for a FusedMoE's prefix too ("experts" is no key
-    // of its fused mappings): an entry naming one expert's projection does not reach it.
+    // of its fused mappings); in both, an entry naming one expert's projection contains it.
     if (layer.kind == LayerKind::fused_moe) {
       return Compared::prefix;
     }
@@ -2513,10 +2515,11 @@ index_needs(Engine engine, const ConfigSource& source)
     n.options = {.mode = Mode::dotted};
     break;
   case QuantFormat::fp8:
-    // vLLM: exact, or (both holding "experts") an entry that contains the name.
+    // vLLM: exact, SGLang: dotted runs; both, for names holding "experts", entries that
+    // contain the name.
     n.options = engine == Engine::vllm
                   ? EntryIndex::Options{.mode = Mode::exact, .reverse_marker = "experts"}
-                  : EntryIndex::Options{.mode = Mode::dotted};
+                  : EntryIndex::Options{.mode = Mode::dotted, .reverse_marker = "experts"};
     break;
   case QuantFormat::awq:
     n.options = {.mode = Mode::substring};

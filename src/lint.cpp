@@ -2489,10 +2489,11 @@ private:
       if (listed[l] > 0 && listed[l] < layer.modules.size()) {
         // What the engines then do depends on the format (spec 2.2.1, 3.3, 3.4).
         const std::string consequence =
-          s->format == QuantFormat::modelopt || s->format == QuantFormat::fp8
-            ? fmt::format(
-                "vLLM then excludes the whole MoE (its {} rule for entries naming experts)",
-                s->format == QuantFormat::fp8 ? "FP8" : "ModelOpt")
+          s->format == QuantFormat::fp8
+            ? "vLLM and SGLang then exclude the whole MoE (their FP8 rule for entries naming "
+              "experts)"
+          : s->format == QuantFormat::modelopt
+            ? "vLLM then excludes the whole MoE (its ModelOpt rule for entries naming experts)"
           : s->format == QuantFormat::compressed_tensors
             ? "vLLM and SGLang decide the whole MoE from expert 0's projections alone"
             : "the engines decide the fused MoE as one layer";

@@ -93,8 +93,9 @@ constexpr std::array<Rule, 35> k_rules{{
    "A fused MoE has one quantization method for all experts; mixed storage cannot load."},
   {RuleId::partial_expert_exclusion, "QC105", "partial-expert-exclusion", Severity::warning, false,
    "The exclusion list names only some experts of a fused MoE",
-   "vLLM ModelOpt then excludes the whole MoE, SGLang compressed-tensors looks only at expert 0: "
-   "engines disagree about the layer. Exclude the MoE as a whole (`...mlp.experts*`)."},
+   "vLLM ModelOpt (and vLLM and SGLang FP8) then exclude the whole MoE, SGLang "
+   "compressed-tensors looks only at expert 0: engines disagree about the layer. Exclude the MoE "
+   "as a whole (`...mlp.experts*`)."},
   {RuleId::config_divergence, "QC106", "config-divergence", Severity::error, true,
    "config.json and hf_quant_config.json disagree",
    "vLLM and SGLang read config.json first; TensorRT-LLM reads hf_quant_config.json first. When "
