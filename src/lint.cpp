@@ -947,10 +947,32 @@ private:
     case QuantFormat::awq:
       // AWQ entries are substrings: a whole subtree is one per spelling, ending at the root's
       // dot ("model.layers.1" is inside "model.layers.12"), unless the root is a module itself.
+      // An entry is a substring of every name: a root inside a quantized module's name
+      // ("layers.1." in "vision_encoder.transformer.layers.1.") would exclude that one too, and
+      // the modules are named instead. A spelling inside another offered one covers it.
       if (whole) {
         const bool module_root = std::find(modules.begin(), modules.end(), where) != modules.end();
+        std::vector<std::string> roots;
         for (const auto& sp : spellings) {
-          f.suggested_entries.push_back(module_root ? sp : sp + ".");
+          roots.push_back(module_root ? sp : sp + ".");
+        }
+        const bool reaches_quantized =
+          std::any_of(m_inventory.modules.begin(), m_inventory.modules.end(), [&](const Module& m) {
+            return m.storage == Storage::quantized &&
+                   std::any_of(roots.begin(), roots.end(), [&](const std::string& r) {
+                     return m.name.find(r) != std::string::npos;
+                   });
+          });
+        if (reaches_quantized) {
+          f.suggested_entries = module_spellings();
+        } else {
+          for (const std::string& r : roots) {
+            if (std::none_of(roots.begin(), roots.end(), [&](const std::string& other) {
+                  return other != r && r.find(other) != std::string::npos;
+                })) {
+              f.suggested_entries.push_back(r);
+            }
+          }
         }
       } else {
         f.suggested_entries = module_spellings();

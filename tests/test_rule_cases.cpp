@@ -3524,6 +3524,65 @@ TEST(RuleCases, QC101AwqWholeLayerIsOneEntry)
   }
 }
 
+// The root's substring must reach no quantized module elsewhere: in Mistral's native layout,
+// "layers.1." is inside the quantized "vision_encoder.transformer.layers.1.*", so the float
+// modules are named one by one and fix still lints clean. Of two spellings of a draft's root,
+// one inside the other ("model.layers.1." inside "model.language_model.layers.1."), the inner
+// one alone is offered.
+TEST(RuleCases, QC101AwqRootEntryReachesNoQuantizedModule)
+{
+  const auto awq = [](const std::string& m) {
+    return Tensors{{m + ".qweight", "I32", {64, 8}},
+                   {m + ".qzeros", "I32", {1, 8}},
+                   {m + ".scales", "F16", {1, 64}}};
+  };
+  const std::string block = R"({"quant_method": "awq", "bits": 4, "group_size": 64, )"
+                            R"("zero_point": true, "version": "gemm", )"
+                            R"("modules_to_not_convert": ["lm_head"]})";
+  const std::string mistral = R"("architectures": ["LlamaForCausalLM"], "model_type": "llama", )"
+                              R"("num_hidden_layers": 2)";
+  MemoryFileSystem fs = folder(
+    config(mistral, block),
+    awq("layers.0.attention.wq") + bf16("layers.1.attention.wq") + bf16("layers.1.attention.wo") +
+      bf16("layers.1.feed_forward.w2") + awq("vision_encoder.transformer.layers.1.attention.wk") +
+      awq("vision_encoder.transformer.layers.1.feed_forward.w1") + bf16("lm_head"));
+  auto run = lint_path(fs, "m", {});
+  ASSERT_TRUE(run);
+  const auto found = findings(run->report, RuleId::undeclared_unquantized);
+  ASSERT_EQ(found.size(), 1u) << text(run->report);
+  EXPECT_EQ(found[0].suggested_entries,
+            (Strings{"layers.1.attention.wo", "layers.1.attention.wq", "layers.1.feed_forward.w2"}))
+    << text(run->report);
+  const FixPlan plan = plan_fix(fs, *run, {});
+  EXPECT_TRUE(plan.refused.empty()) << fmt::format("{}", fmt::join(plan.refused, "\n"));
+
+  const std::string glm = R"("architectures": ["Glm5NextForConditionalGeneration"], )"
+                          R"("model_type": "glm5_next", "num_nextn_predict_layers": 1, )"
+                          R"("text_config": {"model_type": "glm5_next_text", )"
+                          R"("num_hidden_layers": 1})";
+  const std::string l = "model.language_model.layers.";
+  MemoryFileSystem draft =
+    folder(config(glm, block), awq(l + "0.self_attn.o_proj") + awq(l + "0.mlp.down_proj") +
+                                 bf16(l + "1.self_attn.o_proj") + bf16(l + "1.mlp.down_proj") +
+                                 bf16(l + "1.eh_proj") + awq("model.visual.blocks.0.attn.proj") +
+                                 bf16("lm_head"));
+  auto draft_run = lint_path(draft, "m", {});
+  ASSERT_TRUE(draft_run);
+  const auto draft_found = findings(draft_run->report, RuleId::undeclared_unquantized);
+  ASSERT_EQ(draft_found.size(), 1u) << text(draft_run->report);
+  EXPECT_EQ(draft_found[0].suggested_entries, Strings{"model.layers.1."})
+    << text(draft_run->report);
+  const FixPlan draft_plan = plan_fix(draft, *draft_run, {});
+  EXPECT_TRUE(draft_plan.refused.empty()) << fmt::format("{}", fmt::join(draft_plan.refused, "\n"));
+  ASSERT_EQ(draft_plan.edits.size(), 1u);
+  OverlayFileSystem patched(draft);
+  patched.set("m/config.json", draft_plan.edits[0].patched);
+  auto after = lint_path(patched, "m", {});
+  ASSERT_TRUE(after);
+  EXPECT_TRUE(findings(after->report, RuleId::undeclared_unquantized).empty())
+    << text(after->report);
+}
+
 // AWQ's substring "mlp.gate" (meant for MoE routers) reaches a dense layer's gate_proj: vLLM
 // excludes one shard of gate_up_proj (QC103), SGLang the fused layer stored quantized (QC102).
 // fix --remove-excluding removes it, and the QC103 it settles is not left as "needs a human".
