@@ -1043,8 +1043,9 @@ fill_source(ConfigSource& src, const Value& block, std::string_view block_pointe
       src.sglang_reads_empty = true;
       src.unread.push_back(
         {at("ignored_layers"),
-         "ignored_layers is empty: SGLang reads it and excludes no module, vLLM falls back to "
-         "modules_to_not_convert"});
+         fmt::format("ignored_layers is {}: SGLang reads it and excludes no module, vLLM falls "
+                     "back to modules_to_not_convert",
+                     ignored->is_null() ? "null" : "empty")});
     }
     if (const auto sizes = body.find("weight_block_size"); sizes && sizes->is_array()) {
       sizes->for_each_element([&](const Value& v) {
