@@ -1094,6 +1094,14 @@ decide_gptq(Decision& d, const ConfigSource& s, const EngineLayer& layer, bool s
   d.reason = "vLLM infers GPTQ Linear layers from the stored dtypes";
 }
 
+// An extra_config key naming `name` exactly, as the engines look it up: the name, or "model." +
+// it.
+bool
+exact_extra_config_key(std::string_view key, std::string_view name)
+{
+  return key == name || (key.starts_with("model.") && key.substr(6) == name);
+}
+
 // The extra_config entry that quantizes the output head `prefix`: AutoRound's --quant_lm_head
 // writes its exact name with bits. The engines read an exact key before their head default
 // (vLLM's INC get_layer_config; a head's missing bits mean 16 there), so only an exact key
@@ -1102,8 +1110,7 @@ const ExtraConfigEntry*
 auto_round_head_bits(const ConfigSource& s, std::string_view prefix)
 {
   for (const auto& e : s.extra_config) {
-    if ((e.key == prefix || e.key == fmt::format("model.{}", prefix)) && e.bits > 0 &&
-        e.bits < 16) {
+    if (exact_extra_config_key(e.key, prefix) && e.bits > 0 && e.bits < 16) {
       return &e;
     }
   }
@@ -1124,7 +1131,8 @@ decide_auto_round(Decision& d, Engine engine, const ConfigSource& s, const Engin
   for (const auto& name : names_to_check(layer)) {
     for (const auto& e : s.extra_config) {
       const bool meta = e.key.find_first_of("*+?[]()|\\^$") != std::string::npos;
-      bool hit = e.key == name || e.key == fmt::format("model.{}", name);
+      const bool exact = exact_extra_config_key(e.key, name);
+      bool hit = exact;
       if (!hit && meta) {
         const Expected<Regex>& re = cached_regex(e.key);
         hit = re && re->search(name);
@@ -1140,8 +1148,7 @@ decide_auto_round(Decision& d, Engine engine, const ConfigSource& s, const Engin
       }
       // vLLM's INCConfig.get_quant_method reads an exact key for the layer's own prefix first,
       // its missing bits as 16: unquantized (its layer config, and SGLang, use the default).
-      if (engine == Engine::vllm && e.bits == 0 && name == layer.prefix &&
-          (e.key == name || e.key == fmt::format("model.{}", name))) {
+      if (engine == Engine::vllm && e.bits == 0 && exact && name == layer.prefix) {
         d.quantized = false;
         d.matched = e.key;
         d.reason = fmt::format("extra_config '{}' gives no bits, which vLLM reads as 16", e.key);

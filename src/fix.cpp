@@ -88,9 +88,9 @@ plan_fix(const FileSystem& fs, LintRun& run, const LintOptions& options,
   std::map<Target, std::vector<std::string>> removals;
   // QC103 findings among plan.remaining: their index there, and identity.
   std::vector<std::pair<size_t, std::string>> disagreeing;
-  // A QC101 finding's entries, added to every block of its format.
   // The QC101 findings whose entries were added: a patch that changes nothing leaves them.
   std::vector<std::string> suggested_for;
+  // A QC101 finding's entries, added to every block of its format.
   const auto add_suggestions = [&](const Finding& f) {
     suggested_for.push_back(f.message);
     const ConfigSource* primary = decl.find(f.file);
