@@ -103,6 +103,16 @@ gptq(const std::string& module, uint64_t out = 64, uint64_t in = 64, uint64_t g_
           {module + ".g_idx", "I32", {g_idx ? g_idx : in}}};
 }
 
+// AWQ GEMM 4-bit, group 64, a 64x64 layer: qweight [in, out/8], qzeros [in/64, out/8],
+// scales [in/64, out].
+Tensors
+awq(const std::string& module)
+{
+  return {{module + ".qweight", "I32", {64, 8}},
+          {module + ".qzeros", "I32", {1, 8}},
+          {module + ".scales", "F16", {1, 64}}};
+}
+
 // compressed-tensors pack-quantized W4A16, group 32 (spec 3.5).
 Tensors
 ct_pack(const std::string& module, uint64_t out = 64, uint64_t in = 64, bool shape = true)
@@ -214,6 +224,17 @@ lint_folder(const FileSystem& fs)
     return {};
   }
   return std::move(run->report);
+}
+
+// The folder with the plan's edits applied, linted again.
+Report
+lint_patched(const FileSystem& fs, const FixPlan& plan)
+{
+  OverlayFileSystem patched(fs);
+  for (const FileEdit& edit : plan.edits) {
+    patched.set("m/" + edit.file, edit.patched);
+  }
+  return lint_folder(patched);
 }
 
 std::vector<Finding>
@@ -2502,15 +2523,11 @@ TEST(RuleCases, RemoveExcludingKeepsAQc103WhoseEnginesShrink)
   EXPECT_EQ(removed, (Strings{"ignore -= \"model.language_model.layers\"",
                               "ignore -= \"model.layers.0.mlp.gate_proj\""}));
   // After it, TensorRT-LLM alone still stops on the glob (a human's call).
-  OverlayFileSystem patched(fs);
-  patched.set("m/config.json", plan.edits[0].patched);
-  auto after = lint_path(patched, "m", {});
-  ASSERT_TRUE(after);
-  const auto still = findings(after->report, RuleId::fused_shards_disagree);
-  ASSERT_EQ(still.size(), 1u) << text(after->report);
+  const Report after = lint_patched(fs, plan);
+  const auto still = findings(after, RuleId::fused_shards_disagree);
+  ASSERT_EQ(still.size(), 1u) << text(after);
   EXPECT_EQ(engines(still[0]), std::set<Engine>{Engine::trtllm});
-  EXPECT_TRUE(findings(after->report, RuleId::excluded_but_quantized).empty())
-    << text(after->report);
+  EXPECT_TRUE(findings(after, RuleId::excluded_but_quantized).empty()) << text(after);
 }
 
 // vLLM reads a ModelOpt entry "X*" as two ("X", "X.*"): the entries of a fused layer's shards
@@ -3199,11 +3216,8 @@ TEST(RuleCases, Fp8BothListsEmptyFixWritesIgnoredLayers)
     EXPECT_EQ(plan.edits[0].added,
               (Strings{"ignored_layers += \"model.layers.1.mlp.down_proj\"",
                        "ignored_layers += \"model.layers.1.self_attn.o_proj\""}));
-    OverlayFileSystem patched(fs);
-    patched.set("m/config.json", plan.edits[0].patched);
-    auto after = lint_path(patched, "m", {});
-    ASSERT_TRUE(after);
-    EXPECT_TRUE(after->report.findings.empty()) << text(after->report);
+    const Report after = lint_patched(fs, plan);
+    EXPECT_TRUE(after.findings.empty()) << text(after);
   }
   for (const std::string falsy : {"{}", "0.0", "0", "\"\"", "false"}) {
     const Report r = lint_folder(
@@ -3396,14 +3410,11 @@ TEST(RuleCases, QC116Negative)
 TEST(RuleCases, QC116PositiveAwq)
 {
   const std::string m = "model.layers.0.mlp.down_proj";
-  const Tensors awq{{m + ".qweight", "I32", {64, 8}},
-                    {m + ".qzeros", "I32", {1, 8}},
-                    {m + ".scales", "F16", {1, 64}}};
   const Report r =
     lint_folder(folder(config(k_llama, R"({"quant_method": "awq", "bits": 4, "group_size": 64, )"
                                        R"("zero_point": true, "version": "gemm", )"
                                        R"("modules_to_not_convert": []})"),
-                       awq + bf16("lm_head")));
+                       awq(m) + bf16("lm_head")));
   only(r, RuleId::inferred_exclusions,
        "no explicit module list: vLLM infers which Linear layers are quantized from the stored "
        "dtypes");
@@ -3415,14 +3426,11 @@ TEST(RuleCases, QC116PositiveAwq)
 TEST(RuleCases, QC101AwqEmptyListFailsInSglang)
 {
   const std::string m = "model.layers.0.mlp.down_proj";
-  const Tensors awq{{m + ".qweight", "I32", {64, 8}},
-                    {m + ".qzeros", "I32", {1, 8}},
-                    {m + ".scales", "F16", {1, 64}}};
   MemoryFileSystem fs =
     folder(config(k_llama, R"({"quant_method": "awq", "bits": 4, "group_size": 64, )"
                            R"("zero_point": true, "version": "gemm", )"
                            R"("modules_to_not_convert": []})"),
-           awq + bf16("model.layers.1.mlp.down_proj") + bf16("lm_head"));
+           awq(m) + bf16("model.layers.1.mlp.down_proj") + bf16("lm_head"));
   auto run = lint_path(fs, "m", {});
   ASSERT_TRUE(run);
   const auto found = findings(run->report, RuleId::undeclared_unquantized);
@@ -3441,10 +3449,7 @@ TEST(RuleCases, QC101AwqEmptyListFailsInSglang)
 TEST(RuleCases, QC101FusedLayerComparedByNameAloneIsNamedByFix)
 {
   const std::string m = "model.layers.0.mlp.down_proj";
-  const Tensors awq{{m + ".qweight", "I32", {64, 8}},
-                    {m + ".qzeros", "I32", {1, 8}},
-                    {m + ".scales", "F16", {1, 64}}};
-  const Tensors stored = awq + bf16("model.layers.1.mlp.gate_proj") +
+  const Tensors stored = awq(m) + bf16("model.layers.1.mlp.gate_proj") +
                          bf16("model.layers.1.mlp.up_proj") + bf16("lm_head");
   MemoryFileSystem fs =
     folder(config(k_llama, R"({"quant_method": "awq", "bits": 4, "group_size": 64, )"
@@ -3466,12 +3471,8 @@ TEST(RuleCases, QC101FusedLayerComparedByNameAloneIsNamedByFix)
   const FixPlan plan = plan_fix(fs, *run, {});
   EXPECT_TRUE(plan.refused.empty()) << fmt::format("{}", fmt::join(plan.refused, "\n"));
   ASSERT_EQ(plan.edits.size(), 1u);
-  OverlayFileSystem patched(fs);
-  patched.set("m/config.json", plan.edits[0].patched);
-  auto after = lint_path(patched, "m", {});
-  ASSERT_TRUE(after);
-  EXPECT_TRUE(findings(after->report, RuleId::undeclared_unquantized).empty())
-    << text(after->report);
+  const Report after = lint_patched(fs, plan);
+  EXPECT_TRUE(findings(after, RuleId::undeclared_unquantized).empty()) << text(after);
 }
 
 // A layer unquantized whole is one AWQ entry, its root ending at the dot: "model.layers.1."
@@ -3479,11 +3480,6 @@ TEST(RuleCases, QC101FusedLayerComparedByNameAloneIsNamedByFix)
 // A vision tower is one entry too; a root that is a module itself is named as it is.
 TEST(RuleCases, QC101AwqWholeLayerIsOneEntry)
 {
-  const auto awq = [](const std::string& m) {
-    return Tensors{{m + ".qweight", "I32", {64, 8}},
-                   {m + ".qzeros", "I32", {1, 8}},
-                   {m + ".scales", "F16", {1, 64}}};
-  };
   const std::string model = R"("architectures": ["LlamaForCausalLM"], "model_type": "llama", )"
                             R"("num_hidden_layers": 13)";
   const std::string block = R"({"quant_method": "awq", "bits": 4, "group_size": 64, )"
@@ -3504,11 +3500,8 @@ TEST(RuleCases, QC101AwqWholeLayerIsOneEntry)
   const FixPlan plan = plan_fix(fs, *run, {});
   EXPECT_TRUE(plan.refused.empty()) << fmt::format("{}", fmt::join(plan.refused, "\n"));
   ASSERT_EQ(plan.edits.size(), 1u);
-  OverlayFileSystem patched(fs);
-  patched.set("m/config.json", plan.edits[0].patched);
-  auto after = lint_path(patched, "m", {});
-  ASSERT_TRUE(after);
-  EXPECT_TRUE(after->report.findings.empty()) << text(after->report);
+  const Report after = lint_patched(fs, plan);
+  EXPECT_TRUE(after.findings.empty()) << text(after);
 
   // A vision tower stored unquantized is "visual.", not each of its modules; a top-level module
   // is its own name.
@@ -3532,11 +3525,6 @@ TEST(RuleCases, QC101AwqWholeLayerIsOneEntry)
 // one alone is offered.
 TEST(RuleCases, QC101AwqRootEntryReachesNoQuantizedModule)
 {
-  const auto awq = [](const std::string& m) {
-    return Tensors{{m + ".qweight", "I32", {64, 8}},
-                   {m + ".qzeros", "I32", {1, 8}},
-                   {m + ".scales", "F16", {1, 64}}};
-  };
   const std::string block = R"({"quant_method": "awq", "bits": 4, "group_size": 64, )"
                             R"("zero_point": true, "version": "gemm", )"
                             R"("modules_to_not_convert": ["lm_head"]})";
@@ -3576,12 +3564,8 @@ TEST(RuleCases, QC101AwqRootEntryReachesNoQuantizedModule)
   const FixPlan draft_plan = plan_fix(draft, *draft_run, {});
   EXPECT_TRUE(draft_plan.refused.empty()) << fmt::format("{}", fmt::join(draft_plan.refused, "\n"));
   ASSERT_EQ(draft_plan.edits.size(), 1u);
-  OverlayFileSystem patched(draft);
-  patched.set("m/config.json", draft_plan.edits[0].patched);
-  auto after = lint_path(patched, "m", {});
-  ASSERT_TRUE(after);
-  EXPECT_TRUE(findings(after->report, RuleId::undeclared_unquantized).empty())
-    << text(after->report);
+  const Report after = lint_patched(draft, draft_plan);
+  EXPECT_TRUE(findings(after, RuleId::undeclared_unquantized).empty()) << text(after);
 }
 
 // AWQ's substring "mlp.gate" (meant for MoE routers) reaches a dense layer's gate_proj: vLLM
@@ -3589,11 +3573,6 @@ TEST(RuleCases, QC101AwqRootEntryReachesNoQuantizedModule)
 // fix --remove-excluding removes it, and the QC103 it settles is not left as "needs a human".
 TEST(RuleCases, RemovingTheEntryThatSplitTheShardsSettlesQC103)
 {
-  const auto awq = [](const std::string& m) {
-    return Tensors{{m + ".qweight", "I32", {64, 8}},
-                   {m + ".qzeros", "I32", {1, 8}},
-                   {m + ".scales", "F16", {1, 64}}};
-  };
   const std::string mlp = "model.layers.0.mlp.";
   MemoryFileSystem fs = folder(
     config(k_llama, R"({"quant_method": "awq", "bits": 4, "group_size": 64, "zero_point": true, )"
