@@ -24,9 +24,13 @@ struct Target
   std::string file;
   std::string pointer;
   bool object = false; // an object of key -> value (GPTQ dynamic, AutoRound extra_config)
+  // An object's member that exists already gets the new value (AutoRound extra_config: the key
+  // that declared the module quantized); else it is kept (a GPTQ "-:" key skips whatever it holds).
+  bool replace = false;
   bool operator<(const Target& o) const
   {
-    return std::tie(file, pointer, object) < std::tie(o.file, o.pointer, o.object);
+    return std::tie(file, pointer, object, replace) <
+           std::tie(o.file, o.pointer, o.object, o.replace);
   }
 };
 
@@ -107,7 +111,7 @@ plan_fix(const FileSystem& fs, LintRun& run, const LintOptions& options,
         if (entry.starts_with("-:")) {
           additions[{s.file, list_pointer(s, "dynamic"), true}].emplace_back(entry, "{}");
         } else if (s.format == QuantFormat::auto_round) {
-          additions[{s.file, list_pointer(s, "extra_config"), true}].emplace_back(
+          additions[{s.file, list_pointer(s, "extra_config"), true, true}].emplace_back(
             entry, R"({"bits": 16, "data_type": "fp"})");
         } else {
           additions[{s.file, list_pointer(s, s.list_key), false}].emplace_back(entry, "");
@@ -219,13 +223,20 @@ plan_fix(const FileSystem& fs, LintRun& run, const LintOptions& options,
       }
       if (target.object) {
         for (const auto& [name, value] : entries) {
-          auto patched = add_object_member(edit.patched, target.pointer, name, value);
+          const bool existed =
+            target.replace &&
+            locate(edit.patched, target.pointer + "/" + escape_pointer_token(name)).has_value();
+          auto patched =
+            add_object_member(edit.patched, target.pointer, name, value,
+                              target.replace ? ExistingMember::replace : ExistingMember::keep);
           if (!patched) {
             out.refused.push_back(fmt::format("{}: {}", target.file, patched.error()));
             continue;
           }
           if (*patched != edit.patched) {
-            edit.added.push_back(fmt::format("{} += {}: {}", key, escape_json(name), value));
+            const std::string shown = escape_json(name);
+            edit.added.push_back(existed ? fmt::format("{}[{}] = {}", key, shown, value)
+                                         : fmt::format("{} += {}: {}", key, shown, value));
             edit.patched = std::move(*patched);
           }
         }

@@ -1126,6 +1126,32 @@ insert_member(const Document& doc, size_t index, const std::string& key_json, co
   return splice(doc.text, object.begin, object.end, replacement);
 }
 
+// Puts `value` in the place of value `index` (an empty array, or null), laid out as a new value
+// there: over several lines when it sits on its own line.
+std::string
+lay_out_in_place(const Document& doc, size_t index, const Document& value)
+{
+  const Node& node = doc.nodes[index];
+  const Layout layout =
+    layout_from(detect_style(doc), on_own_line(doc, index), line_ending_near(doc.text, node.begin));
+  std::string replacement;
+  emit(value, 0, layout, std::string(line_indent(doc.text, node.begin)), replacement);
+  return splice(doc.text, node.begin, node.end, replacement);
+}
+
+// Replaces the value of member `index` with `value`, laid out as a new member of its object
+// would be; the key and the text around the value stay.
+std::string
+replace_member_value(const Document& doc, size_t index, const Document& value)
+{
+  const Node& member = doc.nodes[index];
+  Layout layout = layout_from(detect_style(doc), multiline_values(doc, member.parent),
+                              line_ending_near(doc.text, member.key_begin));
+  std::string replacement;
+  emit(value, 0, layout, std::string(line_indent(doc.text, member.key_begin)), replacement);
+  return splice(doc.text, member.begin, member.end, replacement);
+}
+
 // Appends string tokens to array `index`, following its layout. `value` is the parsed compact
 // array of the same tokens, laid out anew when the array is empty.
 std::string
@@ -1135,11 +1161,7 @@ append_elements(const Document& doc, size_t index, const std::vector<std::string
   const Node& array = doc.nodes[index];
   const Style style = detect_style(doc);
   if (array.count == 0) {
-    const bool multiline = on_own_line(doc, index);
-    const Layout layout = layout_from(style, multiline, line_ending_near(doc.text, array.begin));
-    std::string replacement;
-    emit(value, 0, layout, std::string(line_indent(doc.text, array.begin)), replacement);
-    return splice(doc.text, array.begin, array.end, replacement);
+    return lay_out_in_place(doc, index, value);
   }
   const Node& last = doc.nodes[array.last_child];
   const std::string_view gap = gap_before(doc, last);
@@ -1827,7 +1849,9 @@ append_to_string_array(std::string_view text, std::string_view pointer,
   // The array's strings, decoded: one without an escape is its token's inside, viewed in place.
   std::unordered_set<std::string_view> present;
   std::deque<std::string> decoded;
-  if (r.node != k_none) {
+  // A null list reads as an empty one: it is replaced by the new array.
+  const bool null_list = r.node != k_none && doc->nodes[r.node].kind == Kind::null;
+  if (r.node != k_none && !null_list) {
     const Node& array = doc->nodes[r.node];
     if (array.kind != Kind::array) {
       return unexpected(fmt::format("cannot append to {}: it is {}, not an array", where(pointer),
@@ -1848,8 +1872,10 @@ append_to_string_array(std::string_view text, std::string_view pointer,
                        ? inside
                        : std::string_view(decoded.emplace_back(decode_string(token))));
     }
-  } else if (auto ok = creatable(*doc, pointer, *tokens, r); !ok) {
-    return unexpected(ok.error());
+  } else if (r.node == k_none) {
+    if (auto ok = creatable(*doc, pointer, *tokens, r); !ok) {
+      return unexpected(ok.error());
+    }
   }
   std::vector<std::string> added;
   for (const std::string& entry : entries) {
@@ -1869,7 +1895,8 @@ append_to_string_array(std::string_view text, std::string_view pointer,
   if (!value) {
     return unexpected("internal error: escaped entries are not JSON: " + value.error());
   }
-  std::string edited = r.node != k_none
+  std::string edited = null_list ? lay_out_in_place(*doc, r.node, *value)
+                       : r.node != k_none
                          ? append_elements(*doc, r.node, added, *value)
                          : insert_member(*doc, r.parent, escape_json(tokens->back().key), *value);
   return checked(std::move(edited), *tokens, Kind::array);
@@ -1877,7 +1904,7 @@ append_to_string_array(std::string_view text, std::string_view pointer,
 
 Expected<std::string>
 add_object_member(std::string_view text, std::string_view pointer, const std::string& key,
-                  const std::string& value_json)
+                  const std::string& value_json, ExistingMember existing)
 {
   auto tokens = parse_pointer(pointer);
   if (!tokens) {
@@ -1910,27 +1937,43 @@ add_object_member(std::string_view text, std::string_view pointer, const std::st
     }
   }
   const Resolved r = resolve(*doc, *tokens);
+  // A new object holding the member alone: the value itself, without a byte order mark or
+  // spaces around it. The document views `wrapped_text`.
+  std::string wrapped_text;
+  const auto wrapped = [&]() {
+    const Node& root = value->nodes.front();
+    wrapped_text =
+      fmt::format("{{{}:{}}}", escape_json(key),
+                  std::string_view(value_json).substr(root.begin, root.end - root.begin));
+    return scan(wrapped_text);
+  };
   std::string edited;
-  if (r.node != k_none) {
+  if (r.node != k_none && doc->nodes[r.node].kind == Kind::null) {
+    // A null object reads as an empty one: it is replaced by the new object.
+    const auto object = wrapped();
+    if (!object) {
+      return unexpected(object.error());
+    }
+    edited = lay_out_in_place(*doc, r.node, *object);
+  } else if (r.node != k_none) {
     const Node& object = doc->nodes[r.node];
     if (object.kind != Kind::object) {
       return unexpected(fmt::format("cannot add a member to {}: it is {}, not an object",
                                     where(pointer), kind_name(object.kind)));
     }
-    if (find_child(*doc, r.node, key) != k_none) {
-      return std::string(text);
+    if (const size_t member = find_child(*doc, r.node, key); member != k_none) {
+      if (existing == ExistingMember::keep) {
+        return std::string(text);
+      }
+      edited = replace_member_value(*doc, member, *value);
+    } else {
+      edited = insert_member(*doc, r.node, escape_json(key), *value);
     }
-    edited = insert_member(*doc, r.node, escape_json(key), *value);
   } else {
     if (auto ok = creatable(*doc, pointer, *tokens, r); !ok) {
       return unexpected(ok.error());
     }
-    // The value itself: without a byte order mark or spaces around it.
-    const Node& root = value->nodes.front();
-    const std::string wrapped =
-      fmt::format("{{{}:{}}}", escape_json(key),
-                  std::string_view(value_json).substr(root.begin, root.end - root.begin));
-    const auto object = scan(wrapped);
+    const auto object = wrapped();
     if (!object) {
       return unexpected(object.error());
     }

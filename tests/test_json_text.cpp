@@ -585,6 +585,53 @@ TEST(JsonTextObject, ExistingKeyLeavesTextUnchanged)
   }
 }
 
+// An existing key's value replaced (AutoRound extra_config: the key that declared a float
+// module quantized), laid out like its siblings; the key, its neighbours and every other byte
+// stay.
+TEST(JsonTextObject, ExistingKeyValueIsReplacedWhenAsked)
+{
+  const std::string before =
+    "{\r\n\t\"extra_config\": {\r\n\t\t\"lm_head\": {\r\n\t\t\t\"bits\": 4,"
+    "\r\n\t\t\t\"group_size\": 32\r\n\t\t},\r\n\t\t\"a.b\": {\r\n\t\t\t"
+    "\"bits\": 8\r\n\t\t}\r\n\t}\r\n}\r\n";
+  auto after = add_object_member(before, "/extra_config", "lm_head",
+                                 R"({"bits": 16, "data_type": "fp"})", ExistingMember::replace);
+  ASSERT_TRUE(after) << after.error();
+  EXPECT_EQ(*after, "{\r\n\t\"extra_config\": {\r\n\t\t\"lm_head\": {\r\n\t\t\t\"bits\": 16,"
+                    "\r\n\t\t\t\"data_type\": \"fp\"\r\n\t\t},\r\n\t\t\"a.b\": {\r\n\t\t\t"
+                    "\"bits\": 8\r\n\t\t}\r\n\t}\r\n}\r\n");
+  auto inline_after = add_object_member(R"({"e": {"a": {"bits": 4}, "b": 1}})", "/e", "a",
+                                        R"({"bits":16})", ExistingMember::replace);
+  ASSERT_TRUE(inline_after) << inline_after.error();
+  EXPECT_EQ(*inline_after, R"({"e": {"a": {"bits": 16}, "b": 1}})");
+  // The default keeps it; a missing key is inserted whatever the policy.
+  auto kept = add_object_member(R"({"e": {"a": {"bits": 4}}})", "/e", "a", "{}");
+  ASSERT_TRUE(kept);
+  EXPECT_EQ(*kept, R"({"e": {"a": {"bits": 4}}})");
+  auto inserted = add_object_member(R"({"e": {"a": 1}})", "/e", "b", "2", ExistingMember::replace);
+  ASSERT_TRUE(inserted);
+  EXPECT_EQ(*inserted, R"({"e": {"a": 1, "b": 2}})");
+}
+
+// A null list or object reads as empty in the engines (Python's None): fix replaces it with
+// the new value, laid out as an empty one would be.
+TEST(JsonTextObject, NullValuesAreReplaced)
+{
+  EXPECT_EQ(append(R"({"q": {"ignore": null, "b": 1}})", "/q/ignore", {"x", "y"}),
+            R"({"q": {"ignore": ["x", "y"], "b": 1}})");
+  EXPECT_EQ(append("{\n  \"q\": {\n    \"ignore\": null\n  }\n}\n", "/q/ignore", {"x"}),
+            "{\n  \"q\": {\n    \"ignore\": [\n      \"x\"\n    ]\n  }\n}\n");
+  auto object = add_object_member("{\n  \"q\": {\n    \"dynamic\": null,\n    \"bits\": 4\n  }\n}",
+                                  "/q/dynamic", "-:.*mtp.*", "{}");
+  ASSERT_TRUE(object) << object.error();
+  EXPECT_EQ(
+    *object,
+    "{\n  \"q\": {\n    \"dynamic\": {\n      \"-:.*mtp.*\": {}\n    },\n    \"bits\": 4\n  }\n}");
+  // Another scalar is still no list.
+  EXPECT_EQ(append_error(R"({"ignore": false})", "/ignore", {"x"}),
+            "cannot append to /ignore: it is a boolean, not an array");
+}
+
 TEST(JsonTextObject, KeyIsEscapedAndResultReparses)
 {
   const std::string before = "{\n  \"dynamic\": {\n    \"x\": {}\n  }\n}";

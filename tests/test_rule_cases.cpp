@@ -3836,6 +3836,24 @@ TEST(RuleCases, AutoRoundQuantizedLmHeadIsDeclaredByItsExactKey)
   const auto found = findings(float_head, RuleId::undeclared_unquantized);
   ASSERT_EQ(found.size(), 1u) << text(float_head);
   EXPECT_EQ(found[0].modules, Strings{"lm_head"});
+  // fix replaces that key's value (it added a second "lm_head" key, or refused with the key
+  // already there) and the patched folder lints clean.
+  {
+    const MemoryFileSystem fs = folder(config(k_llama, block(bits4)), layers + bf16("lm_head"));
+    auto run = lint_path(fs, "m", {});
+    ASSERT_TRUE(run);
+    const FixPlan plan = plan_fix(fs, *run, {});
+    EXPECT_TRUE(plan.refused.empty()) << fmt::format("{}", fmt::join(plan.refused, "\n"));
+    ASSERT_EQ(plan.edits.size(), 1u);
+    const std::string& patched = plan.edits[0].patched;
+    EXPECT_NE(patched.find(R"("extra_config": {"lm_head": {"bits": 16, "data_type": "fp"}}})"),
+              std::string::npos)
+      << patched;
+    EXPECT_EQ(plan.edits[0].added,
+              Strings{R"(extra_config["lm_head"] = {"bits": 16, "data_type": "fp"})"});
+    const Report after = lint_patched(fs, plan);
+    EXPECT_TRUE(after.findings.empty()) << text(after);
+  }
   for (const std::string head : {R"({"group_size": 64})", R"({"bits": 16})"}) {
     const Report r = lint_folder(folder(config(k_llama, block(head)), layers + bf16("lm_head")));
     EXPECT_TRUE(r.findings.empty()) << head << "\n" << text(r);
@@ -3872,6 +3890,47 @@ TEST(RuleCases, AutoRoundExactKeyWithoutBitsIsFloatInVllm)
   const auto undeclared = findings(float_layer, RuleId::undeclared_unquantized);
   ASSERT_EQ(undeclared.size(), 1u) << text(float_layer);
   EXPECT_EQ(engines(undeclared[0]), std::set<Engine>{Engine::sglang});
+  // fix gives the key its bits (16): both engines then read the layer as float.
+  const MemoryFileSystem fs =
+    folder(config(k_llama, block), gptq("model.layers.0.mlp.down_proj") +
+                                     bf16("model.layers.1.mlp.down_proj") + bf16("lm_head"));
+  auto run = lint_path(fs, "m", {});
+  ASSERT_TRUE(run);
+  const FixPlan plan = plan_fix(fs, *run, {});
+  EXPECT_TRUE(plan.refused.empty()) << fmt::format("{}", fmt::join(plan.refused, "\n"));
+  const Report after = lint_patched(fs, plan);
+  EXPECT_TRUE(after.findings.empty()) << text(after);
+}
+
+// A null list reads as an empty one in the engines (Python's None): fix puts the entries in its
+// place (it refused: "it is null, not an array"), as for a GPTQ "dynamic": null, and the
+// patched folder lints clean.
+TEST(RuleCases, QC101FixReplacesANullList)
+{
+  const Tensors stored = ct_pack("model.layers.0.mlp.down_proj") +
+                         bf16("model.layers.1.mlp.down_proj") + bf16("lm_head");
+  const std::string ct =
+    R"({"quant_method": "compressed-tensors", "format": "pack-quantized", "config_groups": )"
+    R"({"group_0": {"targets": ["Linear"], "weights": {"num_bits": 4, "type": "int", )"
+    R"("symmetric": true, "strategy": "group", "group_size": 32}}}, "ignore": null})";
+  const std::string gptq_null = gptq_config(k_gptq_listed + R"(, "dynamic": null)");
+  for (const auto& [block, tensors] :
+       {std::pair{ct, stored},
+        std::pair{gptq_null, gptq("model.layers.0.mlp.down_proj") +
+                               bf16("model.layers.1.mlp.down_proj") + bf16("lm_head")}}) {
+    const MemoryFileSystem fs = folder(config(k_llama, block), tensors);
+    auto run = lint_path(fs, "m", {});
+    ASSERT_TRUE(run);
+    ASSERT_EQ(findings(run->report, RuleId::undeclared_unquantized).size(), 1u)
+      << block << "\n"
+      << text(run->report);
+    const FixPlan plan = plan_fix(fs, *run, {});
+    EXPECT_TRUE(plan.refused.empty()) << fmt::format("{}", fmt::join(plan.refused, "\n"));
+    ASSERT_EQ(plan.edits.size(), 1u) << block;
+    EXPECT_EQ(plan.edits[0].patched.find("null"), std::string::npos) << plan.edits[0].patched;
+    const Report after = lint_patched(fs, plan);
+    EXPECT_TRUE(after.findings.empty()) << text(after);
+  }
 }
 
 namespace {

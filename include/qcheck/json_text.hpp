@@ -248,16 +248,27 @@ std::vector<TextPosition> positions_of(std::string_view text, std::span<const si
 // the array's existing style: one entry per line with the indentation of its last element, or
 // inline with the separator it uses; the file's line ending (LF or CRLF) is kept. When the key
 // is missing, the last pointer component is created as a new key at the end of its parent
-// object, in the object's style. Entries already present are not added again. Returns the new
-// text; every byte outside the edited array (or the inserted key) is unchanged.
+// object, in the object's style; a null value there (read as an empty list) is replaced by the
+// array. Entries already present are not added again. Returns the new text; every byte outside
+// the edited array (or the inserted key) is unchanged.
 Expected<std::string> append_to_string_array(std::string_view text, std::string_view pointer,
                                              const std::vector<std::string>& entries);
 
-// Sets or inserts `key: value_json` in the object at `pointer` (used for GPTQ `dynamic` and
-// AutoRound `extra_config`): the value is inserted at the end of the object, formatted in the
-// object's style (value_json is compact JSON; nested objects are laid out like their siblings).
+// What add_object_member() does when the object already has the key.
+enum class ExistingMember
+{
+  keep,    // the text is returned unchanged
+  replace, // the member's value is replaced, its key and place kept
+};
+
+// Inserts `key: value_json` in the object at `pointer` (used for GPTQ `dynamic` and AutoRound
+// `extra_config`): at the end of the object, formatted in the object's style (value_json is
+// compact JSON; nested objects are laid out like their siblings). A missing object is created
+// as append_to_string_array() creates a list, and a null one (read as empty) is replaced by the
+// new object. Every byte outside the inserted member (or the replaced value) is unchanged.
 Expected<std::string> add_object_member(std::string_view text, std::string_view pointer,
-                                        const std::string& key, const std::string& value_json);
+                                        const std::string& key, const std::string& value_json,
+                                        ExistingMember existing = ExistingMember::keep);
 
 // Removes the string elements whose value (escapes decoded) equals any of `entries` from the
 // array at `pointer`, with the separator and whitespace that preceded each; every kept element

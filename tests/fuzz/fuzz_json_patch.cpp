@@ -38,6 +38,7 @@ struct Targets
   std::vector<Target> arrays;
   std::vector<Target> objects;
   std::vector<Target> missing;
+  std::vector<Target> nulls; // read as an empty list or object: replaced by the new one
 };
 
 std::string
@@ -59,6 +60,10 @@ collect(const Json& value, const std::string& pointer, Targets& out)
     }
     for (size_t i = 0; i < value.size(); ++i) {
       collect(value[i], pointer + "/" + std::to_string(i), out);
+    }
+  } else if (value.is_null()) {
+    if (out.nulls.size() < k_max_targets) {
+      out.nulls.push_back({pointer, &value, {}});
     }
   } else if (value.is_object()) {
     if (out.objects.size() < k_max_targets) {
@@ -207,18 +212,19 @@ check_append(std::string_view text, const Json& doc, const Target& target,
   QCHECK_FUZZ_CHECK(!reparsed.is_discarded());
   QCHECK_FUZZ_CHECK(reparsed == expected);
   QCHECK_FUZZ_CHECK(keeps_outside(text, *result, span->begin, span->end));
-  QCHECK_FUZZ_CHECK((*result)[span->begin] == text[span->begin]); // the opening bracket
+  QCHECK_FUZZ_CHECK(creating || target.value->is_null() ||
+                    (*result)[span->begin] == text[span->begin]); // the opening bracket
 }
 
 void
 check_member(std::string_view text, const Json& doc, const Target& target, const std::string& key,
-             const std::string& value_json)
+             const std::string& value_json, ExistingMember existing = ExistingMember::keep)
 {
   const bool creating = target.value == nullptr;
   const std::string& spanned = creating ? target.parent : target.pointer;
   const auto span = locate(text, spanned);
   QCHECK_FUZZ_CHECK(span.has_value());
-  const auto result = add_object_member(text, target.pointer, key, value_json);
+  const auto result = add_object_member(text, target.pointer, key, value_json, existing);
   const Json value = Json::parse(value_json, nullptr, false);
   const bool value_ok = !value.is_discarded() && locate(value_json, "").has_value();
   if (!result) {
@@ -230,17 +236,18 @@ check_member(std::string_view text, const Json& doc, const Target& target, const
   Json expected = doc;
   if (creating) {
     (*at(expected, target.parent))[k_new_key] = Json::object({{key, value}});
-  } else if (target.value->contains(key)) {
+  } else if (target.value->contains(key) && existing == ExistingMember::keep) {
     QCHECK_FUZZ_CHECK(*result == text);
     return;
   } else {
-    (*at(expected, target.pointer))[key] = value;
+    (*at(expected, target.pointer))[key] = value; // a null becomes an object
   }
   const Json reparsed = Json::parse(*result, nullptr, false);
   QCHECK_FUZZ_CHECK(!reparsed.is_discarded());
   QCHECK_FUZZ_CHECK(reparsed == expected);
   QCHECK_FUZZ_CHECK(keeps_outside(text, *result, span->begin, span->end));
-  QCHECK_FUZZ_CHECK((*result)[span->begin] == text[span->begin]);
+  QCHECK_FUZZ_CHECK(creating || target.value->is_null() ||
+                    (*result)[span->begin] == text[span->begin]);
 }
 
 // Removing `entries` and the first string element's value (often written with escapes) from
@@ -368,6 +375,11 @@ LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
   }
   for (const Target& target : targets.objects) {
     QCHECK_FUZZ_CHECK(!append_to_string_array(text, target.pointer, entries));
+    check_member(text, doc, target, key, value_json);
+    check_member(text, doc, target, key, value_json, ExistingMember::replace);
+  }
+  for (const Target& target : targets.nulls) {
+    check_append(text, doc, target, entries, entries_valid);
     check_member(text, doc, target, key, value_json);
   }
   return 0;
