@@ -2210,11 +2210,8 @@ decide_layer(Engine engine, const ConfigSource& s, const ModelInfo& model, const
     decide_gptq(d, s, layer, stored_quantized);
     break;
   case QuantFormat::auto_round:
-    if (!s.dynamic.empty() && s.extra_config.empty()) {
-      decide_gptq(d, s, layer, stored_quantized);
-    } else {
-      decide_auto_round(d, engine, s, layer);
-    }
+    // INCConfig (vLLM) and AutoRoundConfig (SGLang) never read "dynamic" (QC009 says so).
+    decide_auto_round(d, engine, s, layer);
     break;
   case QuantFormat::awq:
     // Substrings. vLLM infers an empty list from the stored dtypes (maybe_update_config) and

@@ -351,9 +351,16 @@ explain_entries(const LintRun& run, const std::vector<Engine>& engines)
       const std::string& key = keys[index];
       out += fmt::format("  '{}'\n", key);
       const bool rule_key = key.starts_with("-:") || key.starts_with("+:");
+      const bool dynamic_key =
+        index >= s.excludes.size() && index < s.excludes.size() + s.dynamic.size();
       for (size_t at = 0; at < layers.size(); ++at) {
         const Engine engine = layers[at].first;
         if (!engine_reads(engine, s.format)) {
+          continue;
+        }
+        if (dynamic_key && s.format == QuantFormat::auto_round) {
+          out += fmt::format("    {}: nothing: it reads no dynamic for auto-round\n",
+                             display_name(engine));
           continue;
         }
         if (const std::string_view read = list_key_read(engine, s); read != s.list_key) {

@@ -1005,6 +1005,12 @@ fill_source(ConfigSource& src, const Value& block, std::string_view block_pointe
     }
     src.list_key = src.format == QuantFormat::gptq ? "dynamic" : "extra_config";
     src.has_list = body.find(src.list_key).has_value();
+    if (src.format == QuantFormat::auto_round && !src.dynamic.empty()) {
+      src.unread.push_back(
+        {fmt::format("{}/dynamic", src.pointer),
+         "dynamic is read by no engine for auto-round: vLLM's INC and SGLang's AutoRound loaders "
+         "decide by extra_config and block_name_to_quantize, so its keys change no layer"});
+    }
     break;
   case QuantFormat::awq:
   case QuantFormat::mxfp4:

@@ -60,7 +60,10 @@ constexpr std::array<Rule, 35> k_rules{{
    "`modules_to_not_convert`: vLLM reads `ignored_layers` and falls back to the other list only "
    "when it is missing or empty, SGLang reads the first key present even when empty, so a second "
    "list is read by no engine, or by vLLM alone beside an empty `ignored_layers` (SGLang then "
-   "quantizes every module; QC101 says which are stored unquantized)."},
+   "quantizes every module; QC101 says which are stored unquantized). A warning too for "
+   "GPTQModel's "
+   "`dynamic` in an auto-round block: vLLM's INC and SGLang's AutoRound loaders never read it, so "
+   "its `-:` keys exclude nothing (give the module `{\"bits\": 16}` in `extra_config`)."},
   {RuleId::unknown_quant_method, "QC010", "unknown-quant-method", Severity::warning, false,
    "The quantization method is not one qcheck knows",
    "qcheck cannot say how engines match this format's lists, so no module checks run for it."},

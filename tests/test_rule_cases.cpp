@@ -3864,6 +3864,47 @@ TEST(RuleCases, AutoRoundQuantizedLmHeadIsDeclaredByItsExactKey)
   }
 }
 
+// GPTQModel's "dynamic" in an auto-round block: vLLM's INCConfig and SGLang's AutoRoundConfig
+// never read it, so its "-:" key leaves layer 1 quantized in both (qcheck decided the block as
+// GPTQ and took the layer as excluded). The key is reported as read by no engine, and fix
+// gives the layer an extra_config key, after which only that warning stays.
+TEST(RuleCases, QC009AutoRoundDynamicIsReadByNoEngine)
+{
+  const std::string block =
+    R"({"quant_method": "auto-round", "bits": 4, "group_size": 64, "sym": true, )"
+    R"("packing_format": "auto_round:auto_gptq", "dynamic": {"-:.*layers[.]1[.].*": {}}})";
+  const MemoryFileSystem fs =
+    folder(config(k_llama, block), gptq("model.layers.0.mlp.down_proj") +
+                                     bf16("model.layers.1.mlp.down_proj") + bf16("lm_head"));
+  auto run = lint_path(fs, "m", {});
+  ASSERT_TRUE(run);
+  const Report& r = run->report;
+  EXPECT_EQ(messages(r, RuleId::config_invalid),
+            Strings{"quantization_config: dynamic is read by no engine for auto-round: vLLM's "
+                    "INC and SGLang's AutoRound loaders decide by extra_config and "
+                    "block_name_to_quantize, so its keys change no layer"})
+    << text(r);
+  ASSERT_EQ(findings(r, RuleId::config_invalid).size(), 1u);
+  EXPECT_EQ(findings(r, RuleId::config_invalid)[0].pointer, "/quantization_config/dynamic");
+  EXPECT_EQ(findings(r, RuleId::config_invalid)[0].severity, Severity::warning);
+  const auto undeclared = findings(r, RuleId::undeclared_unquantized);
+  ASSERT_EQ(undeclared.size(), 1u) << text(r);
+  EXPECT_EQ(undeclared[0].modules, Strings{"model.layers.1.mlp.down_proj"});
+  EXPECT_EQ(engines(undeclared[0]), (std::set<Engine>{Engine::vllm, Engine::sglang}));
+  // explain --entries says the same of the key.
+  const std::string entries = explain_entries(*run, {Engine::vllm, Engine::sglang});
+  EXPECT_NE(entries.find("  '-:.*layers[.]1[.].*'\n    vLLM: nothing: it reads no dynamic for "
+                         "auto-round\n    SGLang: nothing: it reads no dynamic for auto-round\n"),
+            std::string::npos)
+    << entries;
+  const FixPlan plan = plan_fix(fs, *run, {});
+  EXPECT_TRUE(plan.refused.empty()) << fmt::format("{}", fmt::join(plan.refused, "\n"));
+  ASSERT_EQ(plan.edits.size(), 1u);
+  const Report after = lint_patched(fs, plan);
+  EXPECT_EQ(after.findings.size(), 1u) << text(after);
+  EXPECT_EQ(findings(after, RuleId::config_invalid).size(), 1u) << text(after);
+}
+
 // AutoRound writes only what differs from the defaults: an exact extra_config key without
 // bits. vLLM's INCConfig.get_quant_method reads its missing bits as 16 and builds the layer
 // unquantized; SGLang (and vLLM's own layer config) use the model's bits. Stored quantized, the
