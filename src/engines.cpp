@@ -1130,12 +1130,14 @@ decide_auto_round(Decision& d, Engine engine, const ConfigSource& s, const Engin
   }
   for (const auto& name : names_to_check(layer)) {
     for (const auto& e : s.extra_config) {
-      const bool meta = e.key.find_first_of("*+?[]()|\\^$") != std::string::npos;
+      const bool meta = e.key.find_first_of("*+?^$()[]{}|\\") != std::string::npos;
       const bool exact = exact_extra_config_key(e.key, name);
       bool hit = exact;
       if (!hit && meta) {
+        // A key with a regex metacharacter is a pattern: vLLM's INC searches the name with it,
+        // SGLang's AutoRound must match the whole name (re.fullmatch).
         const Expected<Regex>& re = cached_regex(e.key);
-        hit = re && re->search(name);
+        hit = re && (engine == Engine::sglang ? re->fullmatch(name) : re->search(name));
       }
       if (!hit && layer.kind == LayerKind::fused_moe) {
         hit = e.key.starts_with(fmt::format("{}.", layer.prefix));

@@ -994,10 +994,11 @@ private:
       }
       break;
     case QuantFormat::auto_round:
-      // extra_config keys are exact names, or regexes (re.search) when they hold metacharacters.
+      // extra_config keys are exact names, or regexes when they hold metacharacters: vLLM
+      // searches the name with one, SGLang must match all of it, so the key runs to the end.
       if (whole && is_draft) {
         for (const auto& sp : spellings) {
-          f.suggested_entries.push_back(fmt::format("^{}\\.", regex_escape(sp)));
+          f.suggested_entries.push_back(fmt::format("^{}\\..*", regex_escape(sp)));
         }
       } else {
         f.suggested_entries = module_spellings();
@@ -2528,11 +2529,12 @@ private:
     }
   }
 
-  // Dead GPTQ `dynamic` keys and AutoRound `extra_config` keys (QC112 for regex lists).
+  // Dead GPTQ `dynamic` keys (QC112 for regex lists).
   void dynamic_keys()
   {
     const ConfigSource* s = vllm_source();
-    if (!s || (s->format != QuantFormat::gptq && s->format != QuantFormat::auto_round)) {
+    // An auto-round block's dynamic is read by no engine (QC009 says so).
+    if (!s || s->format != QuantFormat::gptq) {
       return;
     }
     std::vector<std::string> names;

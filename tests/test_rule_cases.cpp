@@ -3864,6 +3864,45 @@ TEST(RuleCases, AutoRoundQuantizedLmHeadIsDeclaredByItsExactKey)
   }
 }
 
+// An AutoRound extra_config key holding a regex metacharacter is a pattern: vLLM's INC searches
+// the name with it (re.search), SGLang's AutoRound must match the whole name (re.fullmatch).
+// "^mtp\." leaves the BF16 Qwen3.5 draft float in vLLM only; the key fix suggests for a whole
+// draft runs to the end of the name, and the patched folder lints clean in both.
+TEST(RuleCases, QC101AutoRoundRegexKeyMustMatchTheWholeNameInSglang)
+{
+  const auto block = [](const std::string& extra) {
+    return R"({"quant_method": "auto-round", "bits": 4, "group_size": 64, "sym": true, )"
+           R"("packing_format": "auto_round:auto_gptq", "extra_config": {"lm_head": )"
+           R"({"bits": 16, "data_type": "fp"})" +
+           extra + "}}";
+  };
+  const Tensors stored =
+    gptq("model.language_model.layers.0.self_attn.o_proj") +
+    gptq("model.language_model.layers.0.mlp.down_proj") + bf16("lm_head") +
+    bf16("mtp.fc", 64, 128) + norm("mtp.pre_fc_norm_embedding") + norm("mtp.pre_fc_norm_hidden") +
+    bf16("mtp.layers.0.self_attn.o_proj") +
+    experts("mtp.layers.0.mlp.experts", 0, 0,
+            [](const std::string& m, uint64_t o, uint64_t i) { return bf16(m, o, i); });
+  const Report searched = lint_folder(
+    folder(config(k_qwen35, block(R"(, "^mtp\\.": {"bits": 16, "data_type": "fp"})")), stored));
+  const auto sglang_only = findings(searched, RuleId::undeclared_unquantized);
+  ASSERT_EQ(sglang_only.size(), 1u) << text(searched);
+  EXPECT_EQ(engines(sglang_only[0]), std::set<Engine>{Engine::sglang});
+  EXPECT_EQ(sglang_only[0].suggested_entries, Strings{R"(^mtp\..*)"});
+
+  const MemoryFileSystem fs = folder(config(k_qwen35, block("")), stored);
+  auto run = lint_path(fs, "m", {});
+  ASSERT_TRUE(run);
+  const auto both = findings(run->report, RuleId::undeclared_unquantized);
+  ASSERT_EQ(both.size(), 1u) << text(run->report);
+  EXPECT_EQ(engines(both[0]), (std::set<Engine>{Engine::vllm, Engine::sglang}));
+  EXPECT_EQ(both[0].suggested_entries, Strings{R"(^mtp\..*)"});
+  const FixPlan plan = plan_fix(fs, *run, {});
+  EXPECT_TRUE(plan.refused.empty()) << fmt::format("{}", fmt::join(plan.refused, "\n"));
+  const Report after = lint_patched(fs, plan);
+  EXPECT_TRUE(after.findings.empty()) << text(after);
+}
+
 // GPTQModel's "dynamic" in an auto-round block: vLLM's INCConfig and SGLang's AutoRoundConfig
 // never read it, so its "-:" key leaves layer 1 quantized in both (qcheck decided the block as
 // GPTQ and took the layer as excluded). The key is reported as read by no engine, and fix
