@@ -1053,8 +1053,16 @@ decide_ct(Decision& d, Engine engine, const ConfigSource& s, const ModelInfo& mo
 }
 
 void
-decide_gptq(Decision& d, const ConfigSource& s, const EngineLayer& layer, bool stored_quantized)
+decide_gptq(Decision& d, Engine engine, const ConfigSource& s, const EngineLayer& layer,
+            bool stored_quantized)
 {
+  // SGLang's GPTQMarlinConfig gives every FusedMoE its Marlin MoE method before any dynamic
+  // key is read (GPTQConfig refuses MoE): no key leaves a GPTQ fused MoE unquantized there.
+  if (engine == Engine::sglang && layer.kind == LayerKind::fused_moe) {
+    d.quantized = true;
+    d.reason = "SGLang builds a GPTQ fused MoE quantized whatever dynamic says";
+    return;
+  }
   const std::string name = vllm_namespace(layer.prefix);
   for (const auto& rule : s.dynamic) {
     const Expected<Regex>& re = cached_regex(rule.regex);
@@ -2209,7 +2217,7 @@ decide_layer(Engine engine, const ConfigSource& s, const ModelInfo& model, const
     decide_ct(d, engine, s, model, layer, ix);
     break;
   case QuantFormat::gptq:
-    decide_gptq(d, s, layer, stored_quantized);
+    decide_gptq(d, engine, s, layer, stored_quantized);
     break;
   case QuantFormat::auto_round:
     // INCConfig (vLLM) and AutoRoundConfig (SGLang) never read "dynamic" (QC009 says so).

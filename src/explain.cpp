@@ -389,6 +389,10 @@ explain_entries(const LintRun& run, const std::vector<Engine>& engines)
           // Here: a "-:" / "+:" rule, or a GPTQ / AutoRound key (the only formats with dynamic
           // and extra_config keys), matched as a prefix.
           bool hit = false;
+          if (rule_key && engine == Engine::sglang && s.format == QuantFormat::gptq &&
+              layer.kind == LayerKind::fused_moe) {
+            continue; // SGLang reads no dynamic key for a GPTQ fused MoE
+          }
           if (rule_key) {
             const auto re = Regex::compile(key.substr(2));
             hit = re && re->match(vllm_namespace(layer.prefix));

@@ -323,11 +323,19 @@ plan_fix(const FileSystem& fs, LintRun& run, const LintOptions& options,
     }
   }
   if (again) {
-    const std::vector<std::string> problems = patch_problems(run.report, *again, fix_options);
+    std::vector<std::string> left;
+    const std::vector<std::string> problems =
+      patch_problems(run.report, *again, fix_options, &left);
     if (!problems.empty()) {
       plan.refused.insert(plan.refused.end(), problems.begin(), problems.end());
       plan.edits.clear();
-    } else if (!disagreeing.empty()) {
+    } else {
+      // What the patch cannot reach (an engine's hard rule) is left for a human.
+      for (const std::string& message : left) {
+        plan.remaining.push_back(message);
+      }
+    }
+    if (problems.empty() && !disagreeing.empty()) {
       // Shards the patch made agree (the re-lint decides them all) need no human any more.
       std::set<std::string> still;
       for (const Finding& f : again->findings) {
@@ -346,7 +354,8 @@ plan_fix(const FileSystem& fs, LintRun& run, const LintOptions& options,
 }
 
 std::vector<std::string>
-patch_problems(const Report& before, const Report& after, const FixOptions& fix_options)
+patch_problems(const Report& before, const Report& after, const FixOptions& fix_options,
+               std::vector<std::string>* left)
 {
   const std::set<std::string> before_excluded = modules_of(before, RuleId::excluded_but_quantized);
   // Files already unreadable (an error, not a repeated key's warning): their findings repeat.
@@ -380,7 +389,16 @@ patch_problems(const Report& before, const Report& after, const FixOptions& fix_
                                      rule(f.rule).code));
     }
     if (f.rule == RuleId::undeclared_unquantized) {
-      problems.push_back(fmt::format("still undeclared after the patch: {}", f.message));
+      const auto was = before_errors.find(fingerprint(f));
+      const bool unreachable = left != nullptr && f.suggested_entries.empty() &&
+                               was != before_errors.end() &&
+                               std::all_of(f.engines.begin(), f.engines.end(),
+                                           [&](Engine e) { return was->second.contains(e); });
+      if (unreachable) {
+        left->push_back(fmt::format("{} [{}]; {}", f.message, rule(f.rule).code, f.fix));
+      } else {
+        problems.push_back(fmt::format("still undeclared after the patch: {}", f.message));
+      }
     }
     if (f.rule == RuleId::excluded_but_quantized &&
         std::any_of(f.modules.begin(), f.modules.end(),

@@ -837,14 +837,23 @@ private:
     const auto unlistable = [&](Engine e, std::string_view module) {
       return is_draft && draft_names_unlistable(e, m_declaration.model, module);
     };
+    // SGLang builds every GPTQ fused MoE quantized: no key reaches experts there.
+    const bool gptq_experts =
+      source.format == QuantFormat::gptq && !modules.empty() &&
+      std::all_of(modules.begin(), modules.end(),
+                  [&](const std::string& m) { return !moe_prefix_of(m).empty(); });
     std::vector<Engine> unlisted;
     for (Engine e : f.engines) {
-      if (!modules.empty() && unlistable(e, modules.front())) {
+      if ((!modules.empty() && unlistable(e, modules.front())) ||
+          (gptq_experts && e == Engine::sglang)) {
         unlisted.push_back(e);
       }
     }
     const std::string unlisted_fix =
       unlisted.empty() ? std::string()
+      : gptq_experts   ? fmt::format("no dynamic key leaves a GPTQ fused MoE unquantized in {}: "
+                                     "store these experts GPTQ-packed as the main layers' are",
+                                     engines_text({unlisted.begin(), unlisted.end()}))
                        : fmt::format("no list entry excludes this draft alone for {} (see "
                                      "above): store it quantized as the main layers are",
                                      engines_text({unlisted.begin(), unlisted.end()}));

@@ -412,6 +412,46 @@ TEST(Fix, RefusesAPatchThatLeavesAConfigUnreadable)
   EXPECT_EQ(patch_problems(before, after, {}).size(), 1u);
 }
 
+// A module still undeclared after the patch refuses it, unless no entry reaches it (the finding
+// suggests none) and it was undeclared before for those engines: then it is left for a human.
+TEST(Fix, UndeclaredModuleNoEntryReachesIsLeftForAHuman)
+{
+  Finding undeclared;
+  undeclared.rule = RuleId::undeclared_unquantized;
+  undeclared.severity = Severity::error;
+  undeclared.file = "config.json";
+  undeclared.modules = {"mtp.layers.0.mlp.experts.0.down_proj"};
+  undeclared.engines = {Engine::vllm, Engine::sglang};
+  undeclared.suggested_entries = {"-:mtp\\..*"};
+  undeclared.message = "draft experts";
+  undeclared.fix = "no key reaches them";
+  Finding sglang_only = undeclared;
+  sglang_only.engines = {Engine::sglang};
+  sglang_only.suggested_entries.clear();
+  Report before, after;
+  before.findings = {undeclared};
+  after.findings = {sglang_only};
+  std::vector<std::string> left;
+  EXPECT_TRUE(patch_problems(before, after, {}, &left).empty());
+  EXPECT_EQ(left, std::vector<std::string>{"draft experts [QC101]; no key reaches them"});
+  // Without a place to leave it, or with an entry it still suggests, or an engine it adds, or
+  // undeclared only since the patch, it refuses.
+  EXPECT_EQ(patch_problems(before, after, {}).size(), 1u);
+  Finding suggests = sglang_only;
+  suggests.suggested_entries = {"-:x"};
+  after.findings = {suggests};
+  left.clear();
+  EXPECT_EQ(patch_problems(before, after, {}, &left).size(), 1u);
+  Finding more = sglang_only;
+  more.engines = {Engine::sglang, Engine::trtllm};
+  after.findings = {more};
+  EXPECT_EQ(patch_problems(before, after, {}, &left).size(), 1u);
+  before.findings.clear();
+  after.findings = {sglang_only};
+  EXPECT_EQ(patch_problems(before, after, {}, &left).size(), 1u);
+  EXPECT_TRUE(left.empty());
+}
+
 // Any other error the re-lint finds that was not there before refuses the patch (a fused
 // layer's shards listed apart, QC103), as does an engine added to one; errors are the same when
 // their rule, file, pointer and modules are (the message names engines a patch may remove).
@@ -872,6 +912,35 @@ TEST_F(FixFolder, CliOutputDirThatIsTheModelFolderIsAnEditInPlace)
   EXPECT_EQ(run_in(model(), "fix --output-dir ../alias").exit_code, 0);
   EXPECT_EQ(read(m_dir / "model/config.json"),
             read(fixture("glm-nvfp4-nextn-fixed") + "/config.json"));
+}
+
+// A patch that settles one engine (vLLM: a "-:" key for the GPTQ draft experts) is written; what
+// no key can reach (SGLang builds GPTQ fused MoE quantized) is left for a human: exit 1. Where
+// nothing can be patched, fix refuses.
+TEST_F(FixFolder, CliWritesWhatItCanAndLeavesAnEnginesHardRule)
+{
+  copy_fixture("formats/gptq-qwen3.5-moe-mtp-no-negative-key");
+  const CliOut r = qcheck::test::run_qcheck("fix --inplace", true, model());
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find(R"(config.json: dynamic += "-:mtp\\..*": {})"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("needs a human: MTP/NextN draft mtp: 12 modules"), std::string::npos)
+    << r.out;
+  EXPECT_NE(r.out.find("no dynamic key leaves a GPTQ fused MoE unquantized in SGLang"),
+            std::string::npos)
+    << r.out;
+  const auto after = qcheck::test::run_qcheck("lint --format json " + model());
+  const nlohmann::json j = nlohmann::json::parse(after.out);
+  ASSERT_EQ(j["findings"].size(), 2u) << after.out;
+  for (const auto& f : j["findings"]) {
+    if (f["rule"] == "QC101") {
+      EXPECT_EQ(f["engines"], nlohmann::json::array({"sglang"})) << after.out;
+    }
+  }
+  copy_fixture("formats/gptq-qwen3.5-moe-mtp");
+  const CliOut none = qcheck::test::run_qcheck("fix", true, model());
+  EXPECT_EQ(none.exit_code, 1);
+  EXPECT_EQ(none.out.find("+++"), std::string::npos) << none.out;
+  EXPECT_NE(none.out.find("not fixed: no entry can be derived"), std::string::npos) << none.out;
 }
 
 TEST_F(FixFolder, CliReportsWhatNeedsAHuman)

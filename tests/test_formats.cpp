@@ -342,23 +342,35 @@ TEST(Formats, CompressedTensorsFp8VlmCheckpointNamespaceRegex)
 // 6. GPTQ with dynamic `-:` keys, BF16 draft with routed experts
 // ---------------------------------------------------------------------------------------------
 
-// `-:.*mtp.*` matches `mtp.layers.0.mlp.experts` (R24); draft Linears are BF16 and inferred
-// unquantized (4.2); the only finding is the dtype-inference info.
-TEST(Formats, GptqDynamicNegativeMtpKeyIsClean)
+// `-:.*mtp.*` matches `mtp.layers.0.mlp.experts` in vLLM (R24); draft Linears are BF16 and
+// inferred unquantized (4.2). SGLang's GPTQMarlinConfig builds every fused MoE quantized before
+// reading dynamic (sglang gptq/gptq.py): the 12 BF16 draft experts fail there alone.
+TEST(Formats, GptqDynamicNegativeMtpKeyFailsInSglangOnly)
 {
   const auto r = lint("gptq-qwen3.5-moe-mtp");
-  EXPECT_EQ(r.exit_code, 0);
-  EXPECT_EQ(codes(r.j), Names{"QC116"}) << r.j.dump(2);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(codes(r.j), (Names{"QC101", "QC116"})) << r.j.dump(2);
+  EXPECT_EQ(union_of(r.j, "QC101", "engines"), Names{"sglang"}) << r.j.dump(2);
+  EXPECT_EQ(union_of(r.j, "QC101", "modules"), experts("mtp.layers.0.mlp.experts"));
+  // explain --entries: the key reaches the experts in vLLM only.
+  const auto entries = qcheck::test::run_qcheck(
+    "explain --entries " + std::string(QCHECK_FIXTURES) + "/formats/gptq-qwen3.5-moe-mtp");
+  EXPECT_NE(entries.out.find("    vLLM: 6 layers: mtp.fc, mtp.layers.0.mlp.experts, "),
+            std::string::npos)
+    << entries.out;
+  EXPECT_NE(entries.out.find("    SGLang: 5 layers: mtp.fc, mtp.layers.0.mlp.shared_expert."),
+            std::string::npos)
+    << entries.out;
 }
 
 // R24: fused MoE is quantized unless a `-:` key matches; there is no dtype inference for MoE,
-// so exactly the 12 draft experts fail in vLLM. The spec gives GPTQ semantics for vLLM only.
+// so exactly the 12 draft experts fail in vLLM, and in SGLang whatever the keys say.
 TEST(Formats, GptqWithoutNegativeMtpKey)
 {
   const auto r = lint("gptq-qwen3.5-moe-mtp-no-negative-key");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(codes(r.j), (Names{"QC101", "QC116"})) << r.j.dump(2);
-  expect_engines(union_of(r.j, "QC101", "engines"), {"vllm"}, all_engines);
+  EXPECT_EQ(union_of(r.j, "QC101", "engines"), (Names{"vllm", "sglang"})) << r.j.dump(2);
   EXPECT_EQ(union_of(r.j, "QC101", "modules"), experts("mtp.layers.0.mlp.experts"));
 }
 

@@ -52,9 +52,13 @@ FixPlan plan_fix(const FileSystem& fs, LintRun& run, const LintOptions& options,
 // excluded, lists that still differ, a config the re-lint cannot read (invalid JSON, not an
 // object) that was readable, any other error the report before lacks or that names an engine
 // more (errors compared by fingerprint()), and with `remove_excluding` an exclusion left in
-// place.
+// place. A module still undeclared where no entry can reach it (the finding suggests none: an
+// engine's hard rule, such as SGLang's quantized GPTQ fused MoE) and that was undeclared before
+// for those engines at least is no problem: when `left` is given, the finding's message is
+// appended there (work for a human), else it is a problem too.
 std::vector<std::string> patch_problems(const Report& before, const Report& after,
-                                        const FixOptions& fix_options);
+                                        const FixOptions& fix_options,
+                                        std::vector<std::string>* left = nullptr);
 
 // A unified diff (a/FILE b/FILE) of one edit, 3 lines of context.
 std::string unified_diff(const FileEdit& edit);
