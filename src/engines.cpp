@@ -1102,13 +1102,15 @@ decide_gptq(Decision& d, Engine engine, const ConfigSource& s, const EngineLayer
   d.reason = "vLLM infers GPTQ Linear layers from the stored dtypes";
 }
 
-// An extra_config key naming `name` exactly, as the engines look it up: the name, or "model." +
-// it.
+} // namespace
+
 bool
 exact_extra_config_key(std::string_view key, std::string_view name)
 {
   return key == name || (key.starts_with("model.") && key.substr(6) == name);
 }
+
+namespace {
 
 // The extra_config entry that quantizes the output head `prefix`: AutoRound's --quant_lm_head
 // writes its exact name with bits. The engines read an exact key before their head default

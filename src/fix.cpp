@@ -24,9 +24,10 @@ struct Target
   std::string file;
   std::string pointer;
   bool object = false; // an object of key -> value (GPTQ dynamic, AutoRound extra_config)
-  // An object's member that exists already gets the new value (AutoRound extra_config: the key
-  // that declared the module quantized); else it is kept (a GPTQ "-:" key skips whatever it holds).
+  // An object's member that exists already gets the new value (an AutoRound extra_config key's
+  // "bits"); else it is kept (a GPTQ "-:" key skips whatever it holds).
   bool replace = false;
+  std::string label; // how the log names the object; empty: its key
   bool operator<(const Target& o) const
   {
     return std::tie(file, pointer, object, replace) <
@@ -111,8 +112,20 @@ plan_fix(const FileSystem& fs, LintRun& run, const LintOptions& options,
         if (entry.starts_with("-:")) {
           additions[{s.file, list_pointer(s, "dynamic"), true}].emplace_back(entry, "{}");
         } else if (s.format == QuantFormat::auto_round) {
-          additions[{s.file, list_pointer(s, "extra_config"), true, true}].emplace_back(
-            entry, R"({"bits": 16, "data_type": "fp"})");
+          // A key the block has already gets bits 16, its other settings kept; one that says
+          // 16 or more already is left as it is.
+          const auto has = std::find_if(s.extra_config.begin(), s.extra_config.end(),
+                                        [&](const ExtraConfigEntry& e) { return e.key == entry; });
+          if (has == s.extra_config.end()) {
+            additions[{s.file, list_pointer(s, "extra_config"), true}].emplace_back(
+              entry, R"({"bits": 16, "data_type": "fp"})");
+          } else if (has->bits < 16) {
+            const std::string member = fmt::format("{}/{}", list_pointer(s, "extra_config"),
+                                                   escape_pointer_token(entry));
+            additions[{s.file, member, true, true,
+                       fmt::format("extra_config[{}]", escape_json(entry))}]
+              .emplace_back("bits", "16");
+          }
         } else {
           additions[{s.file, list_pointer(s, s.list_key), false}].emplace_back(entry, "");
         }
@@ -207,7 +220,9 @@ plan_fix(const FileSystem& fs, LintRun& run, const LintOptions& options,
         edit.is_symlink = info.is_symlink;
         edit.mode = info.mode;
       }
-      const std::string key = target.pointer.substr(target.pointer.rfind('/') + 1);
+      const std::string key = !target.label.empty()
+                                ? target.label
+                                : target.pointer.substr(target.pointer.rfind('/') + 1);
       // The log shows entries as JSON tokens (escape_json): no control character reaches a
       // terminal.
       if (auto removal = removals.find(target); removal != removals.end()) {

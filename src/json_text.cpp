@@ -1146,9 +1146,9 @@ replace_member_value(const Document& doc, size_t index, const Document& value)
 {
   const Node& member = doc.nodes[index];
   Layout layout = layout_from(detect_style(doc), multiline_values(doc, member.parent),
-                              line_ending_near(doc.text, member.key_begin));
+                              line_ending_near(doc.text, member.begin));
   std::string replacement;
-  emit(value, 0, layout, std::string(line_indent(doc.text, member.key_begin)), replacement);
+  emit(value, 0, layout, std::string(line_indent(doc.text, member.begin)), replacement);
   return splice(doc.text, member.begin, member.end, replacement);
 }
 

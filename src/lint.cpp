@@ -1010,7 +1010,17 @@ private:
           f.suggested_entries.push_back(fmt::format("^{}\\..*", regex_escape(sp)));
         }
       } else {
+        // A module with an exact key already ("model." + its name counts) is named by that key,
+        // which fix then gives bits 16.
         f.suggested_entries = module_spellings();
+        for (std::string& e : f.suggested_entries) {
+          const auto key = std::find_if(
+            source.extra_config.begin(), source.extra_config.end(),
+            [&](const ExtraConfigEntry& x) { return exact_extra_config_key(x.key, e); });
+          if (key != source.extra_config.end()) {
+            e = key->key;
+          }
+        }
       }
       break;
     default:
@@ -2351,7 +2361,10 @@ private:
     }
     const bool gptq = m.family == QuantFamily::gptq;
     // Without per-module overrides the config's bits fix the packing.
-    const bool uniform = s.bits > 0 && s.dynamic.empty() && s.extra_config.empty();
+    // An auto-round block's dynamic is read by no engine.
+    const bool uniform = s.bits > 0 &&
+                         (s.dynamic.empty() || s.format == QuantFormat::auto_round) &&
+                         s.extra_config.empty();
     const auto packs = [](uint64_t whole, uint64_t packed, uint64_t bits) {
       unsigned long long stored = 0, needed = 0;
       return checked_mul(whole, bits, needed) && checked_mul(packed, 32, stored) &&

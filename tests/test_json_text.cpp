@@ -600,6 +600,14 @@ TEST(JsonTextObject, ExistingKeyValueIsReplacedWhenAsked)
   EXPECT_EQ(*after, "{\r\n\t\"extra_config\": {\r\n\t\t\"lm_head\": {\r\n\t\t\t\"bits\": 16,"
                     "\r\n\t\t\t\"data_type\": \"fp\"\r\n\t\t},\r\n\t\t\"a.b\": {\r\n\t\t\t"
                     "\"bits\": 8\r\n\t\t}\r\n\t}\r\n}\r\n");
+  // A value on the line after its key is laid out from its own line.
+  auto next_line =
+    add_object_member("{\n  \"e\": {\n    \"a\":\n      {\n        \"bits\": 4\n      }\n  }\n}",
+                      "/e", "a", R"({"bits":16,"x":1})", ExistingMember::replace);
+  ASSERT_TRUE(next_line) << next_line.error();
+  EXPECT_EQ(
+    *next_line,
+    "{\n  \"e\": {\n    \"a\":\n      {\n        \"bits\": 16,\n        \"x\": 1\n      }\n  }\n}");
   auto inline_after = add_object_member(R"({"e": {"a": {"bits": 4}, "b": 1}})", "/e", "a",
                                         R"({"bits":16})", ExistingMember::replace);
   ASSERT_TRUE(inline_after) << inline_after.error();

@@ -3836,23 +3836,47 @@ TEST(RuleCases, AutoRoundQuantizedLmHeadIsDeclaredByItsExactKey)
   const auto found = findings(float_head, RuleId::undeclared_unquantized);
   ASSERT_EQ(found.size(), 1u) << text(float_head);
   EXPECT_EQ(found[0].modules, Strings{"lm_head"});
-  // fix replaces that key's value (it added a second "lm_head" key, or refused with the key
-  // already there) and the patched folder lints clean.
+  // fix gives that key bits 16, its other settings kept (it refused with the key already
+  // there), and the patched folder lints clean. Written "model.lm_head", the key is named so.
+  for (const std::string key : {"lm_head", "model.lm_head"}) {
+    const std::string named = R"({"quant_method": "auto-round", "bits": 4, "group_size": 64, )"
+                              R"("sym": true, "packing_format": "auto_round:auto_gptq", )"
+                              R"("extra_config": {")" +
+                              key + R"(": )" + bits4 + "}}";
+    const MemoryFileSystem fs = folder(config(k_llama, named), layers + bf16("lm_head"));
+    auto run = lint_path(fs, "m", {});
+    ASSERT_TRUE(run);
+    const auto undeclared = findings(run->report, RuleId::undeclared_unquantized);
+    ASSERT_EQ(undeclared.size(), 1u) << text(run->report);
+    EXPECT_EQ(undeclared[0].suggested_entries, Strings{key});
+    const FixPlan plan = plan_fix(fs, *run, {});
+    EXPECT_TRUE(plan.refused.empty()) << fmt::format("{}", fmt::join(plan.refused, "\n"));
+    ASSERT_EQ(plan.edits.size(), 1u);
+    const std::string& patched = plan.edits[0].patched;
+    EXPECT_NE(patched.find(R"("extra_config": {")" + key +
+                           R"(": {"bits": 16, "group_size": 64, "data_type": "int"}}})"),
+              std::string::npos)
+      << patched;
+    EXPECT_EQ(plan.edits[0].added, Strings{fmt::format(R"(extra_config["{}"]["bits"] = 16)", key)});
+    const Report after = lint_patched(fs, plan);
+    EXPECT_TRUE(after.findings.empty()) << text(after);
+  }
+  // Of two blocks, only the one whose key quantizes the head is edited (quantization_config.json
+  // says 32, float too: its settings stay as written).
   {
-    const MemoryFileSystem fs = folder(config(k_llama, block(bits4)), layers + bf16("lm_head"));
+    const std::string float_key = R"({"bits": 32, "data_type": "float", "group_size": 128})";
+    MemoryFileSystem fs = folder(config(k_llama, block(bits4)), layers + bf16("lm_head"));
+    const std::string second =
+      R"({"quant_method": "auto-round", "bits": 4, "group_size": 64, "sym": true, )"
+      R"("packing_format": "auto_round:auto_gptq", "extra_config": {"lm_head": )" +
+      float_key + "}}\n";
+    fs.add_file("m/quantization_config.json", second);
     auto run = lint_path(fs, "m", {});
     ASSERT_TRUE(run);
     const FixPlan plan = plan_fix(fs, *run, {});
     EXPECT_TRUE(plan.refused.empty()) << fmt::format("{}", fmt::join(plan.refused, "\n"));
     ASSERT_EQ(plan.edits.size(), 1u);
-    const std::string& patched = plan.edits[0].patched;
-    EXPECT_NE(patched.find(R"("extra_config": {"lm_head": {"bits": 16, "data_type": "fp"}}})"),
-              std::string::npos)
-      << patched;
-    EXPECT_EQ(plan.edits[0].added,
-              Strings{R"(extra_config["lm_head"] = {"bits": 16, "data_type": "fp"})"});
-    const Report after = lint_patched(fs, plan);
-    EXPECT_TRUE(after.findings.empty()) << text(after);
+    EXPECT_EQ(plan.edits[0].file, "config.json");
   }
   for (const std::string head : {R"({"group_size": 64})", R"({"bits": 16})"}) {
     const Report r = lint_folder(folder(config(k_llama, block(head)), layers + bf16("lm_head")));
@@ -3862,6 +3886,30 @@ TEST(RuleCases, AutoRoundQuantizedLmHeadIsDeclaredByItsExactKey)
     EXPECT_EQ(findings(stored, RuleId::excluded_but_quantized).size(), 1u) << head << "\n"
                                                                            << text(stored);
   }
+}
+
+// A layer stored at 8 bits under a 4-bit auto-round block whose "dynamic" gives it 8: no engine
+// reads that dynamic (QC009), so both build it at 4 bits and QC119 stays (dynamic turned the
+// check to "any width" as for GPTQ).
+TEST(RuleCases, QC119AutoRoundDynamicBitsDoNotCount)
+{
+  const std::string o = "model.layers.0.self_attn.o_proj";
+  const Tensors eight_bit{{o + ".qweight", "I32", {16, 64}},
+                          {o + ".qzeros", "I32", {1, 16}},
+                          {o + ".scales", "F16", {1, 64}},
+                          {o + ".g_idx", "I32", {64}}};
+  const Tensors stored = eight_bit + gptq("model.layers.0.mlp.down_proj") + bf16("lm_head");
+  const std::string block =
+    R"({"quant_method": "auto-round", "bits": 4, "group_size": 64, "sym": true, )"
+    R"("packing_format": "auto_round:auto_gptq", "dynamic": {"+:.*o_proj": {"bits": 8}}})";
+  const Report r = lint_folder(folder(config(k_llama, block), stored));
+  const auto packed = findings(r, RuleId::packed_shape);
+  ASSERT_EQ(packed.size(), 1u) << text(r);
+  EXPECT_EQ(packed[0].modules, Strings{o});
+  // Read by GPTQ, the same dynamic allows the width.
+  const Report gptq_read = lint_folder(
+    folder(config(k_llama, gptq_config(R"(, "dynamic": {"+:.*o_proj": {"bits": 8}})")), stored));
+  EXPECT_TRUE(findings(gptq_read, RuleId::packed_shape).empty()) << text(gptq_read);
 }
 
 // An AutoRound extra_config key holding a regex metacharacter is a pattern: vLLM's INC searches

@@ -315,6 +315,10 @@ struct Decision
   std::vector<std::string> shard_entries;
 };
 
+// Whether AutoRound extra_config key `key` names module or layer `name` exactly, as the engines
+// look it up: the name itself, or "model." + it.
+bool exact_extra_config_key(std::string_view key, std::string_view name);
+
 class CompiledList;
 
 // Decides one engine layer. `stored_quantized` is used only where the engine itself infers
