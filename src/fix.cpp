@@ -120,8 +120,8 @@ plan_fix(const FileSystem& fs, LintRun& run, const LintOptions& options,
             additions[{s.file, list_pointer(s, "extra_config"), true}].emplace_back(
               entry, R"({"bits": 16, "data_type": "fp"})");
           } else if (has->bits < 16) {
-            const std::string member = fmt::format("{}/{}", list_pointer(s, "extra_config"),
-                                                   escape_pointer_token(entry));
+            const std::string member =
+              fmt::format("{}/{}", list_pointer(s, "extra_config"), escape_pointer_token(entry));
             additions[{s.file, member, true, true,
                        fmt::format("extra_config[{}]", escape_json(entry))}]
               .emplace_back("bits", "16");
@@ -220,9 +220,8 @@ plan_fix(const FileSystem& fs, LintRun& run, const LintOptions& options,
         edit.is_symlink = info.is_symlink;
         edit.mode = info.mode;
       }
-      const std::string key = !target.label.empty()
-                                ? target.label
-                                : target.pointer.substr(target.pointer.rfind('/') + 1);
+      const std::string key =
+        !target.label.empty() ? target.label : target.pointer.substr(target.pointer.rfind('/') + 1);
       // The log shows entries as JSON tokens (escape_json): no control character reaches a
       // terminal.
       if (auto removal = removals.find(target); removal != removals.end()) {
