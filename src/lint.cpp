@@ -852,10 +852,10 @@ private:
     const std::string unlisted_fix =
       unlisted.empty() ? std::string()
       : gptq_experts   ? fmt::format("no dynamic key leaves a GPTQ fused MoE unquantized in {}: "
-                                     "store these experts GPTQ-packed as the main layers' are",
+                                       "store these experts GPTQ-packed as the main layers' are",
                                      engines_text({unlisted.begin(), unlisted.end()}))
                        : fmt::format("no list entry excludes this draft alone for {} (see "
-                                     "above): store it quantized as the main layers are",
+                                       "above): store it quantized as the main layers are",
                                      engines_text({unlisted.begin(), unlisted.end()}));
     if (!unlisted.empty() && unlisted.size() == f.engines.size()) {
       f.fix = unlisted_fix;
@@ -2362,8 +2362,7 @@ private:
     const bool gptq = m.family == QuantFamily::gptq;
     // Without per-module overrides the config's bits fix the packing.
     // An auto-round block's dynamic is read by no engine.
-    const bool uniform = s.bits > 0 &&
-                         (s.dynamic.empty() || s.format == QuantFormat::auto_round) &&
+    const bool uniform = s.bits > 0 && (s.dynamic.empty() || s.format == QuantFormat::auto_round) &&
                          s.extra_config.empty();
     const auto packs = [](uint64_t whole, uint64_t packed, uint64_t bits) {
       unsigned long long stored = 0, needed = 0;
