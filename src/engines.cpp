@@ -1110,6 +1110,20 @@ exact_extra_config_key(std::string_view key, std::string_view name)
   return key == name || (key.starts_with("model.") && key.substr(6) == name);
 }
 
+bool
+extra_config_key_matches(Engine engine, const std::string& key, std::string_view name)
+{
+  if (exact_extra_config_key(key, name)) {
+    return true;
+  }
+  if (key.find_first_of("*+?^$()[]{}|\\") == std::string::npos) {
+    return false;
+  }
+  // vLLM's INC searches the name with the pattern; SGLang's AutoRound must match all of it.
+  const Expected<Regex>& re = cached_regex(key);
+  return re && (engine == Engine::sglang ? re->fullmatch(name) : re->search(name));
+}
+
 namespace {
 
 // The extra_config entry that quantizes the output head `prefix`: AutoRound's --quant_lm_head
@@ -1140,15 +1154,8 @@ decide_auto_round(Decision& d, Engine engine, const ConfigSource& s, const Engin
   }
   for (const auto& name : names_to_check(layer)) {
     for (const auto& e : s.extra_config) {
-      const bool meta = e.key.find_first_of("*+?^$()[]{}|\\") != std::string::npos;
       const bool exact = exact_extra_config_key(e.key, name);
-      bool hit = exact;
-      if (!hit && meta) {
-        // A key with a regex metacharacter is a pattern: vLLM's INC searches the name with it,
-        // SGLang's AutoRound must match the whole name (re.fullmatch).
-        const Expected<Regex>& re = cached_regex(e.key);
-        hit = re && (engine == Engine::sglang ? re->fullmatch(name) : re->search(name));
-      }
+      bool hit = exact || extra_config_key_matches(engine, e.key, name);
       if (!hit && layer.kind == LayerKind::fused_moe) {
         hit = e.key.starts_with(fmt::format("{}.", layer.prefix));
       }

@@ -396,6 +396,9 @@ explain_entries(const LintRun& run, const std::vector<Engine>& engines)
           if (rule_key) {
             const auto re = Regex::compile(key.substr(2));
             hit = re && re->match(vllm_namespace(layer.prefix));
+          } else if (s.format == QuantFormat::auto_round) {
+            hit = extra_config_key_matches(engine, key, layer.prefix) ||
+                  (layer.kind == LayerKind::fused_moe && key.starts_with(layer.prefix + "."));
           } else {
             hit = layer.prefix == key || layer.prefix.starts_with(key + ".");
           }

@@ -3931,12 +3931,21 @@ TEST(RuleCases, QC101AutoRoundRegexKeyMustMatchTheWholeNameInSglang)
     bf16("mtp.layers.0.self_attn.o_proj") +
     experts("mtp.layers.0.mlp.experts", 0, 0,
             [](const std::string& m, uint64_t o, uint64_t i) { return bf16(m, o, i); });
-  const Report searched = lint_folder(
-    folder(config(k_qwen35, block(R"(, "^mtp\\.": {"bits": 16, "data_type": "fp"})")), stored));
+  const MemoryFileSystem searched_fs =
+    folder(config(k_qwen35, block(R"(, "^mtp\\.": {"bits": 16, "data_type": "fp"})")), stored);
+  auto searched_run = lint_path(searched_fs, "m", {});
+  ASSERT_TRUE(searched_run);
+  const Report& searched = searched_run->report;
   const auto sglang_only = findings(searched, RuleId::undeclared_unquantized);
   ASSERT_EQ(sglang_only.size(), 1u) << text(searched);
   EXPECT_EQ(engines(sglang_only[0]), std::set<Engine>{Engine::sglang});
   EXPECT_EQ(sglang_only[0].suggested_entries, Strings{R"(^mtp\..*)"});
+  // explain --entries reads the key as each engine does (it read keys as prefixes).
+  const std::string entries = explain_entries(*searched_run, {Engine::vllm, Engine::sglang});
+  EXPECT_NE(entries.find("  '^mtp\\.'\n    vLLM: 3 layers: mtp.fc, mtp.layers.0.mlp.experts, "
+                         "mtp.layers.0.self_attn.o_proj\n    SGLang: nothing\n"),
+            std::string::npos)
+    << entries;
 
   const MemoryFileSystem fs = folder(config(k_qwen35, block("")), stored);
   auto run = lint_path(fs, "m", {});

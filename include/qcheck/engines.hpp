@@ -319,6 +319,12 @@ struct Decision
 // look it up: the name itself, or "model." + it.
 bool exact_extra_config_key(std::string_view key, std::string_view name);
 
+// Whether AutoRound extra_config key `key` applies to `name` in `engine`: an exact key, or one
+// holding a regex metacharacter, which vLLM's INC searches for in the name and SGLang's AutoRound
+// matches against all of it (re.fullmatch). A fused MoE also takes keys below its prefix; the
+// caller checks that.
+bool extra_config_key_matches(Engine engine, const std::string& key, std::string_view name);
+
 class CompiledList;
 
 // Decides one engine layer. `stored_quantized` is used only where the engine itself infers
