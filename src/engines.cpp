@@ -1141,55 +1141,150 @@ auto_round_head_bits(const ConfigSource& s, std::string_view prefix)
   return nullptr;
 }
 
+} // namespace
+
+const ExtraConfigEntry*
+extra_config_entry(Engine engine, const ConfigSource& s, std::string_view name)
+{
+  for (const auto& e : s.extra_config) {
+    if (exact_extra_config_key(e.key, name)) {
+      return &e;
+    }
+  }
+  for (const auto& e : s.extra_config) {
+    if (extra_config_key_matches(engine, e.key, name)) {
+      return &e;
+    }
+  }
+  return nullptr;
+}
+
+namespace {
+
 void
 decide_auto_round(Decision& d, Engine engine, const ConfigSource& s, const EngineLayer& layer)
 {
+  const auto sets = [&](const ExtraConfigEntry& e) {
+    d.matched = e.key;
+    d.reason = fmt::format("extra_config '{}' sets bits {}", e.key, e.bits);
+  };
+  // vLLM's INCConfig.get_quant_method reads an exact key for the layer's own prefix first, its
+  // missing bits as 16: unquantized (its layer config, and SGLang, use the default).
+  const auto vllm_reads_16 = [&](const ExtraConfigEntry& e) {
+    return engine == Engine::vllm && e.bits == 0 && exact_extra_config_key(e.key, layer.prefix);
+  };
+  const auto no_bits_16 = [&](const ExtraConfigEntry& e) {
+    d.quantized = false;
+    d.matched = e.key;
+    d.reason = fmt::format("extra_config '{}' gives no bits, which vLLM reads as 16", e.key);
+  };
   if (layer.kind == LayerKind::lm_head) {
     if (const ExtraConfigEntry* e = auto_round_head_bits(s, layer.prefix)) {
       d.quantized = true;
-      d.matched = e->key;
-      d.reason = fmt::format("extra_config '{}' sets bits {}", e->key, e->bits);
+      sets(*e);
       return;
     }
-  }
-  for (const auto& name : names_to_check(layer)) {
-    for (const auto& e : s.extra_config) {
-      const bool exact = exact_extra_config_key(e.key, name);
-      bool hit = exact || extra_config_key_matches(engine, e.key, name);
-      if (!hit && layer.kind == LayerKind::fused_moe) {
-        hit = e.key.starts_with(fmt::format("{}.", layer.prefix));
-      }
-      if (hit && e.bits >= 16) {
-        d.quantized = false;
-        d.matched = e.key;
-        d.reason = fmt::format("extra_config '{}' sets bits {}", e.key, e.bits);
-        return;
-      }
-      // vLLM's INCConfig.get_quant_method reads an exact key for the layer's own prefix first,
-      // its missing bits as 16: unquantized (its layer config, and SGLang, use the default).
-      if (engine == Engine::vllm && e.bits == 0 && exact && name == layer.prefix) {
-        d.quantized = false;
-        d.matched = e.key;
-        d.reason = fmt::format("extra_config '{}' gives no bits, which vLLM reads as 16", e.key);
-        return;
-      }
-    }
-  }
-  d.quantized = layer.kind != LayerKind::lm_head;
-  if (!s.block_names.empty()) {
     d.quantized = false;
-    for (const auto& b : s.block_names) {
-      if (layer.prefix.starts_with(b)) {
-        d.quantized = true;
-        d.matched = b;
-        d.reason = fmt::format("block_name_to_quantize '{}' starts '{}'", b, layer.prefix);
-        return;
+    d.reason = "LM head";
+    if (const ExtraConfigEntry* e = extra_config_entry(engine, s, layer.prefix)) {
+      if (e->bits >= 16) {
+        sets(*e);
+      } else if (vllm_reads_16(*e)) {
+        no_bits_16(*e);
       }
     }
-    d.reason = "no block_name_to_quantize entry starts the prefix";
     return;
   }
-  d.reason = d.quantized ? "no extra_config entry gives it 16 bits" : "LM head";
+  // Without a key of its own: quantized, within block_name_to_quantize when it is given.
+  bool by_block = true;
+  const std::string* block = nullptr;
+  if (!s.block_names.empty()) {
+    by_block = false;
+    for (const auto& b : s.block_names) {
+      if (layer.prefix.starts_with(b)) {
+        by_block = true;
+        block = &b;
+        break;
+      }
+    }
+  }
+  const auto by_default = [&] {
+    d.quantized = by_block;
+    if (block != nullptr) {
+      d.matched = *block;
+      d.reason = fmt::format("block_name_to_quantize '{}' starts '{}'", *block, layer.prefix);
+    } else {
+      d.reason = by_block ? "no extra_config entry gives it 16 bits"
+                          : "no block_name_to_quantize entry starts the prefix";
+    }
+  };
+  // One key's answer: quantized (1), not (0), or the default (-1, no bits given).
+  const auto answer = [&](const ExtraConfigEntry& e) { return e.bits >= 16 ? 0 : e.bits > 0; };
+  // The layer's own exact key decides first.
+  if (const auto own = std::find_if(
+        s.extra_config.begin(), s.extra_config.end(),
+        [&](const ExtraConfigEntry& e) { return exact_extra_config_key(e.key, layer.prefix); });
+      own != s.extra_config.end()) {
+    if (vllm_reads_16(*own)) {
+      no_bits_16(*own);
+    } else if (own->bits == 0) {
+      d.quantized = true; // an exact key's missing bits are the model's
+      d.matched = own->key;
+      d.reason = fmt::format("extra_config '{}' gives no bits: the model's {}", own->key, s.bits);
+    } else {
+      d.quantized = answer(*own) == 1;
+      sets(*own);
+    }
+    return;
+  }
+  // A fused MoE: every key below its prefix, which must agree; a fused linear: each shard's key,
+  // which must agree too (both engines raise otherwise).
+  std::vector<const ExtraConfigEntry*> keys;
+  if (layer.kind == LayerKind::fused_moe) {
+    for (const auto& e : s.extra_config) {
+      if (e.key.starts_with(layer.prefix) && e.key.size() > layer.prefix.size() &&
+          e.key[layer.prefix.size()] == '.') {
+        keys.push_back(&e);
+      }
+    }
+    if (keys.empty()) {
+      keys.push_back(extra_config_entry(engine, s, layer.prefix));
+    }
+  } else if (!layer.shards.empty()) {
+    for (const auto& shard : layer.shards) {
+      keys.push_back(extra_config_entry(engine, s, shard));
+    }
+  } else {
+    keys.push_back(extra_config_entry(engine, s, layer.prefix));
+  }
+  std::vector<int> answers;
+  const ExtraConfigEntry* first = nullptr;
+  for (const ExtraConfigEntry* e : keys) {
+    const int a = e == nullptr || e->bits == 0 ? int{by_block} : answer(*e);
+    answers.push_back(a);
+    if (e != nullptr && first == nullptr) {
+      first = e;
+    }
+  }
+  if (first == nullptr) {
+    by_default();
+    return;
+  }
+  if (std::adjacent_find(answers.begin(), answers.end(), std::not_equal_to<>()) != answers.end()) {
+    d.quantized = true;
+    d.matched = first->key;
+    d.reason = fmt::format("extra_config keys disagree on its {}; both engines refuse the layer",
+                           layer.kind == LayerKind::fused_moe ? "experts" : "shards");
+    return;
+  }
+  d.quantized = answers.front() == 1;
+  if (first->bits == 0) {
+    d.matched = first->key;
+    d.reason = fmt::format("extra_config '{}' gives no bits: {}", first->key,
+                           by_block ? "quantized" : "outside block_name_to_quantize");
+  } else {
+    sets(*first);
+  }
 }
 
 // A vision tower or projector the engine builds with no quantization config, whatever the list

@@ -114,16 +114,26 @@ plan_fix(const FileSystem& fs, LintRun& run, const LintOptions& options,
         } else if (s.format == QuantFormat::auto_round) {
           // A key the block has already gets bits 16, its other settings kept; one that says
           // 16 or more already is left as it is.
-          const auto has = std::find_if(s.extra_config.begin(), s.extra_config.end(),
-                                        [&](const ExtraConfigEntry& e) { return e.key == entry; });
+          // The block's own spelling of the key: the entry itself, or the same module with or
+          // without "model.".
+          const std::string_view bare = std::string_view(entry).starts_with("model.")
+                                          ? std::string_view(entry).substr(6)
+                                          : std::string_view(entry);
+          auto has = std::find_if(s.extra_config.begin(), s.extra_config.end(),
+                                  [&](const ExtraConfigEntry& e) { return e.key == entry; });
+          if (has == s.extra_config.end()) {
+            has = std::find_if(
+              s.extra_config.begin(), s.extra_config.end(),
+              [&](const ExtraConfigEntry& e) { return exact_extra_config_key(e.key, bare); });
+          }
           if (has == s.extra_config.end()) {
             additions[{s.file, list_pointer(s, "extra_config"), true}].emplace_back(
               entry, R"({"bits": 16, "data_type": "fp"})");
           } else if (has->bits < 16) {
             const std::string member =
-              fmt::format("{}/{}", list_pointer(s, "extra_config"), escape_pointer_token(entry));
+              fmt::format("{}/{}", list_pointer(s, "extra_config"), escape_pointer_token(has->key));
             additions[{s.file, member, true, true,
-                       fmt::format("extra_config[{}]", escape_json(entry))}]
+                       fmt::format("extra_config[{}]", escape_json(has->key))}]
               .emplace_back("bits", "16");
           }
         } else {
@@ -388,6 +398,18 @@ patch_problems(const Report& before, const Report& after, const FixOptions& fix_
       before_errors[fingerprint(f)].insert(f.engines.begin(), f.engines.end());
     }
   }
+  // Whether each module of `f` (an undeclared one) was undeclared before for each of its engines.
+  const auto undeclared_before = [&](const Finding& f) {
+    return std::all_of(f.modules.begin(), f.modules.end(), [&](const std::string& m) {
+      return std::any_of(before.findings.begin(), before.findings.end(), [&](const Finding& b) {
+        return b.rule == f.rule && b.file == f.file &&
+               std::find(b.modules.begin(), b.modules.end(), m) != b.modules.end() &&
+               std::all_of(f.engines.begin(), f.engines.end(), [&](Engine e) {
+                 return std::find(b.engines.begin(), b.engines.end(), e) != b.engines.end();
+               });
+      });
+    });
+  };
   std::vector<std::string> problems;
   for (const Finding& f : after.findings) {
     if (f.severity != Severity::error || f.rule == RuleId::undeclared_unquantized ||
@@ -403,11 +425,8 @@ patch_problems(const Report& before, const Report& after, const FixOptions& fix_
                                      rule(f.rule).code));
     }
     if (f.rule == RuleId::undeclared_unquantized) {
-      const auto was = before_errors.find(fingerprint(f));
       const bool unreachable = left != nullptr && f.suggested_entries.empty() &&
-                               was != before_errors.end() &&
-                               std::all_of(f.engines.begin(), f.engines.end(),
-                                           [&](Engine e) { return was->second.contains(e); });
+                               !f.modules.empty() && undeclared_before(f);
       if (unreachable) {
         left->push_back(fmt::format("{} [{}]; {}", f.message, rule(f.rule).code, f.fix));
       } else {

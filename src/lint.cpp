@@ -838,10 +838,14 @@ private:
       return is_draft && draft_names_unlistable(e, m_declaration.model, module);
     };
     // SGLang builds every GPTQ fused MoE quantized: no key reaches experts there.
+    const auto is_expert = [&](const std::string& m) { return !moe_prefix_of(m).empty(); };
+    const bool sglang_gptq =
+      source.format == QuantFormat::gptq &&
+      std::find(f.engines.begin(), f.engines.end(), Engine::sglang) != f.engines.end();
     const bool gptq_experts =
-      source.format == QuantFormat::gptq && !modules.empty() &&
-      std::all_of(modules.begin(), modules.end(),
-                  [&](const std::string& m) { return !moe_prefix_of(m).empty(); });
+      sglang_gptq && !modules.empty() && std::all_of(modules.begin(), modules.end(), is_expert);
+    const bool some_gptq_experts =
+      sglang_gptq && std::any_of(modules.begin(), modules.end(), is_expert);
     std::vector<Engine> unlisted;
     for (Engine e : f.engines) {
       if ((!modules.empty() && unlistable(e, modules.front())) ||
@@ -849,11 +853,11 @@ private:
         unlisted.push_back(e);
       }
     }
+    const std::string experts_fix = "no dynamic key leaves a GPTQ fused MoE unquantized in "
+                                    "SGLang: store its experts GPTQ-packed as the main layers' are";
     const std::string unlisted_fix =
-      unlisted.empty() ? std::string()
-      : gptq_experts   ? fmt::format("no dynamic key leaves a GPTQ fused MoE unquantized in {}: "
-                                       "store these experts GPTQ-packed as the main layers' are",
-                                     engines_text({unlisted.begin(), unlisted.end()}))
+      unlisted.empty() ? (some_gptq_experts ? experts_fix : std::string())
+      : gptq_experts   ? experts_fix
                        : fmt::format("no list entry excludes this draft alone for {} (see "
                                        "above): store it quantized as the main layers are",
                                      engines_text({unlisted.begin(), unlisted.end()}));
@@ -1009,6 +1013,18 @@ private:
         for (const auto& sp : spellings) {
           f.suggested_entries.push_back(fmt::format("^{}\\..*", regex_escape(sp)));
         }
+        // A key the engines read before the new one (an exact key, an earlier pattern) that
+        // quantizes a module of the draft is named too: fix gives it bits 16.
+        for (const auto& m : modules) {
+          for (const Engine e : f.engines) {
+            const ExtraConfigEntry* key = extra_config_entry(e, source, m);
+            if (key != nullptr && key->bits < 16 &&
+                std::find(f.suggested_entries.begin(), f.suggested_entries.end(), key->key) ==
+                  f.suggested_entries.end()) {
+              f.suggested_entries.push_back(key->key);
+            }
+          }
+        }
       } else {
         // A module with an exact key already ("model." + its name counts) is named by that key,
         // which fix then gives bits 16.
@@ -1029,6 +1045,7 @@ private:
     // The entries every list already holds (one engine reads them, another does not reach the
     // layer through them) are not offered again: fix would not add them.
     std::vector<std::string> quoted;
+    std::vector<std::string> keyed; // AutoRound keys the block has: fix gives them bits 16
     std::vector<std::string> lists;
     for (const auto& e : f.suggested_entries) {
       const bool held = std::all_of(
@@ -1036,18 +1053,28 @@ private:
           return s.format != source.format ||
                  std::find(s.excludes.begin(), s.excludes.end(), e) != s.excludes.end();
         });
-      if (!held) {
+      const bool key = std::any_of(source.extra_config.begin(), source.extra_config.end(),
+                                   [&](const ExtraConfigEntry& x) { return x.key == e; });
+      if (key) {
+        keyed.push_back(escape_json(e));
+      } else if (!held) {
         quoted.push_back(escape_json(e)); // as it is written in the file: pasted, it parses
       }
     }
-    if (!quoted.empty()) {
+    if (!quoted.empty() || !keyed.empty()) {
       for (const auto& s : m_declaration.sources) {
         if (s.format == source.format) {
           lists.push_back(fmt::format("{} {}", s.file, s.list_key));
         }
       }
-      f.fix = fmt::format("add {} to {} (qcheck fix --inplace)", fmt::join(quoted, ", "),
-                          fmt::join(lists, " and "));
+      const std::string where = fmt::format("{}", fmt::join(lists, " and "));
+      const std::string set =
+        keyed.empty() ? "" : fmt::format("set \"bits\": 16 in {}", fmt::join(keyed, ", "));
+      f.fix = quoted.empty() ? fmt::format("{} of {} (qcheck fix --inplace)", set, where)
+              : set.empty()
+                ? fmt::format("add {} to {} (qcheck fix --inplace)", fmt::join(quoted, ", "), where)
+                : fmt::format("add {} to {} and {} there (qcheck fix --inplace)",
+                              fmt::join(quoted, ", "), where, set);
     }
     if (!unlisted_fix.empty()) {
       f.fix = f.fix.empty() ? unlisted_fix : fmt::format("{}; {}", f.fix, unlisted_fix);

@@ -3861,6 +3861,25 @@ TEST(RuleCases, AutoRoundQuantizedLmHeadIsDeclaredByItsExactKey)
     const Report after = lint_patched(fs, plan);
     EXPECT_TRUE(after.findings.empty()) << text(after);
   }
+  // Two blocks spelling the head's key differently: each block's own key gets bits 16 (the
+  // second got a new "model.lm_head" beside its 4-bit "lm_head").
+  {
+    const std::string named = R"({"quant_method": "auto-round", "bits": 4, "group_size": 64, )"
+                              R"("sym": true, "packing_format": "auto_round:auto_gptq", )"
+                              R"("extra_config": {"model.lm_head": )" +
+                              bits4 + "}}";
+    MemoryFileSystem fs = folder(config(k_llama, named), layers + bf16("lm_head"));
+    fs.add_file("m/quantization_config.json", block(bits4) + "\n");
+    auto run = lint_path(fs, "m", {});
+    ASSERT_TRUE(run);
+    const FixPlan plan = plan_fix(fs, *run, {});
+    EXPECT_TRUE(plan.refused.empty()) << fmt::format("{}", fmt::join(plan.refused, "\n"));
+    ASSERT_EQ(plan.edits.size(), 2u);
+    EXPECT_EQ(plan.edits[1].file, "quantization_config.json");
+    EXPECT_EQ(plan.edits[1].added, Strings{R"(extra_config["lm_head"]["bits"] = 16)"});
+    EXPECT_EQ(plan.edits[1].patched.find("model.lm_head"), std::string::npos)
+      << plan.edits[1].patched;
+  }
   // Of two blocks, only the one whose key quantizes the head is edited (quantization_config.json
   // says 32, float too: its settings stay as written).
   {
@@ -3885,6 +3904,95 @@ TEST(RuleCases, AutoRoundQuantizedLmHeadIsDeclaredByItsExactKey)
       lint_folder(folder(config(k_llama, block(head)), layers + gptq("lm_head")));
     EXPECT_EQ(findings(stored, RuleId::excluded_but_quantized).size(), 1u) << head << "\n"
                                                                            << text(stored);
+  }
+}
+
+// Both engines read AutoRound keys in get_layer_config's order: the layer's exact key first, else
+// the first pattern in the dict's order that matches, whatever bits either gives (qcheck took any
+// key giving 16 or more). A correct checkpoint with both kinds of keys is clean (it was a false
+// QC102); a float layer an earlier 8-bit pattern reaches is QC101, fixed by its exact key.
+TEST(RuleCases, AutoRoundKeysAreReadInTheEnginesOrder)
+{
+  const std::string o = "model.layers.0.self_attn.o_proj";
+  const Tensors eight_bit{{o + ".qweight", "I32", {16, 64}},
+                          {o + ".qzeros", "I32", {1, 16}},
+                          {o + ".scales", "F16", {1, 64}},
+                          {o + ".g_idx", "I32", {64}}};
+  const auto block = [](const std::string& extra) {
+    return R"({"quant_method": "auto-round", "bits": 4, "group_size": 64, "sym": true, )"
+           R"("packing_format": "auto_round:auto_gptq", "extra_config": {)" +
+           extra + "}}";
+  };
+  const Report exact_first = lint_folder(
+    folder(config(k_llama, block(R"("model\\.layers\\.0\\.self_attn\\.o_.*": {"bits": 16}, )"
+                                 R"("model.layers.0.self_attn.o_proj": {"bits": 8}, )"
+                                 R"("model.layers.1.mlp.down_proj": {"bits": 16})")),
+           eight_bit + gptq("model.layers.0.mlp.down_proj") + bf16("model.layers.1.mlp.down_proj") +
+             bf16("lm_head")));
+  EXPECT_TRUE(exact_first.findings.empty()) << text(exact_first);
+
+  const MemoryFileSystem fs = folder(
+    config(k_llama, block(R"(".*down_proj": {"bits": 8}, ".*layers\\.1\\..*": {"bits": 16})")),
+    gptq("model.layers.0.mlp.down_proj") + bf16("model.layers.1.mlp.down_proj") + bf16("lm_head"));
+  auto run = lint_path(fs, "m", {});
+  ASSERT_TRUE(run);
+  const auto undeclared = findings(run->report, RuleId::undeclared_unquantized);
+  ASSERT_EQ(undeclared.size(), 1u) << text(run->report);
+  EXPECT_EQ(engines(undeclared[0]), (std::set<Engine>{Engine::vllm, Engine::sglang}));
+  EXPECT_EQ(undeclared[0].suggested_entries, Strings{"model.layers.1.mlp.down_proj"});
+  const FixPlan plan = plan_fix(fs, *run, {});
+  EXPECT_TRUE(plan.refused.empty()) << fmt::format("{}", fmt::join(plan.refused, "\n"));
+  const Report after = lint_patched(fs, plan);
+  EXPECT_TRUE(after.findings.empty()) << text(after);
+
+  // A pattern naming the shards of a fused layer decides it, and explain --entries says so (it
+  // compared the pattern with the fused name alone).
+  const std::string shards_key = R"(".*layers\\.1\\.mlp\\.(gate|up)_proj")";
+  auto fused =
+    lint_path(folder(config(k_llama, block(shards_key + R"(: {"bits": 16})")),
+                     gptq("model.layers.0.mlp.gate_proj") + gptq("model.layers.0.mlp.up_proj") +
+                       bf16("model.layers.1.mlp.gate_proj") + bf16("model.layers.1.mlp.up_proj") +
+                       bf16("lm_head")),
+              "m", {});
+  ASSERT_TRUE(fused);
+  EXPECT_TRUE(fused->report.findings.empty()) << text(fused->report);
+  const std::string entries = explain_entries(*fused, {Engine::vllm, Engine::sglang});
+  EXPECT_NE(entries.find("    vLLM: 1 layer: model.layers.1.mlp.gate_up_proj\n"), std::string::npos)
+    << entries;
+}
+
+// A whole BF16 draft behind keys the engines read before a new pattern (the draft's own exact
+// 4-bit key, an earlier 8-bit pattern): the fix names those keys too and gives them bits 16, and
+// the patched folder lints clean (fix wrote "^mtp\..*" alone and passed it).
+TEST(RuleCases, QC101AutoRoundDraftBehindEarlierKeysNamesThem)
+{
+  const Tensors stored =
+    gptq("model.language_model.layers.0.self_attn.o_proj") +
+    gptq("model.language_model.layers.0.mlp.down_proj") + bf16("lm_head") +
+    bf16("mtp.fc", 64, 128) + norm("mtp.pre_fc_norm_embedding") + norm("mtp.pre_fc_norm_hidden") +
+    bf16("mtp.layers.0.self_attn.o_proj") +
+    experts("mtp.layers.0.mlp.experts", 0, 0,
+            [](const std::string& m, uint64_t o, uint64_t i) { return bf16(m, o, i); });
+  for (const auto& [extra, shadow] : {std::pair{R"("mtp.layers.0.self_attn.o_proj": {"bits": 4})",
+                                                "mtp.layers.0.self_attn.o_proj"},
+                                      std::pair{R"(".*mtp.*": {"bits": 8})", ".*mtp.*"}}) {
+    const std::string block =
+      R"({"quant_method": "auto-round", "bits": 4, "group_size": 64, "sym": true, )"
+      R"("packing_format": "auto_round:auto_gptq", "extra_config": {"lm_head": {"bits": 16}, )" +
+      std::string(extra) + "}}";
+    const MemoryFileSystem fs = folder(config(k_qwen35, block), stored);
+    auto run = lint_path(fs, "m", {});
+    ASSERT_TRUE(run);
+    const auto undeclared = findings(run->report, RuleId::undeclared_unquantized);
+    ASSERT_EQ(undeclared.size(), 1u) << text(run->report);
+    EXPECT_EQ(undeclared[0].suggested_entries, (Strings{R"(^mtp\..*)", shadow})) << extra;
+    EXPECT_NE(undeclared[0].fix.find(fmt::format("set \"bits\": 16 in \"{}\"", shadow)),
+              std::string::npos)
+      << undeclared[0].fix;
+    const FixPlan plan = plan_fix(fs, *run, {});
+    EXPECT_TRUE(plan.refused.empty()) << fmt::format("{}", fmt::join(plan.refused, "\n"));
+    const Report after = lint_patched(fs, plan);
+    EXPECT_TRUE(after.findings.empty()) << extra << "\n" << text(after);
   }
 }
 
@@ -3958,6 +4066,41 @@ TEST(RuleCases, QC101AutoRoundRegexKeyMustMatchTheWholeNameInSglang)
   EXPECT_TRUE(plan.refused.empty()) << fmt::format("{}", fmt::join(plan.refused, "\n"));
   const Report after = lint_patched(fs, plan);
   EXPECT_TRUE(after.findings.empty()) << text(after);
+}
+
+// A GPTQ draft whose finding mixes Linear layers (a "-:" key helps both engines) and fused MoE
+// experts (SGLang builds them quantized whatever the keys say): the fix line says both, and fix
+// writes the key and leaves the experts to a human (it refused the whole patch).
+TEST(RuleCases, QC101GptqDraftMixingLinearsAndExpertsIsFixedInPart)
+{
+  const Tensors stored =
+    gptq("model.language_model.layers.0.self_attn.o_proj") +
+    experts("model.language_model.layers.0.mlp.experts", 0, 0,
+            [](const std::string& m, uint64_t o, uint64_t i) { return gptq(m, o, i); }) +
+    bf16("lm_head") + bf16("mtp.fc", 64, 128) + norm("mtp.pre_fc_norm_embedding") +
+    norm("mtp.pre_fc_norm_hidden") + bf16("mtp.layers.0.self_attn.o_proj") +
+    experts("mtp.layers.0.mlp.experts", 0, 0,
+            [](const std::string& m, uint64_t o, uint64_t i) { return bf16(m, o, i); });
+  const MemoryFileSystem fs = folder(
+    config(k_qwen35, gptq_config(R"(, "modules_in_block_to_quantize": [["self_attn.o_proj"]])")),
+    stored);
+  auto run = lint_path(fs, "m", {});
+  ASSERT_TRUE(run);
+  const auto undeclared = findings(run->report, RuleId::undeclared_unquantized);
+  ASSERT_EQ(undeclared.size(), 1u) << text(run->report);
+  EXPECT_NE(undeclared[0].fix.find("no dynamic key leaves a GPTQ fused MoE unquantized in SGLang"),
+            std::string::npos)
+    << undeclared[0].fix;
+  const FixPlan plan = plan_fix(fs, *run, {});
+  EXPECT_TRUE(plan.refused.empty()) << fmt::format("{}", fmt::join(plan.refused, "\n"));
+  ASSERT_EQ(plan.edits.size(), 1u);
+  ASSERT_EQ(plan.remaining.size(), 1u);
+  EXPECT_NE(plan.remaining[0].find("store its experts GPTQ-packed"), std::string::npos)
+    << plan.remaining[0];
+  const Report after = lint_patched(fs, plan);
+  const auto left = findings(after, RuleId::undeclared_unquantized);
+  ASSERT_EQ(left.size(), 1u) << text(after);
+  EXPECT_EQ(engines(left[0]), std::set<Engine>{Engine::sglang});
 }
 
 // GPTQModel's "dynamic" in an auto-round block: vLLM's INCConfig and SGLang's AutoRoundConfig

@@ -325,6 +325,11 @@ bool exact_extra_config_key(std::string_view key, std::string_view name);
 // caller checks that.
 bool extra_config_key_matches(Engine engine, const std::string& key, std::string_view name);
 
+// The extra_config entry `engine` reads for `name` (get_layer_config's order in both engines): an
+// exact key first, else the first key in the block's order whose pattern matches; null when none.
+const ExtraConfigEntry* extra_config_entry(Engine engine, const ConfigSource& s,
+                                           std::string_view name);
+
 class CompiledList;
 
 // Decides one engine layer. `stored_quantized` is used only where the engine itself infers
