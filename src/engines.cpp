@@ -1271,10 +1271,21 @@ decide_auto_round(Decision& d, Engine engine, const ConfigSource& s, const Engin
     return;
   }
   if (std::adjacent_find(answers.begin(), answers.end(), std::not_equal_to<>()) != answers.end()) {
+    // Both engines raise ("requires consistent quant config"): reported as shards that disagree.
     d.quantized = true;
     d.matched = first->key;
     d.reason = fmt::format("extra_config keys disagree on its {}; both engines refuse the layer",
                            layer.kind == LayerKind::fused_moe ? "experts" : "shards");
+    std::vector<std::string_view> quantized, unquantized;
+    for (size_t i = 0; i < keys.size(); ++i) {
+      const std::string_view what = layer.kind == LayerKind::fused_moe || layer.shards.empty()
+                                      ? std::string_view(keys[i] ? keys[i]->key : layer.prefix)
+                                      : std::string_view(layer.shards[i]);
+      (answers[i] == 1 ? quantized : unquantized).push_back(what);
+    }
+    d.shards_disagree = true;
+    d.shard_detail = fmt::format("extra_config makes {} unquantized, {} not",
+                                 fmt::join(unquantized, ", "), fmt::join(quantized, ", "));
     return;
   }
   d.quantized = answers.front() == 1;

@@ -114,17 +114,17 @@ plan_fix(const FileSystem& fs, LintRun& run, const LintOptions& options,
         } else if (s.format == QuantFormat::auto_round) {
           // A key the block has already gets bits 16, its other settings kept; one that says
           // 16 or more already is left as it is.
-          // The block's own spelling of the key: the entry itself, or the same module with or
-          // without "model.".
-          const std::string_view bare = std::string_view(entry).starts_with("model.")
-                                          ? std::string_view(entry).substr(6)
-                                          : std::string_view(entry);
+          // The block's own spelling of the key: the entry itself, or another exact key for the
+          // finding's module the entry names (with or without "model.").
           auto has = std::find_if(s.extra_config.begin(), s.extra_config.end(),
                                   [&](const ExtraConfigEntry& e) { return e.key == entry; });
-          if (has == s.extra_config.end()) {
+          const auto module = std::find_if(f.modules.begin(), f.modules.end(), [&](const auto& m) {
+            return exact_extra_config_key(entry, m);
+          });
+          if (has == s.extra_config.end() && module != f.modules.end()) {
             has = std::find_if(
               s.extra_config.begin(), s.extra_config.end(),
-              [&](const ExtraConfigEntry& e) { return exact_extra_config_key(e.key, bare); });
+              [&](const ExtraConfigEntry& e) { return exact_extra_config_key(e.key, *module); });
           }
           if (has == s.extra_config.end()) {
             additions[{s.file, list_pointer(s, "extra_config"), true}].emplace_back(

@@ -1013,15 +1013,19 @@ private:
         for (const auto& sp : spellings) {
           f.suggested_entries.push_back(fmt::format("^{}\\..*", regex_escape(sp)));
         }
-        // A key the engines read before the new one (an exact key, an earlier pattern) that
-        // quantizes a module of the draft is named too: fix gives it bits 16.
+        // A module the engines read another key for first: its exact key, which fix gives bits
+        // 16, or (behind an earlier pattern, which other layers may share) a new exact key for
+        // it, which both engines read before any pattern.
         for (const auto& m : modules) {
           for (const Engine e : f.engines) {
             const ExtraConfigEntry* key = extra_config_entry(e, source, m);
-            if (key != nullptr && key->bits < 16 &&
-                std::find(f.suggested_entries.begin(), f.suggested_entries.end(), key->key) ==
-                  f.suggested_entries.end()) {
-              f.suggested_entries.push_back(key->key);
+            if (key == nullptr || key->bits >= 16) {
+              continue;
+            }
+            const std::string named = exact_extra_config_key(key->key, m) ? key->key : m;
+            if (std::find(f.suggested_entries.begin(), f.suggested_entries.end(), named) ==
+                f.suggested_entries.end()) {
+              f.suggested_entries.push_back(named);
             }
           }
         }

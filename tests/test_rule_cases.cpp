@@ -3961,9 +3961,58 @@ TEST(RuleCases, AutoRoundKeysAreReadInTheEnginesOrder)
     << entries;
 }
 
-// A whole BF16 draft behind keys the engines read before a new pattern (the draft's own exact
-// 4-bit key, an earlier 8-bit pattern): the fix names those keys too and gives them bits 16, and
-// the patched folder lints clean (fix wrote "^mtp\..*" alone and passed it).
+// Shards of a fused layer (or experts of a fused MoE) whose keys disagree: both engines raise
+// ("requires consistent quant config"), QC103 (the rewrite of decide_auto_round() reported
+// nothing with the modules stored quantized).
+TEST(RuleCases, QC103AutoRoundShardKeysDisagree)
+{
+  const std::string block =
+    R"({"quant_method": "auto-round", "bits": 4, "group_size": 64, "sym": true, )"
+    R"("packing_format": "auto_round:auto_gptq", "extra_config": )"
+    R"({"model.layers.1.self_attn.q_proj": {"bits": 16}}})";
+  Tensors stored = bf16("lm_head");
+  for (const char* m : {"q_proj", "k_proj", "v_proj"}) {
+    stored = stored + gptq(fmt::format("model.layers.0.self_attn.{}", m)) +
+             gptq(fmt::format("model.layers.1.self_attn.{}", m));
+  }
+  const Report r = lint_folder(folder(config(k_llama, block), stored));
+  const auto disagree = findings(r, RuleId::fused_shards_disagree);
+  ASSERT_EQ(disagree.size(), 1u) << text(r);
+  EXPECT_EQ(engines(disagree[0]), (std::set<Engine>{Engine::vllm, Engine::sglang}));
+  EXPECT_NE(text(r).find("extra_config makes model.layers.1.self_attn.q_proj unquantized, "
+                         "model.layers.1.self_attn.k_proj, model.layers.1.self_attn.v_proj not"),
+            std::string::npos)
+    << text(r);
+}
+
+// A key spelled without "model." is no exact key for "model.X" in either engine: fix adds
+// "model.layers.1.mlp.down_proj" and leaves "layers.1.mlp.down_proj" as it is (it set bits 16 in
+// that one and then refused).
+TEST(RuleCases, QC101AutoRoundFixLeavesAKeyNoEngineReads)
+{
+  const std::string block =
+    R"({"quant_method": "auto-round", "bits": 4, "group_size": 64, "sym": true, )"
+    R"("packing_format": "auto_round:auto_gptq", "extra_config": )"
+    R"({"layers.1.mlp.down_proj": {"bits": 4}}})";
+  const MemoryFileSystem fs =
+    folder(config(k_llama, block), gptq("model.layers.0.mlp.down_proj") +
+                                     bf16("model.layers.1.mlp.down_proj") + bf16("lm_head"));
+  auto run = lint_path(fs, "m", {});
+  ASSERT_TRUE(run);
+  const FixPlan plan = plan_fix(fs, *run, {});
+  EXPECT_TRUE(plan.refused.empty()) << fmt::format("{}", fmt::join(plan.refused, "\n"));
+  ASSERT_EQ(plan.edits.size(), 1u);
+  EXPECT_NE(plan.edits[0].patched.find(R"("layers.1.mlp.down_proj": {"bits": 4})"),
+            std::string::npos)
+    << plan.edits[0].patched;
+  const Report after = lint_patched(fs, plan);
+  EXPECT_TRUE(after.findings.empty()) << text(after);
+}
+
+// A whole BF16 draft behind keys the engines read before a new pattern: the draft's own exact
+// 4-bit key is named (fix gives it bits 16); behind an earlier pattern, which the main layers may
+// share, each module gets an exact key of its own (read before any pattern). The patched folder
+// lints clean (fix wrote "^mtp\..*" alone and passed it).
 TEST(RuleCases, QC101AutoRoundDraftBehindEarlierKeysNamesThem)
 {
   const Tensors stored =
@@ -3973,31 +4022,39 @@ TEST(RuleCases, QC101AutoRoundDraftBehindEarlierKeysNamesThem)
     bf16("mtp.layers.0.self_attn.o_proj") +
     experts("mtp.layers.0.mlp.experts", 0, 0,
             [](const std::string& m, uint64_t o, uint64_t i) { return bf16(m, o, i); });
-  for (const auto& [extra, shadow] : {std::pair{R"("mtp.layers.0.self_attn.o_proj": {"bits": 4})",
-                                                "mtp.layers.0.self_attn.o_proj"},
-                                      std::pair{R"(".*mtp.*": {"bits": 8})", ".*mtp.*"}}) {
+  struct Case
+  {
+    std::string extra;
+    Strings suggested;
+    std::string fix;
+  };
+  const std::vector<Case> cases{
+    {R"("mtp.layers.0.self_attn.o_proj": {"bits": 4})",
+     {R"(^mtp\..*)", "mtp.layers.0.self_attn.o_proj"},
+     R"(set "bits": 16 in "mtp.layers.0.self_attn.o_proj")"},
+    {R"(".*self_attn.*": {"bits": 4})",
+     {R"(^mtp\..*)", "mtp.layers.0.self_attn.o_proj"},
+     R"(add "^mtp\\..*", "mtp.layers.0.self_attn.o_proj" to config.json extra_config)"},
+  };
+  for (const Case& c : cases) {
     const std::string block =
       R"({"quant_method": "auto-round", "bits": 4, "group_size": 64, "sym": true, )"
       R"("packing_format": "auto_round:auto_gptq", "extra_config": {"lm_head": {"bits": 16}, )" +
-      std::string(extra) + "}}";
+      c.extra + "}}";
     const MemoryFileSystem fs = folder(config(k_qwen35, block), stored);
     auto run = lint_path(fs, "m", {});
     ASSERT_TRUE(run);
     const auto undeclared = findings(run->report, RuleId::undeclared_unquantized);
     ASSERT_EQ(undeclared.size(), 1u) << text(run->report);
-    EXPECT_EQ(undeclared[0].suggested_entries, (Strings{R"(^mtp\..*)", shadow})) << extra;
-    EXPECT_NE(undeclared[0].fix.find(fmt::format("set \"bits\": 16 in \"{}\"", shadow)),
-              std::string::npos)
-      << undeclared[0].fix;
+    EXPECT_EQ(undeclared[0].suggested_entries, c.suggested) << c.extra;
+    EXPECT_NE(undeclared[0].fix.find(c.fix), std::string::npos) << undeclared[0].fix;
     const FixPlan plan = plan_fix(fs, *run, {});
     EXPECT_TRUE(plan.refused.empty()) << fmt::format("{}", fmt::join(plan.refused, "\n"));
     const Report after = lint_patched(fs, plan);
-    EXPECT_TRUE(after.findings.empty()) << extra << "\n" << text(after);
+    EXPECT_TRUE(after.findings.empty()) << c.extra << "\n" << text(after);
   }
 }
 
-// A layer stored at 8 bits under a 4-bit auto-round block whose "dynamic" gives it 8: no engine
-// reads that dynamic (QC009), so both build it at 4 bits and QC119 stays (dynamic turned the
 // check to "any width" as for GPTQ).
 TEST(RuleCases, QC119AutoRoundDynamicBitsDoNotCount)
 {
