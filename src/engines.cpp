@@ -1178,20 +1178,13 @@ decide_auto_round(Decision& d, Engine engine, const ConfigSource& s, const Engin
     d.matched = e.key;
     d.reason = fmt::format("extra_config '{}' gives no bits, which vLLM reads as 16", e.key);
   };
+  // decide() lets the head through only when its exact key quantizes it.
   if (layer.kind == LayerKind::lm_head) {
-    if (const ExtraConfigEntry* e = auto_round_head_bits(s, layer.prefix)) {
-      d.quantized = true;
-      sets(*e);
-      return;
-    }
-    d.quantized = false;
+    const ExtraConfigEntry* e = auto_round_head_bits(s, layer.prefix);
+    d.quantized = e != nullptr;
     d.reason = "LM head";
-    if (const ExtraConfigEntry* e = extra_config_entry(engine, s, layer.prefix)) {
-      if (e->bits >= 16) {
-        sets(*e);
-      } else if (vllm_reads_16(*e)) {
-        no_bits_16(*e);
-      }
+    if (e != nullptr) {
+      sets(*e);
     }
     return;
   }
