@@ -35,6 +35,23 @@ struct Target
   }
 };
 
+Target
+list_target(std::string file, std::string pointer)
+{
+  Target t;
+  t.file = std::move(file);
+  t.pointer = std::move(pointer);
+  return t;
+}
+
+Target
+object_target(std::string file, std::string pointer)
+{
+  Target t = list_target(std::move(file), std::move(pointer));
+  t.object = true;
+  return t;
+}
+
 std::string
 list_pointer(const ConfigSource& s, std::string_view key)
 {
@@ -110,7 +127,7 @@ plan_fix(const FileSystem& fs, LintRun& run, const LintOptions& options,
       }
       for (const std::string& entry : f.suggested_entries) {
         if (entry.starts_with("-:")) {
-          additions[{s.file, list_pointer(s, "dynamic"), true}].emplace_back(entry, "{}");
+          additions[object_target(s.file, list_pointer(s, "dynamic"))].emplace_back(entry, "{}");
         } else if (s.format == QuantFormat::auto_round) {
           // A key the block has already gets bits 16, its other settings kept; one that says
           // 16 or more already is left as it is.
@@ -127,7 +144,7 @@ plan_fix(const FileSystem& fs, LintRun& run, const LintOptions& options,
               [&](const ExtraConfigEntry& e) { return exact_extra_config_key(e.key, *module); });
           }
           if (has == s.extra_config.end()) {
-            additions[{s.file, list_pointer(s, "extra_config"), true}].emplace_back(
+            additions[object_target(s.file, list_pointer(s, "extra_config"))].emplace_back(
               entry, R"({"bits": 16, "data_type": "fp"})");
           } else if (has->bits < 16) {
             const std::string member =
@@ -137,7 +154,7 @@ plan_fix(const FileSystem& fs, LintRun& run, const LintOptions& options,
               .emplace_back("bits", "16");
           }
         } else {
-          additions[{s.file, list_pointer(s, s.list_key), false}].emplace_back(entry, "");
+          additions[list_target(s.file, list_pointer(s, s.list_key))].emplace_back(entry, "");
         }
       }
     }
@@ -153,7 +170,7 @@ plan_fix(const FileSystem& fs, LintRun& run, const LintOptions& options,
       }
       for (const ConfigSource& s : decl.sources) {
         if (s.format == primary->format && s.has_list) {
-          auto& list = removals[{s.file, list_pointer(s, s.list_key), false}];
+          auto& list = removals[list_target(s.file, list_pointer(s, s.list_key))];
           list.insert(list.end(), f.suggested_entries.begin(), f.suggested_entries.end());
         }
       }
@@ -195,7 +212,7 @@ plan_fix(const FileSystem& fs, LintRun& run, const LintOptions& options,
       for (const ConfigSource* from : listing) {
         for (const std::string_view e : from->excludes) {
           if (!has.contains(e)) {
-            additions[{to->file, list_pointer(*to, to->list_key), false}].emplace_back(e, "");
+            additions[list_target(to->file, list_pointer(*to, to->list_key))].emplace_back(e, "");
           }
         }
       }

@@ -1071,14 +1071,14 @@ private:
           lists.push_back(fmt::format("{} {}", s.file, s.list_key));
         }
       }
-      const std::string where = fmt::format("{}", fmt::join(lists, " and "));
+      const std::string lists_text = fmt::format("{}", fmt::join(lists, " and "));
       const std::string set =
         keyed.empty() ? "" : fmt::format("set \"bits\": 16 in {}", fmt::join(keyed, ", "));
-      f.fix = quoted.empty() ? fmt::format("{} of {} (qcheck fix --inplace)", set, where)
-              : set.empty()
-                ? fmt::format("add {} to {} (qcheck fix --inplace)", fmt::join(quoted, ", "), where)
-                : fmt::format("add {} to {} and {} there (qcheck fix --inplace)",
-                              fmt::join(quoted, ", "), where, set);
+      f.fix = quoted.empty() ? fmt::format("{} of {} (qcheck fix --inplace)", set, lists_text)
+              : set.empty()  ? fmt::format("add {} to {} (qcheck fix --inplace)",
+                                           fmt::join(quoted, ", "), lists_text)
+                             : fmt::format("add {} to {} and {} there (qcheck fix --inplace)",
+                                           fmt::join(quoted, ", "), lists_text, set);
     }
     if (!unlisted_fix.empty()) {
       f.fix = f.fix.empty() ? unlisted_fix : fmt::format("{}; {}", f.fix, unlisted_fix);
