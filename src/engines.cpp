@@ -1161,6 +1161,30 @@ extra_config_entry(Engine engine, const ConfigSource& s, std::string_view name)
 
 namespace {
 
+// What get_config() returns for a name under key `e` (null: none): the key's settings, each
+// missing one the block's when the layer is quantized, else (16, -1, True).
+LayerSettings
+layer_settings(const ExtraConfigEntry* e, const ConfigSource& s, bool quantized)
+{
+  LayerSettings out = e != nullptr ? e->written : LayerSettings{};
+  if (out.bits.empty()) {
+    out.bits = quantized ? s.settings.bits : "16";
+  }
+  if (out.group_size.empty()) {
+    out.group_size = quantized ? s.settings.group_size : "-1";
+  }
+  if (out.sym.empty()) {
+    out.sym = quantized ? s.settings.sym : "1";
+  }
+  return out;
+}
+
+std::string_view
+shown(const std::string& value)
+{
+  return value.empty() ? std::string_view("unset") : std::string_view(value);
+}
+
 void
 decide_auto_round(Decision& d, Engine engine, const ConfigSource& s, const EngineLayer& layer)
 {
@@ -1280,6 +1304,43 @@ decide_auto_round(Decision& d, Engine engine, const ConfigSource& s, const Engin
     d.shard_detail = fmt::format("extra_config makes {} unquantized, {} not",
                                  fmt::join(unquantized, ", "), fmt::join(quantized, ", "));
     return;
+  }
+  // Alike on quantization, the shards must also agree on (bits, group_size, sym), defaults
+  // filled in as get_config() does, or both engines raise.
+  if (keys.size() > 1) {
+    std::vector<std::pair<LayerSettings, std::vector<std::string_view>>> groups; // with names
+    for (size_t i = 0; i < keys.size(); ++i) {
+      const LayerSettings triple = layer_settings(keys[i], s, by_block);
+      const std::string_view what = layer.kind == LayerKind::fused_moe || layer.shards.empty()
+                                      ? std::string_view(keys[i] ? keys[i]->key : layer.prefix)
+                                      : std::string_view(layer.shards[i]);
+      const auto group = std::find_if(groups.begin(), groups.end(),
+                                      [&](const auto& g) { return g.first == triple; });
+      if (group == groups.end()) {
+        groups.push_back({triple, {what}});
+      } else {
+        group->second.push_back(what);
+      }
+    }
+    if (groups.size() > 1) {
+      d.quantized = answers.front() == 1;
+      d.matched = first->key;
+      d.reason = fmt::format("extra_config gives its {} different settings; both engines refuse "
+                             "the layer",
+                             layer.kind == LayerKind::fused_moe ? "experts" : "shards");
+      std::vector<std::string> parts;
+      for (const auto& [triple, names] : groups) {
+        const std::string_view sym = triple.sym == "1"   ? "True"
+                                     : triple.sym == "0" ? "False"
+                                                         : shown(triple.sym);
+        parts.push_back(fmt::format("({}, {}, {}) for {}", shown(triple.bits),
+                                    shown(triple.group_size), sym, fmt::join(names, ", ")));
+      }
+      d.shards_disagree = true;
+      d.shard_detail =
+        fmt::format("extra_config gives (bits, group_size, sym) {}", fmt::join(parts, "; "));
+      return;
+    }
   }
   d.quantized = answers.front() == 1;
   if (first->bits == 0) {

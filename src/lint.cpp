@@ -435,6 +435,7 @@ private:
       if (d.shards_disagree) {
         ShardDisagreement& disagreement = m_shard_disagree[layer.prefix];
         disagreement.engines.insert(engine);
+        disagreement.moe = layer.kind == LayerKind::fused_moe;
         disagreement.details.push_back(
           fmt::format("{}: {} ({})", display_name(engine), d.shard_detail, layer.prefix));
         for (const uint32_t i : layer.modules) {
@@ -707,13 +708,23 @@ private:
       const ConfigSource* s = source_for(m_declaration, *miss.engines.begin());
       const bool ct =
         s && (s->format == QuantFormat::compressed_tensors || s->format == QuantFormat::quark);
+      const bool auto_round = s && s->format == QuantFormat::auto_round;
+      // Each format's own error (AutoRound: get_layer_config in vLLM's INC and SGLang).
+      const std::string error =
+        ct ? fmt::format("`Found a different quantization schemes for ... in {}`", prefix)
+        : !auto_round
+          ? fmt::format("`Detected some but not all shards of {} are quantized`", prefix)
+        : miss.moe
+          ? fmt::format("`Fused MoE layer '{}' requires consistent quant config for all "
+                        "sub-layers`",
+                        prefix)
+          : fmt::format("`Fused module '{}' requires consistent quant config for [...]`", prefix);
       Finding& f =
         add(RuleId::fused_shards_disagree, "",
-            fmt::format(
-              "the shards of fused layer '{}' are not excluded alike; {} stop{} with {}", prefix,
-              engines_text(miss.engines), miss.engines.size() == 1 ? "s" : "",
-              ct ? fmt::format("`Found a different quantization schemes for ... in {}`", prefix)
-                 : fmt::format("`Detected some but not all shards of {} are quantized`", prefix)));
+            fmt::format("the shards of fused layer '{}' are not {} alike; {} stop{} "
+                        "with {}",
+                        prefix, auto_round ? "configured" : "excluded", engines_text(miss.engines),
+                        miss.engines.size() == 1 ? "s" : "", error));
       f.details = miss.details;
       f.engines.assign(miss.engines.begin(), miss.engines.end());
       f.modules.assign(miss.modules.begin(), miss.modules.end());
@@ -723,7 +734,9 @@ private:
         f.file = s->file;
         f.pointer = list_pointer(*s);
       }
-      f.fix = "list every shard of the fused layer, or none";
+      f.fix = auto_round ? "give every shard of the fused layer the same bits, group_size and sym "
+                           "in extra_config"
+                         : "list every shard of the fused layer, or none";
     }
     for (const auto& [entry, engines] : m_unevaluable) {
       Finding& f = add(RuleId::unevaluable_entry, "",
@@ -2837,6 +2850,7 @@ private:
     std::set<Engine> engines;
     std::vector<std::string> details;
     std::set<std::string_view> modules; // views the inventory
+    bool moe = false;                   // a fused MoE's experts
   };
   std::map<std::string, ShardDisagreement> m_shard_disagree;
   std::map<std::string, std::set<Engine>> m_unevaluable;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstring>
 #include <fmt/format.h>
 #include <iterator>
@@ -449,6 +450,11 @@ public:
   }
   bool empty_object() const { return m_j->empty(); }
   bool zero_number() const { return m_j->is_number() && m_j->get<double>() == 0.0; }
+  // Any number, as a double.
+  std::optional<double> number() const
+  {
+    return m_j->is_number() ? std::optional(m_j->get<double>()) : std::nullopt;
+  }
   // Arrays only.
   size_t size() const { return m_j->size(); }
   template<typename F>
@@ -516,6 +522,19 @@ public:
     return m_e.type() == Type::BOOL ? std::optional(m_e.get_bool().value_unsafe()) : std::nullopt;
   }
   bool empty_object() const { return m_e.get_object().value_unsafe().size() == 0; }
+  std::optional<double> number() const
+  {
+    switch (m_e.type()) {
+    case Type::INT64:
+      return static_cast<double>(m_e.get_int64().value_unsafe());
+    case Type::UINT64:
+      return static_cast<double>(m_e.get_uint64().value_unsafe());
+    case Type::DOUBLE:
+      return m_e.get_double().value_unsafe();
+    default:
+      return std::nullopt;
+    }
+  }
   bool zero_number() const
   {
     switch (m_e.type()) {
@@ -607,6 +626,64 @@ get_uint(const Value& j, const char* key)
 {
   const auto v = j.find(key);
   return v ? v->unsigned_number() : std::nullopt;
+}
+
+// A JSON scalar as Python compares it (see LayerSettings): equal texts for equal values.
+template<typename Value>
+std::string
+python_value_text(const Value& v)
+{
+  if (const auto b = v.boolean()) {
+    return *b ? "1" : "0";
+  }
+  if (const auto n = v.number()) {
+    if (std::abs(*n) < 9.0e15 && *n == std::trunc(*n)) {
+      return fmt::format("{}", static_cast<int64_t>(*n));
+    }
+    return fmt::format("{}", *n);
+  }
+  if (v.is_string()) {
+    return fmt::format("'{}'", v.string());
+  }
+  return v.is_null() ? "None" : v.is_array() ? "[...]" : "{...}";
+}
+
+template<typename Value>
+LayerSettings
+layer_settings(const Value& v)
+{
+  LayerSettings out;
+  if (const auto bits = v.find("bits")) {
+    out.bits = python_value_text(*bits);
+  }
+  if (const auto group_size = v.find("group_size")) {
+    out.group_size = python_value_text(*group_size);
+  }
+  if (const auto sym = v.find("sym")) {
+    out.sym = python_value_text(*sym);
+  }
+  return out;
+}
+
+// An extra_config key's bits as the engines compare them with 16 (check_quantized: bits < 16):
+// 0 when absent or not a number, else at least 1 and below 16 exactly when the value is.
+template<typename Value>
+int
+layer_bits(const Value& v)
+{
+  const auto bits = v.find("bits");
+  if (!bits) {
+    return 0;
+  }
+  const auto flag = bits->boolean(); // Python's True is 1
+  const auto n = flag ? std::optional<double>(*flag ? 1 : 0) : bits->number();
+  if (!n || std::isnan(*n)) {
+    return 0;
+  }
+  if (*n >= 16) {
+    return *n >= 1.0e9 ? 1'000'000'000 : static_cast<int>(*n);
+  }
+  return *n < 1 ? 1 : static_cast<int>(*n);
 }
 
 template<typename Value>
@@ -937,6 +1014,9 @@ fill_source(ConfigSource& src, const Value& block, std::string_view block_pointe
   src.group_size = static_cast<int>(get_uint(body, "group_size").value_or(0));
   src.bits = static_cast<int>(get_uint(body, "bits").value_or(get_uint(body, "w_bit").value_or(0)));
   src.not_convert = get_strings(body, "modules_to_not_convert");
+  if (src.format == QuantFormat::auto_round) {
+    src.settings = layer_settings(body);
+  }
   if (const auto lm_head = body.find("lm_head"); lm_head && lm_head->boolean()) {
     src.lm_head = *lm_head->boolean();
   }
@@ -999,8 +1079,7 @@ fill_source(ConfigSource& src, const Value& block, std::string_view block_pointe
     }
     if (const auto extra = body.find("extra_config"); extra && extra->is_object()) {
       extra->for_each_member([&](std::string_view key, const Value& value) {
-        src.extra_config.push_back(
-          {std::string(key), static_cast<int>(get_uint(value, "bits").value_or(0))});
+        src.extra_config.push_back({std::string(key), layer_bits(value), layer_settings(value)});
       });
     }
     src.list_key = src.format == QuantFormat::gptq ? "dynamic" : "extra_config";

@@ -90,7 +90,10 @@ constexpr std::array<Rule, 35> k_rules{{
    "The shards of one fused layer differ in stored or declared quantization",
    "Engines fuse q/k/v into qkv_proj and gate/up into gate_up_proj and decide once for the fused "
    "layer: `Detected some but not all shards of ... are quantized` (vLLM ModelOpt) or `Found a "
-   "different quantization schemes for ...` (compressed-tensors). List all shards, or none."},
+   "different quantization schemes for ...` (compressed-tensors). List all shards, or none. "
+   "AutoRound compares each shard's (or expert's) extra_config bits, group_size and sym, "
+   "defaults filled in: `Fused module ... requires consistent quant config` (vLLM INC, "
+   "SGLang)."},
   {RuleId::experts_disagree, "QC104", "experts-disagree", Severity::error, false,
    "Experts of one fused MoE differ in stored quantization",
    "A fused MoE has one quantization method for all experts; mixed storage cannot load."},

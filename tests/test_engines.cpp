@@ -744,6 +744,30 @@ TEST(Engines, AutoRoundBlockNamesUseStartswithAndExtraConfigBits)
   EXPECT_EQ(a.matched, "model.language_model.layers.0.linear_attn.in_proj_a");
 }
 
+// extra_config values as the engines compare them: bits against 16 (a float, true as 1, a
+// string not at all), and (bits, group_size, sym) between shards as Python values.
+TEST(Engines, AutoRoundExtraConfigValuesReadAsPythonComparesThem)
+{
+  const ConfigSource s = source(R"({"quant_method":"auto-round","bits":4,"group_size":128,
+    "sym":true,"extra_config":{"a":{"bits":16.0},"b":{"bits":15.9},"c":{"bits":0.5},
+    "d":{"bits":true},"e":{"bits":"4"},"f":{"bits":-2},"g":{"bits":1e300},
+    "h":{"bits":4,"group_size":-1,"sym":false},"i":{"group_size":128.0,"sym":"yes"},
+    "j":{"bits":null,"group_size":[1],"sym":{}}}})");
+  ASSERT_EQ(s.extra_config.size(), 10u);
+  std::vector<int> bits;
+  for (const auto& e : s.extra_config) {
+    bits.push_back(e.bits);
+  }
+  EXPECT_EQ(bits, (std::vector<int>{16, 15, 1, 1, 0, 1, 1'000'000'000, 4, 0, 0}));
+  EXPECT_EQ(s.settings, (LayerSettings{"4", "128", "1"}));
+  EXPECT_EQ(s.extra_config[0].written, (LayerSettings{"16", "", ""}));
+  EXPECT_EQ(s.extra_config[1].written.bits, "15.9");
+  EXPECT_EQ(s.extra_config[4].written.bits, "'4'");
+  EXPECT_EQ(s.extra_config[7].written, (LayerSettings{"4", "-1", "0"}));
+  EXPECT_EQ(s.extra_config[8].written, (LayerSettings{"", "128", "'yes'"}));
+  EXPECT_EQ(s.extra_config[9].written, (LayerSettings{"None", "[...]", "{...}"}));
+}
+
 TEST(Engines, AwqSubstringAndFp8Exact)
 {
   EXPECT_TRUE(

@@ -3985,6 +3985,97 @@ TEST(RuleCases, QC103AutoRoundShardKeysDisagree)
     << text(r);
 }
 
+// Shards that agree on being quantized but not on (bits, group_size, sym): get_layer_config()
+// compares the three, defaults filled in, and both engines raise (qcheck compared only whether
+// each shard is quantized, and said nothing).
+TEST(RuleCases, QC103AutoRoundShardSettingsDisagree)
+{
+  const std::string block =
+    R"({"quant_method": "auto-round", "bits": 4, "group_size": 64, "sym": true, )"
+    R"("packing_format": "auto_round:auto_gptq", "extra_config": )"
+    R"({"model.layers.1.self_attn.q_proj": {"bits": 4, "group_size": 32}}})";
+  Tensors stored = bf16("lm_head");
+  for (const char* m : {"q_proj", "k_proj", "v_proj"}) {
+    stored = stored + gptq(fmt::format("model.layers.0.self_attn.{}", m)) +
+             gptq(fmt::format("model.layers.1.self_attn.{}", m));
+  }
+  const Report r = lint_folder(folder(config(k_llama, block), stored));
+  const auto disagree = findings(r, RuleId::fused_shards_disagree);
+  ASSERT_EQ(disagree.size(), 1u) << text(r);
+  EXPECT_EQ(engines(disagree[0]), (std::set<Engine>{Engine::vllm, Engine::sglang}));
+  EXPECT_EQ(disagree[0].message,
+            "the shards of fused layer 'model.layers.1.self_attn.qkv_proj' are not configured "
+            "alike; vLLM and SGLang stop with `Fused module "
+            "'model.layers.1.self_attn.qkv_proj' requires consistent quant config for [...]`");
+  EXPECT_NE(text(r).find("extra_config gives (bits, group_size, sym) (4, 64, True) for "
+                         "model.layers.1.self_attn.k_proj, model.layers.1.self_attn.v_proj; "
+                         "(4, 32, True) for model.layers.1.self_attn.q_proj"),
+            std::string::npos)
+    << text(r);
+  EXPECT_EQ(
+    disagree[0].fix,
+    "give every shard of the fused layer the same bits, group_size and sym in extra_config");
+}
+
+// The same settings written otherwise are the same to Python: 4.0 is 4, 1 is True. A fused
+// layer whose one shard spells the block's settings out is consistent.
+TEST(RuleCases, QC103AutoRoundSettingsComparedAsPythonValues)
+{
+  const std::string block =
+    R"({"quant_method": "auto-round", "bits": 4, "group_size": 64, "sym": true, )"
+    R"("packing_format": "auto_round:auto_gptq", "extra_config": )"
+    R"({"model.layers.1.self_attn.q_proj": {"bits": 4.0, "group_size": 64, "sym": 1}}})";
+  Tensors stored = bf16("lm_head");
+  for (const char* m : {"q_proj", "k_proj", "v_proj"}) {
+    stored = stored + gptq(fmt::format("model.layers.0.self_attn.{}", m)) +
+             gptq(fmt::format("model.layers.1.self_attn.{}", m));
+  }
+  const Report r = lint_folder(folder(config(k_llama, block), stored));
+  EXPECT_TRUE(r.findings.empty()) << text(r);
+}
+
+// A fused MoE's expert keys that differ in group_size: "Fused MoE layer ... requires consistent
+// quant config for all sub-layers" in both engines.
+TEST(RuleCases, QC103AutoRoundExpertSettingsDisagree)
+{
+  const std::string block =
+    R"({"quant_method": "auto-round", "bits": 4, "group_size": 64, "sym": true, )"
+    R"("packing_format": "auto_round:auto_gptq", "extra_config": )"
+    R"({"model.layers.0.mlp.experts.0.down_proj": {"bits": 4, "group_size": 32}, )"
+    R"("model.layers.0.mlp.experts.1.down_proj": {"bits": 4}}})";
+  const Tensors stored =
+    bf16("lm_head") + bf16("model.layers.0.mlp.gate", 2, 64) +
+    experts("model.layers.0.mlp.experts", 0, 1,
+            [](const std::string& m, uint64_t o, uint64_t i) { return gptq(m, o, i); });
+  const Report r = lint_folder(folder(config(k_qwen3_moe, block), stored));
+  const auto disagree = findings(r, RuleId::fused_shards_disagree);
+  ASSERT_EQ(disagree.size(), 1u) << text(r);
+  EXPECT_EQ(engines(disagree[0]), (std::set<Engine>{Engine::vllm, Engine::sglang}));
+  EXPECT_NE(disagree[0].message.find("`Fused MoE layer 'model.layers.0.mlp.experts' requires "
+                                     "consistent quant config for all sub-layers`"),
+            std::string::npos)
+    << disagree[0].message;
+  EXPECT_NE(text(r).find("(4, 32, True) for model.layers.0.mlp.experts.0.down_proj; (4, 64, "
+                         "True) for model.layers.0.mlp.experts.1.down_proj"),
+            std::string::npos)
+    << text(r);
+}
+
+// bits written 16.0 is 16 to the engines (check_quantized: bits < 16), so the key excludes the
+// module in both; it used to read as missing, which SGLang fills with the model's 4 (a false
+// QC101 for SGLang).
+TEST(RuleCases, QC101AutoRoundBitsWrittenAsFloat)
+{
+  const std::string block =
+    R"({"quant_method": "auto-round", "bits": 4, "group_size": 64, "sym": true, )"
+    R"("packing_format": "auto_round:auto_gptq", "extra_config": )"
+    R"({"model.layers.1.mlp.down_proj": {"bits": 16.0, "data_type": "fp"}}})";
+  const Report r = lint_folder(
+    folder(config(k_llama, block), gptq("model.layers.0.mlp.down_proj") +
+                                     bf16("model.layers.1.mlp.down_proj") + bf16("lm_head")));
+  EXPECT_TRUE(r.findings.empty()) << text(r);
+}
+
 // A key spelled without "model." is no exact key for "model.X" in either engine: fix adds
 // "model.layers.1.mlp.down_proj" and leaves "layers.1.mlp.down_proj" as it is (it set bits 16 in
 // that one and then refused).

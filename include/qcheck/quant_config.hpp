@@ -149,10 +149,24 @@ struct DynamicRule
   std::string regex; // key without its "+:" / "-:" prefix
 };
 
+// An AutoRound block's or extra_config key's (bits, group_size, sym), each value as Python
+// compares it: numbers by value (4 and 4.0 alike), true as 1 and false as 0, a string quoted;
+// empty when not written. The engines compare these triples across a fused layer's shards.
+struct LayerSettings
+{
+  std::string bits;
+  std::string group_size;
+  std::string sym;
+  bool operator==(const LayerSettings&) const = default;
+};
+
 struct ExtraConfigEntry
 {
   std::string key;
-  int bits = 0; // 0 when not given
+  // A number read as the engines compare it with 16 (4.5 as 4, 0.5 as 1, a negative as 1); 0
+  // when not given or not a number.
+  int bits = 0;
+  LayerSettings written{};
 };
 
 // One quantization block as one file declares it.
@@ -178,6 +192,7 @@ struct ConfigSource
   // AutoRound
   std::vector<std::string> block_names;
   std::vector<ExtraConfigEntry> extra_config;
+  LayerSettings settings; // the block's own bits, group_size and sym
   // Lists some formats carry besides their main one (e.g. modules_to_not_convert).
   std::vector<std::string> not_convert;
   // ModelOpt MIXED_PRECISION: module -> quant_algo
