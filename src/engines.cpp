@@ -1126,19 +1126,25 @@ extra_config_key_matches(Engine engine, const std::string& key, std::string_view
 
 namespace {
 
-// The extra_config entry that quantizes the output head `prefix`: AutoRound's --quant_lm_head
-// writes its exact name with bits. The engines read an exact key before their head default
-// (vLLM's INC get_layer_config; a head's missing bits mean 16 there), so only an exact key
-// with 0 < bits < 16 quantizes it; null when none does.
+// The extra_config key that quantizes the output head `prefix` in `engine`, or null. The
+// engines' get_layer_config() reads the head (a ParallelLMHead, built with the quant config) as
+// any layer, but unquantized by default: its exact key (AutoRound's --quant_lm_head), else the
+// first pattern matching it, and a missing bits is 16 there, except under an exact key in
+// SGLang, which gives the model's bits (vLLM's INC reads an exact key without bits as 16 before).
 const ExtraConfigEntry*
-auto_round_head_bits(const ConfigSource& s, std::string_view prefix)
+auto_round_head_key(Engine engine, const ConfigSource& s, std::string_view prefix)
 {
-  for (const auto& e : s.extra_config) {
-    if (exact_extra_config_key(e.key, prefix) && e.bits > 0 && e.bits < 16) {
-      return &e;
-    }
+  const ExtraConfigEntry* e = extra_config_entry(engine, s, prefix);
+  if (e == nullptr) {
+    return nullptr;
   }
-  return nullptr;
+  if (e->bits == 0) {
+    return engine == Engine::sglang && exact_extra_config_key(e->key, prefix) && s.bits > 0 &&
+               s.bits < 16
+             ? e
+             : nullptr;
+  }
+  return e->bits < 16 ? e : nullptr;
 }
 
 } // namespace
@@ -1202,12 +1208,16 @@ decide_auto_round(Decision& d, Engine engine, const ConfigSource& s, const Engin
     d.matched = e.key;
     d.reason = fmt::format("extra_config '{}' gives no bits, which vLLM reads as 16", e.key);
   };
-  // decide() lets the head through only when its exact key quantizes it.
+  // decide() lets the head through only when a key quantizes it.
   if (layer.kind == LayerKind::lm_head) {
-    const ExtraConfigEntry* e = auto_round_head_bits(s, layer.prefix);
+    const ExtraConfigEntry* e = auto_round_head_key(engine, s, layer.prefix);
     d.quantized = e != nullptr;
     d.reason = "LM head";
-    if (e != nullptr) {
+    if (e != nullptr && e->bits == 0) {
+      d.matched = e->key;
+      d.reason =
+        fmt::format("extra_config '{}' gives no bits: SGLang uses the model's {}", e->key, s.bits);
+    } else if (e != nullptr) {
       sets(*e);
     }
     return;
@@ -2365,7 +2375,7 @@ decide_layer(Engine engine, const ConfigSource& s, const ModelInfo& model, const
   if (layer.kind == LayerKind::lm_head && s.format != QuantFormat::modelopt &&
       s.format != QuantFormat::compressed_tensors &&
       !((s.format == QuantFormat::gptq || s.format == QuantFormat::awq) && s.lm_head) &&
-      !(s.format == QuantFormat::auto_round && auto_round_head_bits(s, layer.prefix))) {
+      !(s.format == QuantFormat::auto_round && auto_round_head_key(engine, s, layer.prefix))) {
     d.quantized = false;
     d.reason = "this format leaves the output head unquantized";
     return d;

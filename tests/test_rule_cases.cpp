@@ -3897,14 +3897,70 @@ TEST(RuleCases, AutoRoundQuantizedLmHeadIsDeclaredByItsExactKey)
     ASSERT_EQ(plan.edits.size(), 1u);
     EXPECT_EQ(plan.edits[0].file, "config.json");
   }
-  for (const std::string head : {R"({"group_size": 64})", R"({"bits": 16})"}) {
+  {
+    const std::string head = R"({"bits": 16})";
     const Report r = lint_folder(folder(config(k_llama, block(head)), layers + bf16("lm_head")));
-    EXPECT_TRUE(r.findings.empty()) << head << "\n" << text(r);
+    EXPECT_TRUE(r.findings.empty()) << text(r);
     const Report stored =
       lint_folder(folder(config(k_llama, block(head)), layers + gptq("lm_head")));
-    EXPECT_EQ(findings(stored, RuleId::excluded_but_quantized).size(), 1u) << head << "\n"
-                                                                           << text(stored);
+    const auto excluded = findings(stored, RuleId::excluded_but_quantized);
+    ASSERT_EQ(excluded.size(), 1u) << text(stored);
+    EXPECT_EQ(engines(excluded[0]), (std::set<Engine>{Engine::vllm, Engine::sglang}));
   }
+  // Without bits the engines part: vLLM's get_quant_method reads the exact key as 16 bits,
+  // SGLang's get_layer_config gives it the model's (get_config() with quantized=True).
+  {
+    const std::string head = R"({"group_size": 64})";
+    const Report r = lint_folder(folder(config(k_llama, block(head)), layers + bf16("lm_head")));
+    const auto undeclared = findings(r, RuleId::undeclared_unquantized);
+    ASSERT_EQ(undeclared.size(), 1u) << text(r);
+    EXPECT_EQ(engines(undeclared[0]), (std::set<Engine>{Engine::sglang}));
+    const Report stored =
+      lint_folder(folder(config(k_llama, block(head)), layers + gptq("lm_head")));
+    const auto excluded = findings(stored, RuleId::excluded_but_quantized);
+    ASSERT_EQ(excluded.size(), 1u) << text(stored);
+    EXPECT_EQ(engines(excluded[0]), (std::set<Engine>{Engine::vllm}));
+  }
+}
+
+// A pattern key matching the head quantizes it when it gives bits under 16: the engines read the
+// head's layer config as any layer's, with 16 as its default (get_config(..., quantized=False));
+// qcheck kept the head float unless its own exact key said otherwise. Without bits, the pattern
+// leaves it float.
+TEST(RuleCases, AutoRoundPatternKeyQuantizesTheHead)
+{
+  const auto block = [](const std::string& key) {
+    return R"({"quant_method": "auto-round", "bits": 4, "group_size": 64, "sym": true, )"
+           R"("packing_format": "auto_round:auto_gptq", "extra_config": {"^lm_head$": )" +
+           key + "}}";
+  };
+  const Tensors layers =
+    gptq("model.layers.0.mlp.down_proj") + gptq("model.layers.1.mlp.down_proj");
+  const Report float_head =
+    lint_folder(folder(config(k_llama, block(R"({"bits": 8})")), layers + bf16("lm_head")));
+  const auto found = findings(float_head, RuleId::undeclared_unquantized);
+  ASSERT_EQ(found.size(), 1u) << text(float_head);
+  EXPECT_EQ(found[0].modules, Strings{"lm_head"});
+  EXPECT_EQ(engines(found[0]), (std::set<Engine>{Engine::vllm, Engine::sglang}));
+  // fix gives the head an exact key of its own, which both engines read before any pattern.
+  const MemoryFileSystem fs =
+    folder(config(k_llama, block(R"({"bits": 8})")), layers + bf16("lm_head"));
+  auto run = lint_path(fs, "m", {});
+  ASSERT_TRUE(run);
+  const FixPlan plan = plan_fix(fs, *run, {});
+  EXPECT_TRUE(plan.refused.empty()) << fmt::format("{}", fmt::join(plan.refused, "\n"));
+  ASSERT_EQ(plan.edits.size(), 1u);
+  EXPECT_NE(plan.edits[0].patched.find(R"("lm_head": {"bits": 16, "data_type": "fp"})"),
+            std::string::npos)
+    << plan.edits[0].patched;
+  const Report after = lint_patched(fs, plan);
+  EXPECT_TRUE(after.findings.empty()) << text(after);
+  const Report quantized =
+    lint_folder(folder(config(k_llama, block(R"({"bits": 4})")), layers + gptq("lm_head")));
+  EXPECT_TRUE(quantized.findings.empty()) << text(quantized);
+  const Report no_bits = lint_folder(
+    folder(config(k_llama, block(R"({"group_size": 64})")), layers + bf16("lm_head")));
+  EXPECT_TRUE(no_bits.findings.empty()) << text(no_bits);
 }
 
 // Both engines read AutoRound keys in get_layer_config's order: the layer's exact key first, else
