@@ -1080,6 +1080,15 @@ fill_source(ConfigSource& src, const Value& block, std::string_view block_pointe
     if (const auto extra = body.find("extra_config"); extra && extra->is_object()) {
       extra->for_each_member([&](std::string_view key, const Value& value) {
         src.extra_config.push_back({std::string(key), layer_bits(value), layer_settings(value)});
+        // check_quantized() compares bits with 16: any value but a number (or a bool) raises.
+        if (const auto bits = value.find("bits");
+            bits && !bits->number() && !bits->boolean() && src.format == QuantFormat::auto_round) {
+          src.value_errors.push_back(
+            {fmt::format("{}/extra_config/{}/bits", src.pointer, escape_pointer_token(key)),
+             fmt::format("extra_config[\"{}\"] gives bits as {}: vLLM's INC and SGLang's "
+                         "AutoRound compare it with 16 and raise TypeError",
+                         key, bits->is_string() ? std::string_view("a string") : kind_of(*bits))});
+        }
       });
     }
     src.list_key = src.format == QuantFormat::gptq ? "dynamic" : "extra_config";
@@ -1454,6 +1463,13 @@ read_declaration(const FileSystem& fs, const std::string& root)
          fmt::format("{}{}", src.pointer.empty() ? "" : fmt::format("{}: ", src.pointer.substr(1)),
                      message),
          ConfigIssue::unread_list, pointer});
+    }
+    for (const auto& [pointer, message] : src.value_errors) {
+      out.problems.push_back(
+        {src.file,
+         fmt::format("{}{}", src.pointer.empty() ? "" : fmt::format("{}: ", src.pointer.substr(1)),
+                     message),
+         ConfigIssue::wrong_type, pointer});
     }
     for (const std::string& error : src.type_errors) {
       out.problems.push_back(

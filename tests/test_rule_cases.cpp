@@ -4132,6 +4132,39 @@ TEST(RuleCases, QC101AutoRoundBitsWrittenAsFloat)
   EXPECT_TRUE(r.findings.empty()) << text(r);
 }
 
+// bits written as anything but a number: check_quantized() compares it with 16 and raises
+// TypeError in both engines (QC009, at the value); a number never is.
+TEST(RuleCases, QC009AutoRoundBitsThatAreNoNumber)
+{
+  const auto block = [](const std::string& bits) {
+    return R"({"quant_method": "auto-round", "bits": 4, "group_size": 64, "sym": true, )"
+           R"("packing_format": "auto_round:auto_gptq", "extra_config": )"
+           R"({"model.layers.1.mlp.down_proj": {"bits": )" +
+           bits + "}}}";
+  };
+  const Tensors stored =
+    gptq("model.layers.0.mlp.down_proj") + bf16("model.layers.1.mlp.down_proj") + bf16("lm_head");
+  for (const auto& [bits, kind] : std::vector<std::pair<std::string, std::string>>{
+         {R"("16")", "a string"}, {"null", "null"}, {"[16]", "a list"}}) {
+    const Report r = lint_folder(folder(config(k_llama, block(bits)), stored));
+    const auto invalid = findings(r, RuleId::config_invalid);
+    ASSERT_EQ(invalid.size(), 1u) << bits << "\n" << text(r);
+    EXPECT_EQ(invalid[0].message,
+              "quantization_config: extra_config[\"model.layers.1.mlp.down_proj\"] gives bits as " +
+                kind +
+                ": vLLM's INC and SGLang's AutoRound compare it with 16 and raise TypeError");
+    EXPECT_EQ(invalid[0].pointer,
+              "/quantization_config/extra_config/model.layers.1.mlp.down_proj/bits");
+    EXPECT_EQ(invalid[0].severity, Severity::error);
+  }
+  for (const std::string bits : {"16", "16.0", "true"}) {
+    EXPECT_TRUE(
+      findings(lint_folder(folder(config(k_llama, block(bits)), stored)), RuleId::config_invalid)
+        .empty())
+      << bits;
+  }
+}
+
 // A key spelled without "model." is no exact key for "model.X" in either engine: fix adds
 // "model.layers.1.mlp.down_proj" and leaves "layers.1.mlp.down_proj" as it is (it set bits 16 in
 // that one and then refused).

@@ -163,8 +163,9 @@ struct LayerSettings
 struct ExtraConfigEntry
 {
   std::string key;
-  // A number read as the engines compare it with 16 (4.5 as 4, 0.5 as 1, a negative as 1); 0
-  // when not given or not a number.
+  // A number (or a bool, as Python's 1 and 0) read as the engines compare it with 16 (4.5 as 4,
+  // 0.5 and a negative as 1); 0 when absent, and when any other value, on which the engines
+  // raise (the block's value_errors name it).
   int bits = 0;
   LayerSettings written{};
 };
@@ -210,6 +211,8 @@ struct ConfigSource
   // Lists of names written otherwise (one string, an element that is a number...), one line
   // each; those elements are not in the lists above.
   std::vector<std::string> type_errors;
+  // Values the engines raise on when they read them: (JSON pointer of the value, one line).
+  std::vector<std::pair<std::string, std::string>> value_errors{};
 };
 
 // Facts from config.json that locate draft layers and name the architecture.

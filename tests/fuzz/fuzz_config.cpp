@@ -75,8 +75,14 @@ summary(const ConfigSource& s)
   for (const auto& rule : s.dynamic) {
     out += rule.key + (rule.negative ? "-" : "+") + rule.regex + ",";
   }
+  const auto settings = [&](const LayerSettings& l) {
+    out += "(" + l.bits + ";" + l.group_size + ";" + l.sym + ")";
+  };
+  settings(s.settings);
   for (const auto& entry : s.extra_config) {
-    out += entry.key + "=" + std::to_string(entry.bits) + ",";
+    out += entry.key + "=" + std::to_string(entry.bits);
+    settings(entry.written);
+    out += ",";
   }
   for (const auto& [module, algo] : s.quantized_layers) {
     out += module + "=" + algo + ",";
