@@ -1126,25 +1126,39 @@ extra_config_key_matches(Engine engine, const std::string& key, std::string_view
 
 namespace {
 
-// The extra_config key that quantizes the output head `prefix` in `engine`, or null. The
-// engines' get_layer_config() reads the head (a ParallelLMHead, built with the quant config) as
-// any layer, but unquantized by default: its exact key (AutoRound's --quant_lm_head), else the
-// first pattern matching it, and a missing bits is 16 there, except under an exact key in
-// SGLang, which gives the model's bits (vLLM's INC reads an exact key without bits as 16 before).
-const ExtraConfigEntry*
-auto_round_head_key(Engine engine, const ConfigSource& s, std::string_view prefix)
+// How `engine` decides the output head `prefix`, a ParallelLMHead built with the quant config:
+// get_layer_config() reads it as any layer, but quantized by default only within
+// block_name_to_quantize (step 2). Its exact key first (AutoRound's --quant_lm_head; a missing
+// bits there is 16 in vLLM, whose get_quant_method reads that key first, and the model's in
+// SGLang), else the first pattern matching it (a missing bits: the default), else the default.
+struct HeadDecision
 {
-  const ExtraConfigEntry* e = extra_config_entry(engine, s, prefix);
-  if (e == nullptr) {
-    return nullptr;
+  bool quantized = false;
+  const ExtraConfigEntry* key = nullptr; // the key read, if any
+  const std::string* block = nullptr;    // the block_name_to_quantize entry starting it, if any
+};
+
+HeadDecision
+auto_round_head(Engine engine, const ConfigSource& s, std::string_view prefix)
+{
+  HeadDecision out;
+  for (const auto& b : s.block_names) {
+    if (prefix.starts_with(b)) {
+      out.block = &b;
+      break;
+    }
   }
-  if (e->bits == 0) {
-    return engine == Engine::sglang && exact_extra_config_key(e->key, prefix) && s.bits > 0 &&
-               s.bits < 16
-             ? e
-             : nullptr;
+  out.key = extra_config_entry(engine, s, prefix);
+  if (out.key == nullptr) {
+    out.quantized = out.block != nullptr;
+  } else if (out.key->bits != 0) {
+    out.quantized = out.key->bits < 16;
+  } else if (exact_extra_config_key(out.key->key, prefix)) {
+    out.quantized = engine == Engine::sglang;
+  } else {
+    out.quantized = out.block != nullptr;
   }
-  return e->bits < 16 ? e : nullptr;
+  return out;
 }
 
 } // namespace
@@ -1170,7 +1184,7 @@ namespace {
 // What get_config() returns for a name under key `e` (null: none): the key's settings, each
 // missing one the block's when the layer is quantized, else (16, -1, True).
 LayerSettings
-layer_settings(const ExtraConfigEntry* e, const ConfigSource& s, bool quantized)
+effective_settings(const ExtraConfigEntry* e, const ConfigSource& s, bool quantized)
 {
   LayerSettings out = e != nullptr ? e->written : LayerSettings{};
   if (out.bits.empty()) {
@@ -1186,7 +1200,7 @@ layer_settings(const ExtraConfigEntry* e, const ConfigSource& s, bool quantized)
 }
 
 std::string_view
-shown(const std::string& value)
+or_unset(const std::string& value)
 {
   return value.empty() ? std::string_view("unset") : std::string_view(value);
 }
@@ -1208,17 +1222,21 @@ decide_auto_round(Decision& d, Engine engine, const ConfigSource& s, const Engin
     d.matched = e.key;
     d.reason = fmt::format("extra_config '{}' gives no bits, which vLLM reads as 16", e.key);
   };
-  // decide() lets the head through only when a key quantizes it.
+  // decide() lets the head through only when auto_round_head() quantizes it.
   if (layer.kind == LayerKind::lm_head) {
-    const ExtraConfigEntry* e = auto_round_head_key(engine, s, layer.prefix);
-    d.quantized = e != nullptr;
+    const HeadDecision head = auto_round_head(engine, s, layer.prefix);
+    d.quantized = head.quantized;
     d.reason = "LM head";
-    if (e != nullptr && e->bits == 0) {
-      d.matched = e->key;
-      d.reason =
-        fmt::format("extra_config '{}' gives no bits: SGLang uses the model's {}", e->key, s.bits);
-    } else if (e != nullptr) {
-      sets(*e);
+    if (head.key != nullptr && head.key->bits != 0) {
+      sets(*head.key);
+    } else if (head.key != nullptr && exact_extra_config_key(head.key->key, layer.prefix)) {
+      d.matched = head.key->key;
+      d.reason = fmt::format("extra_config '{}' gives no bits: {}", head.key->key,
+                             engine == Engine::sglang ? fmt::format("the model's {}", s.bits)
+                                                      : std::string("vLLM reads 16"));
+    } else if (head.block != nullptr) {
+      d.matched = *head.block;
+      d.reason = fmt::format("block_name_to_quantize '{}' starts '{}'", *head.block, layer.prefix);
     }
     return;
   }
@@ -1320,7 +1338,7 @@ decide_auto_round(Decision& d, Engine engine, const ConfigSource& s, const Engin
   if (keys.size() > 1) {
     std::vector<std::pair<LayerSettings, std::vector<std::string_view>>> groups; // with names
     for (size_t i = 0; i < keys.size(); ++i) {
-      const LayerSettings triple = layer_settings(keys[i], s, by_block);
+      const LayerSettings triple = effective_settings(keys[i], s, by_block);
       const std::string_view what = layer.kind == LayerKind::fused_moe || layer.shards.empty()
                                       ? std::string_view(keys[i] ? keys[i]->key : layer.prefix)
                                       : std::string_view(layer.shards[i]);
@@ -1342,9 +1360,9 @@ decide_auto_round(Decision& d, Engine engine, const ConfigSource& s, const Engin
       for (const auto& [triple, names] : groups) {
         const std::string_view sym = triple.sym == "1"   ? "True"
                                      : triple.sym == "0" ? "False"
-                                                         : shown(triple.sym);
-        parts.push_back(fmt::format("({}, {}, {}) for {}", shown(triple.bits),
-                                    shown(triple.group_size), sym, fmt::join(names, ", ")));
+                                                         : or_unset(triple.sym);
+        parts.push_back(fmt::format("({}, {}, {}) for {}", or_unset(triple.bits),
+                                    or_unset(triple.group_size), sym, fmt::join(names, ", ")));
       }
       d.shards_disagree = true;
       d.shard_detail =
@@ -2375,7 +2393,8 @@ decide_layer(Engine engine, const ConfigSource& s, const ModelInfo& model, const
   if (layer.kind == LayerKind::lm_head && s.format != QuantFormat::modelopt &&
       s.format != QuantFormat::compressed_tensors &&
       !((s.format == QuantFormat::gptq || s.format == QuantFormat::awq) && s.lm_head) &&
-      !(s.format == QuantFormat::auto_round && auto_round_head_key(engine, s, layer.prefix))) {
+      !(s.format == QuantFormat::auto_round &&
+        auto_round_head(engine, s, layer.prefix).quantized)) {
     d.quantized = false;
     d.reason = "this format leaves the output head unquantized";
     return d;

@@ -3923,6 +3923,38 @@ TEST(RuleCases, AutoRoundQuantizedLmHeadIsDeclaredByItsExactKey)
   }
 }
 
+// get_layer_config() quantizes any layer, the head included, that a block_name_to_quantize entry
+// starts (step 2; DeepSeek's MTP head model.layers.N.shared_head.head under "model.layers" is
+// one): the head was taken as float whatever the block names said.
+TEST(RuleCases, AutoRoundHeadInsideBlockNamesIsQuantized)
+{
+  const auto block = [](const std::string& names, const std::string& extra) {
+    return R"({"quant_method": "auto-round", "bits": 4, "group_size": 64, "sym": true, )"
+           R"("packing_format": "auto_round:auto_gptq", "block_name_to_quantize": )" +
+           names + R"(, "extra_config": )" + extra + "}";
+  };
+  const Tensors layers =
+    gptq("model.layers.0.mlp.down_proj") + gptq("model.layers.1.mlp.down_proj");
+  const Report inside = lint_folder(folder(
+    config(k_llama, block(R"(["model.layers", "lm_head"])", "{}")), layers + bf16("lm_head")));
+  const auto found = findings(inside, RuleId::undeclared_unquantized);
+  ASSERT_EQ(found.size(), 1u) << text(inside);
+  EXPECT_EQ(found[0].modules, Strings{"lm_head"});
+  EXPECT_EQ(engines(found[0]), (std::set<Engine>{Engine::vllm, Engine::sglang}));
+  EXPECT_NE(text(inside).find("block_name_to_quantize 'lm_head' starts 'lm_head'"),
+            std::string::npos)
+    << text(inside);
+  // A pattern key without bits takes the default, here quantized; outside the block names, float.
+  const Report pattern = lint_folder(
+    folder(config(k_llama, block(R"(["model.layers", "lm_head"])", R"({"^lm_head$": {}})")),
+           layers + bf16("lm_head")));
+  EXPECT_EQ(findings(pattern, RuleId::undeclared_unquantized).size(), 1u) << text(pattern);
+  const Report outside =
+    lint_folder(folder(config(k_llama, block(R"(["model.layers"])", R"({"^lm_head$": {}})")),
+                       layers + bf16("lm_head")));
+  EXPECT_TRUE(outside.findings.empty()) << text(outside);
+}
+
 // A pattern key matching the head quantizes it when it gives bits under 16: the engines read the
 // head's layer config as any layer's, with 16 as its default (get_config(..., quantized=False));
 // qcheck kept the head float unless its own exact key said otherwise. Without bits, the pattern
