@@ -1105,6 +1105,20 @@ decide_gptq(Decision& d, Engine engine, const ConfigSource& s, const EngineLayer
 } // namespace
 
 bool
+sglang_sets_packed_mapping(const ModelInfo& model)
+{
+  // Those assigning quant_config.packed_modules_mapping or calling
+  // update_packed_modules_mapping() in their __init__ (deepseek_v2.py, qwen3_5_text.py,
+  // qwen3_next.py; sglang main, 2026-08).
+  static constexpr std::array<std::string_view, 9> k_classes{
+    "DeepseekV2ForCausalLM",      "DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM",
+    "DeepseekV3ForCausalLMNextN", "GlmMoeDsaForCausalLM",  "MistralLarge3ForCausalLM",
+    "Qwen3_5ForCausalLM",         "Qwen3_5MoeForCausalLM", "Qwen3NextForCausalLM"};
+  return !model.architectures.empty() && std::find(k_classes.begin(), k_classes.end(),
+                                                   model.architectures.front()) != k_classes.end();
+}
+
+bool
 exact_extra_config_key(std::string_view key, std::string_view name)
 {
   return key == name || (key.starts_with("model.") && key.substr(6) == name);
@@ -1206,7 +1220,8 @@ or_unset(const std::string& value)
 }
 
 void
-decide_auto_round(Decision& d, Engine engine, const ConfigSource& s, const EngineLayer& layer)
+decide_auto_round(Decision& d, Engine engine, const ConfigSource& s, const ModelInfo& model,
+                  const EngineLayer& layer)
 {
   const auto sets = [&](const ExtraConfigEntry& e) {
     d.matched = e.key;
@@ -1295,7 +1310,8 @@ decide_auto_round(Decision& d, Engine engine, const ConfigSource& s, const Engin
     if (keys.empty()) {
       keys.push_back(extra_config_entry(engine, s, layer.prefix));
     }
-  } else if (!layer.shards.empty()) {
+  } else if (!layer.shards.empty() &&
+             (engine != Engine::sglang || sglang_sets_packed_mapping(model))) {
     for (const auto& shard : layer.shards) {
       keys.push_back(extra_config_entry(engine, s, shard));
     }
@@ -1313,6 +1329,10 @@ decide_auto_round(Decision& d, Engine engine, const ConfigSource& s, const Engin
   }
   if (first == nullptr) {
     by_default();
+    if (!layer.shards.empty() && layer.kind != LayerKind::fused_moe && keys.size() == 1) {
+      d.reason += " (SGLang reads the fused name alone for this model: its AutoRound config has "
+                  "no packed_modules_mapping)";
+    }
     return;
   }
   if (std::adjacent_find(answers.begin(), answers.end(), std::not_equal_to<>()) != answers.end()) {
@@ -2419,7 +2439,7 @@ decide_layer(Engine engine, const ConfigSource& s, const ModelInfo& model, const
     break;
   case QuantFormat::auto_round:
     // INCConfig (vLLM) and AutoRoundConfig (SGLang) never read "dynamic" (QC009 says so).
-    decide_auto_round(d, engine, s, layer);
+    decide_auto_round(d, engine, s, model, layer);
     break;
   case QuantFormat::awq:
     // Substrings. vLLM infers an empty list from the stored dtypes (maybe_update_config) and

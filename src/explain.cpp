@@ -397,12 +397,15 @@ explain_entries(const LintRun& run, const std::vector<Engine>& engines)
             const auto re = Regex::compile(key.substr(2));
             hit = re && re->match(vllm_namespace(layer.prefix));
           } else if (s.format == QuantFormat::auto_round) {
-            // The layer's own name, a fused layer's shards, a fused MoE's keys below it.
+            // The layer's own name, a fused layer's shards (in SGLang only for models that give
+            // it the mapping), a fused MoE's keys below it.
+            const bool shards =
+              engine != Engine::sglang || sglang_sets_packed_mapping(run.declaration.model);
             hit = extra_config_key_matches(engine, key, layer.prefix) ||
-                  std::any_of(layer.shards.begin(), layer.shards.end(),
-                              [&](const auto& shard) {
-                                return extra_config_key_matches(engine, key, shard);
-                              }) ||
+                  (shards && std::any_of(layer.shards.begin(), layer.shards.end(),
+                                         [&](const auto& shard) {
+                                           return extra_config_key_matches(engine, key, shard);
+                                         })) ||
                   (layer.kind == LayerKind::fused_moe && key.starts_with(layer.prefix + "."));
           } else {
             hit = layer.prefix == key || layer.prefix.starts_with(key + ".");

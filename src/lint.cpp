@@ -1055,6 +1055,36 @@ private:
           }
         }
       }
+      // A fused layer SGLang reads by its fused name alone (no packed_modules_mapping for this
+      // model): that name's own exact key, which vLLM's get_quant_method reads first too.
+      if (!sglang_sets_packed_mapping(m_declaration.model)) {
+        const std::vector<EngineLayer>& layers = layers_for(Engine::sglang);
+        std::vector<std::string> fused;     // the fused names added
+        std::set<std::string_view> reached; // modules they settle
+        for (const auto& [module, engine, layer_prefix] : undeclared_layers(runs)) {
+          const std::string_view prefix = layer_prefix; // clang 14 cannot capture a binding
+          const auto at =
+            std::lower_bound(layers.begin(), layers.end(), prefix,
+                             [](const EngineLayer& l, std::string_view p) { return l.prefix < p; });
+          if (engine != Engine::sglang || at == layers.end() || at->prefix != prefix ||
+              at->shards.empty() || at->kind == LayerKind::fused_moe) {
+            continue;
+          }
+          reached.insert(module);
+          if (std::none_of(f.suggested_entries.begin(), f.suggested_entries.end(),
+                           [&](const std::string& e) {
+                             return extra_config_key_matches(Engine::sglang, e, prefix);
+                           })) {
+            f.suggested_entries.emplace_back(prefix);
+            fused.emplace_back(prefix);
+          }
+        }
+        // For SGLang alone, the fused names do: the shards' keys would change nothing.
+        if (!fused.empty() && f.engines == std::vector<Engine>{Engine::sglang} &&
+            reached.size() == modules.size()) {
+          f.suggested_entries = fused;
+        }
+      }
       break;
     default:
       break;

@@ -4033,20 +4033,41 @@ TEST(RuleCases, AutoRoundKeysAreReadInTheEnginesOrder)
   const Report after = lint_patched(fs, plan);
   EXPECT_TRUE(after.findings.empty()) << text(after);
 
-  // A pattern naming the shards of a fused layer decides it, and explain --entries says so (it
-  // compared the pattern with the fused name alone).
+  // A pattern naming the shards of a fused layer decides it where the engine reads the shards,
+  // and explain --entries says so (it compared the pattern with the fused name alone): vLLM
+  // always, SGLang only for a model that gives its AutoRound config the packed_modules_mapping
+  // (Qwen3-Next here). For Llama SGLang reads the fused name alone: QC101, and fix writes that
+  // name's own key, which both engines read first.
   const std::string shards_key = R"(".*layers\\.1\\.mlp\\.(gate|up)_proj")";
-  auto fused =
-    lint_path(folder(config(k_llama, block(shards_key + R"(: {"bits": 16})")),
-                     gptq("model.layers.0.mlp.gate_proj") + gptq("model.layers.0.mlp.up_proj") +
-                       bf16("model.layers.1.mlp.gate_proj") + bf16("model.layers.1.mlp.up_proj") +
-                       bf16("lm_head")),
-              "m", {});
-  ASSERT_TRUE(fused);
-  EXPECT_TRUE(fused->report.findings.empty()) << text(fused->report);
-  const std::string entries = explain_entries(*fused, {Engine::vllm, Engine::sglang});
+  const Tensors mlp = gptq("model.layers.0.mlp.gate_proj") + gptq("model.layers.0.mlp.up_proj") +
+                      bf16("model.layers.1.mlp.gate_proj") + bf16("model.layers.1.mlp.up_proj") +
+                      bf16("lm_head");
+  const std::string qwen3_next = R"("architectures": ["Qwen3NextForCausalLM"], )"
+                                 R"("model_type": "qwen3_next", "num_hidden_layers": 2)";
+  auto mapped =
+    lint_path(folder(config(qwen3_next, block(shards_key + R"(: {"bits": 16})")), mlp), "m", {});
+  ASSERT_TRUE(mapped);
+  EXPECT_TRUE(mapped->report.findings.empty()) << text(mapped->report);
+  const std::string entries = explain_entries(*mapped, {Engine::vllm, Engine::sglang});
   EXPECT_NE(entries.find("    vLLM: 1 layer: model.layers.1.mlp.gate_up_proj\n"), std::string::npos)
     << entries;
+  EXPECT_NE(entries.find("    SGLang: 1 layer: model.layers.1.mlp.gate_up_proj\n"),
+            std::string::npos)
+    << entries;
+
+  const MemoryFileSystem llama =
+    folder(config(k_llama, block(shards_key + R"(: {"bits": 16})")), mlp);
+  auto fused = lint_path(llama, "m", {});
+  ASSERT_TRUE(fused);
+  const auto by_name = findings(fused->report, RuleId::undeclared_unquantized);
+  ASSERT_EQ(by_name.size(), 1u) << text(fused->report);
+  EXPECT_EQ(engines(by_name[0]), (std::set<Engine>{Engine::sglang}));
+  EXPECT_EQ(by_name[0].suggested_entries, Strings{"model.layers.1.mlp.gate_up_proj"});
+  EXPECT_EQ(explain_entries(*fused, {Engine::sglang}).find("SGLang: 1 layer"), std::string::npos);
+  const FixPlan fused_plan = plan_fix(llama, *fused, {});
+  EXPECT_TRUE(fused_plan.refused.empty()) << fmt::format("{}", fmt::join(fused_plan.refused, "\n"));
+  const Report fused_after = lint_patched(llama, fused_plan);
+  EXPECT_TRUE(fused_after.findings.empty()) << text(fused_after);
 }
 
 // Shards of a fused layer (or experts of a fused MoE) whose keys disagree: both engines raise
@@ -4066,7 +4087,9 @@ TEST(RuleCases, QC103AutoRoundShardKeysDisagree)
   const Report r = lint_folder(folder(config(k_llama, block), stored));
   const auto disagree = findings(r, RuleId::fused_shards_disagree);
   ASSERT_EQ(disagree.size(), 1u) << text(r);
-  EXPECT_EQ(engines(disagree[0]), (std::set<Engine>{Engine::vllm, Engine::sglang}));
+  // SGLang reads a Llama's fused name alone (no packed_modules_mapping on its AutoRound config):
+  // vLLM alone stops.
+  EXPECT_EQ(engines(disagree[0]), (std::set<Engine>{Engine::vllm}));
   EXPECT_NE(text(r).find("extra_config makes model.layers.1.self_attn.q_proj unquantized, "
                          "model.layers.1.self_attn.k_proj, model.layers.1.self_attn.v_proj not"),
             std::string::npos)
@@ -4087,22 +4110,79 @@ TEST(RuleCases, QC103AutoRoundShardSettingsDisagree)
     stored = stored + gptq(fmt::format("model.layers.0.self_attn.{}", m)) +
              gptq(fmt::format("model.layers.1.self_attn.{}", m));
   }
-  const Report r = lint_folder(folder(config(k_llama, block), stored));
-  const auto disagree = findings(r, RuleId::fused_shards_disagree);
-  ASSERT_EQ(disagree.size(), 1u) << text(r);
-  EXPECT_EQ(engines(disagree[0]), (std::set<Engine>{Engine::vllm, Engine::sglang}));
-  EXPECT_EQ(disagree[0].message,
-            "the shards of fused layer 'model.layers.1.self_attn.qkv_proj' are not configured "
-            "alike; vLLM and SGLang stop with `Fused module "
-            "'model.layers.1.self_attn.qkv_proj' requires consistent quant config for [...]`");
-  EXPECT_NE(text(r).find("extra_config gives (bits, group_size, sym) (4, 64, True) for "
-                         "model.layers.1.self_attn.k_proj, model.layers.1.self_attn.v_proj; "
-                         "(4, 32, True) for model.layers.1.self_attn.q_proj"),
+  // SGLang compares the shards only for a model that gives its config the packed_modules_mapping
+  // (Qwen3-Next); for a Llama it reads the fused name alone.
+  const std::string qwen3_next = R"("architectures": ["Qwen3NextForCausalLM"], )"
+                                 R"("model_type": "qwen3_next", "num_hidden_layers": 2)";
+  for (const auto& [model, engines_text, stopping] :
+       std::vector<std::tuple<std::string, std::string, std::set<Engine>>>{
+         {k_llama, "vLLM stops", {Engine::vllm}},
+         {qwen3_next, "vLLM and SGLang stop", {Engine::vllm, Engine::sglang}}}) {
+    const Report r = lint_folder(folder(config(model, block), stored));
+    const auto disagree = findings(r, RuleId::fused_shards_disagree);
+    ASSERT_EQ(disagree.size(), 1u) << text(r);
+    EXPECT_EQ(engines(disagree[0]), stopping);
+    EXPECT_EQ(disagree[0].message,
+              "the shards of fused layer 'model.layers.1.self_attn.qkv_proj' are not configured "
+              "alike; " +
+                engines_text +
+                " with `Fused module 'model.layers.1.self_attn.qkv_proj' requires consistent "
+                "quant config for [...]`");
+    EXPECT_NE(text(r).find("extra_config gives (bits, group_size, sym) (4, 64, True) for "
+                           "model.layers.1.self_attn.k_proj, model.layers.1.self_attn.v_proj; "
+                           "(4, 32, True) for model.layers.1.self_attn.q_proj"),
+              std::string::npos)
+      << text(r);
+    EXPECT_EQ(disagree[0].fix, "give every shard of the fused layer the same bits, group_size and "
+                               "sym in extra_config");
+  }
+}
+
+// Attention kept BF16 by a key per shard, as AutoRound writes them: vLLM reads the shards (its
+// packed_modules_mapping), SGLang's AutoRound config has none for a Llama and reads the fused
+// name alone, which no key names: it builds qkv_proj quantized (QC101, SGLang). fix writes the
+// fused name's key; with it, both engines pass. For DeepSeek-V3, Qwen3.5 text and Qwen3-Next
+// SGLang reads the shards too.
+TEST(RuleCases, QC101AutoRoundSglangReadsTheFusedNameAlone)
+{
+  const std::string a = "model.layers.1.self_attn.";
+  const auto block = [&](const std::string& more) {
+    return R"({"quant_method": "auto-round", "bits": 4, "group_size": 64, "sym": true, )"
+           R"("packing_format": "auto_round:auto_gptq", "extra_config": {")" +
+           a + R"(q_proj": {"bits": 16}, ")" + a + R"(k_proj": {"bits": 16}, ")" + a +
+           R"(v_proj": {"bits": 16})" + more + "}}";
+  };
+  Tensors stored = bf16("lm_head");
+  for (const char* m : {"q_proj", "k_proj", "v_proj"}) {
+    stored = stored + gptq(fmt::format("model.layers.0.self_attn.{}", m)) + bf16(a + m);
+  }
+  const MemoryFileSystem fs = folder(config(k_llama, block("")), stored);
+  auto run = lint_path(fs, "m", {});
+  ASSERT_TRUE(run);
+  const auto undeclared = findings(run->report, RuleId::undeclared_unquantized);
+  ASSERT_EQ(undeclared.size(), 1u) << text(run->report);
+  EXPECT_EQ(engines(undeclared[0]), (std::set<Engine>{Engine::sglang}));
+  EXPECT_EQ(undeclared[0].suggested_entries, Strings{a + "qkv_proj"});
+  EXPECT_NE(text(run->report).find("SGLang reads the fused name alone for this model"),
             std::string::npos)
-    << text(r);
-  EXPECT_EQ(
-    disagree[0].fix,
-    "give every shard of the fused layer the same bits, group_size and sym in extra_config");
+    << text(run->report);
+  const FixPlan plan = plan_fix(fs, *run, {});
+  EXPECT_TRUE(plan.refused.empty()) << fmt::format("{}", fmt::join(plan.refused, "\n"));
+  ASSERT_EQ(plan.edits.size(), 1u);
+  EXPECT_NE(plan.edits[0].patched.find("\"" + a + R"(qkv_proj": {"bits": 16, "data_type": "fp"})"),
+            std::string::npos)
+    << plan.edits[0].patched;
+  const Report after = lint_patched(fs, plan);
+  EXPECT_TRUE(after.findings.empty()) << text(after);
+  // Written by hand, the fused key passes too; and a model that gives SGLang the mapping needs
+  // none.
+  const Report keyed =
+    lint_folder(folder(config(k_llama, block(", \"" + a + R"(qkv_proj": {"bits": 16})")), stored));
+  EXPECT_TRUE(keyed.findings.empty()) << text(keyed);
+  const std::string qwen3_next = R"("architectures": ["Qwen3NextForCausalLM"], )"
+                                 R"("model_type": "qwen3_next", "num_hidden_layers": 2)";
+  const Report mapped = lint_folder(folder(config(qwen3_next, block("")), stored));
+  EXPECT_TRUE(mapped.findings.empty()) << text(mapped);
 }
 
 // The same settings written otherwise are the same to Python: 4.0 is 4, 1 is True. A fused

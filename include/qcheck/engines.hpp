@@ -398,6 +398,14 @@ bool share_list_index(Engine a, Engine b, const ConfigSource& source);
 bool entry_matches(Engine engine, QuantFormat format, std::string_view entry,
                    std::string_view prefix);
 
+// Whether SGLang's model class for this checkpoint (architectures[0]) writes its
+// packed_modules_mapping onto the quantization config: the DeepSeek-V2 family (DeepSeek-V3/V3.2,
+// their NextN draft, GLM-MoE-DSA, Mistral Large 3), Qwen3.5's text classes and Qwen3-Next.
+// AutoRound's get_layer_config() compares a fused layer's shards only then; elsewhere (Llama,
+// Qwen2/3, Qwen3.5's VLM classes...) the mapping stays empty and SGLang reads the fused name
+// alone (the loader passes the mapping in a dict AutoRoundConfig.from_config does not read).
+bool sglang_sets_packed_mapping(const ModelInfo& model);
+
 // True when SGLang builds this draft root as a DeepSeek/GLM NextN layer (an inline root such as
 // "model.layers.61" of a DeepSeek-like model): its decoder under "model.decoder", its eh_proj as
 // "model.eh_proj", and no layer for its shared_head.head, which it fills from the target's head.
