@@ -1447,35 +1447,28 @@ read_declaration(const FileSystem& fs, const std::string& root)
     }
   }
   for (const auto& src : out.sources) {
+    // Messages about a block start with its place in the file ("quantization_config: ").
+    const std::string in_block =
+      src.pointer.empty() ? std::string() : fmt::format("{}: ", src.pointer.substr(1));
     const auto& blocks = src.weight_block_size;
     if (std::find(blocks.begin(), blocks.end(), uint64_t{0}) != blocks.end()) {
       out.problems.push_back(
         {src.file,
          fmt::format("{}weight_block_size [{}] has a block of 0 elements; engines divide each "
                      "weight dimension by it",
-                     src.pointer.empty() ? "" : fmt::format("{}: ", src.pointer.substr(1)),
-                     fmt::join(blocks, ", ")),
+                     in_block, fmt::join(blocks, ", ")),
          ConfigIssue::invalid});
     }
     for (const auto& [pointer, message] : src.unread) {
-      out.problems.push_back(
-        {src.file,
-         fmt::format("{}{}", src.pointer.empty() ? "" : fmt::format("{}: ", src.pointer.substr(1)),
-                     message),
-         ConfigIssue::unread_list, pointer});
+      out.problems.push_back({src.file, in_block + message, ConfigIssue::unread_list, pointer});
     }
     for (const auto& [pointer, message] : src.value_errors) {
-      out.problems.push_back(
-        {src.file,
-         fmt::format("{}{}", src.pointer.empty() ? "" : fmt::format("{}: ", src.pointer.substr(1)),
-                     message),
-         ConfigIssue::wrong_type, pointer});
+      out.problems.push_back({src.file, in_block + message, ConfigIssue::wrong_type, pointer});
     }
     for (const std::string& error : src.type_errors) {
       out.problems.push_back(
         {src.file,
-         fmt::format("{}{}; engines compare module names with strings only",
-                     src.pointer.empty() ? "" : fmt::format("{}: ", src.pointer.substr(1)), error),
+         fmt::format("{}{}; engines compare module names with strings only", in_block, error),
          ConfigIssue::wrong_type});
     }
     if (src.format == QuantFormat::unknown) {

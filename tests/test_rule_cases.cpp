@@ -4097,8 +4097,8 @@ TEST(RuleCases, QC103AutoRoundShardKeysDisagree)
 }
 
 // Shards that agree on being quantized but not on (bits, group_size, sym): get_layer_config()
-// compares the three, defaults filled in, and both engines raise (qcheck compared only whether
-// each shard is quantized, and said nothing).
+// compares the three, defaults filled in, and raises where it reads the shards (qcheck compared
+// only whether each shard is quantized, and said nothing).
 TEST(RuleCases, QC103AutoRoundShardSettingsDisagree)
 {
   const std::string block =
