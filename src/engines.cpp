@@ -1119,15 +1119,26 @@ sglang_sets_packed_mapping(const ModelInfo& model)
 }
 
 bool
-exact_extra_config_key(std::string_view key, std::string_view name)
+vllm_first_key(std::string_view key, std::string_view prefix)
 {
-  return key == name || (key.starts_with("model.") && key.substr(6) == name);
+  return key == prefix || (key.starts_with("model.") && key.substr(6) == prefix);
+}
+
+const ExtraConfigEntry*
+vllm_unquantized_key(const ConfigSource& s, std::string_view prefix)
+{
+  for (const auto& e : s.extra_config) {
+    if ((e.bits == 0 || e.bits >= 16) && vllm_first_key(e.key, prefix)) {
+      return &e;
+    }
+  }
+  return nullptr;
 }
 
 bool
 extra_config_key_matches(Engine engine, const std::string& key, std::string_view name)
 {
-  if (exact_extra_config_key(key, name)) {
+  if (key == name) {
     return true;
   }
   if (key.find_first_of("*+?^$()[]{}|\\") == std::string::npos) {
@@ -1142,9 +1153,10 @@ namespace {
 
 // How `engine` decides the output head `prefix`, a ParallelLMHead built with the quant config:
 // get_layer_config() reads it as any layer, but quantized by default only within
-// block_name_to_quantize (step 2). Its exact key first (AutoRound's --quant_lm_head; a missing
-// bits there is 16 in vLLM, whose get_quant_method reads that key first, and the model's in
-// SGLang), else the first pattern matching it (a missing bits: the default), else the default.
+// block_name_to_quantize (step 2). In vLLM, get_quant_method's own key first (vllm_first_key(),
+// bits missing or 16 and more: float); then its exact key (AutoRound's --quant_lm_head; a missing
+// bits there is the model's), else the first pattern matching it (a missing bits: the default),
+// else the default.
 struct HeadDecision
 {
   bool quantized = false;
@@ -1162,13 +1174,19 @@ auto_round_head(Engine engine, const ConfigSource& s, std::string_view prefix)
       break;
     }
   }
+  if (engine == Engine::vllm) {
+    out.key = vllm_unquantized_key(s, prefix);
+    if (out.key != nullptr) {
+      return out;
+    }
+  }
   out.key = extra_config_entry(engine, s, prefix);
   if (out.key == nullptr) {
     out.quantized = out.block != nullptr;
   } else if (out.key->bits != 0) {
     out.quantized = out.key->bits < 16;
-  } else if (exact_extra_config_key(out.key->key, prefix)) {
-    out.quantized = engine == Engine::sglang;
+  } else if (out.key->key == prefix) {
+    out.quantized = true;
   } else {
     out.quantized = out.block != nullptr;
   }
@@ -1181,7 +1199,7 @@ const ExtraConfigEntry*
 extra_config_entry(Engine engine, const ConfigSource& s, std::string_view name)
 {
   for (const auto& e : s.extra_config) {
-    if (exact_extra_config_key(e.key, name)) {
+    if (e.key == name) {
       return &e;
     }
   }
@@ -1227,16 +1245,20 @@ decide_auto_round(Decision& d, Engine engine, const ConfigSource& s, const Model
     d.matched = e.key;
     d.reason = fmt::format("extra_config '{}' sets bits {}", e.key, e.bits);
   };
-  // vLLM's INCConfig.get_quant_method reads an exact key for the layer's own prefix first, its
-  // missing bits as 16: unquantized (its layer config, and SGLang, use the default).
-  const auto vllm_reads_16 = [&](const ExtraConfigEntry& e) {
-    return engine == Engine::vllm && e.bits == 0 && exact_extra_config_key(e.key, layer.prefix);
-  };
-  const auto no_bits_16 = [&](const ExtraConfigEntry& e) {
-    d.quantized = false;
-    d.matched = e.key;
-    d.reason = fmt::format("extra_config '{}' gives no bits, which vLLM reads as 16", e.key);
-  };
+  // vLLM's INCConfig.get_quant_method first takes the layer's own key, or "model." + it, whose
+  // bits are missing (read as 16) or 16 and more: unquantized, before get_layer_config().
+  if (engine == Engine::vllm) {
+    if (const ExtraConfigEntry* e = vllm_unquantized_key(s, layer.prefix)) {
+      d.quantized = false;
+      d.matched = e->key;
+      if (e->bits == 0) {
+        d.reason = fmt::format("extra_config '{}' gives no bits, which vLLM reads as 16", e->key);
+      } else {
+        sets(*e);
+      }
+      return;
+    }
+  }
   // decide() lets the head through only when auto_round_head() quantizes it.
   if (layer.kind == LayerKind::lm_head) {
     const HeadDecision head = auto_round_head(engine, s, layer.prefix);
@@ -1244,11 +1266,10 @@ decide_auto_round(Decision& d, Engine engine, const ConfigSource& s, const Model
     d.reason = "LM head";
     if (head.key != nullptr && head.key->bits != 0) {
       sets(*head.key);
-    } else if (head.key != nullptr && exact_extra_config_key(head.key->key, layer.prefix)) {
+    } else if (head.key != nullptr && head.key->key == layer.prefix) {
       d.matched = head.key->key;
-      d.reason = fmt::format("extra_config '{}' gives no bits: {}", head.key->key,
-                             engine == Engine::sglang ? fmt::format("the model's {}", s.bits)
-                                                      : std::string("vLLM reads 16"));
+      d.reason =
+        fmt::format("extra_config '{}' gives no bits: the model's {}", head.key->key, s.bits);
     } else if (head.block != nullptr) {
       d.matched = *head.block;
       d.reason = fmt::format("block_name_to_quantize '{}' starts '{}'", *head.block, layer.prefix);
@@ -1281,13 +1302,11 @@ decide_auto_round(Decision& d, Engine engine, const ConfigSource& s, const Model
   // One key's answer: quantized (1), not (0), or the default (-1, no bits given).
   const auto answer = [&](const ExtraConfigEntry& e) { return e.bits >= 16 ? 0 : e.bits > 0; };
   // The layer's own exact key decides first.
-  if (const auto own = std::find_if(
-        s.extra_config.begin(), s.extra_config.end(),
-        [&](const ExtraConfigEntry& e) { return exact_extra_config_key(e.key, layer.prefix); });
+  if (const auto own =
+        std::find_if(s.extra_config.begin(), s.extra_config.end(),
+                     [&](const ExtraConfigEntry& e) { return e.key == layer.prefix; });
       own != s.extra_config.end()) {
-    if (vllm_reads_16(*own)) {
-      no_bits_16(*own);
-    } else if (own->bits == 0) {
+    if (own->bits == 0) {
       d.quantized = true; // an exact key's missing bits are the model's
       d.matched = own->key;
       d.reason = fmt::format("extra_config '{}' gives no bits: the model's {}", own->key, s.bits);

@@ -397,11 +397,16 @@ explain_entries(const LintRun& run, const std::vector<Engine>& engines)
             const auto re = Regex::compile(key.substr(2));
             hit = re && re->match(vllm_namespace(layer.prefix));
           } else if (s.format == QuantFormat::auto_round) {
-            // The layer's own name, a fused layer's shards (in SGLang only for models that give
-            // it the mapping), a fused MoE's keys below it.
+            // The layer's own name (in vLLM also "model." + it at 16 bits or more), a fused
+            // layer's shards (in SGLang only for models that give it the mapping), a fused MoE's
+            // keys below it.
             const bool shards =
               engine != Engine::sglang || sglang_sets_packed_mapping(run.declaration.model);
+            const ExtraConfigEntry& entry =
+              s.extra_config[index - s.excludes.size() - s.dynamic.size()];
             hit = extra_config_key_matches(engine, key, layer.prefix) ||
+                  (engine == Engine::vllm && (entry.bits == 0 || entry.bits >= 16) &&
+                   vllm_first_key(key, layer.prefix)) ||
                   (shards && std::any_of(layer.shards.begin(), layer.shards.end(),
                                          [&](const auto& shard) {
                                            return extra_config_key_matches(engine, key, shard);

@@ -130,19 +130,10 @@ plan_fix(const FileSystem& fs, LintRun& run, const LintOptions& options,
           additions[object_target(s.file, list_pointer(s, "dynamic"))].emplace_back(entry, "{}");
         } else if (s.format == QuantFormat::auto_round) {
           // A key the block has already gets bits 16, its other settings kept; one that says
-          // 16 or more already is left as it is.
-          // The block's own spelling of the key: the entry itself, or another exact key for the
-          // finding's module the entry names (with or without "model.").
-          auto has = std::find_if(s.extra_config.begin(), s.extra_config.end(),
-                                  [&](const ExtraConfigEntry& e) { return e.key == entry; });
-          const auto module = std::find_if(f.modules.begin(), f.modules.end(), [&](const auto& m) {
-            return exact_extra_config_key(entry, m);
-          });
-          if (has == s.extra_config.end() && module != f.modules.end()) {
-            has = std::find_if(
-              s.extra_config.begin(), s.extra_config.end(),
-              [&](const ExtraConfigEntry& e) { return exact_extra_config_key(e.key, *module); });
-          }
+          // 16 or more already is left as it is. ("model." + the name is not that key: only
+          // vLLM's get_quant_method reads it, and only at 16 bits or more.)
+          const auto has = std::find_if(s.extra_config.begin(), s.extra_config.end(),
+                                        [&](const ExtraConfigEntry& e) { return e.key == entry; });
           if (has == s.extra_config.end()) {
             additions[object_target(s.file, list_pointer(s, "extra_config"))].emplace_back(
               entry, R"({"bits": 16, "data_type": "fp"})");

@@ -1035,25 +1035,15 @@ private:
             if (key == nullptr || key->bits >= 16) {
               continue;
             }
-            const std::string named = exact_extra_config_key(key->key, m) ? key->key : m;
-            if (std::find(f.suggested_entries.begin(), f.suggested_entries.end(), named) ==
+            if (std::find(f.suggested_entries.begin(), f.suggested_entries.end(), m) ==
                 f.suggested_entries.end()) {
-              f.suggested_entries.push_back(named);
+              f.suggested_entries.push_back(m);
             }
           }
         }
       } else {
-        // A module with an exact key already ("model." + its name counts) is named by that key,
-        // which fix then gives bits 16.
+        // Each module's own key (fix gives bits 16 to one the block has already).
         f.suggested_entries = module_spellings();
-        for (std::string& e : f.suggested_entries) {
-          const auto key = std::find_if(
-            source.extra_config.begin(), source.extra_config.end(),
-            [&](const ExtraConfigEntry& x) { return exact_extra_config_key(x.key, e); });
-          if (key != source.extra_config.end()) {
-            e = key->key;
-          }
-        }
       }
       // A fused layer SGLang reads by its fused name alone (no packed_modules_mapping for this
       // model): that name's own exact key, which vLLM's get_quant_method reads first too.

@@ -3837,8 +3837,8 @@ TEST(RuleCases, AutoRoundQuantizedLmHeadIsDeclaredByItsExactKey)
   ASSERT_EQ(found.size(), 1u) << text(float_head);
   EXPECT_EQ(found[0].modules, Strings{"lm_head"});
   // fix gives that key bits 16, its other settings kept (it refused with the key already
-  // there), and the patched folder lints clean. Written "model.lm_head", the key is named so.
-  for (const std::string key : {"lm_head", "model.lm_head"}) {
+  // there), and the patched folder lints clean.
+  for (const std::string key : {"lm_head"}) {
     const std::string named = R"({"quant_method": "auto-round", "bits": 4, "group_size": 64, )"
                               R"("sym": true, "packing_format": "auto_round:auto_gptq", )"
                               R"("extra_config": {")" +
@@ -3861,24 +3861,41 @@ TEST(RuleCases, AutoRoundQuantizedLmHeadIsDeclaredByItsExactKey)
     const Report after = lint_patched(fs, plan);
     EXPECT_TRUE(after.findings.empty()) << text(after);
   }
-  // Two blocks spelling the head's key differently: each block's own key gets bits 16 (the
-  // second got a new "model.lm_head" beside its 4-bit "lm_head").
+  // "model.lm_head" is no key for the head in get_layer_config (an exact key is the name
+  // itself; vLLM's get_quant_method reads "model." + it only at 16 bits or more): at 4 bits it
+  // leaves the head float by default, in both engines.
   {
     const std::string named = R"({"quant_method": "auto-round", "bits": 4, "group_size": 64, )"
                               R"("sym": true, "packing_format": "auto_round:auto_gptq", )"
                               R"("extra_config": {"model.lm_head": )" +
                               bits4 + "}}";
-    MemoryFileSystem fs = folder(config(k_llama, named), layers + bf16("lm_head"));
-    fs.add_file("m/quantization_config.json", block(bits4) + "\n");
+    const Report r = lint_folder(folder(config(k_llama, named), layers + bf16("lm_head")));
+    EXPECT_TRUE(r.findings.empty()) << text(r);
+  }
+  // Two blocks: config.json's with "lm_head" at 4 bits (the engines read that one), and
+  // quantization_config.json's with "model.lm_head" at 4 bits: the head's own key "lm_head" gets
+  // bits 16 in both, a new key beside "model.lm_head" in the second.
+  {
+    const std::string named = R"({"quant_method": "auto-round", "bits": 4, "group_size": 64, )"
+                              R"("sym": true, "packing_format": "auto_round:auto_gptq", )"
+                              R"("extra_config": {"model.lm_head": )" +
+                              bits4 + "}}";
+    MemoryFileSystem fs = folder(config(k_llama, block(bits4)), layers + bf16("lm_head"));
+    fs.add_file("m/quantization_config.json", named + "\n");
     auto run = lint_path(fs, "m", {});
     ASSERT_TRUE(run);
     const FixPlan plan = plan_fix(fs, *run, {});
     EXPECT_TRUE(plan.refused.empty()) << fmt::format("{}", fmt::join(plan.refused, "\n"));
     ASSERT_EQ(plan.edits.size(), 2u);
+    EXPECT_EQ(plan.edits[0].file, "config.json");
+    EXPECT_EQ(plan.edits[0].added, Strings{R"(extra_config["lm_head"]["bits"] = 16)"});
     EXPECT_EQ(plan.edits[1].file, "quantization_config.json");
-    EXPECT_EQ(plan.edits[1].added, Strings{R"(extra_config["lm_head"]["bits"] = 16)"});
-    EXPECT_EQ(plan.edits[1].patched.find("model.lm_head"), std::string::npos)
+    EXPECT_EQ(plan.edits[1].added,
+              Strings{R"(extra_config += "lm_head": {"bits": 16, "data_type": "fp"})"});
+    EXPECT_NE(plan.edits[1].patched.find(R"("model.lm_head": {"bits": 4)"), std::string::npos)
       << plan.edits[1].patched;
+    const Report after = lint_patched(fs, plan);
+    EXPECT_TRUE(after.findings.empty()) << text(after);
   }
   // Of two blocks, only the one whose key quantizes the head is edited (quantization_config.json
   // says 32, float too: its settings stay as written).
@@ -3920,6 +3937,57 @@ TEST(RuleCases, AutoRoundQuantizedLmHeadIsDeclaredByItsExactKey)
     const auto excluded = findings(stored, RuleId::excluded_but_quantized);
     ASSERT_EQ(excluded.size(), 1u) << text(stored);
     EXPECT_EQ(engines(excluded[0]), (std::set<Engine>{Engine::vllm}));
+  }
+}
+
+// vLLM's INCConfig.get_quant_method reads "model." + a layer's prefix as its key, but only to
+// leave it float at 16 bits or more; get_layer_config, in both engines, takes the name itself
+// alone. So "model.<prefix>" at 16 bits keeps a layer float in vLLM and quantized in SGLang.
+TEST(RuleCases, AutoRoundModelDotKeyIsReadByVllmAloneAtSixteenBits)
+{
+  const auto block = [](const std::string& extra) {
+    return R"({"quant_method": "auto-round", "bits": 4, "group_size": 64, "sym": true, )"
+           R"("packing_format": "auto_round:auto_gptq", "extra_config": {)" +
+           extra + "}}";
+  };
+  const std::string down = "model.layers.0.mlp.down_proj";
+  const Tensors others =
+    gptq("model.layers.0.self_attn.o_proj") + gptq("model.layers.1.mlp.down_proj");
+  const std::string alias = R"("model.model.layers.0.mlp.down_proj": {"bits": 16})";
+  // Stored float: SGLang builds it quantized (QC101, SGLang alone); fix writes the name's own
+  // key, which both engines read, and the patched folder lints clean.
+  {
+    const MemoryFileSystem fs = folder(config(k_llama, block(alias)), others + bf16(down));
+    auto run = lint_path(fs, "m", {});
+    ASSERT_TRUE(run);
+    const auto undeclared = findings(run->report, RuleId::undeclared_unquantized);
+    ASSERT_EQ(undeclared.size(), 1u) << text(run->report);
+    EXPECT_EQ(engines(undeclared[0]), (std::set<Engine>{Engine::sglang}));
+    EXPECT_EQ(undeclared[0].suggested_entries, Strings{down});
+    const std::string entries = explain_entries(*run, {Engine::vllm, Engine::sglang});
+    EXPECT_NE(entries.find("  'model.model.layers.0.mlp.down_proj'\n    vLLM: 1 layer: "
+                           "model.layers.0.mlp.down_proj\n    SGLang: "),
+              std::string::npos)
+      << entries;
+    EXPECT_EQ(entries.find("SGLang: 1 layer"), std::string::npos) << entries;
+    const FixPlan plan = plan_fix(fs, *run, {});
+    EXPECT_TRUE(plan.refused.empty()) << fmt::format("{}", fmt::join(plan.refused, "\n"));
+    ASSERT_EQ(plan.edits.size(), 1u);
+    const Report after = lint_patched(fs, plan);
+    EXPECT_TRUE(after.findings.empty()) << text(after);
+  }
+  // Stored quantized: vLLM alone builds it float (QC102).
+  {
+    const Report r = lint_folder(folder(config(k_llama, block(alias)), others + gptq(down)));
+    const auto excluded = findings(r, RuleId::excluded_but_quantized);
+    ASSERT_EQ(excluded.size(), 1u) << text(r);
+    EXPECT_EQ(engines(excluded[0]), (std::set<Engine>{Engine::vllm}));
+  }
+  // At 4 bits the key reaches neither engine: a quantized layer is fine, as without the key.
+  {
+    const std::string four = R"("model.model.layers.0.mlp.down_proj": {"bits": 4})";
+    const Report r = lint_folder(folder(config(k_llama, block(four)), others + gptq(down)));
+    EXPECT_TRUE(r.findings.empty()) << text(r);
   }
 }
 

@@ -315,11 +315,17 @@ struct Decision
   std::vector<std::string> shard_entries;
 };
 
-// Whether AutoRound extra_config key `key` names module or layer `name` exactly, as the engines
-// look it up: the name itself, or "model." + it.
-bool exact_extra_config_key(std::string_view key, std::string_view name);
+// Whether AutoRound extra_config key `key` is the one vLLM's INCConfig.get_quant_method reads for
+// layer `prefix` before anything else: the prefix itself, or "model." + it. With bits missing or
+// 16 and more, vLLM builds the layer unquantized; other keys reach get_layer_config(), which in
+// both engines takes only the name itself as an exact key.
+bool vllm_first_key(std::string_view key, std::string_view prefix);
 
-// Whether AutoRound extra_config key `key` applies to `name` in `engine`: an exact key, or one
+// The first key in the block's order that vLLM's get_quant_method takes to leave layer `prefix`
+// unquantized (vllm_first_key(), its bits missing or 16 and more); null when none.
+const ExtraConfigEntry* vllm_unquantized_key(const ConfigSource& s, std::string_view prefix);
+
+// Whether AutoRound extra_config key `key` applies to `name` in `engine`: the name itself, or one
 // holding a regex metacharacter, which vLLM's INC searches for in the name and SGLang's AutoRound
 // matches against all of it (re.fullmatch). A fused MoE also takes keys below its prefix; the
 // caller checks that.
