@@ -1105,17 +1105,46 @@ decide_gptq(Decision& d, Engine engine, const ConfigSource& s, const EngineLayer
 } // namespace
 
 bool
-sglang_sets_packed_mapping(const ModelInfo& model)
+sglang_reads_shards(const ModelInfo& model, const EngineLayer& layer)
 {
-  // Those assigning quant_config.packed_modules_mapping or calling
-  // update_packed_modules_mapping() in their __init__ (deepseek_v2.py, qwen3_5_text.py,
-  // qwen3_next.py; sglang main, 2026-08).
-  static constexpr std::array<std::string_view, 9> k_classes{
-    "DeepseekV2ForCausalLM",      "DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM",
-    "DeepseekV3ForCausalLMNextN", "GlmMoeDsaForCausalLM",  "MistralLarge3ForCausalLM",
-    "Qwen3_5ForCausalLM",         "Qwen3_5MoeForCausalLM", "Qwen3NextForCausalLM"};
-  return !model.architectures.empty() && std::find(k_classes.begin(), k_classes.end(),
-                                                   model.architectures.front()) != k_classes.end();
+  // The classes that call update_packed_modules_mapping() or assign the mapping in __init__, and
+  // the wrappers that build one of them with their own quantization config (sglang main,
+  // b98d472: deepseek_v2.py, qwen3_5_text.py, qwen3_next.py; kimi_k25.py, kimi_vl.py,
+  // dots_vlm.py, deepseek_ocr.py, pixtral.py). DeepSeek's is the class's own dict, which holds
+  // fused_qkv_a_proj_with_mqa when q_lora_rank is set, the only case with that layer.
+  struct Mapping
+  {
+    std::string_view architecture;
+    std::array<std::string_view, 4> keys;
+  };
+  static constexpr std::string_view k_mla = "fused_qkv_a_proj_with_mqa";
+  static constexpr std::array<Mapping, 13> k_mappings{{
+    {"DeepseekV2ForCausalLM", {k_mla}},
+    {"DeepseekV3ForCausalLM", {k_mla}},
+    {"DeepseekV32ForCausalLM", {k_mla}},
+    {"GlmMoeDsaForCausalLM", {k_mla}},
+    {"MistralLarge3ForCausalLM", {k_mla}},
+    {"KimiK25ForConditionalGeneration", {k_mla}},
+    {"KimiVLForConditionalGeneration", {k_mla}},
+    {"DotsVLMForCausalLM", {k_mla}},
+    {"DeepseekOCRForCausalLM", {k_mla}},
+    {"PixtralForConditionalGeneration", {k_mla}},
+    {"Qwen3_5ForCausalLM", {"qkv_proj", "gate_up_proj", "in_proj_qkvz", "in_proj_ba"}},
+    {"Qwen3_5MoeForCausalLM", {"qkv_proj", "gate_up_proj", "in_proj_qkvz", "in_proj_ba"}},
+    {"Qwen3NextForCausalLM", {"qkv_proj", "gate_up_proj"}},
+  }};
+  // The NextN and MTP drafts (deepseek_nextn.py, qwen3_next_mtp.py, qwen3_5_mtp.py) start from
+  // nn.Module.__init__, and so set none.
+  if (layer.draft || model.architectures.empty() || model.architectures.front().empty()) {
+    return false;
+  }
+  const auto m = std::find_if(k_mappings.begin(), k_mappings.end(), [&](const Mapping& x) {
+    return x.architecture == model.architectures.front();
+  });
+  return m != k_mappings.end() &&
+         std::any_of(m->keys.begin(), m->keys.end(), [&](std::string_view k) {
+           return !k.empty() && layer.prefix.find(k) != std::string::npos;
+         });
 }
 
 bool
@@ -1330,7 +1359,7 @@ decide_auto_round(Decision& d, Engine engine, const ConfigSource& s, const Model
       keys.push_back(extra_config_entry(engine, s, layer.prefix));
     }
   } else if (!layer.shards.empty() &&
-             (engine != Engine::sglang || sglang_sets_packed_mapping(model))) {
+             (engine != Engine::sglang || sglang_reads_shards(model, layer))) {
     for (const auto& shard : layer.shards) {
       keys.push_back(extra_config_entry(engine, s, shard));
     }
@@ -1349,8 +1378,8 @@ decide_auto_round(Decision& d, Engine engine, const ConfigSource& s, const Model
   if (first == nullptr) {
     by_default();
     if (!layer.shards.empty() && layer.kind != LayerKind::fused_moe && keys.size() == 1) {
-      d.reason += " (SGLang reads the fused name alone for this model: its AutoRound config has "
-                  "no packed_modules_mapping)";
+      d.reason += " (SGLang reads the fused name alone here: no packed_modules_mapping key on its "
+                  "AutoRound config names this layer)";
     }
     return;
   }

@@ -398,10 +398,10 @@ explain_entries(const LintRun& run, const std::vector<Engine>& engines)
             hit = re && re->match(vllm_namespace(layer.prefix));
           } else if (s.format == QuantFormat::auto_round) {
             // The layer's own name (in vLLM also "model." + it at 16 bits or more), a fused
-            // layer's shards (in SGLang only for models that give it the mapping), a fused MoE's
+            // layer's shards (in SGLang only where its mapping names the layer), a fused MoE's
             // keys below it.
             const bool shards =
-              engine != Engine::sglang || sglang_sets_packed_mapping(run.declaration.model);
+              engine != Engine::sglang || sglang_reads_shards(run.declaration.model, layer);
             const ExtraConfigEntry& entry =
               s.extra_config[index - s.excludes.size() - s.dynamic.size()];
             hit = extra_config_key_matches(engine, key, layer.prefix) ||

@@ -1045,9 +1045,9 @@ private:
         // Each module's own key (fix gives bits 16 to one the block has already).
         f.suggested_entries = module_spellings();
       }
-      // A fused layer SGLang reads by its fused name alone (no packed_modules_mapping for this
-      // model): that name's own exact key, which vLLM's get_quant_method reads first too.
-      if (!sglang_sets_packed_mapping(m_declaration.model)) {
+      // A fused layer SGLang reads by its fused name alone (no packed_modules_mapping key names
+      // it): that name's own exact key, which vLLM's get_quant_method reads first too.
+      {
         const std::vector<EngineLayer>& layers = layers_for(Engine::sglang);
         std::vector<std::string> fused;     // the fused names added
         std::set<std::string_view> reached; // modules they settle
@@ -1057,7 +1057,8 @@ private:
             std::lower_bound(layers.begin(), layers.end(), prefix,
                              [](const EngineLayer& l, std::string_view p) { return l.prefix < p; });
           if (engine != Engine::sglang || at == layers.end() || at->prefix != prefix ||
-              at->shards.empty() || at->kind == LayerKind::fused_moe) {
+              at->shards.empty() || at->kind == LayerKind::fused_moe ||
+              sglang_reads_shards(m_declaration.model, *at)) {
             continue;
           }
           reached.insert(module);

@@ -4209,7 +4209,7 @@ TEST(RuleCases, QC103AutoRoundShardSettingsDisagree)
 // Attention kept BF16 by a key per shard, as AutoRound writes them: vLLM reads the shards (its
 // packed_modules_mapping), SGLang's AutoRound config has none for a Llama and reads the fused
 // name alone, which no key names: it builds qkv_proj quantized (QC101, SGLang). fix writes the
-// fused name's key; with it, both engines pass. For DeepSeek-V3, Qwen3.5 text and Qwen3-Next
+// fused name's key; with it, both engines pass. For Qwen3-Next (and Qwen3.5's text classes)
 // SGLang reads the shards too.
 TEST(RuleCases, QC101AutoRoundSglangReadsTheFusedNameAlone)
 {
@@ -4231,8 +4231,7 @@ TEST(RuleCases, QC101AutoRoundSglangReadsTheFusedNameAlone)
   ASSERT_EQ(undeclared.size(), 1u) << text(run->report);
   EXPECT_EQ(engines(undeclared[0]), (std::set<Engine>{Engine::sglang}));
   EXPECT_EQ(undeclared[0].suggested_entries, Strings{a + "qkv_proj"});
-  EXPECT_NE(text(run->report).find("SGLang reads the fused name alone for this model"),
-            std::string::npos)
+  EXPECT_NE(text(run->report).find("SGLang reads the fused name alone here"), std::string::npos)
     << text(run->report);
   const FixPlan plan = plan_fix(fs, *run, {});
   EXPECT_TRUE(plan.refused.empty()) << fmt::format("{}", fmt::join(plan.refused, "\n"));
@@ -4251,6 +4250,85 @@ TEST(RuleCases, QC101AutoRoundSglangReadsTheFusedNameAlone)
                                  R"("model_type": "qwen3_next", "num_hidden_layers": 2)";
   const Report mapped = lint_folder(folder(config(qwen3_next, block("")), stored));
   EXPECT_TRUE(mapped.findings.empty()) << text(mapped);
+}
+
+// SGLang compares a fused layer's shards only where a key of its config's packed_modules_mapping
+// occurs in the layer's name, and that mapping is per class: DeepSeek's names
+// fused_qkv_a_proj_with_mqa alone (its gate_up_proj is read by the fused name), a draft model's
+// config has none (Qwen3-Next's MTP reads qkv_proj by name), and a wrapper building DeepSeek-V3
+// (Kimi-K2.5) gets DeepSeek's. A yes/no per architecture missed the first two and flagged the
+// third (false QC101).
+TEST(RuleCases, QC101AutoRoundSglangMappingIsPerClassAndFusedName)
+{
+  const auto block = [](const Strings& names) {
+    std::string keys;
+    for (const auto& n : names) {
+      keys += (keys.empty() ? "" : ", ") + fmt::format(R"("{}": {{"bits": 16}})", n);
+    }
+    return R"({"quant_method": "auto-round", "bits": 4, "group_size": 64, "sym": true, )"
+           R"("packing_format": "auto_round:auto_gptq", "extra_config": {)" +
+           keys + "}}";
+  };
+  // Lints, expects one QC101 for SGLang alone suggesting `fused`, and checks that fix's patch
+  // lints clean.
+  const auto sglang_reads_fused_name = [&](const MemoryFileSystem& fs, const std::string& fused) {
+    auto run = lint_path(fs, "m", {});
+    ASSERT_TRUE(run);
+    const auto undeclared = findings(run->report, RuleId::undeclared_unquantized);
+    ASSERT_EQ(undeclared.size(), 1u) << text(run->report);
+    EXPECT_EQ(engines(undeclared[0]), (std::set<Engine>{Engine::sglang}));
+    EXPECT_EQ(undeclared[0].suggested_entries, Strings{fused});
+    const FixPlan plan = plan_fix(fs, *run, {});
+    EXPECT_TRUE(plan.refused.empty()) << fmt::format("{}", fmt::join(plan.refused, "\n"));
+    const Report after = lint_patched(fs, plan);
+    EXPECT_TRUE(after.findings.empty()) << text(after);
+  };
+  const std::string l = "model.layers.0.";
+  const std::string d = "model.layers.1.";
+  const Tensors deepseek = bf16("lm_head") + gptq(l + "self_attn.o_proj") +
+                           gptq(l + "mlp.down_proj") + bf16(d + "eh_proj", 64, 128) +
+                           norm(d + "enorm") + norm(d + "hnorm") + norm(d + "shared_head.norm") +
+                           bf16(d + "shared_head.head") + gptq(d + "self_attn.o_proj") +
+                           gptq(d + "mlp.down_proj");
+  const Strings mla{l + "self_attn.q_a_proj", l + "self_attn.kv_a_proj_with_mqa"};
+  // DeepSeek-V3: the MLA shards' keys reach SGLang, the MLP's do not.
+  {
+    const Report r = lint_folder(folder(config(k_deepseek, block({mla[0], mla[1], d + "eh_proj"})),
+                                        deepseek + bf16(mla[0]) + bf16(mla[1]) +
+                                          gptq(l + "mlp.gate_proj") + gptq(l + "mlp.up_proj")));
+    EXPECT_TRUE(r.findings.empty()) << text(r);
+    const Strings mlp{l + "mlp.gate_proj", l + "mlp.up_proj"};
+    sglang_reads_fused_name(
+      folder(config(k_deepseek, block({mlp[0], mlp[1], d + "eh_proj"})),
+             deepseek + gptq(mla[0]) + gptq(mla[1]) + bf16(mlp[0]) + bf16(mlp[1])),
+      l + "mlp.gate_up_proj");
+  }
+  // Qwen3-Next's MTP draft: its config has no mapping.
+  {
+    const std::string m = "mtp.layers.0.self_attn.";
+    const Tensors t = gptq("model.layers.0.self_attn.o_proj") +
+                      gptq("model.layers.0.mlp.down_proj") + bf16("lm_head") +
+                      bf16("mtp.fc", 64, 128) + gptq("mtp.layers.0.self_attn.o_proj") +
+                      bf16(m + "q_proj") + bf16(m + "k_proj") + bf16(m + "v_proj") +
+                      gptq("mtp.layers.0.mlp.down_proj") + norm("mtp.norm");
+    sglang_reads_fused_name(
+      folder(config(k_qwen3_next, block({"mtp.fc", m + "q_proj", m + "k_proj", m + "v_proj"})), t),
+      m + "qkv_proj");
+  }
+  // Kimi-K2.5 builds DeepseekV3ForCausalLM with its quantization config: the MLA shards' keys
+  // reach SGLang.
+  {
+    const std::string kimi =
+      R"("architectures": ["KimiK25ForConditionalGeneration"], "model_type": "kimi_k25", )"
+      R"("text_config": {"model_type": "kimi_k2", "num_hidden_layers": 1, "q_lora_rank": 64})";
+    const std::string k = "language_model.model.layers.0.";
+    const Report r = lint_folder(folder(
+      config(kimi, block({k + "self_attn.q_a_proj", k + "self_attn.kv_a_proj_with_mqa"})),
+      bf16("language_model.lm_head") + gptq(k + "self_attn.o_proj") + gptq(k + "mlp.down_proj") +
+        bf16(k + "self_attn.q_a_proj") + bf16(k + "self_attn.kv_a_proj_with_mqa") +
+        gptq(k + "mlp.gate_proj") + gptq(k + "mlp.up_proj")));
+    EXPECT_TRUE(r.findings.empty()) << text(r);
+  }
 }
 
 // The same settings written otherwise are the same to Python: 4.0 is 4, 1 is True. A fused

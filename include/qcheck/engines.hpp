@@ -404,13 +404,14 @@ bool share_list_index(Engine a, Engine b, const ConfigSource& source);
 bool entry_matches(Engine engine, QuantFormat format, std::string_view entry,
                    std::string_view prefix);
 
-// Whether SGLang's model class for this checkpoint (architectures[0]) writes its
-// packed_modules_mapping onto the quantization config: the DeepSeek-V2 family (DeepSeek-V3/V3.2,
-// their NextN draft, GLM-MoE-DSA, Mistral Large 3), Qwen3.5's text classes and Qwen3-Next.
-// AutoRound's get_layer_config() compares a fused layer's shards only then; elsewhere (Llama,
-// Qwen2/3, Qwen3.5's VLM classes...) the mapping stays empty and SGLang reads the fused name
-// alone (the loader passes the mapping in a dict AutoRoundConfig.from_config does not read).
-bool sglang_sets_packed_mapping(const ModelInfo& model);
+// Whether SGLang's AutoRound compares fused `layer`'s shards (get_layer_config() step 4) rather
+// than read its fused name alone: only when a key of the packed_modules_mapping on its
+// quantization config occurs in the layer's name. That mapping is empty unless the model class
+// assigns it in __init__ (the loader's copy goes into a dict AutoRoundConfig.from_config never
+// reads): the DeepSeek-V2 family and the wrappers building it name fused_qkv_a_proj_with_mqa only,
+// Qwen3.5's text classes qkv_proj, gate_up_proj, in_proj_qkvz and in_proj_ba, Qwen3-Next qkv_proj
+// and gate_up_proj. A draft model gets its own config, which no draft class gives a mapping.
+bool sglang_reads_shards(const ModelInfo& model, const EngineLayer& layer);
 
 // True when SGLang builds this draft root as a DeepSeek/GLM NextN layer (an inline root such as
 // "model.layers.61" of a DeepSeek-like model): its decoder under "model.decoder", its eh_proj as
