@@ -1108,27 +1108,25 @@ bool
 sglang_reads_shards(const ModelInfo& model, const EngineLayer& layer)
 {
   // The classes that call update_packed_modules_mapping() or assign the mapping in __init__, and
-  // the wrappers that build one of them with their own quantization config (sglang main,
-  // b98d472: deepseek_v2.py, qwen3_5_text.py, qwen3_next.py; kimi_k25.py, kimi_vl.py,
-  // dots_vlm.py, deepseek_ocr.py, pixtral.py). DeepSeek's is the class's own dict, which holds
-  // fused_qkv_a_proj_with_mqa when q_lora_rank is set, the only case with that layer.
+  // a wrapper that builds one of them with its own quantization config under the checkpoint's
+  // names (sglang main, b98d472: deepseek_v2.py, qwen3_5_text.py, qwen3_next.py, kimi_vl.py).
+  // DeepSeek's is the class's own dict, which holds fused_qkv_a_proj_with_mqa when q_lora_rank
+  // is set, the only case with that layer. Kimi-K2.5, dots.vlm, DeepSeek-OCR and Pixtral also
+  // build DeepSeek, but under other names than their checkpoints' (kimi_k25.py strips
+  // "language_model."), which qcheck does not model: they are left out.
   struct Mapping
   {
     std::string_view architecture;
     std::array<std::string_view, 4> keys;
   };
   static constexpr std::string_view k_mla = "fused_qkv_a_proj_with_mqa";
-  static constexpr std::array<Mapping, 13> k_mappings{{
+  static constexpr std::array<Mapping, 9> k_mappings{{
     {"DeepseekV2ForCausalLM", {k_mla}},
     {"DeepseekV3ForCausalLM", {k_mla}},
     {"DeepseekV32ForCausalLM", {k_mla}},
     {"GlmMoeDsaForCausalLM", {k_mla}},
     {"MistralLarge3ForCausalLM", {k_mla}},
-    {"KimiK25ForConditionalGeneration", {k_mla}},
     {"KimiVLForConditionalGeneration", {k_mla}},
-    {"DotsVLMForCausalLM", {k_mla}},
-    {"DeepseekOCRForCausalLM", {k_mla}},
-    {"PixtralForConditionalGeneration", {k_mla}},
     {"Qwen3_5ForCausalLM", {"qkv_proj", "gate_up_proj", "in_proj_qkvz", "in_proj_ba"}},
     {"Qwen3_5MoeForCausalLM", {"qkv_proj", "gate_up_proj", "in_proj_qkvz", "in_proj_ba"}},
     {"Qwen3NextForCausalLM", {"qkv_proj", "gate_up_proj"}},

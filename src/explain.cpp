@@ -400,11 +400,15 @@ explain_entries(const LintRun& run, const std::vector<Engine>& engines)
             // The layer's own name (in vLLM also "model." + it at 16 bits or more), a fused
             // layer's shards (in SGLang only where its mapping names the layer), a fused MoE's
             // keys below it.
+            // Where the shards are read, a pattern is tried on them alone.
             const bool shards =
               engine != Engine::sglang || sglang_reads_shards(run.declaration.model, layer);
+            const bool by_shards =
+              shards && !layer.shards.empty() && layer.kind != LayerKind::fused_moe;
             const ExtraConfigEntry& entry =
               s.extra_config[index - s.excludes.size() - s.dynamic.size()];
-            hit = extra_config_key_matches(engine, key, layer.prefix) ||
+            hit = key == layer.prefix ||
+                  (!by_shards && extra_config_key_matches(engine, key, layer.prefix)) ||
                   (engine == Engine::vllm && (entry.bits == 0 || entry.bits >= 16) &&
                    vllm_first_key(key, layer.prefix)) ||
                   (shards && std::any_of(layer.shards.begin(), layer.shards.end(),

@@ -4255,8 +4255,8 @@ TEST(RuleCases, QC101AutoRoundSglangReadsTheFusedNameAlone)
 // SGLang compares a fused layer's shards only where a key of its config's packed_modules_mapping
 // occurs in the layer's name, and that mapping is per class: DeepSeek's names
 // fused_qkv_a_proj_with_mqa alone (its gate_up_proj is read by the fused name), a draft model's
-// config has none (Qwen3-Next's MTP reads qkv_proj by name), and a wrapper building DeepSeek-V3
-// (Kimi-K2.5) gets DeepSeek's. A yes/no per architecture missed the first two and flagged the
+// config has none (Qwen3.5's MTP reads qkv_proj by name), and a wrapper building DeepSeek
+// (Kimi-VL) gets DeepSeek's. A yes/no per architecture missed the first two and flagged the
 // third (false QC101).
 TEST(RuleCases, QC101AutoRoundSglangMappingIsPerClassAndFusedName)
 {
@@ -4303,27 +4303,59 @@ TEST(RuleCases, QC101AutoRoundSglangMappingIsPerClassAndFusedName)
              deepseek + gptq(mla[0]) + gptq(mla[1]) + bf16(mlp[0]) + bf16(mlp[1])),
       l + "mlp.gate_up_proj");
   }
-  // Qwen3-Next's MTP draft: its config has no mapping.
+  // Qwen3.5's text model maps qkv_proj; its MTP draft's config has no mapping.
   {
+    const std::string qwen35_text =
+      R"("architectures": ["Qwen3_5ForCausalLM"], "model_type": "qwen3_5_text", )"
+      R"("num_hidden_layers": 1, "mtp_num_hidden_layers": 1)";
+    const std::string a = "model.layers.0.self_attn.";
     const std::string m = "mtp.layers.0.self_attn.";
-    const Tensors t = gptq("model.layers.0.self_attn.o_proj") +
-                      gptq("model.layers.0.mlp.down_proj") + bf16("lm_head") +
-                      bf16("mtp.fc", 64, 128) + gptq("mtp.layers.0.self_attn.o_proj") +
-                      bf16(m + "q_proj") + bf16(m + "k_proj") + bf16(m + "v_proj") +
-                      gptq("mtp.layers.0.mlp.down_proj") + norm("mtp.norm");
+    const Tensors main = gptq("model.layers.0.mlp.down_proj") + bf16("lm_head") +
+                         bf16("mtp.fc", 64, 128) + gptq("mtp.layers.0.self_attn.o_proj") +
+                         gptq("mtp.layers.0.mlp.down_proj") + norm("mtp.norm");
+    const Report mapped = lint_folder(
+      folder(config(qwen35_text, block({"mtp.fc", a + "q_proj", a + "k_proj", a + "v_proj"})),
+             main + bf16(a + "q_proj") + bf16(a + "k_proj") + bf16(a + "v_proj") +
+               gptq(m + "q_proj") + gptq(m + "k_proj") + gptq(m + "v_proj")));
+    EXPECT_TRUE(mapped.findings.empty()) << text(mapped);
+    // Without those keys: QC101 in both, fixed by the shards' keys alone (no fused-name key,
+    // which only a layer SGLang reads by name needs).
+    const Report unkeyed =
+      lint_folder(folder(config(qwen35_text, block({"mtp.fc"})),
+                         main + bf16(a + "q_proj") + bf16(a + "k_proj") + bf16(a + "v_proj") +
+                           gptq(m + "q_proj") + gptq(m + "k_proj") + gptq(m + "v_proj")));
+    const auto undeclared = findings(unkeyed, RuleId::undeclared_unquantized);
+    ASSERT_EQ(undeclared.size(), 1u) << text(unkeyed);
+    EXPECT_EQ(engines(undeclared[0]), (std::set<Engine>{Engine::vllm, Engine::sglang}));
+    EXPECT_EQ(undeclared[0].suggested_entries, (Strings{a + "k_proj", a + "q_proj", a + "v_proj"}));
+    // A pattern naming the fused layer is not read where its shards are (explain --entries
+    // agrees with the decision).
+    const std::string fused_pattern = R"(model\\.layers\\.0\\.self_attn\\.qkv_proj)";
+    auto patterned =
+      lint_path(folder(config(qwen35_text, block({"mtp.fc", fused_pattern})),
+                       main + gptq(a + "q_proj") + gptq(a + "k_proj") + gptq(a + "v_proj") +
+                         gptq(m + "q_proj") + gptq(m + "k_proj") + gptq(m + "v_proj")),
+                "m", {});
+    ASSERT_TRUE(patterned);
+    EXPECT_TRUE(patterned->report.findings.empty()) << text(patterned->report);
+    const std::string entries = explain_entries(*patterned, {Engine::vllm, Engine::sglang});
+    EXPECT_EQ(entries.find("1 layer: model.layers.0.self_attn.qkv_proj"), std::string::npos)
+      << entries;
     sglang_reads_fused_name(
-      folder(config(k_qwen3_next, block({"mtp.fc", m + "q_proj", m + "k_proj", m + "v_proj"})), t),
+      folder(config(qwen35_text, block({"mtp.fc", m + "q_proj", m + "k_proj", m + "v_proj"})),
+             main + gptq(a + "q_proj") + gptq(a + "k_proj") + gptq(a + "v_proj") +
+               bf16(m + "q_proj") + bf16(m + "k_proj") + bf16(m + "v_proj")),
       m + "qkv_proj");
   }
-  // Kimi-K2.5 builds DeepseekV3ForCausalLM with its quantization config: the MLA shards' keys
-  // reach SGLang.
+  // Kimi-VL builds DeepseekV2ForCausalLM with its quantization config, under the checkpoint's
+  // names: the MLA shards' keys reach SGLang.
   {
-    const std::string kimi =
-      R"("architectures": ["KimiK25ForConditionalGeneration"], "model_type": "kimi_k25", )"
-      R"("text_config": {"model_type": "kimi_k2", "num_hidden_layers": 1, "q_lora_rank": 64})";
+    const std::string kimi_vl =
+      R"("architectures": ["KimiVLForConditionalGeneration"], "model_type": "kimi_vl", )"
+      R"("text_config": {"model_type": "deepseek_v3", "num_hidden_layers": 1, "q_lora_rank": 64})";
     const std::string k = "language_model.model.layers.0.";
     const Report r = lint_folder(folder(
-      config(kimi, block({k + "self_attn.q_a_proj", k + "self_attn.kv_a_proj_with_mqa"})),
+      config(kimi_vl, block({k + "self_attn.q_a_proj", k + "self_attn.kv_a_proj_with_mqa"})),
       bf16("language_model.lm_head") + gptq(k + "self_attn.o_proj") + gptq(k + "mlp.down_proj") +
         bf16(k + "self_attn.q_a_proj") + bf16(k + "self_attn.kv_a_proj_with_mqa") +
         gptq(k + "mlp.gate_proj") + gptq(k + "mlp.up_proj")));
