@@ -1264,9 +1264,17 @@ or_unset(const std::string& value)
   return value.empty() ? std::string_view("unset") : std::string_view(value);
 }
 
+// "(bits, group_size, sym)" as Python prints the tuple.
+std::string
+settings_text(const LayerSettings& t)
+{
+  const std::string_view sym = t.sym == "1" ? "True" : t.sym == "0" ? "False" : or_unset(t.sym);
+  return fmt::format("({}, {}, {})", or_unset(t.bits), or_unset(t.group_size), sym);
+}
+
 void
-decide_auto_round(Decision& d, Engine engine, const ConfigSource& s, const ModelInfo& model,
-                  const EngineLayer& layer)
+decide_auto_round_layer(Decision& d, Engine engine, const ConfigSource& s, const ModelInfo& model,
+                        const EngineLayer& layer)
 {
   const auto sets = [&](const ExtraConfigEntry& e) {
     d.matched = e.key;
@@ -1424,11 +1432,7 @@ decide_auto_round(Decision& d, Engine engine, const ConfigSource& s, const Model
                              layer.kind == LayerKind::fused_moe ? "experts" : "shards");
       std::vector<std::string> parts;
       for (const auto& [triple, names] : groups) {
-        const std::string_view sym = triple.sym == "1"   ? "True"
-                                     : triple.sym == "0" ? "False"
-                                                         : or_unset(triple.sym);
-        parts.push_back(fmt::format("({}, {}, {}) for {}", or_unset(triple.bits),
-                                    or_unset(triple.group_size), sym, fmt::join(names, ", ")));
+        parts.push_back(fmt::format("{} for {}", settings_text(triple), fmt::join(names, ", ")));
       }
       d.shards_disagree = true;
       d.shard_detail =
@@ -1443,6 +1447,42 @@ decide_auto_round(Decision& d, Engine engine, const ConfigSource& s, const Model
                            by_block ? "quantized" : "outside block_name_to_quantize");
   } else {
     sets(*first);
+  }
+}
+
+void
+decide_auto_round(Decision& d, Engine engine, const ConfigSource& s, const ModelInfo& model,
+                  const EngineLayer& layer)
+{
+  decide_auto_round_layer(d, engine, s, model, layer);
+  // A fused linear layer SGLang builds by its name alone takes that name's settings (its key's,
+  // or the block's): shards whose keys all give other ones were exported so, and their packed
+  // weights do not fit the layer SGLang allocates.
+  if (engine != Engine::sglang || !d.quantized || d.shards_disagree || layer.shards.empty() ||
+      layer.kind == LayerKind::fused_moe || sglang_reads_shards(model, layer)) {
+    return;
+  }
+  const bool by_block =
+    s.block_names.empty() ||
+    std::any_of(s.block_names.begin(), s.block_names.end(),
+                [&](const std::string& b) { return layer.prefix.starts_with(b); });
+  std::optional<LayerSettings> shards;
+  for (const auto& shard : layer.shards) {
+    const ExtraConfigEntry* e = extra_config_entry(engine, s, shard);
+    if (e == nullptr || (e->bits == 0 ? !by_block : e->bits >= 16)) {
+      return; // a shard without a key of its own, or a float one: the stored dtypes decide
+    }
+    const LayerSettings t = effective_settings(e, s, true);
+    if (shards && *shards != t) {
+      return;
+    }
+    shards = t;
+  }
+  const LayerSettings fused =
+    effective_settings(extra_config_entry(engine, s, layer.prefix), s, true);
+  if (shards && *shards != fused) {
+    d.fused_name_settings = fmt::format("SGLang builds it at {}, its shards' keys give {}",
+                                        settings_text(fused), settings_text(*shards));
   }
 }
 

@@ -442,6 +442,14 @@ private:
           disagreement.modules.insert(m_inventory.modules[i].name);
         }
       }
+      if (!d.fused_name_settings.empty()) {
+        ShardDisagreement& by_name = m_fused_name_settings[layer.prefix];
+        by_name.engines.insert(engine);
+        by_name.details.push_back(d.fused_name_settings);
+        for (const uint32_t i : layer.modules) {
+          by_name.modules.insert(m_inventory.modules[i].name);
+        }
+      }
       // Formatted only for the layers reported.
       const auto detail = [&](std::string_view why) {
         return fmt::format("{} checks '{}': {}", display_name(engine), layer.prefix, why);
@@ -737,6 +745,25 @@ private:
       f.fix = auto_round ? "give every shard of the fused layer the same bits, group_size and sym "
                            "in extra_config"
                          : "list every shard of the fused layer, or none";
+    }
+    for (const auto& [prefix, miss] : m_fused_name_settings) {
+      const ConfigSource* s = source_for(m_declaration, *miss.engines.begin());
+      Finding& f =
+        add(RuleId::fused_shards_disagree, "",
+            fmt::format("{} read{} fused layer '{}' by its name alone, with bits, "
+                        "group_size or sym other than its shards' keys give: the "
+                        "packed weights do not fit the layer it allocates",
+                        engines_text(miss.engines), miss.engines.size() == 1 ? "s" : "", prefix));
+      f.details = miss.details;
+      f.engines.assign(miss.engines.begin(), miss.engines.end());
+      f.modules.assign(miss.modules.begin(), miss.modules.end());
+      if (s != nullptr) {
+        f.file = s->file;
+        f.pointer = list_pointer(*s);
+      }
+      f.fix = fmt::format("give '{}' its own extra_config key with its shards' bits, group_size "
+                          "and sym",
+                          prefix);
     }
     for (const auto& [entry, engines] : m_unevaluable) {
       Finding& f = add(RuleId::unevaluable_entry, "",
@@ -2874,6 +2901,7 @@ private:
     bool moe = false;                   // a fused MoE's experts
   };
   std::map<std::string, ShardDisagreement> m_shard_disagree;
+  std::map<std::string, ShardDisagreement> m_fused_name_settings; // Decision::fused_name_settings
   std::map<std::string, std::set<Engine>> m_unevaluable;
   // A list's entries, for QC102's suggestions; built at the first.
   std::map<const ConfigSource*, std::unordered_set<std::string_view>> m_listed;

@@ -4363,6 +4363,55 @@ TEST(RuleCases, QC101AutoRoundSglangMappingIsPerClassAndFusedName)
   }
 }
 
+// Mixed-bit AutoRound exports key each shard: SGLang, reading a Llama's qkv_proj by its name
+// alone, builds it with the block's settings, so 8-bit shards do not fit (a weight-shape error
+// at load). QC103 for SGLang alone; the fused name's own key with the shards' settings fixes it.
+TEST(RuleCases, QC103AutoRoundSglangReadsFusedNameWithOtherSettings)
+{
+  const std::string a = "model.layers.1.self_attn.";
+  const auto block = [&](const std::string& shard, const std::string& more) {
+    std::string keys;
+    for (const char* m : {"q_proj", "k_proj", "v_proj"}) {
+      keys += fmt::format(R"({}"{}{}": {})", keys.empty() ? "" : ", ", a, m, shard);
+    }
+    return R"({"quant_method": "auto-round", "bits": 4, "group_size": 64, "sym": true, )"
+           R"("packing_format": "auto_round:auto_gptq", "extra_config": {)" +
+           keys + more + "}}";
+  };
+  Tensors stored = bf16("lm_head");
+  for (const char* m : {"q_proj", "k_proj", "v_proj"}) {
+    stored = stored + gptq(fmt::format("model.layers.0.self_attn.{}", m)) + gptq(a + m);
+  }
+  const std::string bits8 = R"({"bits": 8, "data_type": "int"})";
+  const Report r = lint_folder(folder(config(k_llama, block(bits8, "")), stored));
+  const auto found = findings(r, RuleId::fused_shards_disagree);
+  ASSERT_EQ(found.size(), 1u) << text(r);
+  EXPECT_EQ(engines(found[0]), (std::set<Engine>{Engine::sglang}));
+  EXPECT_EQ(found[0].message,
+            "SGLang reads fused layer 'model.layers.1.self_attn.qkv_proj' by its name alone, with "
+            "bits, group_size or sym other than its shards' keys give: the packed weights do not "
+            "fit the layer it allocates");
+  EXPECT_EQ(found[0].details,
+            Strings{"SGLang builds it at (4, 64, True), its shards' keys give (8, 64, True)"});
+  EXPECT_EQ(r.findings.size(), 1u) << text(r);
+  // group_size alone differs: the same.
+  const Report grouped =
+    lint_folder(folder(config(k_llama, block(R"({"bits": 4, "group_size": 32})", "")), stored));
+  EXPECT_EQ(findings(grouped, RuleId::fused_shards_disagree).size(), 1u) << text(grouped);
+  // Clean: the fused name's own key with the shards' settings; shard keys that spell the
+  // block's settings; a model whose SGLang class maps qkv_proj (Qwen3-Next).
+  for (const std::string& clean :
+       {block(bits8, fmt::format(R"(, "{}qkv_proj": {})", a, bits8)),
+        block(R"({"bits": 4, "group_size": 64, "sym": true, "data_type": "int"})", "")}) {
+    const Report ok = lint_folder(folder(config(k_llama, clean), stored));
+    EXPECT_TRUE(ok.findings.empty()) << text(ok);
+  }
+  const std::string qwen3_next = R"("architectures": ["Qwen3NextForCausalLM"], )"
+                                 R"("model_type": "qwen3_next", "num_hidden_layers": 2)";
+  const Report mapped = lint_folder(folder(config(qwen3_next, block(bits8, "")), stored));
+  EXPECT_TRUE(mapped.findings.empty()) << text(mapped);
+}
+
 // The same settings written otherwise are the same to Python: 4.0 is 4, 1 is True. A fused
 // layer whose one shard spells the block's settings out is consistent.
 TEST(RuleCases, QC103AutoRoundSettingsComparedAsPythonValues)

@@ -310,6 +310,9 @@ struct Decision
   std::string override_note; // a hard-coded engine override decided it
   bool shards_disagree = false;
   std::string shard_detail;        // which shards were excluded
+  // AutoRound in SGLang: a fused layer it reads by name alone, quantized with other (bits,
+  // group_size, sym) than every shard's key gives; "" otherwise.
+  std::string fused_name_settings;
   std::vector<std::string> errors; // entries the engine cannot evaluate (bad regex, ...)
   // A layer excluded because every shard is listed: each entry that excluded a shard, once.
   std::vector<std::string> shard_entries;
