@@ -1264,6 +1264,19 @@ or_unset(const std::string& value)
   return value.empty() ? std::string_view("unset") : std::string_view(value);
 }
 
+// Whether SGLang builds this model's text layers under other names than the checkpoint's, which
+// qcheck does not model (kimi_k25.py strips "language_model."; dots.vlm, DeepSeek-OCR and
+// Pixtral build DeepSeek under their own prefixes): advice naming a key would be wrong there.
+bool
+sglang_names_not_modelled(const ModelInfo& model)
+{
+  static constexpr std::array<std::string_view, 4> k_classes{
+    "KimiK25ForConditionalGeneration", "DotsVLMForCausalLM", "DeepseekOCRForCausalLM",
+    "PixtralForConditionalGeneration"};
+  return !model.architectures.empty() && std::find(k_classes.begin(), k_classes.end(),
+                                                   model.architectures.front()) != k_classes.end();
+}
+
 // "(bits, group_size, sym)" as Python prints the tuple.
 std::string
 settings_text(const LayerSettings& t)
@@ -1455,34 +1468,53 @@ decide_auto_round(Decision& d, Engine engine, const ConfigSource& s, const Model
                   const EngineLayer& layer)
 {
   decide_auto_round_layer(d, engine, s, model, layer);
-  // A fused linear layer SGLang builds by its name alone takes that name's settings (its key's,
-  // or the block's): shards whose keys all give other ones were exported so, and their packed
-  // weights do not fit the layer SGLang allocates.
-  if (engine != Engine::sglang || !d.quantized || d.shards_disagree || layer.shards.empty() ||
-      layer.kind == LayerKind::fused_moe || sglang_reads_shards(model, layer)) {
+  // A fused linear layer read by its name (its own exact key, in both engines; in SGLang, any
+  // layer no packed_modules_mapping key names) is built with that name's settings. Shards
+  // exported with others (a mixed-bit export keys each shard) do not match what is allocated:
+  // other bits or group_size do not fit, another sym computes with the wrong zero points.
+  if (!d.quantized || d.shards_disagree || layer.shards.empty() ||
+      layer.kind == LayerKind::fused_moe || layer.renamed != nullptr ||
+      layer.quantized != layer.modules.size() || !s.value_errors.empty() ||
+      sglang_names_not_modelled(model)) {
+    return;
+  }
+  const ExtraConfigEntry* own = extra_config_entry(engine, s, layer.prefix);
+  const bool own_exact = own != nullptr && own->key == layer.prefix;
+  if (!own_exact && (engine != Engine::sglang || sglang_reads_shards(model, layer))) {
     return;
   }
   const bool by_block =
     s.block_names.empty() ||
     std::any_of(s.block_names.begin(), s.block_names.end(),
                 [&](const std::string& b) { return layer.prefix.starts_with(b); });
-  std::optional<LayerSettings> shards;
+  // get_config(name, quantized): an exact key is quantized, a pattern or none as its block.
+  const auto settings = [&](const ExtraConfigEntry* e, std::string_view name) {
+    return effective_settings(e, s, (e != nullptr && e->key == name) || by_block);
+  };
+  const LayerSettings fused = settings(own, layer.prefix);
+  std::vector<std::string_view> other;
+  std::optional<LayerSettings> first_other;
   for (const auto& shard : layer.shards) {
     const ExtraConfigEntry* e = extra_config_entry(engine, s, shard);
-    if (e == nullptr || (e->bits == 0 ? !by_block : e->bits >= 16)) {
-      return; // a shard without a key of its own, or a float one: the stored dtypes decide
+    const bool quantized = e == nullptr   ? by_block
+                           : e->bits == 0 ? e->key == shard || by_block
+                                          : e->bits < 16;
+    if (!quantized) {
+      return; // a shard declared float, stored quantized: QC102's matter
     }
-    const LayerSettings t = effective_settings(e, s, true);
-    if (shards && *shards != t) {
-      return;
+    const LayerSettings t = settings(e, shard);
+    if (t != fused) {
+      other.push_back(shard);
+      first_other = first_other ? first_other : t;
     }
-    shards = t;
   }
-  const LayerSettings fused =
-    effective_settings(extra_config_entry(engine, s, layer.prefix), s, true);
-  if (shards && *shards != fused) {
-    d.fused_name_settings = fmt::format("SGLang builds it at {}, its shards' keys give {}",
-                                        settings_text(fused), settings_text(*shards));
+  if (!other.empty()) {
+    d.fused_name_settings = fmt::format(
+      "{} builds it at {} ({}); {} give{} {}", display_name(engine), settings_text(fused),
+      own_exact ? fmt::format("its key '{}'", own->key)
+      : own     ? fmt::format("pattern key '{}'", own->key)
+                : std::string("the block's"),
+      fmt::join(other, ", "), other.size() == 1 ? "s" : "", settings_text(*first_other));
   }
 }
 

@@ -149,6 +149,9 @@ explain_module(const LintRun& run, const std::string& name, const std::vector<En
       if (d.shards_disagree) {
         out += fmt::format("    shards disagree: {}\n", d.shard_detail);
       }
+      if (!d.fused_name_settings.empty()) {
+        out += fmt::format("    read by its name: {}\n", d.fused_name_settings);
+      }
     }
   }
   return out;

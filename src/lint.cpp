@@ -750,9 +750,9 @@ private:
       const ConfigSource* s = source_for(m_declaration, *miss.engines.begin());
       Finding& f =
         add(RuleId::fused_shards_disagree, "",
-            fmt::format("{} read{} fused layer '{}' by its name alone, with bits, "
-                        "group_size or sym other than its shards' keys give: the "
-                        "packed weights do not fit the layer it allocates",
+            fmt::format("{} read{} fused layer '{}' by its name, with bits, group_size or "
+                        "sym other than its shards': the layer it allocates does not match "
+                        "the packed weights",
                         engines_text(miss.engines), miss.engines.size() == 1 ? "s" : "", prefix));
       f.details = miss.details;
       f.engines.assign(miss.engines.begin(), miss.engines.end());
@@ -761,9 +761,8 @@ private:
         f.file = s->file;
         f.pointer = list_pointer(*s);
       }
-      f.fix = fmt::format("give '{}' its own extra_config key with its shards' bits, group_size "
-                          "and sym",
-                          prefix);
+      f.fix =
+        fmt::format("key '{}' in extra_config with its shards' bits, group_size and sym", prefix);
     }
     for (const auto& [entry, engines] : m_unevaluable) {
       Finding& f = add(RuleId::unevaluable_entry, "",

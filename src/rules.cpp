@@ -93,10 +93,10 @@ constexpr std::array<Rule, 35> k_rules{{
    "different quantization schemes for ...` (compressed-tensors). List all shards, or none. "
    "AutoRound compares each shard's (or expert's) extra_config bits, group_size and sym, "
    "defaults filled in: `Fused module ... requires consistent quant config` (vLLM INC, "
-   "SGLang). Where SGLang reads a fused layer by its name alone (its model class gives the "
-   "config no packed_modules_mapping for it), it builds the layer with that name's settings, "
-   "so shards keyed with other bits, group_size or sym do not fit: give the fused name its own "
-   "key."},
+   "SGLang). Where an engine reads a fused layer by its name (its own key, in both engines; in "
+   "SGLang also when its model class gives the config no packed_modules_mapping for it), it "
+   "builds the layer with that name's settings, so shards exported with other bits, group_size "
+   "or sym do not match: key the fused name with theirs."},
   {RuleId::experts_disagree, "QC104", "experts-disagree", Severity::error, false,
    "Experts of one fused MoE differ in stored quantization",
    "A fused MoE has one quantization method for all experts; mixed storage cannot load."},

@@ -4179,7 +4179,8 @@ TEST(RuleCases, QC103AutoRoundShardSettingsDisagree)
              gptq(fmt::format("model.layers.1.self_attn.{}", m));
   }
   // SGLang compares the shards only for a model that gives its config the packed_modules_mapping
-  // (Qwen3-Next); for a Llama it reads the fused name alone.
+  // (Qwen3-Next); for a Llama it reads the fused name alone, built at the block's settings,
+  // which q_proj's do not match (a second QC103, for SGLang).
   const std::string qwen3_next = R"("architectures": ["Qwen3NextForCausalLM"], )"
                                  R"("model_type": "qwen3_next", "num_hidden_layers": 2)";
   for (const auto& [model, engines_text, stopping] :
@@ -4188,7 +4189,11 @@ TEST(RuleCases, QC103AutoRoundShardSettingsDisagree)
          {qwen3_next, "vLLM and SGLang stop", {Engine::vllm, Engine::sglang}}}) {
     const Report r = lint_folder(folder(config(model, block), stored));
     const auto disagree = findings(r, RuleId::fused_shards_disagree);
-    ASSERT_EQ(disagree.size(), 1u) << text(r);
+    ASSERT_EQ(disagree.size(), model == k_llama ? 2u : 1u) << text(r);
+    if (model == k_llama) {
+      EXPECT_EQ(engines(disagree[1]), std::set<Engine>{Engine::sglang});
+      EXPECT_NE(disagree[1].message.find("by its name"), std::string::npos) << text(r);
+    }
     EXPECT_EQ(engines(disagree[0]), stopping);
     EXPECT_EQ(disagree[0].message,
               "the shards of fused layer 'model.layers.1.self_attn.qkv_proj' are not configured "
@@ -4365,51 +4370,115 @@ TEST(RuleCases, QC101AutoRoundSglangMappingIsPerClassAndFusedName)
 
 // Mixed-bit AutoRound exports key each shard: SGLang, reading a Llama's qkv_proj by its name
 // alone, builds it with the block's settings, so 8-bit shards do not fit (a weight-shape error
-// at load). QC103 for SGLang alone; the fused name's own key with the shards' settings fixes it.
-TEST(RuleCases, QC103AutoRoundSglangReadsFusedNameWithOtherSettings)
+// at load). QC103 naming the engine that reads the name; a key for the fused name with the
+// shards' settings fixes it.
+TEST(RuleCases, QC103AutoRoundFusedNameReadWithOtherSettings)
 {
   const std::string a = "model.layers.1.self_attn.";
-  const auto block = [&](const std::string& shard, const std::string& more) {
+  const auto block = [&](const Strings& shards, const std::string& shard, const std::string& more) {
     std::string keys;
-    for (const char* m : {"q_proj", "k_proj", "v_proj"}) {
+    for (const auto& m : shards) {
       keys += fmt::format(R"({}"{}{}": {})", keys.empty() ? "" : ", ", a, m, shard);
     }
     return R"({"quant_method": "auto-round", "bits": 4, "group_size": 64, "sym": true, )"
            R"("packing_format": "auto_round:auto_gptq", "extra_config": {)" +
            keys + more + "}}";
   };
+  const Strings qkv{"q_proj", "k_proj", "v_proj"};
   Tensors stored = bf16("lm_head");
-  for (const char* m : {"q_proj", "k_proj", "v_proj"}) {
-    stored = stored + gptq(fmt::format("model.layers.0.self_attn.{}", m)) + gptq(a + m);
+  for (const auto& m : qkv) {
+    stored = stored + gptq("model.layers.0.self_attn." + m) + gptq(a + m);
   }
+  // The finding reading the fused name, if any.
+  const auto by_name = [](const Report& r) -> std::optional<Finding> {
+    for (const Finding& f : findings(r, RuleId::fused_shards_disagree)) {
+      if (f.message.find("by its name") != std::string::npos) {
+        return f;
+      }
+    }
+    return std::nullopt;
+  };
   const std::string bits8 = R"({"bits": 8, "data_type": "int"})";
-  const Report r = lint_folder(folder(config(k_llama, block(bits8, "")), stored));
-  const auto found = findings(r, RuleId::fused_shards_disagree);
-  ASSERT_EQ(found.size(), 1u) << text(r);
-  EXPECT_EQ(engines(found[0]), (std::set<Engine>{Engine::sglang}));
-  EXPECT_EQ(found[0].message,
-            "SGLang reads fused layer 'model.layers.1.self_attn.qkv_proj' by its name alone, with "
-            "bits, group_size or sym other than its shards' keys give: the packed weights do not "
-            "fit the layer it allocates");
-  EXPECT_EQ(found[0].details,
-            Strings{"SGLang builds it at (4, 64, True), its shards' keys give (8, 64, True)"});
-  EXPECT_EQ(r.findings.size(), 1u) << text(r);
+  {
+    const Report r = lint_folder(folder(config(k_llama, block(qkv, bits8, "")), stored));
+    const auto f = by_name(r);
+    ASSERT_TRUE(f) << text(r);
+    EXPECT_EQ(r.findings.size(), 1u) << text(r);
+    EXPECT_EQ(engines(*f), (std::set<Engine>{Engine::sglang}));
+    EXPECT_EQ(
+      f->message,
+      "SGLang reads fused layer 'model.layers.1.self_attn.qkv_proj' by its name, with bits, "
+      "group_size or sym other than its shards': the layer it allocates does not match the "
+      "packed weights");
+    EXPECT_EQ(f->details,
+              Strings{"SGLang builds it at (4, 64, True) (the block's); "
+                      "model.layers.1.self_attn.k_proj, model.layers.1.self_attn.q_proj, "
+                      "model.layers.1.self_attn.v_proj give (8, 64, True)"});
+    EXPECT_EQ(f->fix, "key 'model.layers.1.self_attn.qkv_proj' in extra_config with its shards' "
+                      "bits, group_size and sym");
+    // explain says it too.
+    auto run = lint_path(folder(config(k_llama, block(qkv, bits8, "")), stored), "m", {});
+    ASSERT_TRUE(run);
+    const auto explained = explain_module(*run, a + "q_proj", {Engine::sglang});
+    ASSERT_TRUE(explained) << explained.error();
+    EXPECT_NE(explained->find("    read by its name: SGLang builds it at (4, 64, True)"),
+              std::string::npos)
+      << *explained;
+  }
+  // One shard keyed: SGLang still builds the block's 4 bits (vLLM refuses the shards apart).
+  {
+    const Report r = lint_folder(folder(config(k_llama, block({"q_proj"}, bits8, "")), stored));
+    const auto f = by_name(r);
+    ASSERT_TRUE(f) << text(r);
+    EXPECT_EQ(engines(*f), (std::set<Engine>{Engine::sglang}));
+    EXPECT_EQ(f->details, Strings{"SGLang builds it at (4, 64, True) (the block's); "
+                                  "model.layers.1.self_attn.q_proj gives (8, 64, True)"});
+  }
+  // The fused name's own key at 4 bits: both engines read it first.
+  {
+    const Report r = lint_folder(
+      folder(config(k_llama, block(qkv, bits8, fmt::format(R"(, "{}qkv_proj": {{"bits": 4}})", a))),
+             stored));
+    const auto f = by_name(r);
+    ASSERT_TRUE(f) << text(r);
+    EXPECT_EQ(engines(*f), (std::set<Engine>{Engine::vllm, Engine::sglang}));
+  }
   // group_size alone differs: the same.
-  const Report grouped =
-    lint_folder(folder(config(k_llama, block(R"({"bits": 4, "group_size": 32})", "")), stored));
-  EXPECT_EQ(findings(grouped, RuleId::fused_shards_disagree).size(), 1u) << text(grouped);
-  // Clean: the fused name's own key with the shards' settings; shard keys that spell the
-  // block's settings; a model whose SGLang class maps qkv_proj (Qwen3-Next).
+  const Report grouped = lint_folder(
+    folder(config(k_llama, block(qkv, R"({"bits": 4, "group_size": 32})", "")), stored));
+  EXPECT_TRUE(by_name(grouped)) << text(grouped);
+  // Clean: the fused name's key with the shards' settings; shard keys that spell the block's
+  // settings; a model whose SGLang class maps qkv_proj (Qwen3-Next).
   for (const std::string& clean :
-       {block(bits8, fmt::format(R"(, "{}qkv_proj": {})", a, bits8)),
-        block(R"({"bits": 4, "group_size": 64, "sym": true, "data_type": "int"})", "")}) {
+       {block(qkv, bits8, fmt::format(R"(, "{}qkv_proj": {})", a, bits8)),
+        block(qkv, R"({"bits": 4.0, "group_size": 64, "sym": 1, "data_type": "int"})", "")}) {
     const Report ok = lint_folder(folder(config(k_llama, clean), stored));
     EXPECT_TRUE(ok.findings.empty()) << text(ok);
   }
   const std::string qwen3_next = R"("architectures": ["Qwen3NextForCausalLM"], )"
                                  R"("model_type": "qwen3_next", "num_hidden_layers": 2)";
-  const Report mapped = lint_folder(folder(config(qwen3_next, block(bits8, "")), stored));
+  const Report mapped = lint_folder(folder(config(qwen3_next, block(qkv, bits8, "")), stored));
   EXPECT_TRUE(mapped.findings.empty()) << text(mapped);
+  // A shard stored BF16 under the 8-bit keys is QC101's matter alone.
+  Tensors one_float =
+    bf16("lm_head") + bf16(a + "q_proj") + gptq(a + "k_proj") + gptq(a + "v_proj");
+  for (const auto& m : qkv) {
+    one_float = one_float + gptq("model.layers.0.self_attn." + m);
+  }
+  const Report float_shard = lint_folder(folder(config(k_llama, block(qkv, bits8, "")), one_float));
+  EXPECT_FALSE(by_name(float_shard)) << text(float_shard);
+  // A fused MoE is decided by its experts' keys in both engines: not concerned.
+  const std::string moe_keys =
+    R"({"quant_method": "auto-round", "bits": 4, "group_size": 64, "sym": true, )"
+    R"("packing_format": "auto_round:auto_gptq", "extra_config": )"
+    R"({"model.layers.0.mlp.experts.0.down_proj": {"bits": 8}, )"
+    R"("model.layers.0.mlp.experts.1.down_proj": {"bits": 8}}})";
+  const Report moe = lint_folder(
+    folder(config(k_qwen3_moe, moe_keys),
+           bf16("lm_head") + bf16("model.layers.0.mlp.gate", 2, 64) +
+             experts("model.layers.0.mlp.experts", 0, 1,
+                     [](const std::string& m, uint64_t o, uint64_t i) { return gptq(m, o, i); })));
+  EXPECT_FALSE(by_name(moe)) << text(moe);
 }
 
 // The same settings written otherwise are the same to Python: 4.0 is 4, 1 is True. A fused

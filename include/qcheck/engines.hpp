@@ -310,8 +310,9 @@ struct Decision
   std::string override_note; // a hard-coded engine override decided it
   bool shards_disagree = false;
   std::string shard_detail;        // which shards were excluded
-  // AutoRound in SGLang: a fused layer it reads by name alone, quantized with other (bits,
-  // group_size, sym) than every shard's key gives; "" otherwise.
+  // AutoRound: a fused layer the engine reads by its name (its exact key; in SGLang also one no
+  // packed_modules_mapping key names), quantized with another (bits, group_size, sym) than some
+  // shard's: what each is given; "" otherwise.
   std::string fused_name_settings;
   std::vector<std::string> errors; // entries the engine cannot evaluate (bad regex, ...)
   // A layer excluded because every shard is listed: each entry that excluded a shard, once.
