@@ -1191,16 +1191,20 @@ struct HeadDecision
   const std::string* block = nullptr;    // the block_name_to_quantize entry starting it, if any
 };
 
+// The first block_name_to_quantize entry starting `prefix`, or null.
+const std::string*
+block_starting(const ConfigSource& s, std::string_view prefix)
+{
+  const auto b = std::find_if(s.block_names.begin(), s.block_names.end(),
+                              [&](const std::string& name) { return prefix.starts_with(name); });
+  return b == s.block_names.end() ? nullptr : &*b;
+}
+
 HeadDecision
 auto_round_head(Engine engine, const ConfigSource& s, std::string_view prefix)
 {
   HeadDecision out;
-  for (const auto& b : s.block_names) {
-    if (prefix.starts_with(b)) {
-      out.block = &b;
-      break;
-    }
-  }
+  out.block = block_starting(s, prefix);
   if (engine == Engine::vllm) {
     out.key = vllm_unquantized_key(s, prefix);
     if (out.key != nullptr) {
@@ -1325,18 +1329,8 @@ decide_auto_round_layer(Decision& d, Engine engine, const ConfigSource& s, const
     return;
   }
   // Without a key of its own: quantized, within block_name_to_quantize when it is given.
-  bool by_block = true;
-  const std::string* block = nullptr;
-  if (!s.block_names.empty()) {
-    by_block = false;
-    for (const auto& b : s.block_names) {
-      if (layer.prefix.starts_with(b)) {
-        by_block = true;
-        block = &b;
-        break;
-      }
-    }
-  }
+  const std::string* block = block_starting(s, layer.prefix);
+  const bool by_block = s.block_names.empty() || block != nullptr;
   const auto by_default = [&] {
     d.quantized = by_block;
     if (block != nullptr) {
@@ -1483,10 +1477,7 @@ decide_auto_round(Decision& d, Engine engine, const ConfigSource& s, const Model
   if (!own_exact && (engine != Engine::sglang || sglang_reads_shards(model, layer))) {
     return;
   }
-  const bool by_block =
-    s.block_names.empty() ||
-    std::any_of(s.block_names.begin(), s.block_names.end(),
-                [&](const std::string& b) { return layer.prefix.starts_with(b); });
+  const bool by_block = s.block_names.empty() || block_starting(s, layer.prefix) != nullptr;
   // get_config(name, quantized): an exact key is quantized, a pattern or none as its block.
   const auto settings = [&](const ExtraConfigEntry* e, std::string_view name) {
     return effective_settings(e, s, (e != nullptr && e->key == name) || by_block);

@@ -432,23 +432,21 @@ private:
       for (const auto& e : d.errors) {
         m_unevaluable[e].insert(engine);
       }
-      if (d.shards_disagree) {
-        ShardDisagreement& disagreement = m_shard_disagree[layer.prefix];
-        disagreement.engines.insert(engine);
-        disagreement.moe = layer.kind == LayerKind::fused_moe;
-        disagreement.details.push_back(
-          fmt::format("{}: {} ({})", display_name(engine), d.shard_detail, layer.prefix));
+      // This engine's part in a QC103 on the layer.
+      const auto disagree = [&](ShardDisagreement& into, std::string detail) {
+        into.engines.insert(engine);
+        into.details.push_back(std::move(detail));
         for (const uint32_t i : layer.modules) {
-          disagreement.modules.insert(m_inventory.modules[i].name);
+          into.modules.insert(m_inventory.modules[i].name);
         }
+      };
+      if (d.shards_disagree) {
+        m_shard_disagree[layer.prefix].moe = layer.kind == LayerKind::fused_moe;
+        disagree(m_shard_disagree[layer.prefix],
+                 fmt::format("{}: {} ({})", display_name(engine), d.shard_detail, layer.prefix));
       }
       if (!d.fused_name_settings.empty()) {
-        ShardDisagreement& by_name = m_fused_name_settings[layer.prefix];
-        by_name.engines.insert(engine);
-        by_name.details.push_back(d.fused_name_settings);
-        for (const uint32_t i : layer.modules) {
-          by_name.modules.insert(m_inventory.modules[i].name);
-        }
+        disagree(m_fused_name_settings[layer.prefix], d.fused_name_settings);
       }
       // Formatted only for the layers reported.
       const auto detail = [&](std::string_view why) {
@@ -712,6 +710,17 @@ private:
       f.modules.assign(prefixes.begin(), prefixes.end());
       f.fix = "declare the exclusion so every engine agrees";
     }
+    // A QC103's engines, modules and details; located at the block's list: the fix goes there,
+    // and the identity (fingerprint()) differs from a stored mixture's QC103 on the same modules.
+    const auto place = [&](Finding& f, const ShardDisagreement& miss, const ConfigSource* s) {
+      f.details = miss.details;
+      f.engines.assign(miss.engines.begin(), miss.engines.end());
+      f.modules.assign(miss.modules.begin(), miss.modules.end());
+      if (s != nullptr) {
+        f.file = s->file;
+        f.pointer = list_pointer(*s);
+      }
+    };
     for (const auto& [prefix, miss] : m_shard_disagree) {
       const ConfigSource* s = source_for(m_declaration, *miss.engines.begin());
       const bool ct =
@@ -733,15 +742,7 @@ private:
                         "with {}",
                         prefix, auto_round ? "configured" : "excluded", engines_text(miss.engines),
                         miss.engines.size() == 1 ? "s" : "", error));
-      f.details = miss.details;
-      f.engines.assign(miss.engines.begin(), miss.engines.end());
-      f.modules.assign(miss.modules.begin(), miss.modules.end());
-      // Located at the list that excludes the shards apart: the fix goes there, and the identity
-      // (fingerprint()) differs from a stored mixture's QC103 on the same modules.
-      if (s != nullptr) {
-        f.file = s->file;
-        f.pointer = list_pointer(*s);
-      }
+      place(f, miss, s);
       f.fix = auto_round ? "give every shard of the fused layer the same bits, group_size and sym "
                            "in extra_config"
                          : "list every shard of the fused layer, or none";
@@ -754,13 +755,7 @@ private:
                         "sym other than its shards': the layer it allocates does not match "
                         "the packed weights",
                         engines_text(miss.engines), miss.engines.size() == 1 ? "s" : "", prefix));
-      f.details = miss.details;
-      f.engines.assign(miss.engines.begin(), miss.engines.end());
-      f.modules.assign(miss.modules.begin(), miss.modules.end());
-      if (s != nullptr) {
-        f.file = s->file;
-        f.pointer = list_pointer(*s);
-      }
+      place(f, miss, s);
       f.fix =
         fmt::format("key '{}' in extra_config with its shards' bits, group_size and sym", prefix);
     }
