@@ -1640,6 +1640,24 @@ sglang_nextn_root(const std::string& root, const ModelInfo& model)
   return root.find("layers.") != std::string::npos && is_draft_family_deepseek_like(model);
 }
 
+namespace {
+
+// SGLang's Qwen3-Next MTP draft (Qwen3NextForCausalLMMTP, qwen3_next_mtp.py) is a one-layer
+// Qwen3NextModel under "model": its loader reads "mtp.layers.{k}.X" as "model.layers.{k}.X",
+// main layer k's names. Nullopt for any other engine, model or module.
+std::optional<std::string>
+qwen3_next_mtp_name(Engine engine, const ModelInfo& model, std::string_view module)
+{
+  static constexpr std::string_view k_root = "mtp.layers.";
+  if (engine != Engine::sglang || model.architectures.empty() ||
+      model.architectures.front() != "Qwen3NextForCausalLM" || !module.starts_with(k_root)) {
+    return std::nullopt;
+  }
+  return fmt::format("model.{}", module.substr(4));
+}
+
+} // namespace
+
 std::string
 draft_root_spelling(Engine engine, const std::string& root, const ModelInfo& model)
 {
@@ -1649,6 +1667,9 @@ draft_root_spelling(Engine engine, const std::string& root, const ModelInfo& mod
   case Engine::sglang:
     if (sglang_nextn_root(root, model)) {
       return "model.decoder";
+    }
+    if (root == "mtp" && qwen3_next_mtp_name(engine, model, "mtp.layers.0.x")) {
+      return ""; // its layers bear main layer names (qwen3_next_mtp_name())
     }
     return strip_language_model(root);
   case Engine::trtllm:
@@ -2199,6 +2220,13 @@ engine_layers(std::span<const Engine> engines, const Inventory& inventory, const
         if (leaf == "input_proj") {
           kind = LayerKind::plain_linear;
         }
+      } else if (const std::optional<std::string> qwen3_next =
+                   root && *root == "mtp" ? qwen3_next_mtp_name(engine, model, m.name)
+                                          : std::nullopt) {
+        name = renamed = *qwen3_next;
+        shadows_main = true;
+        note = "SGLang builds Qwen3-Next's MTP layer k under main layer k's names "
+               "('model.layers.k')";
       } else if (mimo_v2) {
         if (!mimo_v2->name.empty()) {
           name = renamed = mimo_v2->name;
@@ -2316,9 +2344,19 @@ join_layers(std::vector<EngineLayer>& before, std::vector<EngineLayer>&& after)
 }
 
 bool
-draft_names_unlistable(Engine engine, const ModelInfo& model, std::string_view module)
+draft_names_unlistable(Engine engine, const ModelInfo& model, const Inventory& inventory,
+                       std::string_view module)
 {
-  return mimo_mtp_name(engine, model, module).has_value();
+  if (mimo_mtp_name(engine, model, module)) {
+    return true;
+  }
+  const std::optional<std::string> name = qwen3_next_mtp_name(engine, model, module);
+  if (!name) {
+    return false;
+  }
+  // Unlistable where a main module bears the name, or (an expert) shares its fused MoE layer.
+  const std::string_view moe = fused_moe_prefix(*name);
+  return inventory.find(*name) >= 0 || (!moe.empty() && !inventory.under(moe).empty());
 }
 
 std::vector<EngineLayer>

@@ -815,14 +815,21 @@ private:
       return mapped ? std::move(*mapped) : std::string(entry);
     };
     if (is_draft) {
+      // No spelling of the root for engines that build its layers under main-model names:
+      // name_uncovered_layers() names those it can. The checkpoint's is kept for any other.
+      bool root_read = false;
       for (Engine e : f.engines) {
         const std::string spelling = draft_root_spelling(e, where, m_declaration.model);
-        if (sglang_reads(e, where) == spelling) {
+        root_read = root_read || !spelling.empty();
+        if (spelling.empty() || sglang_reads(e, where) == spelling) {
           continue;
         }
         if (std::find(spellings.begin(), spellings.end(), spelling) == spellings.end()) {
           spellings.push_back(spelling);
         }
+      }
+      if (!root_read) {
+        spellings.clear();
       }
     }
     // In order of first appearance; a draft layer can hold thousands of modules, and a whole
@@ -867,9 +874,10 @@ private:
       }
       return out;
     };
-    // Engines that build the draft under names no entry can hold alone (MiMo's MTP layers).
+    // Engines that build the draft under names no entry can hold alone (MiMo's MTP layers,
+    // SGLang's Qwen3-Next MTP MLP).
     const auto unlistable = [&](Engine e, std::string_view module) {
-      return is_draft && draft_names_unlistable(e, m_declaration.model, module);
+      return is_draft && draft_names_unlistable(e, m_declaration.model, m_inventory, module);
     };
     // SGLang builds every GPTQ fused MoE quantized: no key reaches experts there.
     const auto is_expert = [&](const std::string& m) { return !moe_prefix_of(m).empty(); };
@@ -880,11 +888,15 @@ private:
       sglang_gptq && !modules.empty() && std::all_of(modules.begin(), modules.end(), is_expert);
     const bool some_gptq_experts =
       sglang_gptq && std::any_of(modules.begin(), modules.end(), is_expert);
+    // Engines for which some module (`unlisted`), or every one (`all_unlisted`), has no entry.
     std::vector<Engine> unlisted;
+    size_t all_unlisted = 0;
     for (Engine e : f.engines) {
-      if ((!modules.empty() && unlistable(e, modules.front())) ||
-          (gptq_experts && e == Engine::sglang)) {
+      const auto in_draft = [&](const std::string& m) { return unlistable(e, m); };
+      const bool gptq = gptq_experts && e == Engine::sglang;
+      if (gptq || std::any_of(modules.begin(), modules.end(), in_draft)) {
         unlisted.push_back(e);
+        all_unlisted += gptq || std::all_of(modules.begin(), modules.end(), in_draft) ? 1 : 0;
       }
     }
     const std::string experts_fix = "no dynamic key leaves a GPTQ fused MoE unquantized in "
@@ -895,7 +907,7 @@ private:
                        : fmt::format("no list entry excludes this draft alone for {} (see "
                                        "above): store it quantized as the main layers are",
                                      engines_text({unlisted.begin(), unlisted.end()}));
-    if (!unlisted.empty() && unlisted.size() == f.engines.size()) {
+    if (!f.engines.empty() && all_unlisted == f.engines.size()) {
       f.fix = unlisted_fix;
       return;
     }

@@ -2173,6 +2173,57 @@ TEST(Engines, MimoMtpLayerShadowsMainLayerInVllm)
                          "model.mtp_layers.0.self_attn.qkv_proj"));
 }
 
+// SGLang builds Qwen3-Next's MTP layer 0 as "model.layers.0" (qwen3_next_mtp.py), beside main
+// layer 0 (here linear attention with an MoE); vLLM and TensorRT-LLM keep "mtp.layers.0". The
+// draft's attention names are its own; its experts share main layer 0's fused MoE layer names.
+TEST(Engines, Qwen3NextMtpLayerBearsMainLayerNamesInSglang)
+{
+  std::vector<test::TensorSpec> tensors =
+    bf16_modules({"model.layers.0.linear_attn.out_proj", "model.layers.0.mlp.experts.0.up_proj",
+                  "mtp.fc", "mtp.layers.0.self_attn.q_proj", "mtp.layers.0.self_attn.k_proj",
+                  "mtp.layers.0.self_attn.v_proj", "mtp.layers.0.mlp.experts.0.up_proj"});
+  ModelInfo model = model_of("qwen3_next", 1, 1);
+  model.architectures = {"Qwen3NextForCausalLM"};
+  expect_parts_join_as_one_pass(tensors, model, 1);
+
+  MemoryFileSystem fs;
+  fs.add_file("m/model.safetensors", test::safetensors(tensors));
+  const Checkpoint checkpoint = std::move(load_checkpoint(fs, "m")).value();
+  const Inventory inventory = build_inventory(checkpoint);
+  const Drafts drafts = locate_drafts(model, checkpoint, inventory);
+  const auto sglang = engine_layers(Engine::sglang, inventory, drafts, model);
+  std::vector<std::tuple<std::string, bool, bool>> seen; // (prefix, draft, shadows_main)
+  for (const EngineLayer& l : sglang) {
+    seen.emplace_back(l.prefix, l.draft, l.shadows_main);
+  }
+  // mtp.fc, a plain nn.Linear in SGLang's drafter, keeps its checkpoint name here.
+  EXPECT_EQ(seen, (std::vector<std::tuple<std::string, bool, bool>>{
+                    {"model.layers.0.linear_attn.out_proj", false, false},
+                    {"model.layers.0.mlp.experts", false, false},
+                    {"model.layers.0.mlp.experts", true, true},
+                    {"model.layers.0.self_attn.qkv_proj", true, true},
+                    {"mtp.fc", true, false}}));
+  EXPECT_EQ(sglang.back().kind, LayerKind::plain_linear);
+  for (const Engine e : {Engine::vllm, Engine::trtllm}) {
+    const auto layers = engine_layers(e, inventory, drafts, model);
+    EXPECT_TRUE(has_prefix(layers, "mtp.layers.0.self_attn.qkv_proj")) << to_string(e);
+    EXPECT_FALSE(has_prefix(layers, "model.layers.0.self_attn.qkv_proj")) << to_string(e);
+  }
+  // Unlistable in SGLang where main layer 0 bears the name: the experts, not the attention.
+  EXPECT_TRUE(
+    draft_names_unlistable(Engine::sglang, model, inventory, "mtp.layers.0.mlp.experts.0.up_proj"));
+  EXPECT_FALSE(
+    draft_names_unlistable(Engine::sglang, model, inventory, "mtp.layers.0.self_attn.q_proj"));
+  EXPECT_FALSE(
+    draft_names_unlistable(Engine::vllm, model, inventory, "mtp.layers.0.mlp.experts.0.up_proj"));
+  // Another architecture's mtp.layers keep their names in SGLang too.
+  ModelInfo other = model;
+  other.architectures = {"Qwen3_5ForCausalLM"};
+  EXPECT_TRUE(has_prefix(
+    engine_layers(Engine::sglang, inventory, locate_drafts(other, checkpoint, inventory), other),
+    "mtp.layers.0.self_attn.qkv_proj"));
+}
+
 // A layer whose modules differ in what LayerBuilder::add() leaves to the last one: SGLang builds
 // Qwen3-Next's "language_model.mtp.fc" and "mtp.fc" as one layer "mtp.fc", a linear one for
 // the first and a plain nn.Linear for the second; DeepSeek's two NextN layers' eh_proj become

@@ -286,13 +286,22 @@ TEST(Formats, ModelOptMixedPrecisionUnlistedModule)
 // 4. compressed-tensors nvfp4-pack-quantized, Qwen3-Next with an mtp.* draft
 // ---------------------------------------------------------------------------------------------
 
-// `re:mtp\..*` re.match-es every draft prefix (vLLM and SGLang keep the mtp root, 6.2), so no
-// R22 warning; `re:.*mlp\.gate$` is end-anchored and spares gate_up_proj (3.3).
-TEST(Formats, CompressedTensorsNvfp4MtpIgnoredIsClean)
+// `re:mtp\..*` re.match-es every draft prefix vLLM checks (it keeps the mtp root, 6.2), so no
+// R22 warning; `re:.*mlp\.gate$` is end-anchored and spares gate_up_proj (3.3). SGLang builds
+// the draft layer under main layer 0's names (qwen3_next_mtp.py: "mtp" read as "model"), which
+// the regex does not reach: QC101 for SGLang alone. The fix names the draft's attention, which
+// main layer 0 (linear attention) does not have; nothing can name its MLP alone.
+TEST(Formats, CompressedTensorsNvfp4MtpIgnoredFailsInSglangOnly)
 {
   const auto r = lint("ct-nvfp4-qwen3-next-mtp");
-  EXPECT_EQ(r.exit_code, 0);
-  EXPECT_TRUE(r.j["findings"].empty()) << r.j.dump(2);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(codes(r.j), Names{"QC101"}) << r.j.dump(2);
+  EXPECT_EQ(union_of(r.j, "QC101", "engines"), Names{"sglang"});
+  EXPECT_EQ(union_of(r.j, "QC101", "modules"),
+            with_prefix("mtp.layers.0.self_attn.", {"q_proj", "k_proj", "v_proj", "o_proj"}) +
+              mtp_moe_modules());
+  EXPECT_EQ(union_of(r.j, "QC101", "suggested_entries"),
+            (Names{"model.layers.0.self_attn.qkv_proj", "model.layers.0.self_attn.o_proj"}));
 }
 
 // Without it the BF16 draft Linears and MoE match the `Linear` target (3.3, 3.4). Routers stay
@@ -485,19 +494,26 @@ TEST(Formats, Mxfp4GptOssBf16ExpertsListedButIgnoredByVllm)
 // 11. ModelOpt NVFP4 draft mixing NVFP4 experts with BF16 attention and fc
 // ---------------------------------------------------------------------------------------------
 
-// Every engine builds each module as declared (no SGLang or vLLM override applies: vLLM's mtp.fc
-// override is not needed, SGLang has none for Qwen3-Next, 6.2), so no error. The spec still
-// asks for two warnings: R33 (partially quantized draft) and R37 (the list names q/k/v_proj of
-// a draft attention the drafter builds as fused qkv_proj; without packed_modules_mapping the
-// fused name is matched literally).
+// vLLM and TensorRT-LLM build each module as declared (vLLM's mtp.fc override is not needed,
+// 6.2). The spec also asks for two warnings: R33 (partially quantized draft) and R37 (the list
+// names q/k/v_proj of a draft attention the drafter builds as fused qkv_proj; without
+// packed_modules_mapping the fused name is matched literally).
 // Project decision (issue 3): a legal mix is not a finding. R33's warning is kept only where an
 // engine builds the drafter all-or-nothing (SGLang's Qwen3.5 Quark path), and R37 is not
 // reported: vLLM's Qwen3.5 drafter accepted shard names in report 002.
+// SGLang, though, builds the draft's attention as 'model.layers.0.self_attn.qkv_proj' and
+// 'o_proj' (qwen3_next_mtp.py), which the exact mtp.* names do not reach: QC101 for SGLang
+// alone, fixed by naming them so (main layer 0 is linear attention: no main layer shares them).
 TEST(Formats, ModelOptNvfp4Qwen3NextDraftMix)
 {
   const auto r = lint("modelopt-nvfp4-qwen3-next-mtp-mix");
-  EXPECT_EQ(r.exit_code, 0);
-  EXPECT_TRUE(r.j["findings"].empty()) << r.j.dump(2);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(codes(r.j), Names{"QC101"}) << r.j.dump(2);
+  EXPECT_EQ(union_of(r.j, "QC101", "engines"), Names{"sglang"});
+  EXPECT_EQ(union_of(r.j, "QC101", "modules"),
+            with_prefix("mtp.layers.0.self_attn.", {"q_proj", "k_proj", "v_proj", "o_proj"}));
+  EXPECT_EQ(union_of(r.j, "QC101", "suggested_entries"),
+            (Names{"model.layers.0.self_attn.qkv_proj", "model.layers.0.self_attn.o_proj"}));
 }
 
 // Same draft mix on Qwen3.5: SGLang's `_mtp_quant_config` returns None for serialized

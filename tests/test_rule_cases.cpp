@@ -2004,7 +2004,9 @@ qwen3_next_bf16_draft()
 } // namespace
 
 // QC110 (R35): the list covers mtp.layers.0 but not mtp.fc; only vLLM's hard-coded
-// modelopt_fp4 override saves it there (TensorRT-LLM still fails: QC101).
+// modelopt_fp4 override saves it there (TensorRT-LLM still fails: QC101). SGLang builds mtp.fc
+// as a plain nn.Linear, but the draft layer under main layer 0's names, which 'mtp.layers.0*'
+// does not reach and no entry can name alone here (main layer 0 holds the same modules).
 TEST(RuleCases, QC110Positive)
 {
   const Report r =
@@ -2016,8 +2018,10 @@ TEST(RuleCases, QC110Positive)
   EXPECT_EQ(f.modules, Strings{"mtp.fc"});
   const auto undeclared = findings(r, RuleId::undeclared_unquantized);
   ASSERT_EQ(undeclared.size(), 1u) << text(r);
-  EXPECT_EQ(engines(undeclared[0]), std::set<Engine>{Engine::trtllm});
-  EXPECT_EQ(undeclared[0].modules, Strings{"mtp.fc"});
+  EXPECT_EQ(engines(undeclared[0]), (std::set<Engine>{Engine::sglang, Engine::trtllm}));
+  EXPECT_EQ(undeclared[0].modules,
+            (Strings{"mtp.fc", "mtp.layers.0.mlp.down_proj", "mtp.layers.0.self_attn.o_proj"}));
+  EXPECT_EQ(undeclared[0].suggested_entries, Strings{"mtp*"});
 }
 
 TEST(RuleCases, QC110Negative)
@@ -2025,7 +2029,12 @@ TEST(RuleCases, QC110Negative)
   const Report r = lint_folder(
     folder(config(k_qwen3_next, modelopt("NVFP4", {"lm_head", "mtp.fc", "mtp.layers.0*"})),
            qwen3_next_bf16_draft()));
-  EXPECT_TRUE(r.findings.empty()) << text(r);
+  EXPECT_TRUE(findings(r, RuleId::engine_override).empty()) << text(r);
+  const auto undeclared = findings(r, RuleId::undeclared_unquantized);
+  ASSERT_EQ(undeclared.size(), 1u) << text(r);
+  EXPECT_EQ(engines(undeclared[0]), std::set<Engine>{Engine::sglang});
+  EXPECT_TRUE(undeclared[0].suggested_entries.empty());
+  EXPECT_EQ(r.findings.size(), 1u) << text(r);
 }
 
 namespace {
@@ -5256,6 +5265,67 @@ TEST(RuleCases, QC101MimoMtpCannotBeExcludedAlone)
   EXPECT_TRUE(findings(run->report, RuleId::fused_shards_disagree).empty()) << text(run->report);
   const FixPlan plan = plan_fix(fs, *run, {});
   EXPECT_TRUE(plan.edits.empty());
+}
+
+// SGLang builds Qwen3-Next's MTP layer 0 under main layer 0's names (qwen3_next_mtp.py: a
+// one-layer Qwen3NextModel under "model"; its loader reads "mtp.layers.0.X" as
+// "model.layers.0.X"), so 'mtp*' excludes the BF16 draft for vLLM and TensorRT-LLM alone. Main
+// layer 0 is linear attention: the draft's self_attn names are its own, and the fix names them;
+// its MLP bears main layer 0's names, which no entry can exclude alone (the fix says so).
+TEST(RuleCases, QC101Qwen3NextMtpBuiltUnderMainLayerNamesInSglang)
+{
+  const std::string qwen3_next =
+    R"("architectures": ["Qwen3NextForCausalLM"], "model_type": "qwen3_next", )"
+    R"("num_hidden_layers": 1, "num_nextn_predict_layers": 1)";
+  Tensors tensors = bf16("lm_head", 128, 64) + nvfp4("model.layers.0.linear_attn.out_proj");
+  for (const char* p :
+       {"self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj",
+        "mlp.experts.0.gate_proj", "mlp.experts.0.up_proj", "mlp.experts.0.down_proj"}) {
+    if (std::string_view(p).starts_with("mlp.")) {
+      tensors = tensors + nvfp4(fmt::format("model.layers.0.{}", p));
+    }
+    tensors = tensors + bf16(fmt::format("mtp.layers.0.{}", p));
+  }
+  tensors = tensors + bf16("mtp.fc", 64, 128);
+  const auto lint_with = [&](const Strings& ignore) {
+    MemoryFileSystem fs = folder(config(qwen3_next, modelopt("NVFP4", ignore)), tensors);
+    auto run = lint_path(fs, "m", {});
+    EXPECT_TRUE(run);
+    return std::move(*run);
+  };
+  const LintRun run = lint_with({"lm_head", "mtp*"});
+  const auto undeclared = findings(run.report, RuleId::undeclared_unquantized);
+  ASSERT_EQ(undeclared.size(), 1u) << text(run.report);
+  EXPECT_EQ(engines(undeclared[0]), std::set<Engine>{Engine::sglang});
+  // Nothing under the checkpoint's root ('mtp*' reaches no layer SGLang builds).
+  EXPECT_EQ(undeclared[0].suggested_entries,
+            (Strings{"model.layers.0.self_attn.qkv_proj", "model.layers.0.self_attn.o_proj"}));
+  EXPECT_EQ(undeclared[0].fix,
+            "add \"model.layers.0.self_attn.qkv_proj\", \"model.layers.0.self_attn.o_proj\" to "
+            "config.json ignore (qcheck fix --inplace); no list entry excludes this draft alone "
+            "for SGLang (see above): store it quantized as the main layers are");
+  EXPECT_NE(text(run.report)
+              .find("SGLang builds Qwen3-Next's MTP layer k under main layer k's "
+                    "names ('model.layers.k')"),
+            std::string::npos)
+    << text(run.report);
+  // With the draft's attention named as SGLang builds it, only its MLP remains, and nothing is
+  // suggested for it.
+  const LintRun named = lint_with(
+    {"lm_head", "mtp*", "model.layers.0.self_attn.qkv_proj", "model.layers.0.self_attn.o_proj"});
+  const auto left = findings(named.report, RuleId::undeclared_unquantized);
+  ASSERT_EQ(left.size(), 1u) << text(named.report);
+  EXPECT_EQ(engines(left[0]), std::set<Engine>{Engine::sglang});
+  EXPECT_TRUE(left[0].suggested_entries.empty());
+  EXPECT_TRUE(findings(named.report, RuleId::unused_entry).empty()) << text(named.report);
+  // Another architecture's mtp.layers keep their names: 'mtp*' excludes them everywhere.
+  std::string other = qwen3_next;
+  other.replace(other.find("Qwen3NextForCausalLM"), 20, "Qwen3NextForCausalLX");
+  MemoryFileSystem fs = folder(config(other, modelopt("NVFP4", {"lm_head", "mtp*"})), tensors);
+  auto plain = lint_path(fs, "m", {});
+  ASSERT_TRUE(plain);
+  EXPECT_TRUE(findings(plain->report, RuleId::undeclared_unquantized).empty())
+    << text(plain->report);
 }
 
 TEST(RuleCases, QC121Negative)

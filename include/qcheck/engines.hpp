@@ -250,8 +250,11 @@ bool builds_plain_linear(Engine engine, QuantFormat format, const EngineLayer& l
 
 // True when no list entry can name the layer `engine` builds for draft module `module` without
 // naming main-model layers too: Xiaomi MiMo's MTP layers (model.mtp_layers.{k}), which vLLM
-// builds under main layer k's names and SGLang under bare ones (self_attn.X, mlp.X).
-bool draft_names_unlistable(Engine engine, const ModelInfo& model, std::string_view module);
+// builds under main layer k's names and SGLang under bare ones (self_attn.X, mlp.X); and those
+// modules of Qwen3-Next's MTP layer k that SGLang builds as "model.layers.{k}.X" where main
+// layer k holds that module too (an expert: any expert of that MoE layer) in `inventory`.
+bool draft_names_unlistable(Engine engine, const ModelInfo& model, const Inventory& inventory,
+                            std::string_view module);
 
 // What an engine's matcher compares of a fused layer, a layer with shards (one without shards
 // has its prefix alone).
@@ -424,7 +427,8 @@ bool sglang_nextn_root(const std::string& root, const ModelInfo& model);
 
 // How an engine spells a draft root in the prefixes it checks: vLLM's text-only drafter strips
 // the VLM wrapper, SGLang builds DeepSeek/GLM NextN decoders under "model.decoder", TensorRT-LLM
-// keeps the checkpoint name.
+// keeps the checkpoint name. Empty when the engine builds the root's layers under main-model
+// names (SGLang's Qwen3-Next MTP layers: "model.layers.k").
 std::string draft_root_spelling(Engine engine, const std::string& root, const ModelInfo& model);
 
 // A name in a list of this format as SGLang's DeepSeek-V3 NextN draft reads it, when that
