@@ -286,10 +286,19 @@ constexpr std::array<std::string_view, 4> k_mla_leaves{"q_a_proj", "q_b_proj", "
 bool
 modelopt_sglang_one(std::string_view e, std::string_view n)
 {
-  if (!has_glob_chars(e) && dotted_match(e, n)) {
+  const bool glob = has_glob_chars(e);
+  if (!glob && dotted_match(e, n)) {
     return true;
   }
-  if (star_match(e, n)) {
+  // star_match() anchors at the name's start: a glob's text before its first '*' must begin it
+  // (one compare, not a walk; most names of a long checkpoint fail here).
+  if (glob) {
+    const size_t literal = std::min(e.find('*'), e.size());
+    if (n.substr(0, std::min(literal, n.size())) == e.substr(0, std::min(literal, n.size())) &&
+        star_match(e, n)) {
+      return true;
+    }
+  } else if (star_match(e, n)) {
     return true;
   }
   // A component can only match an entry without dots.
@@ -314,10 +323,8 @@ modelopt_sglang_one(std::string_view e, std::string_view n)
 bool
 modelopt_sglang_entry(std::string_view entry, std::string_view prefix)
 {
-  const bool entry_wrapped =
-    entry.starts_with("model.language_model.") || entry.starts_with("language_model.");
-  const bool prefix_wrapped =
-    prefix.starts_with("model.language_model.") || prefix.starts_with("language_model.");
+  const bool entry_wrapped = has_language_model_wrapper(entry);
+  const bool prefix_wrapped = has_language_model_wrapper(prefix);
   if (modelopt_sglang_one(entry, prefix)) {
     return true;
   }
