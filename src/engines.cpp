@@ -1539,6 +1539,21 @@ tower_override(Engine engine, const ModelInfo& model, const EngineLayer& layer)
   return {};
 }
 
+// Hard-coded overrides of main and draft layers alike: the note, or empty. SGLang's Qwen3-Next
+// attention builds qkv_proj with no quantization config for modelopt_fp4 (qwen3_next.py, "qkv_proj
+// is not quantized for fp4"); its MTP layer is that attention too.
+std::string
+layer_override(Engine engine, const ConfigSource& s, const ModelInfo& model,
+               const EngineLayer& layer)
+{
+  if (engine == Engine::sglang && is_nvfp4_algo(s) && !model.architectures.empty() &&
+      model.architectures.front() == "Qwen3NextForCausalLM" &&
+      layer.prefix.ends_with(".self_attn.qkv_proj")) {
+    return "SGLang builds Qwen3-Next's attention qkv_proj unquantized for modelopt_fp4";
+  }
+  return {};
+}
+
 // Hard-coded drafter overrides (R35): the note naming the special case that builds this draft
 // layer unquantized, or empty.
 std::string
@@ -1650,8 +1665,10 @@ sglang_nextn_root(const std::string& root, const ModelInfo& model)
 namespace {
 
 // SGLang's Qwen3-Next MTP draft (Qwen3NextForCausalLMMTP, qwen3_next_mtp.py) is a one-layer
-// Qwen3NextModel under "model": its loader reads "mtp.layers.{k}.X" as "model.layers.{k}.X",
-// main layer k's names. Nullopt for any other engine, model or module.
+// Qwen3NextModel under "model": its loader reads "mtp.layers.0.X" as "model.layers.0.X", main
+// layer 0's names. "" for a module of MTP layer 1 and after, which it never builds (the config
+// it loads has num_nextn_predict_layers 1, the model num_hidden_layers 1). Nullopt for any
+// other engine, model or module.
 std::optional<std::string>
 qwen3_next_mtp_name(Engine engine, const ModelInfo& model, std::string_view module)
 {
@@ -1660,7 +1677,23 @@ qwen3_next_mtp_name(Engine engine, const ModelInfo& model, std::string_view modu
       model.architectures.front() != "Qwen3NextForCausalLM" || !module.starts_with(k_root)) {
     return std::nullopt;
   }
+  if (!module.substr(k_root.size()).starts_with("0.")) {
+    return std::string();
+  }
   return fmt::format("model.{}", module.substr(4));
+}
+
+// Whether main layer 0 holds `renamed` (a draft module's name in SGLang, above) too: the module
+// itself, modules below it (per-expert experts below a fused experts module), or, for an
+// expert, its fused MoE layer in either storage.
+bool
+main_layer_holds(const Inventory& inventory, std::string_view renamed)
+{
+  const auto holds = [&](std::string_view name) {
+    return inventory.find(name) >= 0 || !inventory.under(name).empty();
+  };
+  const std::string_view moe = fused_moe_prefix(renamed);
+  return holds(renamed) || (!moe.empty() && holds(moe));
 }
 
 } // namespace
@@ -2230,10 +2263,17 @@ engine_layers(std::span<const Engine> engines, const Inventory& inventory, const
       } else if (const std::optional<std::string> qwen3_next =
                    root && *root == "mtp" ? qwen3_next_mtp_name(engine, model, m.name)
                                           : std::nullopt) {
+        if (qwen3_next->empty()) {
+          continue; // SGLang builds MTP layer 0 alone
+        }
         name = renamed = *qwen3_next;
         shadows_main = true;
-        note = "SGLang builds Qwen3-Next's MTP layer k under main layer k's names "
-               "('model.layers.k')";
+        note = main_layer_holds(inventory, name)
+                 ? "SGLang builds Qwen3-Next's MTP layer 0 under main layer 0's names "
+                   "('model.layers.0'): no list entry excludes a module both have in one "
+                   "without the other"
+                 : "SGLang builds Qwen3-Next's MTP layer 0 under main layer 0's names "
+                   "('model.layers.0')";
       } else if (mimo_v2) {
         if (!mimo_v2->name.empty()) {
           name = renamed = mimo_v2->name;
@@ -2358,12 +2398,7 @@ draft_names_unlistable(Engine engine, const ModelInfo& model, const Inventory& i
     return true;
   }
   const std::optional<std::string> name = qwen3_next_mtp_name(engine, model, module);
-  if (!name) {
-    return false;
-  }
-  // Unlistable where a main module bears the name, or (an expert) shares its fused MoE layer.
-  const std::string_view moe = fused_moe_prefix(*name);
-  return inventory.find(*name) >= 0 || (!moe.empty() && !inventory.under(moe).empty());
+  return name && !name->empty() && main_layer_holds(inventory, *name);
 }
 
 std::vector<EngineLayer>
@@ -2683,6 +2718,9 @@ decide_layer(Engine engine, const ConfigSource& s, const ModelInfo& model, const
     std::string note = draft_override(engine, s, model, layer);
     if (note.empty()) {
       note = tower_override(engine, model, layer);
+    }
+    if (note.empty()) {
+      note = layer_override(engine, s, model, layer);
     }
     if (!note.empty()) {
       d.quantized = false;

@@ -495,9 +495,14 @@ private:
           std::erase_if(entries, [&](std::string_view e) { return !listed.contains(e); });
         }
         for (uint32_t i : layer.modules) {
-          auto& miss = m_excluded[std::string(m_inventory.modules[i].name)];
+          const std::string_view module = m_inventory.modules[i].name;
+          auto& miss = m_excluded[std::string(module)];
           miss.engines.insert(engine);
-          if (!entries.empty()) {
+          // A draft module under a main module's name: removing the entry would quantize the
+          // main one too (SGLang's Qwen3-Next MTP).
+          if (!entries.empty() &&
+              !(layer.draft &&
+                draft_names_unlistable(engine, m_declaration.model, m_inventory, module))) {
             miss.entries.insert(entries.begin(), entries.end());
             miss.source = source;
           }
@@ -1077,6 +1082,19 @@ private:
       } else {
         // Each module's own key (fix gives bits 16 to one the block has already).
         f.suggested_entries = module_spellings();
+      }
+      // A draft layer an engine builds under main-model names (no root spelling serves it:
+      // SGLang's Qwen3-Next MTP), where no main layer has it: its own exact key.
+      for (const auto& [module, engine, layer_prefix] : undeclared_layers(runs)) {
+        const std::string_view prefix = layer_prefix; // clang 14 cannot capture a binding
+        const Engine reader = engine;                 // clang 14 cannot capture a binding
+        if (is_draft && draft_root_spelling(engine, where, m_declaration.model).empty() &&
+            !unlistable(engine, module) &&
+            std::none_of(
+              f.suggested_entries.begin(), f.suggested_entries.end(),
+              [&](const std::string& e) { return extra_config_key_matches(reader, e, prefix); })) {
+          f.suggested_entries.emplace_back(prefix);
+        }
       }
       // A fused layer SGLang reads by its fused name alone (no packed_modules_mapping key names
       // it): that name's own exact key, which vLLM's get_quant_method reads first too.

@@ -501,19 +501,23 @@ TEST(Formats, Mxfp4GptOssBf16ExpertsListedButIgnoredByVllm)
 // Project decision (issue 3): a legal mix is not a finding. R33's warning is kept only where an
 // engine builds the drafter all-or-nothing (SGLang's Qwen3.5 Quark path), and R37 is not
 // reported: vLLM's Qwen3.5 drafter accepted shard names in report 002.
-// SGLang, though, builds the draft's attention as 'model.layers.0.self_attn.qkv_proj' and
-// 'o_proj' (qwen3_next_mtp.py), which the exact mtp.* names do not reach: QC101 for SGLang
-// alone, fixed by naming them so (main layer 0 is linear attention: no main layer shares them).
+// SGLang, though, builds the draft's attention under main layer 0's names (qwen3_next_mtp.py),
+// which the exact mtp.* names do not reach, and builds every Qwen3-Next qkv_proj unquantized for
+// modelopt_fp4 (qwen3_next.py). So the draft's BF16 q/k/v load there only through that override
+// (QC110), its BF16 o_proj is quantized (QC101, fixed by 'model.layers.0.self_attn.o_proj':
+// main layer 0 is linear attention), and main layer 1's NVFP4 q/k/v cannot load (QC102).
 TEST(Formats, ModelOptNvfp4Qwen3NextDraftMix)
 {
   const auto r = lint("modelopt-nvfp4-qwen3-next-mtp-mix");
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_EQ(codes(r.j), Names{"QC101"}) << r.j.dump(2);
+  EXPECT_EQ(codes(r.j), (Names{"QC101", "QC102", "QC110"})) << r.j.dump(2);
   EXPECT_EQ(union_of(r.j, "QC101", "engines"), Names{"sglang"});
-  EXPECT_EQ(union_of(r.j, "QC101", "modules"),
-            with_prefix("mtp.layers.0.self_attn.", {"q_proj", "k_proj", "v_proj", "o_proj"}));
-  EXPECT_EQ(union_of(r.j, "QC101", "suggested_entries"),
-            (Names{"model.layers.0.self_attn.qkv_proj", "model.layers.0.self_attn.o_proj"}));
+  EXPECT_EQ(union_of(r.j, "QC101", "modules"), Names{"mtp.layers.0.self_attn.o_proj"});
+  EXPECT_EQ(union_of(r.j, "QC101", "suggested_entries"), Names{"model.layers.0.self_attn.o_proj"});
+  EXPECT_EQ(union_of(r.j, "QC102", "engines"), Names{"sglang"});
+  EXPECT_EQ(union_of(r.j, "QC102", "modules"),
+            with_prefix("model.layers.1.self_attn.", {"q_proj", "k_proj", "v_proj"}));
+  EXPECT_EQ(union_of(r.j, "QC110", "modules"), Names{"model.layers.0.self_attn.qkv_proj"});
 }
 
 // Same draft mix on Qwen3.5: SGLang's `_mtp_quant_config` returns None for serialized

@@ -5272,26 +5272,45 @@ TEST(RuleCases, QC101MimoMtpCannotBeExcludedAlone)
 // "model.layers.0.X"), so 'mtp*' excludes the BF16 draft for vLLM and TensorRT-LLM alone. Main
 // layer 0 is linear attention: the draft's self_attn names are its own, and the fix names them;
 // its MLP bears main layer 0's names, which no entry can exclude alone (the fix says so).
-TEST(RuleCases, QC101Qwen3NextMtpBuiltUnderMainLayerNamesInSglang)
+// ModelOpt FP8: SGLang's NVFP4-only qkv_proj override stays out of the way.
+namespace {
+
+const std::string k_qwen3_next_mtp =
+  R"("architectures": ["Qwen3NextForCausalLM"], "model_type": "qwen3_next", )"
+  R"("num_hidden_layers": 1, "num_nextn_predict_layers": 1)";
+
+// Main layer 0: linear attention and one expert, stored with `main`; MTP layer 0: attention and
+// the same expert, BF16, and mtp.fc.
+Tensors
+qwen3_next_with_mtp(Tensors (*main)(const std::string&, uint64_t, uint64_t))
 {
-  const std::string qwen3_next =
-    R"("architectures": ["Qwen3NextForCausalLM"], "model_type": "qwen3_next", )"
-    R"("num_hidden_layers": 1, "num_nextn_predict_layers": 1)";
-  Tensors tensors = bf16("lm_head", 128, 64) + nvfp4("model.layers.0.linear_attn.out_proj");
+  Tensors tensors = bf16("lm_head", 128, 64) + main("model.layers.0.linear_attn.out_proj", 64, 64);
   for (const char* p :
        {"self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj",
         "mlp.experts.0.gate_proj", "mlp.experts.0.up_proj", "mlp.experts.0.down_proj"}) {
     if (std::string_view(p).starts_with("mlp.")) {
-      tensors = tensors + nvfp4(fmt::format("model.layers.0.{}", p));
+      tensors = tensors + main(fmt::format("model.layers.0.{}", p), 64, 64);
     }
     tensors = tensors + bf16(fmt::format("mtp.layers.0.{}", p));
   }
-  tensors = tensors + bf16("mtp.fc", 64, 128);
+  return tensors + bf16("mtp.fc", 64, 128);
+}
+
+LintRun
+lint_run(const MemoryFileSystem& fs)
+{
+  auto run = lint_path(fs, "m", {});
+  EXPECT_TRUE(run) << (run ? "" : run.error());
+  return std::move(*run);
+}
+
+} // namespace
+
+TEST(RuleCases, QC101Qwen3NextMtpBuiltUnderMainLayerNamesInSglang)
+{
+  const Tensors tensors = qwen3_next_with_mtp(fp8);
   const auto lint_with = [&](const Strings& ignore) {
-    MemoryFileSystem fs = folder(config(qwen3_next, modelopt("NVFP4", ignore)), tensors);
-    auto run = lint_path(fs, "m", {});
-    EXPECT_TRUE(run);
-    return std::move(*run);
+    return lint_run(folder(config(k_qwen3_next_mtp, modelopt("FP8", ignore)), tensors));
   };
   const LintRun run = lint_with({"lm_head", "mtp*"});
   const auto undeclared = findings(run.report, RuleId::undeclared_unquantized);
@@ -5304,10 +5323,11 @@ TEST(RuleCases, QC101Qwen3NextMtpBuiltUnderMainLayerNamesInSglang)
             "add \"model.layers.0.self_attn.qkv_proj\", \"model.layers.0.self_attn.o_proj\" to "
             "config.json ignore (qcheck fix --inplace); no list entry excludes this draft alone "
             "for SGLang (see above): store it quantized as the main layers are");
-  EXPECT_NE(text(run.report)
-              .find("SGLang builds Qwen3-Next's MTP layer k under main layer k's "
-                    "names ('model.layers.k')"),
-            std::string::npos)
+  EXPECT_NE(std::find(undeclared[0].details.begin(), undeclared[0].details.end(),
+                      "SGLang builds Qwen3-Next's MTP layer 0 under main layer 0's names "
+                      "('model.layers.0'): no list entry excludes a module both have in one "
+                      "without the other"),
+            undeclared[0].details.end())
     << text(run.report);
   // With the draft's attention named as SGLang builds it, only its MLP remains, and nothing is
   // suggested for it.
@@ -5319,13 +5339,129 @@ TEST(RuleCases, QC101Qwen3NextMtpBuiltUnderMainLayerNamesInSglang)
   EXPECT_TRUE(left[0].suggested_entries.empty());
   EXPECT_TRUE(findings(named.report, RuleId::unused_entry).empty()) << text(named.report);
   // Another architecture's mtp.layers keep their names: 'mtp*' excludes them everywhere.
-  std::string other = qwen3_next;
+  std::string other = k_qwen3_next_mtp;
   other.replace(other.find("Qwen3NextForCausalLM"), 20, "Qwen3NextForCausalLX");
-  MemoryFileSystem fs = folder(config(other, modelopt("NVFP4", {"lm_head", "mtp*"})), tensors);
-  auto plain = lint_path(fs, "m", {});
-  ASSERT_TRUE(plain);
-  EXPECT_TRUE(findings(plain->report, RuleId::undeclared_unquantized).empty())
-    << text(plain->report);
+  const LintRun plain =
+    lint_run(folder(config(other, modelopt("FP8", {"lm_head", "mtp*"})), tensors));
+  EXPECT_TRUE(findings(plain.report, RuleId::undeclared_unquantized).empty()) << text(plain.report);
+}
+
+// SGLang's Qwen3-Next attention builds qkv_proj without a quantization config for modelopt_fp4
+// (qwen3_next.py), main layers and the MTP layer alike: main q/k/v stored NVFP4 fail there
+// (QC102), and the draft's BF16 q/k/v need no entry there (QC110 says what saves them).
+TEST(RuleCases, QC102Qwen3NextNvfp4QkvProjUnquantizedInSglang)
+{
+  Tensors tensors = qwen3_next_with_mtp(nvfp4);
+  for (const char* p : {"q_proj", "k_proj", "v_proj"}) {
+    tensors = tensors + nvfp4(fmt::format("model.layers.1.self_attn.{}", p));
+  }
+  std::string two_layers = k_qwen3_next_mtp;
+  two_layers.replace(two_layers.find("\"num_hidden_layers\": 1"), 22, "\"num_hidden_layers\": 2");
+  const LintRun run =
+    lint_run(folder(config(two_layers, modelopt("NVFP4", {"lm_head", "mtp*"})), tensors));
+  const auto excluded = findings(run.report, RuleId::excluded_but_quantized);
+  ASSERT_EQ(excluded.size(), 3u) << text(run.report);
+  for (const Finding& f : excluded) {
+    EXPECT_EQ(engines(f), std::set<Engine>{Engine::sglang});
+    EXPECT_TRUE(f.modules.front().starts_with("model.layers.1.self_attn.")) << f.modules.front();
+    EXPECT_EQ(f.details, Strings{"SGLang checks 'model.layers.1.self_attn.qkv_proj': SGLang "
+                                 "builds Qwen3-Next's attention qkv_proj unquantized for "
+                                 "modelopt_fp4"});
+  }
+  const auto undeclared = findings(run.report, RuleId::undeclared_unquantized);
+  ASSERT_EQ(undeclared.size(), 1u) << text(run.report);
+  EXPECT_EQ(undeclared[0].suggested_entries, Strings{"model.layers.0.self_attn.o_proj"});
+  only(run.report, RuleId::engine_override,
+       "model.layers.0.self_attn.qkv_proj loads only because SGLang builds Qwen3-Next's "
+       "attention qkv_proj unquantized for modelopt_fp4");
+  // ModelOpt FP8 builds it quantized: no override.
+  const LintRun fp8_run = lint_run(
+    folder(config(two_layers, modelopt("FP8", {"lm_head", "mtp*"})), qwen3_next_with_mtp(fp8)));
+  EXPECT_TRUE(findings(fp8_run.report, RuleId::engine_override).empty()) << text(fp8_run.report);
+}
+
+// The draft's experts stored fused (one 'mtp.layers.0.mlp.experts' module) beside main layer
+// 0's per-expert ones: SGLang's fused MoE layer 'model.layers.0.mlp.experts' is main layer 0's
+// too, so it is not offered as an entry (it would exclude main layer 0's FP8 experts).
+TEST(RuleCases, QC101Qwen3NextFusedDraftExpertsNotNamedAfterMainLayer)
+{
+  Tensors tensors = qwen3_next_with_mtp(fp8);
+  std::erase_if(tensors,
+                [](const TensorSpec& t) { return t.name.starts_with("mtp.layers.0.mlp."); });
+  tensors.push_back({"mtp.layers.0.mlp.experts.gate_up_proj", "BF16", {1, 128, 64}});
+  tensors.push_back({"mtp.layers.0.mlp.experts.down_proj", "BF16", {1, 64, 64}});
+  const LintRun run =
+    lint_run(folder(config(k_qwen3_next_mtp, modelopt("FP8", {"lm_head", "mtp*"})), tensors));
+  const auto undeclared = findings(run.report, RuleId::undeclared_unquantized);
+  ASSERT_EQ(undeclared.size(), 1u) << text(run.report);
+  EXPECT_NE(std::find(undeclared[0].modules.begin(), undeclared[0].modules.end(),
+                      "mtp.layers.0.mlp.experts"),
+            undeclared[0].modules.end())
+    << text(run.report);
+  EXPECT_EQ(undeclared[0].suggested_entries,
+            (Strings{"model.layers.0.self_attn.qkv_proj", "model.layers.0.self_attn.o_proj"}));
+}
+
+// Main layer 0's experts kept BF16 by 'model.layers.0.mlp.experts*', the draft's stored FP8:
+// SGLang excludes the draft's too (QC102), and removing the entry would quantize main layer 0's
+// BF16 experts, so the finding offers no entry to remove.
+TEST(RuleCases, QC102Qwen3NextDraftUnderMainEntryOffersNoRemoval)
+{
+  Tensors tensors = bf16("lm_head", 128, 64) + fp8("model.layers.0.linear_attn.out_proj") +
+                    fp8("mtp.layers.0.self_attn.o_proj") + fp8("mtp.fc", 64, 128);
+  for (const char* p : {"gate_proj", "up_proj", "down_proj"}) {
+    tensors = tensors + bf16(fmt::format("model.layers.0.mlp.experts.0.{}", p)) +
+              fp8(fmt::format("mtp.layers.0.mlp.experts.0.{}", p));
+  }
+  const LintRun run = lint_run(
+    folder(config(k_qwen3_next_mtp, modelopt("FP8", {"lm_head", "model.layers.0.mlp.experts*"})),
+           tensors));
+  const auto excluded = findings(run.report, RuleId::excluded_but_quantized);
+  ASSERT_EQ(excluded.size(), 3u) << text(run.report);
+  for (const Finding& f : excluded) {
+    EXPECT_EQ(engines(f), std::set<Engine>{Engine::sglang});
+    EXPECT_TRUE(f.modules.front().starts_with("mtp.layers.0.mlp.experts.0.")) << f.modules.front();
+    EXPECT_TRUE(f.suggested_entries.empty());
+    EXPECT_EQ(f.fix, "store the module unquantized; no list entry can change the engine's choice");
+  }
+}
+
+// AutoRound: the draft's o_proj, which SGLang builds as 'model.layers.0.self_attn.o_proj' and
+// reads by that exact key, is offered as one, as its fused qkv_proj is.
+TEST(RuleCases, QC101Qwen3NextMtpAutoRoundKeysUnderSglangNames)
+{
+  const std::string block =
+    R"({"quant_method": "auto-round", "bits": 4, "group_size": 64, "sym": true, )"
+    R"("packing_format": "auto_round:auto_gptq", "extra_config": {"^mtp\\..*": {"bits": 16}}})";
+  Tensors tensors = bf16("lm_head", 128, 64) + gptq("model.layers.0.linear_attn.out_proj");
+  for (const char* p : {"q_proj", "k_proj", "v_proj", "o_proj"}) {
+    tensors = tensors + bf16(fmt::format("mtp.layers.0.self_attn.{}", p));
+  }
+  const LintRun run = lint_run(folder(config(k_qwen3_next_mtp, block), tensors));
+  const auto undeclared = findings(run.report, RuleId::undeclared_unquantized);
+  ASSERT_EQ(undeclared.size(), 1u) << text(run.report);
+  EXPECT_EQ(engines(undeclared[0]), std::set<Engine>{Engine::sglang});
+  EXPECT_EQ(undeclared[0].suggested_entries,
+            (Strings{"model.layers.0.self_attn.qkv_proj", "model.layers.0.self_attn.o_proj"}));
+}
+
+// SGLang builds MTP layer 0 alone: a second MTP layer gets no SGLang layer and no entry.
+TEST(RuleCases, QC101Qwen3NextSecondMtpLayerNotBuiltBySglang)
+{
+  Tensors tensors = qwen3_next_with_mtp(fp8);
+  for (const char* p : {"q_proj", "k_proj", "v_proj", "o_proj"}) {
+    tensors = tensors + bf16(fmt::format("mtp.layers.1.self_attn.{}", p));
+  }
+  std::string two = k_qwen3_next_mtp;
+  two.replace(two.find("\"num_nextn_predict_layers\": 1"), 29, "\"num_nextn_predict_layers\": 2");
+  const LintRun run = lint_run(folder(config(two, modelopt("FP8", {"lm_head", "mtp*"})), tensors));
+  const auto undeclared = findings(run.report, RuleId::undeclared_unquantized);
+  ASSERT_EQ(undeclared.size(), 1u) << text(run.report);
+  for (const std::string& m : undeclared[0].modules) {
+    EXPECT_FALSE(m.starts_with("mtp.layers.1.")) << m;
+  }
+  EXPECT_EQ(undeclared[0].suggested_entries,
+            (Strings{"model.layers.0.self_attn.qkv_proj", "model.layers.0.self_attn.o_proj"}));
 }
 
 TEST(RuleCases, QC121Negative)
