@@ -2268,12 +2268,9 @@ engine_layers(std::span<const Engine> engines, const Inventory& inventory, const
         }
         name = renamed = *qwen3_next;
         shadows_main = true;
-        note = main_layer_holds(inventory, name)
-                 ? "SGLang builds Qwen3-Next's MTP layer 0 under main layer 0's names "
-                   "('model.layers.0'): no list entry excludes a module both have in one "
-                   "without the other"
-                 : "SGLang builds Qwen3-Next's MTP layer 0 under main layer 0's names "
-                   "('model.layers.0')";
+        note = "SGLang builds Qwen3-Next's MTP layer 0 under main layer 0's names "
+               "('model.layers.0'): no list entry excludes a module both have in one without "
+               "the other";
       } else if (mimo_v2) {
         if (!mimo_v2->name.empty()) {
           name = renamed = mimo_v2->name;
@@ -2714,7 +2711,7 @@ decide_layer(Engine engine, const ConfigSource& s, const ModelInfo& model, const
   case QuantFormat::unknown:
     break;
   }
-  if (d.quantized) {
+  if (!d.inferred) {
     std::string note = draft_override(engine, s, model, layer);
     if (note.empty()) {
       note = tower_override(engine, model, layer);
@@ -2722,9 +2719,11 @@ decide_layer(Engine engine, const ConfigSource& s, const ModelInfo& model, const
     if (note.empty()) {
       note = layer_override(engine, s, model, layer);
     }
-    if (!note.empty()) {
+    if (!note.empty() && d.quantized) {
       d.quantized = false;
       d.override_note = std::move(note);
+    } else if (!note.empty()) {
+      d.forced_note = std::move(note);
     }
   }
   return d;

@@ -146,6 +146,9 @@ explain_module(const LintRun& run, const std::string& name, const std::vector<En
       if (!it->namespace_note.empty()) {
         out += fmt::format("    {}\n", it->namespace_note);
       }
+      if (!d.forced_note.empty()) {
+        out += fmt::format("    without the entry too: {}\n", d.forced_note);
+      }
       if (d.shards_disagree) {
         out += fmt::format("    shards disagree: {}\n", d.shard_detail);
       }

@@ -148,6 +148,7 @@ struct Miss
   std::set<Engine> engines;
   std::vector<std::string> details;
   std::set<std::string> entries;        // list entries that decided it
+  std::set<Engine> unremovable;         // engines whose choice no entry's removal changes
   const ConfigSource* source = nullptr; // the block holding `entries`
 };
 
@@ -473,7 +474,10 @@ private:
         }
         m_source_for[engine] = source;
       } else if (all_quantized && !d.quantized && !d.inferred) {
-        const std::string reported = detail(d.override_note.empty() ? d.reason : d.override_note);
+        const std::string reported = detail(
+          !d.override_note.empty() ? d.override_note
+          : d.forced_note.empty()  ? d.reason
+                                   : fmt::format("{}; without it, {}", d.reason, d.forced_note));
         // The entries that excluded the layer and are in the list as written: for a fused
         // layer each shard's, as one left in the list keeps the shards disagreeing (QC103).
         std::vector<std::string_view> entries;
@@ -500,16 +504,25 @@ private:
           miss.engines.insert(engine);
           // A draft module under a main module's name: removing the entry would quantize the
           // main one too (SGLang's Qwen3-Next MTP).
-          if (!entries.empty() &&
-              !(layer.draft &&
-                draft_names_unlistable(engine, m_declaration.model, m_inventory, module))) {
+          if (!d.override_note.empty() || !d.forced_note.empty() ||
+              (layer.draft &&
+               draft_names_unlistable(engine, m_declaration.model, m_inventory, module))) {
+            miss.unremovable.insert(engine);
+          } else if (!entries.empty()) {
             miss.entries.insert(entries.begin(), entries.end());
             miss.source = source;
           }
           miss.details.push_back(reported);
         }
       } else if (none_quantized && !d.override_note.empty()) {
-        m_overrides[d.override_note].insert(layer.prefix);
+        // A draft layer under a main layer's name is shown by its checkpoint modules.
+        if (layer.shadows_main) {
+          for (uint32_t i : layer.modules) {
+            m_overrides[d.override_note].insert(std::string(m_inventory.modules[i].name));
+          }
+        } else {
+          m_overrides[d.override_note].insert(layer.prefix);
+        }
       }
       if (d.inferred && engine == Engine::vllm) {
         m_inferred = true;
@@ -692,10 +705,19 @@ private:
         f.file = miss.source->file;
         f.pointer = list_pointer(*miss.source);
       }
+      std::set<Engine> removable;
+      std::set_difference(miss.engines.begin(), miss.engines.end(), miss.unremovable.begin(),
+                          miss.unremovable.end(), std::inserter(removable, removable.end()));
       f.fix = miss.entries.empty()
                 ? "store the module unquantized; no list entry can change the engine's choice"
-                : fmt::format("remove {} from the list (qcheck fix --remove-excluding), or store "
+              : miss.unremovable.empty()
+                ? fmt::format("remove {} from the list (qcheck fix --remove-excluding), or store "
                               "the module unquantized",
+                              fmt::join(miss.entries, ", "))
+                : fmt::format("store the module unquantized (no list entry changes {}'s "
+                              "choice), or, for {} alone, remove {} from the list (qcheck fix "
+                              "--remove-excluding)",
+                              engines_text(miss.unremovable), engines_text(removable),
                               fmt::join(miss.entries, ", "));
     }
     for (const auto& [module, miss] : m_plain) {

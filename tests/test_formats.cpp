@@ -504,8 +504,9 @@ TEST(Formats, Mxfp4GptOssBf16ExpertsListedButIgnoredByVllm)
 // SGLang, though, builds the draft's attention under main layer 0's names (qwen3_next_mtp.py),
 // which the exact mtp.* names do not reach, and builds every Qwen3-Next qkv_proj unquantized for
 // modelopt_fp4 (qwen3_next.py). So the draft's BF16 q/k/v load there only through that override
-// (QC110), its BF16 o_proj is quantized (QC101, fixed by 'model.layers.0.self_attn.o_proj':
-// main layer 0 is linear attention), and main layer 1's NVFP4 q/k/v cannot load (QC102).
+// (QC110, naming them), its BF16 o_proj is quantized (QC101, fixed by
+// 'model.layers.0.self_attn.o_proj': main layer 0 is linear attention), and main layer 1's NVFP4
+// q/k/v cannot load (QC102).
 TEST(Formats, ModelOptNvfp4Qwen3NextDraftMix)
 {
   const auto r = lint("modelopt-nvfp4-qwen3-next-mtp-mix");
@@ -517,7 +518,9 @@ TEST(Formats, ModelOptNvfp4Qwen3NextDraftMix)
   EXPECT_EQ(union_of(r.j, "QC102", "engines"), Names{"sglang"});
   EXPECT_EQ(union_of(r.j, "QC102", "modules"),
             with_prefix("model.layers.1.self_attn.", {"q_proj", "k_proj", "v_proj"}));
-  EXPECT_EQ(union_of(r.j, "QC110", "modules"), Names{"model.layers.0.self_attn.qkv_proj"});
+  // Named by its checkpoint modules, not by main layer 0's name SGLang gives it.
+  EXPECT_EQ(union_of(r.j, "QC110", "modules"),
+            with_prefix("mtp.layers.0.self_attn.", {"q_proj", "k_proj", "v_proj"}));
 }
 
 // Same draft mix on Qwen3.5: SGLang's `_mtp_quant_config` returns None for serialized

@@ -5371,13 +5371,62 @@ TEST(RuleCases, QC102Qwen3NextNvfp4QkvProjUnquantizedInSglang)
   const auto undeclared = findings(run.report, RuleId::undeclared_unquantized);
   ASSERT_EQ(undeclared.size(), 1u) << text(run.report);
   EXPECT_EQ(undeclared[0].suggested_entries, Strings{"model.layers.0.self_attn.o_proj"});
+  // Named by the draft's checkpoint modules, not by main layer 0's name SGLang gives them.
   only(run.report, RuleId::engine_override,
-       "model.layers.0.self_attn.qkv_proj loads only because SGLang builds Qwen3-Next's "
-       "attention qkv_proj unquantized for modelopt_fp4");
-  // ModelOpt FP8 builds it quantized: no override.
-  const LintRun fp8_run = lint_run(
-    folder(config(two_layers, modelopt("FP8", {"lm_head", "mtp*"})), qwen3_next_with_mtp(fp8)));
+       "mtp.layers.0.self_attn.k_proj, mtp.layers.0.self_attn.q_proj, "
+       "mtp.layers.0.self_attn.v_proj load only because SGLang builds Qwen3-Next's attention "
+       "qkv_proj unquantized for modelopt_fp4");
+  // ModelOpt FP8 builds it quantized: no override, and FP8 q/k/v load everywhere.
+  Tensors fp8_tensors = qwen3_next_with_mtp(fp8);
+  for (const char* p : {"q_proj", "k_proj", "v_proj"}) {
+    fp8_tensors = fp8_tensors + fp8(fmt::format("model.layers.1.self_attn.{}", p));
+  }
+  const LintRun fp8_run =
+    lint_run(folder(config(two_layers, modelopt("FP8", {"lm_head", "mtp*"})), fp8_tensors));
   EXPECT_TRUE(findings(fp8_run.report, RuleId::engine_override).empty()) << text(fp8_run.report);
+  EXPECT_TRUE(findings(fp8_run.report, RuleId::excluded_but_quantized).empty())
+    << text(fp8_run.report);
+}
+
+// The same NVFP4 q/k/v also listed: vLLM and TensorRT-LLM exclude them by the entries, SGLang
+// by the entries and by its override. Removing the entries serves the first two alone; the
+// finding says so, and SGLang's line names the override.
+TEST(RuleCases, QC102Qwen3NextNvfp4QkvListedRemovalServesOtherEnginesAlone)
+{
+  Tensors tensors = qwen3_next_with_mtp(nvfp4);
+  Strings ignore{"lm_head", "mtp*"};
+  for (const char* p : {"q_proj", "k_proj", "v_proj"}) {
+    tensors = tensors + nvfp4(fmt::format("model.layers.1.self_attn.{}", p));
+    ignore.push_back(fmt::format("model.layers.1.self_attn.{}", p));
+  }
+  std::string two_layers = k_qwen3_next_mtp;
+  two_layers.replace(two_layers.find("\"num_hidden_layers\": 1"), 22, "\"num_hidden_layers\": 2");
+  const LintRun run = lint_run(folder(config(two_layers, modelopt("NVFP4", ignore)), tensors));
+  const auto excluded = findings(run.report, RuleId::excluded_but_quantized);
+  ASSERT_EQ(excluded.size(), 3u) << text(run.report);
+  for (const Finding& f : excluded) {
+    EXPECT_EQ(engines(f), (std::set<Engine>{Engine::vllm, Engine::sglang, Engine::trtllm}));
+    // Each shard's entry: one left in the list keeps vLLM's qkv_proj shards disagreeing.
+    EXPECT_EQ(f.suggested_entries,
+              (Strings{"model.layers.1.self_attn.k_proj", "model.layers.1.self_attn.q_proj",
+                       "model.layers.1.self_attn.v_proj"}));
+    EXPECT_EQ(f.fix, "store the module unquantized (no list entry changes SGLang's choice), or, "
+                     "for vLLM and TensorRT-LLM alone, remove model.layers.1.self_attn.k_proj, "
+                     "model.layers.1.self_attn.q_proj, model.layers.1.self_attn.v_proj from the "
+                     "list (qcheck fix --remove-excluding)");
+    EXPECT_NE(std::find(f.details.begin(), f.details.end(),
+                        "SGLang checks 'model.layers.1.self_attn.qkv_proj': every shard is listed "
+                        "in ignore; without it, SGLang builds Qwen3-Next's attention qkv_proj "
+                        "unquantized for modelopt_fp4"),
+              f.details.end())
+      << fmt::format("{}", fmt::join(f.details, "\n"));
+  }
+  const auto explained = explain_module(run, "model.layers.1.self_attn.q_proj", {Engine::sglang});
+  ASSERT_TRUE(explained) << explained.error();
+  EXPECT_NE(explained->find("    without the entry too: SGLang builds Qwen3-Next's attention "
+                            "qkv_proj unquantized for modelopt_fp4\n"),
+            std::string::npos)
+    << *explained;
 }
 
 // The draft's experts stored fused (one 'mtp.layers.0.mlp.experts' module) beside main layer
@@ -5424,6 +5473,24 @@ TEST(RuleCases, QC102Qwen3NextDraftUnderMainEntryOffersNoRemoval)
     EXPECT_TRUE(f.suggested_entries.empty());
     EXPECT_EQ(f.fix, "store the module unquantized; no list entry can change the engine's choice");
   }
+  // With 'mtp*' too, vLLM and TensorRT-LLM exclude the draft's experts by it: its removal is
+  // offered for them alone.
+  const LintRun both = lint_run(folder(
+    config(k_qwen3_next_mtp, modelopt("FP8", {"lm_head", "model.layers.0.mlp.experts*", "mtp*"})),
+    tensors));
+  size_t experts = 0;
+  for (const Finding& f : findings(both.report, RuleId::excluded_but_quantized)) {
+    if (!f.modules.front().starts_with("mtp.layers.0.mlp.experts.0.")) {
+      continue; // mtp.fc and o_proj: every engine excludes them by 'mtp*' alone
+    }
+    ++experts;
+    EXPECT_EQ(engines(f), (std::set<Engine>{Engine::vllm, Engine::sglang, Engine::trtllm}));
+    EXPECT_EQ(f.suggested_entries, Strings{"mtp*"});
+    EXPECT_EQ(f.fix, "store the module unquantized (no list entry changes SGLang's choice), or, "
+                     "for vLLM and TensorRT-LLM alone, remove mtp* from the list (qcheck fix "
+                     "--remove-excluding)");
+  }
+  EXPECT_EQ(experts, 3u) << text(both.report);
 }
 
 // AutoRound: the draft's o_proj, which SGLang builds as 'model.layers.0.self_attn.o_proj' and

@@ -311,6 +311,9 @@ struct Decision
   std::string matched;       // the entry (or rule) that excluded / selected it
   std::string reason;        // one phrase: why quantized / why excluded
   std::string override_note; // a hard-coded engine override decided it
+  // Excluded by the list, and a hard-coded override would leave it unquantized without the
+  // entry too: its note (removing the entry changes nothing for this engine).
+  std::string forced_note;
   bool shards_disagree = false;
   std::string shard_detail;        // which shards were excluded
   // AutoRound: a fused layer the engine reads by its name (its exact key; in SGLang also one no
