@@ -2711,7 +2711,7 @@ decide_layer(Engine engine, const ConfigSource& s, const ModelInfo& model, const
   case QuantFormat::unknown:
     break;
   }
-  if (!d.inferred) {
+  if (d.quantized || !d.inferred) {
     std::string note = draft_override(engine, s, model, layer);
     if (note.empty()) {
       note = tower_override(engine, model, layer);
