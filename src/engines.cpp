@@ -117,6 +117,13 @@ is_qwen_mtp_family(const ModelInfo& model)
   return false;
 }
 
+// Qwen3-Next's own class (not Qwen3.5's): its attention and MTP loader have SGLang special cases.
+bool
+is_qwen3_next_class(const ModelInfo& model)
+{
+  return !model.architectures.empty() && model.architectures.front() == "Qwen3NextForCausalLM";
+}
+
 bool
 is_qwen35_family(const ModelInfo& model)
 {
@@ -1546,8 +1553,7 @@ std::string
 layer_override(Engine engine, const ConfigSource& s, const ModelInfo& model,
                const EngineLayer& layer)
 {
-  if (engine == Engine::sglang && is_nvfp4_algo(s) && !model.architectures.empty() &&
-      model.architectures.front() == "Qwen3NextForCausalLM" &&
+  if (engine == Engine::sglang && is_nvfp4_algo(s) && is_qwen3_next_class(model) &&
       layer.prefix.ends_with(".self_attn.qkv_proj")) {
     return "SGLang builds Qwen3-Next's attention qkv_proj unquantized for modelopt_fp4";
   }
@@ -1673,8 +1679,7 @@ std::optional<std::string>
 qwen3_next_mtp_name(Engine engine, const ModelInfo& model, std::string_view module)
 {
   static constexpr std::string_view k_root = "mtp.layers.";
-  if (engine != Engine::sglang || model.architectures.empty() ||
-      model.architectures.front() != "Qwen3NextForCausalLM" || !module.starts_with(k_root)) {
+  if (engine != Engine::sglang || !is_qwen3_next_class(model) || !module.starts_with(k_root)) {
     return std::nullopt;
   }
   if (!module.substr(k_root.size()).starts_with("0.")) {
@@ -1708,7 +1713,7 @@ draft_root_spelling(Engine engine, const std::string& root, const ModelInfo& mod
     if (sglang_nextn_root(root, model)) {
       return "model.decoder";
     }
-    if (root == "mtp" && qwen3_next_mtp_name(engine, model, "mtp.layers.0.x")) {
+    if (root == "mtp" && is_qwen3_next_class(model)) {
       return ""; // its layers bear main layer names (qwen3_next_mtp_name())
     }
     return strip_language_model(root);

@@ -833,6 +833,7 @@ private:
       below.begin(), below.end(), [](const Module& m) { return m.storage == Storage::quantized; });
     // One spelling per namespace the failing engines check the draft under.
     std::vector<std::string> spellings{where};
+    std::set<Engine> main_named; // failing engines that build the draft under main-model names
     // SGLang's DeepSeek-V3 NextN draft reads "model.layers.61" as "model.decoder": the
     // checkpoint's spelling serves it.
     const auto sglang_reads = [&](Engine e, std::string_view entry) {
@@ -844,18 +845,20 @@ private:
     if (is_draft) {
       // No spelling of the root for engines that build its layers under main-model names:
       // name_uncovered_layers() names those it can. The checkpoint's is kept for any other.
-      bool root_read = false;
       for (Engine e : f.engines) {
         const std::string spelling = draft_root_spelling(e, where, m_declaration.model);
-        root_read = root_read || !spelling.empty();
-        if (spelling.empty() || sglang_reads(e, where) == spelling) {
+        if (spelling.empty()) {
+          main_named.insert(e);
+          continue;
+        }
+        if (sglang_reads(e, where) == spelling) {
           continue;
         }
         if (std::find(spellings.begin(), spellings.end(), spelling) == spellings.end()) {
           spellings.push_back(spelling);
         }
       }
-      if (!root_read) {
+      if (main_named.size() == f.engines.size()) {
         spellings.clear();
       }
     }
@@ -919,11 +922,12 @@ private:
     std::vector<Engine> unlisted;
     size_t all_unlisted = 0;
     for (Engine e : f.engines) {
-      const auto in_draft = [&](const std::string& m) { return unlistable(e, m); };
       const bool gptq = gptq_experts && e == Engine::sglang;
-      if (gptq || std::any_of(modules.begin(), modules.end(), in_draft)) {
+      const auto none = static_cast<size_t>(std::count_if(
+        modules.begin(), modules.end(), [&](const std::string& m) { return unlistable(e, m); }));
+      if (gptq || none > 0) {
         unlisted.push_back(e);
-        all_unlisted += gptq || std::all_of(modules.begin(), modules.end(), in_draft) ? 1 : 0;
+        all_unlisted += gptq || none == modules.size() ? 1 : 0;
       }
     }
     const std::string experts_fix = "no dynamic key leaves a GPTQ fused MoE unquantized in "
@@ -1110,8 +1114,7 @@ private:
       for (const auto& [module, engine, layer_prefix] : undeclared_layers(runs)) {
         const std::string_view prefix = layer_prefix; // clang 14 cannot capture a binding
         const Engine reader = engine;                 // clang 14 cannot capture a binding
-        if (is_draft && draft_root_spelling(engine, where, m_declaration.model).empty() &&
-            !unlistable(engine, module) &&
+        if (main_named.contains(engine) && !unlistable(engine, module) &&
             std::none_of(
               f.suggested_entries.begin(), f.suggested_entries.end(),
               [&](const std::string& e) { return extra_config_key_matches(reader, e, prefix); })) {
