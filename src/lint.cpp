@@ -1718,8 +1718,12 @@ private:
     EntryUse use;
     use.matched.assign(s.excludes.size(), 0);
     for (Pass& pass : passes) {
-      for (size_t i = 0; i < pass.matched.size(); ++i) {
-        use.matched[i] |= pass.matched[i];
+      // Through pointers: a char store through the vector could alias its own bounds, which
+      // keeps the compiler from vectorizing the loop.
+      char* const to = use.matched.data();
+      const char* const from = pass.matched.data();
+      for (size_t i = 0, n = pass.matched.size(); i < n; ++i) {
+        to[i] |= from[i];
       }
       // Passes in module order: an earlier half's example comes first.
       if (!pass.exampled.empty() && use.examples.empty()) {
@@ -2601,8 +2605,13 @@ private:
     // those below it, so one that is no known name names none.
     std::vector<uint8_t> is_expert_entry(s->excludes.size(), 0);
     std::vector<EntryIndex::Spelling> expert_entries; // entry: its own number here
+    const std::vector<int8_t>& known = known_answers(*s);
     for (size_t i = 0; i < s->excludes.size(); ++i) {
       const std::string_view e = s->excludes[i];
+      // Most entries of a long list were answered, and most of those are no known name.
+      if (known[i] == 0 && !has_glob_chars(e)) {
+        continue;
+      }
       if (e.size() <= k_longest_entry && e.find("experts.") != std::string::npos &&
           (has_glob_chars(e) || is_known_entry(*s, i))) {
         is_expert_entry[i] = 1;
