@@ -515,13 +515,16 @@ private:
           miss.details.push_back(reported);
         }
       } else if (none_quantized && !d.override_note.empty()) {
+        Override& o = m_overrides[d.override_note];
+        o.engines.insert(engine);
+        o.source = source;
         // A draft layer under a main layer's name is shown by its checkpoint modules.
         if (layer.shadows_main) {
           for (uint32_t i : layer.modules) {
-            m_overrides[d.override_note].insert(std::string(m_inventory.modules[i].name));
+            o.modules.insert(std::string(m_inventory.modules[i].name));
           }
         } else {
-          m_overrides[d.override_note].insert(layer.prefix);
+          o.modules.insert(layer.prefix);
         }
       }
       if (d.inferred && engine == Engine::vllm) {
@@ -730,11 +733,14 @@ private:
       f.engines.assign(miss.engines.begin(), miss.engines.end());
       f.fix = "store the draft projection unquantized (BF16)";
     }
-    for (const auto& [note, prefixes] : m_overrides) {
-      Finding& f = add(RuleId::engine_override, "",
-                       fmt::format("{} load{} only because {}", fmt::join(prefixes, ", "),
-                                   prefixes.size() == 1 ? "s" : "", note));
-      f.modules.assign(prefixes.begin(), prefixes.end());
+    for (const auto& [note, o] : m_overrides) {
+      // Located at the list that leaves the modules out: the exclusion goes there.
+      Finding& f = add(RuleId::engine_override, o.source->file,
+                       fmt::format("{} load{} only because {}", fmt::join(o.modules, ", "),
+                                   o.modules.size() == 1 ? "s" : "", note));
+      f.pointer = list_pointer(*o.source);
+      f.modules.assign(o.modules.begin(), o.modules.end());
+      f.engines.assign(o.engines.begin(), o.engines.end());
       f.fix = "declare the exclusion so every engine agrees";
     }
     // A QC103's engines, modules and details; located at the block's list: the fix goes there,
@@ -2967,7 +2973,15 @@ private:
   std::vector<bool> m_vllm_quantizable; // per module, lazily (see reaches_a_quantizable_module)
   // Each module-name component: whether in a quantizable module's name; lazily.
   std::optional<std::unordered_map<std::string_view, bool>> m_components;
-  std::map<std::string, std::set<std::string>> m_overrides;
+  // QC110, per override note: the modules it alone keeps loadable, the engines applying it (one,
+  // as each note names its engine) and the list that leaves them out.
+  struct Override
+  {
+    std::set<std::string> modules;
+    std::set<Engine> engines;
+    const ConfigSource* source = nullptr;
+  };
+  std::map<std::string, Override> m_overrides;
   std::map<std::string, std::set<std::string>> m_notes;
   std::map<std::vector<uint32_t>, EngineLayer> m_mixed;
   std::map<Engine, const ConfigSource*> m_source_for;

@@ -129,7 +129,8 @@ constexpr std::array<Rule, 35> k_rules{{
   {RuleId::engine_override, "QC110", "engine-override-only", Severity::info, false,
    "Only a hard-coded engine override makes this module load",
    "An engine forces the module unquantized by special case (e.g. vLLM's mtp.fc for "
-   "modelopt_fp4). Other engines, or other versions, will fail; declare the exclusion instead."},
+   "modelopt_fp4). Other engines, or other versions, will fail; declare the exclusion instead. "
+   "Reported at the list of the engine that applies the override, where the entry belongs."},
   {RuleId::broad_substring_entry, "QC111", "broad-substring-entry", Severity::warning, false,
    "An exclusion entry is a short substring that catches unintended modules",
    "vLLM's ModelOpt loader matches entries as substrings: `model.layers.1` also excludes layers "

@@ -2016,6 +2016,10 @@ TEST(RuleCases, QC110Positive)
                          "mtp.fc loads only because vLLM forces mtp.fc unquantized for "
                          "modelopt_fp4 (Qwen3-Next/3.5)");
   EXPECT_EQ(f.modules, Strings{"mtp.fc"});
+  // Located at the list the exclusion belongs in, for the engine applying the override.
+  EXPECT_EQ(engines(f), std::set<Engine>{Engine::vllm});
+  EXPECT_EQ(f.file, "config.json");
+  EXPECT_EQ(f.pointer, "/quantization_config/ignore");
   const auto undeclared = findings(r, RuleId::undeclared_unquantized);
   ASSERT_EQ(undeclared.size(), 1u) << text(r);
   EXPECT_EQ(engines(undeclared[0]), (std::set<Engine>{Engine::sglang, Engine::trtllm}));
