@@ -218,12 +218,12 @@ icontains(std::string_view text, std::string_view part)
 // re: entry against a name with Python re.match / fullmatch; errors go to `errors`.
 bool
 regex_entry(std::string_view entry, std::string_view name, bool full,
-            std::vector<std::string>* errors)
+            std::vector<Unevaluable>* errors)
 {
   const Expected<Regex>& re = cached_regex(std::string(entry.substr(3)));
   if (!re) {
     if (errors) {
-      errors->push_back(fmt::format("'{}': {}", entry, re.error()));
+      errors->push_back({std::string(entry), re.error()});
     }
     return false;
   }
@@ -413,7 +413,7 @@ regex_subject(Engine engine, const ModelInfo* model, std::string_view prefix)
 
 bool
 ct_entry(Engine engine, std::string_view entry, std::string_view prefix,
-         std::vector<std::string>* errors, const ModelInfo* model = nullptr)
+         std::vector<Unevaluable>* errors, const ModelInfo* model = nullptr)
 {
   if (entry.starts_with("re:")) {
     // vLLM maps exact entries through the model's mapper but not regexes: a regex meets the
@@ -445,7 +445,7 @@ ct_entry(Engine engine, std::string_view entry, std::string_view prefix,
 // SGLang's should_ignore_layer (quark/utils.py) compares exactly or by regex: a glob is text there.
 bool
 quark_entry(Engine engine, std::string_view entry, std::string_view prefix,
-            std::vector<std::string>* errors)
+            std::vector<Unevaluable>* errors)
 {
   if (entry.starts_with("re:")) {
     // vLLM's apply_vllm_mapper renames exact entries, not regexes: they meet its own prefixes.
@@ -1081,7 +1081,7 @@ decide_gptq(Decision& d, Engine engine, const ConfigSource& s, const EngineLayer
   for (const auto& rule : s.dynamic) {
     const Expected<Regex>& re = cached_regex(rule.regex);
     if (!re) {
-      d.errors.push_back(fmt::format("dynamic key '{}': {}", rule.key, re.error()));
+      d.errors.push_back({rule.key, re.error(), true});
       continue;
     }
     if (re->match(name)) {

@@ -431,7 +431,7 @@ private:
       const Decision& d =
         m_decisions.at(engine)[static_cast<size_t>(&layer - layers_for(engine).data())];
       for (const auto& e : d.errors) {
-        m_unevaluable[e].insert(engine);
+        m_unevaluable[{e, source}].insert(engine);
       }
       // This engine's part in a QC103 on the layer.
       const auto disagree = [&](ShardDisagreement& into, std::string detail) {
@@ -792,12 +792,22 @@ private:
       f.fix =
         fmt::format("key '{}' in extra_config with its shards' bits, group_size and sym", prefix);
     }
-    for (const auto& [entry, engines] : m_unevaluable) {
-      Finding& f = add(RuleId::unevaluable_entry, "",
-                       fmt::format("cannot evaluate {} exactly; modules it was meant to match "
-                                   "are treated as unmatched",
-                                   entry));
+    for (const auto& [key, engines] : m_unevaluable) {
+      const auto& [error, s] = key;
+      Finding& f =
+        add(RuleId::unevaluable_entry, s->file,
+            fmt::format("cannot evaluate {}'{}': {} exactly; modules it was meant to "
+                        "match are treated as unmatched",
+                        error.dynamic_key ? "dynamic key " : "", error.entry, error.problem));
       f.engines.assign(engines.begin(), engines.end());
+      // At the entry where the list holds it as written (an entry an engine renames before
+      // matching is not): else at the list.
+      const auto at = std::find(s->excludes.begin(), s->excludes.end(), error.entry);
+      f.pointer = error.dynamic_key
+                    ? fmt::format("{}/dynamic/{}", s->pointer, escape_pointer_token(error.entry))
+                  : at != s->excludes.end()
+                    ? entry_pointer(*s, static_cast<size_t>(at - s->excludes.begin()))
+                    : list_pointer(*s);
     }
     if (m_inferred) {
       const ConfigSource* s = vllm_source();
@@ -2966,7 +2976,8 @@ private:
   };
   std::map<std::string, ShardDisagreement> m_shard_disagree;
   std::map<std::string, ShardDisagreement> m_fused_name_settings; // Decision::fused_name_settings
-  std::map<std::string, std::set<Engine>> m_unevaluable;
+  // QC115: each entry an engine cannot evaluate, in the list that holds it, and those engines.
+  std::map<std::pair<Unevaluable, const ConfigSource*>, std::set<Engine>> m_unevaluable;
   // A list's entries, for QC102's suggestions; built at the first.
   std::map<const ConfigSource*, std::unordered_set<std::string_view>> m_listed;
   std::optional<std::vector<std::string_view>> m_param_names; // distinct, lazily

@@ -2902,6 +2902,21 @@ TEST(RuleCases, QC112PositiveDynamicKey)
   EXPECT_EQ(f.pointer, "/quantization_config/dynamic/-:model\\.mtp\\..*");
 }
 
+// QC115 for a GPTQ dynamic key whose regex qcheck cannot evaluate: located at the key.
+TEST(RuleCases, QC115PositiveDynamicKey)
+{
+  const Report r = lint_folder(folder(
+    config(k_qwen35_text, gptq_config(k_gptq_listed + R"(, "dynamic": {"-:(?<!x)mtp\\..*": {}})")),
+    qwen35_gptq()));
+  const auto found = findings(r, RuleId::unevaluable_entry);
+  ASSERT_EQ(found.size(), 1u) << text(r);
+  EXPECT_TRUE(found[0].message.starts_with("cannot evaluate dynamic key '-:(?<!x)mtp\\..*': "))
+    << found[0].message;
+  EXPECT_EQ(engines(found[0]), (std::set<Engine>{Engine::vllm, Engine::sglang}));
+  EXPECT_EQ(found[0].file, "config.json");
+  EXPECT_EQ(found[0].pointer, "/quantization_config/dynamic/-:(?<!x)mtp\\..*");
+}
+
 TEST(RuleCases, QC112NegativeDynamicKey)
 {
   const Report r = lint_folder(
@@ -3325,6 +3340,8 @@ TEST(RuleCases, QC115Positive)
                          "offset 0: negative look-behind '(?<!' exactly; modules it was meant to "
                          "match are treated as unmatched");
   EXPECT_EQ(engines(f), (std::set<Engine>{Engine::vllm, Engine::sglang}));
+  EXPECT_EQ(f.file, "config.json"); // at the entry, as a GitHub annotation or SARIF shows it
+  EXPECT_EQ(f.pointer, "/quantization_config/ignore/1");
 }
 
 TEST(RuleCases, QC115Negative)

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <compare>
 #include <cstdint>
 #include <deque>
 #include <initializer_list>
@@ -304,6 +305,15 @@ std::vector<std::vector<EngineLayer>> engine_layers(std::span<const Engine> engi
 // order. `after`'s layers are moved out; what its renamed shards view stays alive.
 void join_layers(std::vector<EngineLayer>& before, std::vector<EngineLayer>&& after);
 
+// An entry of a list, or a GPTQ dynamic key, that an engine cannot evaluate, and why.
+struct Unevaluable
+{
+  std::string entry; // as written
+  std::string problem;
+  bool dynamic_key = false;
+  auto operator<=>(const Unevaluable&) const = default;
+};
+
 struct Decision
 {
   bool quantized = false;    // the engine allocates quantized parameters
@@ -320,7 +330,7 @@ struct Decision
   // packed_modules_mapping key names), quantized with another (bits, group_size, sym) than some
   // shard's: what each is given; "" otherwise.
   std::string fused_name_settings;
-  std::vector<std::string> errors; // entries the engine cannot evaluate (bad regex, ...)
+  std::vector<Unevaluable> errors; // entries the engine cannot evaluate (bad regex, ...)
   // A layer excluded because every shard is listed: each entry that excluded a shard, once.
   std::vector<std::string> shard_entries;
 };
