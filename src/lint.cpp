@@ -473,7 +473,8 @@ private:
           m_notes[layer.draft_root].insert(layer.namespace_note);
         }
         m_source_for[engine] = source;
-      } else if (all_quantized && !d.quantized && !d.inferred) {
+      } else if (all_quantized && !d.quantized && (!d.inferred || !d.override_note.empty())) {
+        // (An inferred decision follows the stored dtypes: only an override turns it.)
         const std::string reported = detail(
           !d.override_note.empty() ? d.override_note
           : d.forced_note.empty()  ? d.reason

@@ -6291,3 +6291,44 @@ TEST(RuleCases, ExplainEntriesAgreeWithTheScanOfEveryEntry)
     {"lm_head", d + "eh_proj", d + "self_attn.o_proj", d + "mlp", "model.layers.0.self_attn"},
     "  'model.layers.61.eh_proj'\n    vLLM: 1 layer: model.layers.61.eh_proj\n");
 }
+
+namespace {
+
+// LongCat-Flash with "mtp" in disable_quant_module (vLLM builds the whole drafter unquantized,
+// longcat_flash_mtp.py), AWQ with an empty modules_to_not_convert (vLLM infers the rest from the
+// stored dtypes).
+Report
+lint_longcat_awq(const Tensors& draft)
+{
+  return lint_folder(
+    folder(config(R"("architectures": ["LongcatFlashForCausalLM"], "model_type": "longcat_flash", )"
+                  R"("num_hidden_layers": 1, "num_nextn_predict_layers": 1, )"
+                  R"("disable_quant_module": ["mtp"])",
+                  R"({"quant_method": "awq", "bits": 4, "group_size": 64, "zero_point": true, )"
+                  R"("version": "gemm", "modules_to_not_convert": []})"),
+           awq("model.layers.0.mlp.down_proj") + draft + bf16("lm_head")));
+}
+
+} // namespace
+
+// QC102 (R35): a hard-coded override on a layer vLLM would otherwise take from the stored dtypes.
+// The drafter stored AWQ is built unquantized: its qweight has no parameter to load into.
+TEST(RuleCases, QC102PositiveOverrideOnALayerInferredFromDtypes)
+{
+  const Report r = lint_longcat_awq(awq("model.mtp.layers.0.self_attn.o_proj"));
+  const Finding f = only(r, RuleId::excluded_but_quantized,
+                         "'model.mtp.layers.0.self_attn.o_proj' is stored quantized but vLLM "
+                         "excludes it");
+  EXPECT_EQ(f.details, Strings{"vLLM checks 'model.mtp.layers.0.self_attn.o_proj': "
+                               "disable_quant_module lists \"mtp\""});
+  EXPECT_EQ(f.fix, "store the module unquantized; no list entry can change the engine's choice");
+}
+
+TEST(RuleCases, QC102NegativeOverrideOnALayerInferredFromDtypes)
+{
+  const Report r = lint_longcat_awq(bf16("model.mtp.layers.0.self_attn.o_proj"));
+  EXPECT_TRUE(findings(r, RuleId::excluded_but_quantized).empty()) << text(r);
+  for (const Finding& f : findings(r, RuleId::undeclared_unquantized)) {
+    EXPECT_FALSE(engines(f).contains(Engine::vllm)) << text(r);
+  }
+}
