@@ -1012,15 +1012,25 @@ decide_ct(Decision& d, Engine engine, const ConfigSource& s, const ModelInfo& mo
   if (!d.quantized) {
     return;
   }
+  // A target's regex, its errors said to be the group's.
+  const auto target_regex = [&](const CtGroup& group, const std::string& target,
+                                std::string_view name) {
+    const size_t known = d.errors.size();
+    const bool hit = regex_entry(target, name, false, &d.errors);
+    for (size_t i = known; i < d.errors.size(); ++i) {
+      d.errors[i].where = Unevaluable::Where::target;
+      d.errors[i].group = group.name;
+    }
+    return hit;
+  };
   // Targets: a Linear-like layer matches the class names "Linear"/"LinearBase" or an exact/re:
   // target; MoE layers inherit Linear targets.
   for (const auto& group : s.groups) {
     for (const auto& target : group.targets) {
       const bool class_target = icontains(target, "linear") || target == "FusedMoE";
-      const bool hit =
-        (class_target && layer.kind != LayerKind::lm_head) ||
-        (target.starts_with("re:") && regex_entry(target, layer.prefix, false, &d.errors)) ||
-        target == layer.prefix;
+      const bool hit = (class_target && layer.kind != LayerKind::lm_head) ||
+                       (target.starts_with("re:") && target_regex(group, target, layer.prefix)) ||
+                       target == layer.prefix;
       if (hit) {
         d.matched = target;
         d.reason =
@@ -1043,8 +1053,7 @@ decide_ct(Decision& d, Engine engine, const ConfigSource& s, const ModelInfo& mo
     [&](std::string_view part) -> std::pair<const CtGroup*, const std::string*> {
     for (const auto& group : s.groups) {
       for (const auto& target : group.targets) {
-        if (target == part ||
-            (target.starts_with("re:") && regex_entry(target, part, false, &d.errors))) {
+        if (target == part || (target.starts_with("re:") && target_regex(group, target, part))) {
           return {&group, &target};
         }
       }
@@ -1081,7 +1090,7 @@ decide_gptq(Decision& d, Engine engine, const ConfigSource& s, const EngineLayer
   for (const auto& rule : s.dynamic) {
     const Expected<Regex>& re = cached_regex(rule.regex);
     if (!re) {
-      d.errors.push_back({rule.key, re.error(), true});
+      d.errors.push_back({rule.key, re.error(), Unevaluable::Where::dynamic_key});
       continue;
     }
     if (re->match(name)) {

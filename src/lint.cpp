@@ -795,20 +795,28 @@ private:
     }
     for (const auto& [key, engines] : m_unevaluable) {
       const auto& [error, s] = key;
-      Finding& f =
-        add(RuleId::unevaluable_entry, s->file,
-            fmt::format("cannot evaluate {}'{}': {} exactly; modules it was meant to "
-                        "match are treated as unmatched",
-                        error.dynamic_key ? "dynamic key " : "", error.entry, error.problem));
+      using Where = Unevaluable::Where;
+      Finding& f = add(RuleId::unevaluable_entry, s->file,
+                       fmt::format("cannot evaluate {}'{}': {} exactly; modules it was meant to "
+                                   "match are treated as unmatched",
+                                   error.where == Where::dynamic_key ? "dynamic key "
+                                   : error.where == Where::target
+                                     ? fmt::format("target of config group {} ", error.group)
+                                     : "",
+                                   error.entry, error.problem));
       f.engines.assign(engines.begin(), engines.end());
       // At the entry where the list holds it as written (an entry an engine renames before
-      // matching is not): else at the list.
+      // matching is not): else at the list. Identified by its text, not its index (which a
+      // patch removing an earlier entry changes) nor its list (which a patch may add).
       const auto at = std::find(s->excludes.begin(), s->excludes.end(), error.entry);
-      f.pointer = error.dynamic_key
-                    ? fmt::format("{}/dynamic/{}", s->pointer, escape_pointer_token(error.entry))
-                  : at != s->excludes.end()
-                    ? entry_pointer(*s, static_cast<size_t>(at - s->excludes.begin()))
-                    : list_pointer(*s);
+      f.pointer =
+        error.where == Where::dynamic_key
+          ? fmt::format("{}/dynamic/{}", s->pointer, escape_pointer_token(error.entry))
+        : error.where == Where::target ? fmt::format("{}/config_groups/{}/targets", s->pointer,
+                                                     escape_pointer_token(error.group))
+        : at != s->excludes.end() ? entry_pointer(*s, static_cast<size_t>(at - s->excludes.begin()))
+                                  : list_pointer(*s);
+      f.subject = fmt::format("{}:{}:{}", static_cast<int>(error.where), error.group, error.entry);
     }
     if (m_inferred) {
       const ConfigSource* s = vllm_source();
@@ -2048,12 +2056,16 @@ private:
         while (cut > 0 && (static_cast<unsigned char>(entry[cut]) & 0xC0) == 0x80) {
           --cut;
         }
-        add(RuleId::unevaluable_entry, s.file,
-            fmt::format("{} entry {} is {} bytes long ('{}...'); qcheck evaluates entries of up "
-                        "to {} bytes and treats it as matching nothing",
-                        s.list_key, json_index(s, index), entry.size(), entry.substr(0, cut),
-                        k_longest_entry))
-          .pointer = entry_pointer(s, index);
+        Finding& f =
+          add(RuleId::unevaluable_entry, s.file,
+              fmt::format("{} entry {} is {} bytes long ('{}...'); qcheck evaluates entries of "
+                          "up to {} bytes and treats it as matching nothing",
+                          s.list_key, json_index(s, index), entry.size(), entry.substr(0, cut),
+                          k_longest_entry));
+        f.pointer = entry_pointer(s, index);
+        // Its text identifies it: the index in the pointer and the message moves when a patch
+        // removes an earlier entry.
+        f.subject = entry;
       }
       if ((verdict & k_entry_unchecked) != 0) {
         continue;

@@ -127,8 +127,8 @@ fingerprint(const Finding& finding)
   };
   feed(rule(finding.rule).code);
   feed(finding.file);
-  feed(finding.pointer);
-  if (finding.modules.empty()) {
+  feed(finding.subject.empty() ? finding.pointer : finding.subject);
+  if (finding.modules.empty() && finding.subject.empty()) {
     feed(finding.message);
   }
   for (const auto& m : finding.modules) {

@@ -3393,6 +3393,60 @@ TEST(RuleCases, QC115PositiveEntryLongerThanTheLimit)
          "...'); qcheck evaluates entries of up to 4096 bytes and treats it as matching nothing");
 }
 
+// QC115 is identified by the entry's text, not its index: removing an earlier entry (fix
+// --remove-excluding) moves the bad regex up a place without making it a new error.
+TEST(RuleCases, QC115StaysTheSameErrorWhenAnEarlierEntryIsRemoved)
+{
+  MemoryFileSystem fs =
+    folder(config(k_llama, ct_w4a16({"lm_head", "model.layers.0.mlp.down_proj", "re:(?<!x)foo"})),
+           ct_pack("model.layers.0.self_attn.o_proj") + ct_pack("model.layers.0.mlp.down_proj") +
+             bf16("lm_head"));
+  auto run = lint_path(fs, "m", {});
+  ASSERT_TRUE(run);
+  const auto bad = findings(run->report, RuleId::unevaluable_entry);
+  ASSERT_EQ(bad.size(), 1u) << text(run->report);
+  EXPECT_EQ(bad[0].pointer, "/quantization_config/ignore/2");
+  const FixPlan plan = plan_fix(fs, *run, LintOptions{}, FixOptions{true});
+  EXPECT_TRUE(plan.refused.empty()) << fmt::format("{}", fmt::join(plan.refused, "\n"));
+  ASSERT_EQ(plan.edits.size(), 1u);
+  const Report after = lint_patched(fs, plan);
+  const auto still = findings(after, RuleId::unevaluable_entry);
+  ASSERT_EQ(still.size(), 1u) << text(after);
+  EXPECT_EQ(still[0].pointer, "/quantization_config/ignore/1");
+  EXPECT_EQ(fingerprint(still[0]), fingerprint(bad[0]));
+  EXPECT_TRUE(findings(after, RuleId::excluded_but_quantized).empty()) << text(after);
+}
+
+// A target's regex that qcheck cannot evaluate: QC115 at the group's targets, not at the ignore
+// list; and fix may add the missing ignore list beside it (the finding does not move with it).
+TEST(RuleCases, QC115AtTheTargetsOfItsGroup)
+{
+  const std::string quantization =
+    R"({"quant_method": "compressed-tensors", "format": "pack-quantized", "config_groups": {)"
+    R"("group_0": {"targets": ["re:.*(?<!x)gate_proj"], "weights": {"num_bits": 4, )"
+    R"("type": "int", "symmetric": true, "strategy": "group", "group_size": 32}}, )"
+    R"("group_1": {"targets": ["Linear"], "weights": {"num_bits": 4, "type": "int", )"
+    R"("symmetric": true, "strategy": "group", "group_size": 32}}}})";
+  MemoryFileSystem fs =
+    folder(config(k_llama, quantization), ct_pack("model.layers.0.self_attn.o_proj") +
+                                            bf16("model.layers.0.mlp.down_proj") + bf16("lm_head"));
+  auto run = lint_path(fs, "m", {});
+  ASSERT_TRUE(run);
+  const auto bad = findings(run->report, RuleId::unevaluable_entry);
+  ASSERT_EQ(bad.size(), 1u) << text(run->report);
+  EXPECT_TRUE(bad[0].message.starts_with(
+    "cannot evaluate target of config group group_0 're:.*(?<!x)gate_proj': "))
+    << bad[0].message;
+  EXPECT_EQ(bad[0].file, "config.json");
+  EXPECT_EQ(bad[0].pointer, "/quantization_config/config_groups/group_0/targets");
+  const FixPlan plan = plan_fix(fs, *run, LintOptions{}, FixOptions{});
+  EXPECT_TRUE(plan.refused.empty()) << fmt::format("{}", fmt::join(plan.refused, "\n"));
+  ASSERT_EQ(plan.edits.size(), 1u);
+  const Report after = lint_patched(fs, plan);
+  EXPECT_TRUE(findings(after, RuleId::undeclared_unquantized).empty()) << text(after);
+  ASSERT_EQ(findings(after, RuleId::unevaluable_entry).size(), 1u) << text(after);
+}
+
 // An entry of exactly k_longest_entry bytes is evaluated: it matches nothing here (QC112).
 TEST(RuleCases, QC115NegativeEntryAtTheLimit)
 {

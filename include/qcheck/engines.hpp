@@ -305,12 +305,20 @@ std::vector<std::vector<EngineLayer>> engine_layers(std::span<const Engine> engi
 // order. `after`'s layers are moved out; what its renamed shards view stays alive.
 void join_layers(std::vector<EngineLayer>& before, std::vector<EngineLayer>&& after);
 
-// An entry of a list, or a GPTQ dynamic key, that an engine cannot evaluate, and why.
+// An entry of a list, a compressed-tensors target or a GPTQ dynamic key that an engine cannot
+// evaluate, and why.
 struct Unevaluable
 {
+  enum class Where
+  {
+    list,        // an exclusion entry
+    target,      // a target of config group `group`
+    dynamic_key, // a key of GPTQ's dynamic
+  };
   std::string entry; // as written
   std::string problem;
-  bool dynamic_key = false;
+  Where where = Where::list;
+  std::string group{};
   auto operator<=>(const Unevaluable&) const = default;
 };
 

@@ -32,10 +32,15 @@ struct Finding
   uint32_t column = 0;
   uint32_t end_line = 0;   // where the span ends: `line`, or the line of `end_pointer`'s value
   uint32_t end_column = 0; // exclusive, on `end_line`; 0 = unknown
+  // What the finding is about when `pointer` moves with edits elsewhere in the file (an entry's
+  // index in its list, which removing an earlier entry changes): identifies it instead of
+  // `pointer` and the message, which may quote that index. "" for most findings.
+  std::string subject;
 };
 
-// A stable identity for baselines and SARIF partialFingerprints: rule, file, pointer and the
-// modules (or, without modules, the message). Line numbers and counts do not enter it.
+// A stable identity for baselines and SARIF partialFingerprints: rule, file, the subject when set
+// (else the pointer), the modules, and without modules or subject the message. Line numbers and
+// counts do not enter it.
 std::string fingerprint(const Finding& finding);
 
 struct Summary
