@@ -1569,6 +1569,18 @@ layer_override(Engine engine, const ConfigSource& s, const ModelInfo& model,
   return {};
 }
 
+// vLLM builds the whole drafter unquantized when the model config's disable_quant_module lists
+// "mtp" (longcat_flash_mtp.py).
+constexpr std::string_view k_disable_mtp_note = "disable_quant_module lists \"mtp\"";
+
+bool
+disables_mtp_quantization(Engine engine, const ModelInfo& model)
+{
+  return engine == Engine::vllm &&
+         std::find(model.disable_quant_module.begin(), model.disable_quant_module.end(), "mtp") !=
+           model.disable_quant_module.end();
+}
+
 // Hard-coded drafter overrides (R35): the note naming the special case that builds this draft
 // layer unquantized, or empty.
 std::string
@@ -1605,10 +1617,8 @@ draft_override(Engine engine, const ConfigSource& s, const ModelInfo& model,
     return "SGLang builds the whole Qwen3.5 MTP unquantized for Quark when any mtp.* entry is "
            "excluded";
   }
-  if (engine == Engine::vllm &&
-      std::find(model.disable_quant_module.begin(), model.disable_quant_module.end(), "mtp") !=
-        model.disable_quant_module.end()) {
-    return "disable_quant_module lists \"mtp\"";
+  if (disables_mtp_quantization(engine, model)) {
+    return std::string(k_disable_mtp_note);
   }
   return {};
 }
@@ -2736,6 +2746,10 @@ decide_layer(Engine engine, const ConfigSource& s, const ModelInfo& model, const
     if (!note.empty() && d.quantized) {
       d.quantized = false;
       d.override_note = std::move(note);
+      // The one override a config key sets: the others are in the engines' code.
+      if (d.override_note == k_disable_mtp_note) {
+        d.override_remedy = "remove \"mtp\" from disable_quant_module in config.json";
+      }
     } else if (!note.empty()) {
       d.forced_note = std::move(note);
     }

@@ -149,6 +149,8 @@ struct Miss
   std::vector<std::string> details;
   std::set<std::string> entries;        // list entries that decided it
   std::set<Engine> unremovable;         // engines whose choice no entry's removal changes
+  std::set<std::string> remedies;       // what lifts an override that decided it (config keys)
+  std::set<Engine> remedied;            // the engines such a remedy concerns
   const ConfigSource* source = nullptr; // the block holding `entries`
 };
 
@@ -505,6 +507,10 @@ private:
           miss.engines.insert(engine);
           // A draft module under a main module's name: removing the entry would quantize the
           // main one too (SGLang's Qwen3-Next MTP).
+          if (!d.override_remedy.empty()) {
+            miss.remedies.insert(d.override_remedy);
+            miss.remedied.insert(engine);
+          }
           if (!d.override_note.empty() || !d.forced_note.empty() ||
               (layer.draft &&
                draft_names_unlistable(engine, m_declaration.model, m_inventory, module))) {
@@ -712,7 +718,12 @@ private:
       std::set<Engine> removable;
       std::set_difference(miss.engines.begin(), miss.engines.end(), miss.unremovable.begin(),
                           miss.unremovable.end(), std::inserter(removable, removable.end()));
-      f.fix = miss.entries.empty()
+      // A remedy is offered when it concerns every engine that fails.
+      f.fix = miss.entries.empty() && !miss.remedies.empty() && miss.remedied == miss.engines
+                ? fmt::format("store the module unquantized, or {}; no list entry can change the "
+                              "engine's choice",
+                              fmt::join(miss.remedies, ", or "))
+              : miss.entries.empty()
                 ? "store the module unquantized; no list entry can change the engine's choice"
               : miss.unremovable.empty()
                 ? fmt::format("remove {} from the list (qcheck fix --remove-excluding), or store "

@@ -6375,7 +6375,9 @@ TEST(RuleCases, QC102PositiveOverrideOnALayerInferredFromDtypes)
                          "excludes it");
   EXPECT_EQ(f.details, Strings{"vLLM checks 'model.mtp.layers.0.self_attn.o_proj': "
                                "disable_quant_module lists \"mtp\""});
-  EXPECT_EQ(f.fix, "store the module unquantized; no list entry can change the engine's choice");
+  // The override is a config key's: lifting it is the other remedy.
+  EXPECT_EQ(f.fix, "store the module unquantized, or remove \"mtp\" from disable_quant_module in "
+                   "config.json; no list entry can change the engine's choice");
 }
 
 TEST(RuleCases, QC102NegativeOverrideOnALayerInferredFromDtypes)

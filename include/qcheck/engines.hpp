@@ -329,6 +329,8 @@ struct Decision
   std::string matched;       // the entry (or rule) that excluded / selected it
   std::string reason;        // one phrase: why quantized / why excluded
   std::string override_note; // a hard-coded engine override decided it
+  // What in the checkpoint's files would lift that override, when something does ("" else).
+  std::string override_remedy;
   // Excluded by the list, and a hard-coded override would leave it unquantized without the
   // entry too: its note (removing the entry changes nothing for this engine).
   std::string forced_note;
