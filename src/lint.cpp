@@ -827,7 +827,9 @@ private:
                                                      escape_pointer_token(error.group))
         : at != s->excludes.end() ? entry_pointer(*s, static_cast<size_t>(at - s->excludes.begin()))
                                   : list_pointer(*s);
-      f.subject = fmt::format("{}:{}:{}", static_cast<int>(error.where), error.group, error.entry);
+      // The group's length first: a ':' in a group name cannot make two subjects one.
+      f.subject = fmt::format("{}:{}:{}:{}", static_cast<int>(error.where), error.group.size(),
+                              error.group, error.entry);
     }
     if (m_inferred) {
       const ConfigSource* s = vllm_source();

@@ -3447,6 +3447,26 @@ TEST(RuleCases, QC115AtTheTargetsOfItsGroup)
   ASSERT_EQ(findings(after, RuleId::unevaluable_entry).size(), 1u) << text(after);
 }
 
+// Two bad target regexes in groups whose names and texts would spell one subject if joined
+// with ':' ("x:re:(" + "re:(" and "x" + "re:(:re:("): two identities (a baseline accepting one
+// must not hide the other).
+TEST(RuleCases, QC115TargetsOfTwoGroupsAreTwoFindings)
+{
+  const std::string weights =
+    R"("weights": {"num_bits": 4, "type": "int", "symmetric": true, "strategy": "group", )"
+    R"("group_size": 32})";
+  const std::string quantization =
+    R"({"quant_method": "compressed-tensors", "format": "pack-quantized", "config_groups": {)"
+    R"("x:re:(": {"targets": ["re:("], )" +
+    weights + R"(}, "x": {"targets": ["re:(:re:(", "Linear"], )" + weights +
+    R"(}}, "ignore": ["lm_head"]})";
+  const Report r = lint_folder(folder(
+    config(k_llama, quantization), ct_pack("model.layers.0.self_attn.o_proj") + bf16("lm_head")));
+  const auto bad = findings(r, RuleId::unevaluable_entry);
+  ASSERT_EQ(bad.size(), 2u) << text(r);
+  EXPECT_NE(fingerprint(bad[0]), fingerprint(bad[1]));
+}
+
 // An entry of exactly k_longest_entry bytes is evaluated: it matches nothing here (QC112).
 TEST(RuleCases, QC115NegativeEntryAtTheLimit)
 {
