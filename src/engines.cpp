@@ -1569,21 +1569,17 @@ layer_override(Engine engine, const ConfigSource& s, const ModelInfo& model,
   return {};
 }
 
-// vLLM builds the whole drafter unquantized when the model config's disable_quant_module lists
-// "mtp" (longcat_flash_mtp.py).
-constexpr std::string_view k_disable_mtp_note = "disable_quant_module lists \"mtp\"";
-
-bool
-disables_mtp_quantization(Engine engine, const ModelInfo& model)
+// A hard-coded engine override: the note naming it, and what in the checkpoint's files lifts it
+// ("" when it is in the engine's code alone).
+struct EngineOverride
 {
-  return engine == Engine::vllm &&
-         std::find(model.disable_quant_module.begin(), model.disable_quant_module.end(), "mtp") !=
-           model.disable_quant_module.end();
-}
+  std::string note;
+  std::string remedy{};
+};
 
-// Hard-coded drafter overrides (R35): the note naming the special case that builds this draft
-// layer unquantized, or empty.
-std::string
+// Hard-coded drafter overrides (R35): the special case that builds this draft layer unquantized,
+// or an empty note.
+EngineOverride
 draft_override(Engine engine, const ConfigSource& s, const ModelInfo& model,
                const EngineLayer& layer)
 {
@@ -1593,32 +1589,36 @@ draft_override(Engine engine, const ConfigSource& s, const ModelInfo& model,
   const bool mtp_root = layer.draft_root == "mtp";
   if (engine == Engine::vllm && mtp_root && layer.prefix == "mtp.fc" && is_qwen_mtp_family(model)) {
     if (is_nvfp4_algo(s)) {
-      return "vLLM forces mtp.fc unquantized for modelopt_fp4 (Qwen3-Next/3.5)";
+      return {"vLLM forces mtp.fc unquantized for modelopt_fp4 (Qwen3-Next/3.5)"};
     }
     for (const auto& rule : s.dynamic) {
       const Expected<Regex>& re = cached_regex(rule.regex);
       if (rule.negative && re && re->search("mtp")) {
-        return "vLLM builds mtp.fc unquantized when a '-:' dynamic key mentions mtp";
+        return {"vLLM builds mtp.fc unquantized when a '-:' dynamic key mentions mtp"};
       }
     }
   }
   if (engine == Engine::sglang && !mtp_root && is_draft_family_deepseek_like(model) &&
       is_nvfp4_algo(s)) {
-    return "SGLang builds the whole NextN layer unquantized for modelopt_fp4";
+    return {"SGLang builds the whole NextN layer unquantized for modelopt_fp4"};
   }
   if (engine == Engine::sglang && mtp_root && is_qwen35_family(model) &&
       (is_nvfp4_algo(s) || s.algo == "MIXED_PRECISION")) {
-    return "SGLang builds the Qwen3.5 MTP unquantized for this ModelOpt algorithm";
+    return {"SGLang builds the Qwen3.5 MTP unquantized for this ModelOpt algorithm"};
   }
   if (engine == Engine::sglang && mtp_root && is_qwen35_family(model) &&
       s.format == QuantFormat::quark &&
       std::any_of(s.excludes.begin(), s.excludes.end(),
                   [](std::string_view e) { return e.starts_with("mtp."); })) {
-    return "SGLang builds the whole Qwen3.5 MTP unquantized for Quark when any mtp.* entry is "
-           "excluded";
+    return {"SGLang builds the whole Qwen3.5 MTP unquantized for Quark when any mtp.* entry is "
+            "excluded"};
   }
-  if (disables_mtp_quantization(engine, model)) {
-    return std::string(k_disable_mtp_note);
+  // longcat_flash_mtp.py: the one override a config key sets.
+  if (engine == Engine::vllm &&
+      std::find(model.disable_quant_module.begin(), model.disable_quant_module.end(), "mtp") !=
+        model.disable_quant_module.end()) {
+    return {"disable_quant_module lists \"mtp\"",
+            "remove \"mtp\" from disable_quant_module in config.json"};
   }
   return {};
 }
@@ -2736,22 +2736,19 @@ decide_layer(Engine engine, const ConfigSource& s, const ModelInfo& model, const
     break;
   }
   if (d.quantized || !d.inferred) {
-    std::string note = draft_override(engine, s, model, layer);
-    if (note.empty()) {
-      note = tower_override(engine, model, layer);
+    EngineOverride o = draft_override(engine, s, model, layer);
+    if (o.note.empty()) {
+      o.note = tower_override(engine, model, layer);
     }
-    if (note.empty()) {
-      note = layer_override(engine, s, model, layer);
+    if (o.note.empty()) {
+      o.note = layer_override(engine, s, model, layer);
     }
-    if (!note.empty() && d.quantized) {
+    if (!o.note.empty() && d.quantized) {
       d.quantized = false;
-      d.override_note = std::move(note);
-      // The one override a config key sets: the others are in the engines' code.
-      if (d.override_note == k_disable_mtp_note) {
-        d.override_remedy = "remove \"mtp\" from disable_quant_module in config.json";
-      }
-    } else if (!note.empty()) {
-      d.forced_note = std::move(note);
+      d.override_note = std::move(o.note);
+      d.override_remedy = std::move(o.remedy);
+    } else if (!o.note.empty()) {
+      d.forced_note = std::move(o.note);
     }
   }
   return d;

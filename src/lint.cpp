@@ -819,14 +819,18 @@ private:
       // At the entry where the list holds it as written (an entry an engine renames before
       // matching is not): else at the list. Identified by its text, not its index (which a
       // patch removing an earlier entry changes) nor its list (which a patch may add).
-      const auto at = std::find(s->excludes.begin(), s->excludes.end(), error.entry);
-      f.pointer =
-        error.where == Where::dynamic_key
-          ? fmt::format("{}/dynamic/{}", s->pointer, escape_pointer_token(error.entry))
-        : error.where == Where::target ? fmt::format("{}/config_groups/{}/targets", s->pointer,
-                                                     escape_pointer_token(error.group))
-        : at != s->excludes.end() ? entry_pointer(*s, static_cast<size_t>(at - s->excludes.begin()))
-                                  : list_pointer(*s);
+      const auto entry_at = [&] {
+        const auto at = std::find(s->excludes.begin(), s->excludes.end(), error.entry);
+        return at != s->excludes.end()
+                 ? entry_pointer(*s, static_cast<size_t>(at - s->excludes.begin()))
+                 : list_pointer(*s);
+      };
+      f.pointer = error.where == Where::dynamic_key
+                    ? fmt::format("{}/dynamic/{}", s->pointer, escape_pointer_token(error.entry))
+                  : error.where == Where::target
+                    ? fmt::format("{}/config_groups/{}/targets", s->pointer,
+                                  escape_pointer_token(error.group))
+                    : entry_at();
       // The group's length first: a ':' in a group name cannot make two subjects one.
       f.subject = fmt::format("{}:{}:{}:{}", static_cast<int>(error.where), error.group.size(),
                               error.group, error.entry);
