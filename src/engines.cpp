@@ -2862,6 +2862,23 @@ decide(Engine engine, const ConfigSource& s, const ModelInfo& model, const Engin
       entry = std::string(original);
     }
   }
+  // A regex is unevaluable as written, not as rewritten: one finding per entry of the file.
+  for (Unevaluable& e : d.errors) {
+    const std::string_view original = sglang_original_name(
+      s, mapped, picked, e.entry, e.where == Unevaluable::Where::target ? "target '" : "");
+    if (original.empty() || original == e.entry || !original.starts_with("re:")) {
+      continue;
+    }
+    if (const Expected<Regex>& re = cached_regex(std::string(original.substr(3))); !re) {
+      e.problem = re.error();
+    } else {
+      e.problem =
+        fmt::format("{} (as SGLang's DeepSeek NextN loader reads it: '{}')", e.problem, e.entry);
+    }
+    e.entry = std::string(original);
+  }
+  std::sort(d.errors.begin(), d.errors.end());
+  d.errors.erase(std::unique(d.errors.begin(), d.errors.end()), d.errors.end());
   return d;
 }
 

@@ -6408,3 +6408,35 @@ TEST(RuleCases, QC102NegativeOverrideOnALayerInferredFromDtypes)
     EXPECT_FALSE(engines(f).contains(Engine::vllm)) << text(r);
   }
 }
+
+// QC115 once for a regex SGLang's DeepSeek NextN loader rewrites: the rewritten text fails the
+// same way, and the finding quotes the entry as written, at its place in the list.
+TEST(RuleCases, QC115OnceForARegexSglangRewritesForTheNextNDraft)
+{
+  const Tensors stored = deepseek_nextn(make_ct_fp8, make_ct_fp8, false, 61);
+  const std::string bad = "re:(?<!x)model.layers.61.mlp.*";
+  const Report r = lint_folder(folder(
+    config(k_deepseek61,
+           R"({"quant_method": "compressed-tensors", "format": "float-quantized", )"
+           R"("config_groups": {"group_0": {"targets": ["Linear"], "weights": {"num_bits": 8, )"
+           R"("type": "float", "strategy": "tensor"}}}, "ignore": )" +
+             json_list({"lm_head", bad}) + "}"),
+    stored));
+  const auto found = findings(r, RuleId::unevaluable_entry);
+  ASSERT_EQ(found.size(), 1u) << text(r);
+  EXPECT_NE(found[0].message.find("'" + bad + "'"), std::string::npos) << found[0].message;
+  EXPECT_EQ(found[0].pointer, "/quantization_config/ignore/1");
+  // The same for a target regex, at its group's targets.
+  const Report t = lint_folder(
+    folder(config(k_deepseek61,
+                  R"({"quant_method": "compressed-tensors", "format": "float-quantized", )"
+                  R"("config_groups": {"group_0": {"targets": ["Linear", ")" +
+                    bad +
+                    R"("], "weights": {"num_bits": 8, "type": "float", "strategy": "tensor"}}}, )"
+                    R"("ignore": ["lm_head"]})"),
+           stored));
+  const auto target = findings(t, RuleId::unevaluable_entry);
+  ASSERT_EQ(target.size(), 1u) << text(t);
+  EXPECT_NE(target[0].message.find("'" + bad + "'"), std::string::npos) << target[0].message;
+  EXPECT_EQ(target[0].pointer, "/quantization_config/config_groups/group_0/targets");
+}
