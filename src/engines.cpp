@@ -1535,8 +1535,23 @@ decide_auto_round(Decision& d, Engine engine, const ConfigSource& s, const Model
 // A vision tower or projector the engine builds with no quantization config, whatever the list
 // says: the note naming it, or "" for any other layer.
 std::string
-tower_override(Engine engine, const ModelInfo& model, const EngineLayer& layer)
+tower_override(Engine engine, const ConfigSource& s, const ModelInfo& model,
+               const EngineLayer& layer)
 {
+  // Kimi-K2.5 (kimi_k25.py): SGLang gives its MoonViT tower a quantization config for ModelSlim
+  // only and its projector none; vLLM gives neither one for compressed-tensors.
+  if ((model.model_type == "kimi_k25" ||
+       (!model.architectures.empty() &&
+        model.architectures.front() == "KimiK25ForConditionalGeneration")) &&
+      (layer.prefix.starts_with("vision_tower.") || layer.prefix.starts_with("mm_projector."))) {
+    if (engine == Engine::sglang) {
+      return "SGLang builds Kimi-K2.5's vision tower and projector without a quantization config";
+    }
+    if (engine == Engine::vllm && s.format == QuantFormat::compressed_tensors) {
+      return "vLLM builds Kimi-K2.5's vision tower and projector without a quantization config "
+             "for compressed-tensors";
+    }
+  }
   // SGLang's Qwen3-VL models pass quant_config=None to their vision model (qwen3_vl.py since
   // PR 18926; qwen3_vl_moe.py inherits it).
   if (engine == Engine::sglang &&
@@ -2738,7 +2753,7 @@ decide_layer(Engine engine, const ConfigSource& s, const ModelInfo& model, const
   if (d.quantized || !d.inferred) {
     EngineOverride o = draft_override(engine, s, model, layer);
     if (o.note.empty()) {
-      o.note = tower_override(engine, model, layer);
+      o.note = tower_override(engine, s, model, layer);
     }
     if (o.note.empty()) {
       o.note = layer_override(engine, s, model, layer);

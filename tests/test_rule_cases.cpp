@@ -6440,3 +6440,95 @@ TEST(RuleCases, QC115OnceForARegexSglangRewritesForTheNextNDraft)
   EXPECT_NE(target[0].message.find("'" + bad + "'"), std::string::npos) << target[0].message;
   EXPECT_EQ(target[0].pointer, "/quantization_config/config_groups/group_0/targets");
 }
+
+namespace {
+
+// Kimi-K2.5 as moonshotai stores it: compressed-tensors W4A16 under text_config, BF16 attention,
+// shared experts, dense MLP, head, MoonViT tower and projector; INT4 routed experts.
+std::string
+kimi_k25_config(const std::string& quantization)
+{
+  return R"({"architectures": ["KimiK25ForConditionalGeneration"], "model_type": "kimi_k25", )"
+         R"("text_config": {"architectures": ["DeepseekV3ForCausalLM"], "model_type": "kimi_k2", )"
+         R"("num_hidden_layers": 2, "num_nextn_predict_layers": 0, "quantization_config": )" +
+         quantization + "}}\n";
+}
+
+Tensors
+kimi_k25_tensors()
+{
+  const std::string l = "language_model.model.layers.";
+  Tensors t = bf16(l + "0.self_attn.o_proj") + bf16(l + "0.mlp.down_proj") +
+              bf16(l + "0.mlp.gate_proj") + bf16(l + "0.mlp.up_proj") +
+              bf16(l + "1.self_attn.o_proj") + bf16(l + "1.mlp.shared_experts.down_proj") +
+              bf16(l + "1.mlp.gate", 2, 64) + bf16("language_model.lm_head");
+  for (int e = 0; e < 2; ++e) {
+    for (const char* p : {"gate_proj", "up_proj", "down_proj"}) {
+      t = t + ct_pack(fmt::format("{}1.mlp.experts.{}.{}", l, e, p));
+    }
+  }
+  const std::string b = "vision_tower.encoder.blocks.0.";
+  return t + bf16(b + "wqkv", 192, 64) + bf16(b + "wo") + bf16(b + "mlp.fc0") +
+         bf16(b + "mlp.fc1") + bf16("mm_projector.proj.0", 256, 256) +
+         bf16("mm_projector.proj.2", 64, 256);
+}
+
+} // namespace
+
+// Kimi-K2.5 (kimi_k25.py of both engines): SGLang builds the MoonViT tower and the projector
+// with no quantization config (the tower gets one for ModelSlim only), vLLM both for
+// compressed-tensors. A list without vision entries loads in both: no QC101, an info per
+// engine instead.
+TEST(RuleCases, QC101NegativeKimiK25TowerAndProjectorBuiltUnquantized)
+{
+  const Report r = lint_folder(
+    folder(kimi_k25_config(ct_w4a16({"lm_head", "re:.*self_attn.*", "re:.*shared_experts.*",
+                                     "re:.*mlp\\\\.(gate|up|gate_up|down)_proj.*"})),
+           kimi_k25_tensors()));
+  for (const Finding& f : findings(r, RuleId::undeclared_unquantized)) {
+    EXPECT_EQ(engines(f), std::set<Engine>{Engine::trtllm}) << text(r);
+  }
+  const auto overrides = findings(r, RuleId::engine_override);
+  std::string notes;
+  for (const Finding& f : overrides) {
+    notes += f.message + "\n";
+  }
+  EXPECT_NE(notes.find("vision_tower.encoder.blocks.0.wqkv"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("mm_projector.proj.0"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("SGLang builds Kimi-K2.5's vision tower and projector without a "
+                       "quantization config"),
+            std::string::npos)
+    << notes;
+  EXPECT_NE(notes.find("vLLM builds Kimi-K2.5's vision tower and projector without a "
+                       "quantization config for compressed-tensors"),
+            std::string::npos)
+    << notes;
+}
+
+// Listed, they raise nothing at all; the override reaches no text module: routed experts
+// stored BF16 are still found for both engines.
+TEST(RuleCases, QC101PositiveKimiK25TextModuleStillChecked)
+{
+  const Strings ignore{"lm_head",
+                       "re:.*self_attn.*",
+                       "re:.*shared_experts.*",
+                       "re:.*mlp\\\\.(gate|up|gate_up|down)_proj.*",
+                       "re:vision_tower.*",
+                       "re:mm_projector.*"};
+  const Report clean = lint_folder(folder(kimi_k25_config(ct_w4a16(ignore)), kimi_k25_tensors()));
+  EXPECT_TRUE(clean.findings.empty()) << text(clean);
+  Tensors stored = kimi_k25_tensors();
+  std::erase_if(stored,
+                [](const TensorSpec& t) { return t.name.find(".experts.") != std::string::npos; });
+  for (int e = 0; e < 2; ++e) {
+    for (const char* p : {"gate_proj", "up_proj", "down_proj"}) {
+      stored = stored + bf16(fmt::format("language_model.model.layers.1.mlp.experts.{}.{}", e, p));
+    }
+  }
+  const Report r = lint_folder(folder(kimi_k25_config(ct_w4a16(ignore)), stored));
+  const auto found = findings(r, RuleId::undeclared_unquantized);
+  ASSERT_EQ(found.size(), 1u) << text(r);
+  EXPECT_EQ(engines(found[0]), (std::set<Engine>{Engine::vllm, Engine::sglang})) << text(r);
+  EXPECT_NE(found[0].message.find("language_model.model.layers.1: 6 modules"), std::string::npos)
+    << found[0].message;
+}
