@@ -411,10 +411,46 @@ regex_subject(Engine engine, const ModelInfo* model, std::string_view prefix)
   return std::string(prefix);
 }
 
+// SGLang's Qwen2-VL, Qwen2.5-VL and Qwen3-VL (and Qwen3-VL-MoE, which inherits it): the loader
+// runs the model's hf_to_sglang_mapper over compressed-tensors' ignore list (loader.py,
+// apply_weight_name_mapper). Its prefixes give text entries a name none of the text layers has.
+bool
+sglang_maps_qwen_vl_entries(const ModelInfo* model)
+{
+  return sglang_qwen2_vl(model) || (model != nullptr && (model->model_type == "qwen3_vl" ||
+                                                         model->model_type == "qwen3_vl_moe"));
+}
+
+// A plain entry as that mapper leaves it: the longest of its prefixes the entry starts with
+// replaced. (Its one substring rule, "attn.qkv" -> "attn.qkv_proj", renames the tower's qkv
+// names alike on both sides; it is not modelled.)
+std::string
+sglang_qwen_vl_mapped(std::string_view entry)
+{
+  static constexpr std::array<std::pair<std::string_view, std::string_view>, 4> k_prefixes{{
+    {"model.language_model.", "language_model.model."},
+    {"lm_head.", "language_model.lm_head."},
+    {"model.visual.", "visual."},
+    {"model.", "language_model.model."},
+  }};
+  for (const auto& [from, to] : k_prefixes) {
+    if (entry.starts_with(from)) {
+      return fmt::format("{}{}", to, entry.substr(from.size()));
+    }
+  }
+  return std::string(entry);
+}
+
 bool
 ct_entry(Engine engine, std::string_view entry, std::string_view prefix,
          std::vector<Unevaluable>* errors, const ModelInfo* model = nullptr)
 {
+  if (engine == Engine::sglang && !entry.starts_with("re:") && sglang_maps_qwen_vl_entries(model)) {
+    // Exact or as a dotted suffix (below), the mapped entry against SGLang's own name.
+    const std::string e = sglang_qwen_vl_mapped(entry);
+    const std::string n = regex_subject(engine, model, prefix);
+    return e == n || (n.size() > e.size() && n.ends_with(e) && n[n.size() - e.size() - 1] == '.');
+  }
   if (entry.starts_with("re:")) {
     // vLLM maps exact entries through the model's mapper but not regexes: a regex meets the
     // renamed prefix (visual.X, vision_tower.X, language_model.model.X).
@@ -2895,6 +2931,21 @@ decide(Engine engine, const ConfigSource& s, const ModelInfo& model, const Engin
   std::sort(d.errors.begin(), d.errors.end());
   d.errors.erase(std::unique(d.errors.begin(), d.errors.end()), d.errors.end());
   return d;
+}
+
+std::string
+sglang_unmapped_suffix(QuantFormat format, const ModelInfo& model, std::string_view entry)
+{
+  if (format != QuantFormat::compressed_tensors || entry.starts_with("re:") ||
+      !sglang_maps_qwen_vl_entries(&model)) {
+    return {};
+  }
+  const std::string name = regex_subject(Engine::sglang, &model, entry);
+  const size_t dot = name.find('.');
+  if (sglang_qwen_vl_mapped(entry) == name || dot == std::string::npos) {
+    return {};
+  }
+  return name.substr(dot + 1);
 }
 
 std::vector<uint32_t>

@@ -1061,6 +1061,18 @@ private:
       break;
     case QuantFormat::compressed_tensors:
       f.suggested_entries = module_spellings(true);
+      if (std::find(f.engines.begin(), f.engines.end(), Engine::sglang) != f.engines.end()) {
+        // SGLang's Qwen-VL mapper renames these spellings away: the suffix it keeps too.
+        const size_t spelled = f.suggested_entries.size();
+        for (size_t i = 0; i < spelled; ++i) {
+          std::string suffix =
+            sglang_unmapped_suffix(source.format, m_declaration.model, f.suggested_entries[i]);
+          if (!suffix.empty() && std::find(f.suggested_entries.begin(), f.suggested_entries.end(),
+                                           suffix) == f.suggested_entries.end()) {
+            f.suggested_entries.push_back(std::move(suffix));
+          }
+        }
+      }
       if (is_draft) {
         // Name the fused draft layers too (R37): drafters without packed_modules_mapping match
         // the fused name literally.

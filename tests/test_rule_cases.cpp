@@ -6532,3 +6532,92 @@ TEST(RuleCases, QC101PositiveKimiK25TextModuleStillChecked)
   EXPECT_NE(found[0].message.find("language_model.model.layers.1: 6 modules"), std::string::npos)
     << found[0].message;
 }
+
+// SGLang's Qwen2-VL, Qwen2.5-VL and Qwen3-VL run their hf_to_sglang_mapper over the ignore list
+// (loader.py, compressed_tensors.py apply_weight_name_mapper): "model.X" and
+// "model.language_model.X" become "language_model.model.X", a name none of their text layers
+// has (model.X; model.language_model.X for Qwen3-VL). An exact text entry excludes nothing
+// there; vLLM, whose layers bear that name, is fine. Unprefixed suffixes, "lm_head" and tower
+// entries still work.
+TEST(RuleCases, QC101PositiveQwenVlTextEntryMappedAwayBySglang)
+{
+  const Tensors old_layout = bf16("visual.blocks.0.attn.qkv", 192, 64) +
+                             bf16("visual.blocks.0.attn.proj") +
+                             ct_fp8("model.layers.0.self_attn.o_proj") +
+                             bf16("model.layers.0.mlp.down_proj") + bf16("lm_head");
+  for (const size_t padding : {0, 20}) {
+    Strings ignore{"lm_head", "re:visual.*", "model.layers.0.mlp.down_proj"};
+    for (size_t i = 0; i < padding; ++i) {
+      ignore.push_back(fmt::format("model.layers.{}.mlp.gate_proj", i + 1));
+    }
+    const Report r = lint_folder(folder(config(k_qwen_vl, ct_fp8_config(ignore)), old_layout));
+    const auto found = findings(r, RuleId::undeclared_unquantized);
+    ASSERT_EQ(found.size(), 1u) << padding << text(r);
+    EXPECT_EQ(engines(found[0]), std::set<Engine>{Engine::sglang}) << text(r);
+    EXPECT_EQ(found[0].modules, Strings{"model.layers.0.mlp.down_proj"}) << text(r);
+  }
+  // A dotted suffix without the root is not mapped, and meets SGLang's name (vLLM compares
+  // exactly: it fails there).
+  const Report suffix = lint_folder(
+    folder(config(k_qwen_vl, ct_fp8_config({"lm_head", "re:visual.*", "layers.0.mlp.down_proj"})),
+           old_layout));
+  const auto by_suffix = findings(suffix, RuleId::undeclared_unquantized);
+  ASSERT_EQ(by_suffix.size(), 1u) << text(suffix);
+  EXPECT_EQ(engines(by_suffix[0]), std::set<Engine>{Engine::vllm}) << text(suffix);
+  // Qwen3-VL: model.language_model.X is mapped to language_model.model.X too.
+  const Tensors qwen3 = bf16("model.visual.blocks.0.attn.qkv", 192, 64) +
+                        ct_fp8("model.language_model.layers.0.self_attn.o_proj") +
+                        bf16("model.language_model.layers.0.mlp.down_proj") + bf16("lm_head");
+  const Report q3 = lint_folder(
+    folder(config(k_qwen3_vl, ct_fp8_config({"lm_head", "re:.*visual.*",
+                                             "model.language_model.layers.0.mlp.down_proj"})),
+           qwen3));
+  const auto q3_found = findings(q3, RuleId::undeclared_unquantized);
+  ASSERT_EQ(q3_found.size(), 1u) << text(q3);
+  EXPECT_EQ(engines(q3_found[0]), std::set<Engine>{Engine::sglang}) << text(q3);
+}
+
+// fix adds, beside the checkpoint's spelling (vLLM), the dotted suffix SGLang's Qwen-VL mapper
+// leaves alone; the plan is accepted (its verification lints it). Qwen3-VL-MoE's experts are
+// named by their probe names in both spellings.
+TEST(RuleCases, QC101QwenVlFixAddsTheSuffixSglangKeeps)
+{
+  const Tensors old_layout = bf16("visual.blocks.0.attn.qkv", 192, 64) +
+                             ct_fp8("model.layers.0.self_attn.o_proj") +
+                             bf16("model.layers.0.mlp.down_proj") + bf16("lm_head");
+  MemoryFileSystem fs =
+    folder(config(k_qwen_vl, ct_fp8_config({"lm_head", "re:visual.*"})), old_layout);
+  auto run = lint_path(fs, "m", {});
+  ASSERT_TRUE(run);
+  const auto found = findings(run->report, RuleId::undeclared_unquantized);
+  ASSERT_EQ(found.size(), 1u) << text(run->report);
+  EXPECT_EQ(found[0].suggested_entries,
+            (Strings{"model.layers.0.mlp.down_proj", "layers.0.mlp.down_proj"}));
+  const FixPlan plan = plan_fix(fs, *run, {});
+  EXPECT_TRUE(plan.refused.empty()) << fmt::format("{}", fmt::join(plan.refused, "\n"));
+  EXPECT_EQ(plan.edits.size(), 1u);
+  const std::string moe =
+    R"("architectures": ["Qwen3VLMoeForConditionalGeneration"], "model_type": "qwen3_vl_moe", )"
+    R"("text_config": {"model_type": "qwen3_vl_moe_text", "num_hidden_layers": 1})";
+  const std::string l = "model.language_model.layers.0.mlp.";
+  Tensors stored = ct_fp8("model.language_model.layers.0.self_attn.o_proj") +
+                   bf16(l + "gate", 2, 64) + bf16("lm_head");
+  for (const char* p : {"gate_proj", "up_proj", "down_proj"}) {
+    stored = stored + bf16(l + "experts.0." + p);
+  }
+  MemoryFileSystem moe_fs =
+    folder(config(moe, ct_fp8_config({"lm_head", "re:.*visual.*", "re:.*mlp.gate$"})), stored);
+  auto moe_run = lint_path(moe_fs, "m", {});
+  ASSERT_TRUE(moe_run);
+  const auto moe_found = findings(moe_run->report, RuleId::undeclared_unquantized);
+  ASSERT_EQ(moe_found.size(), 1u) << text(moe_run->report);
+  const Strings& entries = moe_found[0].suggested_entries;
+  for (const char* p : {"gate_proj", "up_proj", "down_proj"}) {
+    const std::string name = l + "experts.0." + p;
+    EXPECT_NE(std::find(entries.begin(), entries.end(), name), entries.end()) << name;
+    EXPECT_NE(std::find(entries.begin(), entries.end(), name.substr(6)), entries.end()) << name;
+  }
+  const FixPlan moe_plan = plan_fix(moe_fs, *moe_run, {});
+  EXPECT_TRUE(moe_plan.refused.empty()) << fmt::format("{}", fmt::join(moe_plan.refused, "\n"));
+  EXPECT_EQ(moe_plan.edits.size(), 1u);
+}
