@@ -984,11 +984,12 @@ decide_modelopt(Decision& d, Engine engine, const ConfigSource& s, const EngineL
         d.shard_entries.emplace_back(entry);
       }
     }
-    if (d.quantized &&
-        (contains(layer.prefix, "vision_tower") || contains(layer.prefix, "vision_model") ||
-         contains(layer.prefix, "visual"))) {
+    if (contains(layer.prefix, "vision_tower") || contains(layer.prefix, "vision_model") ||
+        contains(layer.prefix, "visual")) {
+      // Unquantized whatever the list says: an entry excluding it changes nothing here.
+      (d.quantized ? d.override_note : d.forced_note) =
+        "vLLM treats vision modules as unquantized for ModelOpt";
       d.quantized = false;
-      d.override_note = "vLLM treats vision modules as unquantized for ModelOpt";
     }
   } else if (engine == Engine::sglang) {
     decide_by_list(d, layer, s.excludes, list_name, modelopt_sglang_entry, modelopt_sglang_entry,
@@ -1575,7 +1576,8 @@ tower_override(Engine engine, const ConfigSource& s, const ModelInfo& model,
                const EngineLayer& layer)
 {
   // Kimi-K2.5 (kimi_k25.py): SGLang gives its MoonViT tower a quantization config for ModelSlim
-  // only and its projector none; vLLM gives neither one for compressed-tensors.
+  // only and its projector none; vLLM gives neither one for compressed-tensors; TensorRT-LLM's
+  // vision model keeps only the KV cache's algorithm (modeling_kimi_k25.py), for both.
   if ((model.model_type == "kimi_k25" ||
        (!model.architectures.empty() &&
         model.architectures.front() == "KimiK25ForConditionalGeneration")) &&
@@ -1586,6 +1588,10 @@ tower_override(Engine engine, const ConfigSource& s, const ModelInfo& model,
     if (engine == Engine::vllm && s.format == QuantFormat::compressed_tensors) {
       return "vLLM builds Kimi-K2.5's vision tower and projector without a quantization config "
              "for compressed-tensors";
+    }
+    if (engine == Engine::trtllm) {
+      return "TensorRT-LLM builds Kimi-K2.5's vision tower and projector without weight "
+             "quantization";
     }
   }
   // SGLang's Qwen3-VL models pass quant_config=None to their vision model (qwen3_vl.py since
@@ -2913,21 +2919,44 @@ decide(Engine engine, const ConfigSource& s, const ModelInfo& model, const Engin
       entry = std::string(original);
     }
   }
-  // A regex is unevaluable as written, not as rewritten: one finding per entry of the file.
-  for (Unevaluable& e : d.errors) {
-    const std::string_view original = sglang_original_name(
-      s, mapped, picked, e.entry, e.where == Unevaluable::Where::target ? "target '" : "");
-    if (original.empty() || original == e.entry || !original.starts_with("re:")) {
-      continue;
+  // A regex is unevaluable as written, not as rewritten: one error per entry of the file whose
+  // rewritten text failed (several entries may read the same once rewritten).
+  std::vector<Unevaluable> as_written;
+  const auto add_original = [&](const Unevaluable& e, std::string_view original) {
+    Unevaluable o = e;
+    if (original != e.entry) {
+      const Expected<Regex>& re = cached_regex(std::string(original.substr(3)));
+      o.problem = !re ? re.error()
+                      : fmt::format("as SGLang's DeepSeek NextN loader reads it ('{}'): {}",
+                                    e.entry, e.problem);
+      o.entry = std::string(original);
     }
-    if (const Expected<Regex>& re = cached_regex(std::string(original.substr(3))); !re) {
-      e.problem = re.error();
-    } else {
-      e.problem =
-        fmt::format("{} (as SGLang's DeepSeek NextN loader reads it: '{}')", e.problem, e.entry);
+    as_written.push_back(std::move(o));
+  };
+  for (const Unevaluable& e : d.errors) {
+    const size_t known = as_written.size();
+    if (e.where == Unevaluable::Where::list) {
+      for (size_t i = 0; i < mapped.excludes.size(); ++i) {
+        if (mapped.excludes[i] == e.entry && s.excludes[picked[i]].starts_with("re:")) {
+          add_original(e, s.excludes[picked[i]]);
+        }
+      }
+    } else if (e.where == Unevaluable::Where::target) {
+      for (size_t g = 0; g < mapped.groups.size(); ++g) {
+        for (size_t t = 0; g < s.groups.size() && mapped.groups[g].name == e.group &&
+                           t < mapped.groups[g].targets.size();
+             ++t) {
+          if (mapped.groups[g].targets[t] == e.entry && s.groups[g].targets[t].starts_with("re:")) {
+            add_original(e, s.groups[g].targets[t]);
+          }
+        }
+      }
     }
-    e.entry = std::string(original);
+    if (as_written.size() == known) {
+      as_written.push_back(e);
+    }
   }
+  d.errors = std::move(as_written);
   std::sort(d.errors.begin(), d.errors.end());
   d.errors.erase(std::unique(d.errors.begin(), d.errors.end()), d.errors.end());
   return d;

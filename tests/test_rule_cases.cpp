@@ -6426,6 +6426,25 @@ TEST(RuleCases, QC115OnceForARegexSglangRewritesForTheNextNDraft)
   ASSERT_EQ(found.size(), 1u) << text(r);
   EXPECT_NE(found[0].message.find("'" + bad + "'"), std::string::npos) << found[0].message;
   EXPECT_EQ(found[0].pointer, "/quantization_config/ignore/1");
+  // Two entries that read the same once rewritten, reached by SGLang's draft alone (the first two
+  // regexes take the main layers and vLLM's draft): both are reported, each where it is.
+  const Report two = lint_folder(folder(
+    config(
+      k_deepseek61,
+      R"({"quant_method": "compressed-tensors", "format": "float-quantized", )"
+      R"("config_groups": {"group_0": {"targets": ["Linear"], "weights": {"num_bits": 8, )"
+      R"("type": "float", "strategy": "tensor"}}}, "ignore": )" +
+        json_list({"lm_head", "re:model\\\\.layers\\\\.([0-9]|[1-5][0-9]|60)\\\\..*",
+                   "re:model\\\\.layers\\\\.6[1]\\\\..*", bad, "re:(?<!x)model.decoder.mlp.*"}) +
+        "}"),
+    stored));
+  std::set<std::string> pointers;
+  for (const Finding& f : findings(two, RuleId::unevaluable_entry)) {
+    pointers.insert(f.pointer);
+  }
+  EXPECT_EQ(pointers, (std::set<std::string>{"/quantization_config/ignore/3",
+                                             "/quantization_config/ignore/4"}))
+    << text(two);
   // The same for a target regex, at its group's targets.
   const Report t = lint_folder(
     folder(config(k_deepseek61,
@@ -6485,9 +6504,7 @@ TEST(RuleCases, QC101NegativeKimiK25TowerAndProjectorBuiltUnquantized)
     folder(kimi_k25_config(ct_w4a16({"lm_head", "re:.*self_attn.*", "re:.*shared_experts.*",
                                      "re:.*mlp\\\\.(gate|up|gate_up|down)_proj.*"})),
            kimi_k25_tensors()));
-  for (const Finding& f : findings(r, RuleId::undeclared_unquantized)) {
-    EXPECT_EQ(engines(f), std::set<Engine>{Engine::trtllm}) << text(r);
-  }
+  EXPECT_TRUE(findings(r, RuleId::undeclared_unquantized).empty()) << text(r);
   const auto overrides = findings(r, RuleId::engine_override);
   std::string notes;
   for (const Finding& f : overrides) {
@@ -6620,4 +6637,64 @@ TEST(RuleCases, QC101QwenVlFixAddsTheSuffixSglangKeeps)
   const FixPlan moe_plan = plan_fix(moe_fs, *moe_run, {});
   EXPECT_TRUE(moe_plan.refused.empty()) << fmt::format("{}", fmt::join(moe_plan.refused, "\n"));
   EXPECT_EQ(moe_plan.edits.size(), 1u);
+}
+
+// Kimi-K2.5 NVFP4 (ModelOpt, as nvidia's release stores it: language_model.layers.X) without
+// vision entries: vLLM quantizes the projector (its ModelOpt config reaches it) and fails there;
+// its tower is vLLM's hard-coded ModelOpt exclusion, SGLang builds neither quantized, nor does
+// TensorRT-LLM's vision model.
+TEST(RuleCases, QC101KimiK25NvFp4ProjectorFailsInVllmOnly)
+{
+  const std::string l = "language_model.layers.";
+  const std::string b = "vision_tower.encoder.blocks.0.";
+  const Tensors stored = bf16(l + "0.self_attn.o_proj") + nvfp4(l + "0.mlp.down_proj") +
+                         bf16("language_model.lm_head") + bf16(b + "wqkv", 192, 64) +
+                         bf16(b + "wo") + bf16("mm_projector.proj.0", 256, 256) +
+                         bf16("mm_projector.proj.2", 64, 256);
+  const std::string cfg =
+    R"({"architectures": ["KimiK25ForConditionalGeneration"], "model_type": "kimi_k25", )"
+    R"("text_config": {"model_type": "kimi_k2", "num_hidden_layers": 1, )"
+    R"("num_nextn_predict_layers": 0}})";
+  MemoryFileSystem fs;
+  fs.add_file("m/config.json", cfg);
+  fs.add_file("m/hf_quant_config.json",
+              R"({"quantization": {"quant_algo": "NVFP4", "group_size": 16, "exclude_modules": )"
+              R"(["language_model.lm_head", "language_model.layers.*.self_attn*"]}})");
+  fs.add_file("m/model.safetensors", test::safetensors(stored));
+  auto run = lint_path(fs, "m", {});
+  ASSERT_TRUE(run);
+  const auto found = findings(run->report, RuleId::undeclared_unquantized);
+  ASSERT_EQ(found.size(), 1u) << text(run->report);
+  EXPECT_EQ(engines(found[0]), std::set<Engine>{Engine::vllm}) << text(run->report);
+  EXPECT_EQ(found[0].modules, (Strings{"mm_projector.proj.0", "mm_projector.proj.2"}));
+}
+
+// A tower stored NVFP4 and excluded: every engine builds it unquantized whatever the list says
+// (vLLM's ModelOpt loader treats vision modules so), so no removal is offered for any of them.
+TEST(RuleCases, QC102KimiK25QuantizedTowerNoEntryHelps)
+{
+  const std::string b = "vision_tower.encoder.blocks.0.";
+  const Tensors stored =
+    bf16("language_model.layers.0.self_attn.o_proj") +
+    nvfp4("language_model.layers.0.mlp.down_proj") + bf16("language_model.lm_head") +
+    nvfp4(b + "wo") + bf16("mm_projector.proj.0", 256, 256) + bf16("mm_projector.proj.2", 64, 256);
+  MemoryFileSystem fs;
+  fs.add_file("m/config.json",
+              R"({"architectures": ["KimiK25ForConditionalGeneration"], "model_type": "kimi_k25", )"
+              R"("text_config": {"model_type": "kimi_k2", "num_hidden_layers": 1, )"
+              R"("num_nextn_predict_layers": 0}})");
+  fs.add_file(
+    "m/hf_quant_config.json",
+    R"({"quantization": {"quant_algo": "NVFP4", "group_size": 16, "exclude_modules": )"
+    R"(["language_model.lm_head", "language_model.layers.*.self_attn*", "vision_tower*", )"
+    R"("mm_projector*"]}})");
+  fs.add_file("m/model.safetensors", test::safetensors(stored));
+  auto run = lint_path(fs, "m", {});
+  ASSERT_TRUE(run);
+  const auto found = findings(run->report, RuleId::excluded_but_quantized);
+  ASSERT_EQ(found.size(), 1u) << text(run->report);
+  EXPECT_EQ(found[0].modules, Strings{b + "wo"});
+  EXPECT_EQ(found[0].fix,
+            "store the module unquantized; no list entry can change the engine's choice")
+    << text(run->report);
 }
