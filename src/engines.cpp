@@ -953,9 +953,24 @@ decide_by_list(Decision& d, const EngineLayer& layer, const List& list, std::str
   }
 }
 
+// SGLang's ModelOpt configs for the Qwen-VL models above: the mapper runs over the list too, and
+// each mapped entry starting with "language_model." is also kept without it
+// (modelopt_quant.py apply_weight_name_mapper); both meet SGLang's own names.
+bool
+modelopt_sglang_qwen_vl_entry(const ModelInfo& model, std::string_view entry,
+                              std::string_view prefix)
+{
+  const std::string e = sglang_qwen_vl_mapped(entry);
+  const std::string n = regex_subject(Engine::sglang, &model, prefix);
+  constexpr std::string_view k_root = "language_model.";
+  return modelopt_sglang_one(e, n) ||
+         (e.starts_with(k_root) &&
+          modelopt_sglang_one(std::string_view(e).substr(k_root.size()), n));
+}
+
 void
-decide_modelopt(Decision& d, Engine engine, const ConfigSource& s, const EngineLayer& layer,
-                const ListIndexes* ix)
+decide_modelopt(Decision& d, Engine engine, const ConfigSource& s, const ModelInfo& model,
+                const EngineLayer& layer, const ListIndexes* ix)
 {
   const std::string list_name = s.list_key;
   if (engine == Engine::vllm) {
@@ -991,6 +1006,11 @@ decide_modelopt(Decision& d, Engine engine, const ConfigSource& s, const EngineL
         "vLLM treats vision modules as unquantized for ModelOpt";
       d.quantized = false;
     }
+  } else if (engine == Engine::sglang && sglang_maps_qwen_vl_entries(&model)) {
+    const auto match = [&](std::string_view e, std::string_view n) {
+      return modelopt_sglang_qwen_vl_entry(model, e, n);
+    };
+    decide_by_list(d, layer, s.excludes, list_name, match, match, ix);
   } else if (engine == Engine::sglang) {
     decide_by_list(d, layer, s.excludes, list_name, modelopt_sglang_entry, modelopt_sglang_entry,
                    ix);
@@ -2696,7 +2716,7 @@ decide_layer(Engine engine, const ConfigSource& s, const ModelInfo& model, const
   }
   switch (s.format) {
   case QuantFormat::modelopt:
-    decide_modelopt(d, engine, s, layer, ix);
+    decide_modelopt(d, engine, s, model, layer, ix);
     break;
   case QuantFormat::compressed_tensors:
     decide_ct(d, engine, s, model, layer, ix);
@@ -2965,16 +2985,24 @@ decide(Engine engine, const ConfigSource& s, const ModelInfo& model, const Engin
 std::string
 sglang_unmapped_suffix(QuantFormat format, const ModelInfo& model, std::string_view entry)
 {
-  if (format != QuantFormat::compressed_tensors || entry.starts_with("re:") ||
-      !sglang_maps_qwen_vl_entries(&model)) {
+  if ((format != QuantFormat::compressed_tensors && format != QuantFormat::modelopt) ||
+      entry.starts_with("re:") || !sglang_maps_qwen_vl_entries(&model)) {
     return {};
   }
   const std::string name = regex_subject(Engine::sglang, &model, entry);
   const size_t dot = name.find('.');
-  if (sglang_qwen_vl_mapped(entry) == name || dot == std::string::npos) {
+  if (dot == std::string::npos) {
     return {};
   }
-  return name.substr(dot + 1);
+  if (format == QuantFormat::compressed_tensors) {
+    // Taken whole or as a dotted suffix.
+    return sglang_qwen_vl_mapped(entry) == name ? std::string() : name.substr(dot + 1);
+  }
+  // ModelOpt's globs are matched whole (or against one component): a leading "*." stands for
+  // the root the mapper would rename.
+  return modelopt_sglang_qwen_vl_entry(model, entry, entry)
+           ? std::string()
+           : fmt::format("*.{}", std::string_view(name).substr(dot + 1));
 }
 
 std::vector<uint32_t>

@@ -1031,6 +1031,21 @@ private:
         }
       }
     };
+    // SGLang's Qwen-VL mapper renames the checkpoint's spellings away: a spelling it keeps too.
+    const auto add_sglang_suffixes = [&] {
+      if (std::find(f.engines.begin(), f.engines.end(), Engine::sglang) == f.engines.end()) {
+        return;
+      }
+      const size_t spelled = f.suggested_entries.size();
+      for (size_t i = 0; i < spelled; ++i) {
+        std::string suffix =
+          sglang_unmapped_suffix(source.format, m_declaration.model, f.suggested_entries[i]);
+        if (!suffix.empty() && std::find(f.suggested_entries.begin(), f.suggested_entries.end(),
+                                         suffix) == f.suggested_entries.end()) {
+          f.suggested_entries.push_back(std::move(suffix));
+        }
+      }
+    };
     switch (source.format) {
     case QuantFormat::modelopt:
       if (whole) {
@@ -1040,6 +1055,7 @@ private:
       } else {
         f.suggested_entries = module_spellings();
       }
+      add_sglang_suffixes();
       name_uncovered_layers();
       break;
     case QuantFormat::quark:
@@ -1061,18 +1077,7 @@ private:
       break;
     case QuantFormat::compressed_tensors:
       f.suggested_entries = module_spellings(true);
-      if (std::find(f.engines.begin(), f.engines.end(), Engine::sglang) != f.engines.end()) {
-        // SGLang's Qwen-VL mapper renames these spellings away: the suffix it keeps too.
-        const size_t spelled = f.suggested_entries.size();
-        for (size_t i = 0; i < spelled; ++i) {
-          std::string suffix =
-            sglang_unmapped_suffix(source.format, m_declaration.model, f.suggested_entries[i]);
-          if (!suffix.empty() && std::find(f.suggested_entries.begin(), f.suggested_entries.end(),
-                                           suffix) == f.suggested_entries.end()) {
-            f.suggested_entries.push_back(std::move(suffix));
-          }
-        }
-      }
+      add_sglang_suffixes();
       if (is_draft) {
         // Name the fused draft layers too (R37): drafters without packed_modules_mapping match
         // the fused name literally.

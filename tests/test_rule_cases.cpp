@@ -6698,3 +6698,48 @@ TEST(RuleCases, QC102KimiK25QuantizedTowerNoEntryHelps)
             "store the module unquantized; no list entry can change the engine's choice")
     << text(run->report);
 }
+
+// SGLang's ModelOpt configs run the same mapper over exclude_modules and add each mapped entry
+// without "language_model." (modelopt_quant.py apply_weight_name_mapper): a Qwen2.5-VL text entry
+// comes back as model.X, SGLang's name; a Qwen3-VL one does not (its layers are
+// model.language_model.X), exact or glob, in a short list and a compiled one.
+TEST(RuleCases, QC101PositiveQwen3VlModelOptTextEntryMappedAwayBySglang)
+{
+  const std::string l = "model.language_model.layers.0.";
+  const Tensors qwen3 = bf16("model.visual.blocks.0.attn.qkv", 192, 64) +
+                        nvfp4(l + "self_attn.o_proj") + bf16(l + "mlp.down_proj") + bf16("lm_head");
+  for (const std::string& entry : {l + "mlp.down_proj", l + "mlp.down*"}) {
+    for (const size_t padding : {0, 20}) {
+      Strings exclude{"lm_head", "model.visual*", entry};
+      for (size_t i = 0; i < padding; ++i) {
+        exclude.push_back(fmt::format("model.language_model.layers.{}.mlp.gate", i + 1));
+      }
+      const Report r = lint_folder(folder(config(k_qwen3_vl, modelopt("NVFP4", exclude)), qwen3));
+      const auto found = findings(r, RuleId::undeclared_unquantized);
+      ASSERT_EQ(found.size(), 1u) << entry << " " << padding << text(r);
+      EXPECT_EQ(engines(found[0]), std::set<Engine>{Engine::sglang}) << text(r);
+      EXPECT_EQ(found[0].modules, Strings{l + "mlp.down_proj"}) << text(r);
+    }
+  }
+  // fix adds "*." and the suffix without the root beside the checkpoint's spelling; the patch
+  // is accepted (its verification lints it clean).
+  MemoryFileSystem fs =
+    folder(config(k_qwen3_vl, modelopt("NVFP4", {"lm_head", "model.visual*"})), qwen3);
+  auto run = lint_path(fs, "m", {});
+  ASSERT_TRUE(run);
+  const auto unfixed = findings(run->report, RuleId::undeclared_unquantized);
+  ASSERT_EQ(unfixed.size(), 1u) << text(run->report);
+  EXPECT_EQ(unfixed[0].suggested_entries,
+            (Strings{l + "mlp.down_proj", "*.language_model.layers.0.mlp.down_proj"}));
+  const FixPlan plan = plan_fix(fs, *run, {});
+  EXPECT_TRUE(plan.refused.empty()) << fmt::format("{}", fmt::join(plan.refused, "\n"));
+  EXPECT_EQ(plan.edits.size(), 1u);
+  // Qwen2.5-VL (old layout): the entry without its new root is SGLang's name.
+  const Tensors qwen25 = bf16("visual.blocks.0.attn.qkv", 192, 64) +
+                         nvfp4("model.layers.0.self_attn.o_proj") +
+                         bf16("model.layers.0.mlp.down_proj") + bf16("lm_head");
+  const Report r25 = lint_folder(folder(
+    config(k_qwen_vl, modelopt("NVFP4", {"lm_head", "visual*", "model.layers.0.mlp.down_proj"})),
+    qwen25));
+  EXPECT_TRUE(findings(r25, RuleId::undeclared_unquantized).empty()) << text(r25);
+}

@@ -465,11 +465,13 @@ std::optional<std::string> sglang_draft_entry(QuantFormat format, const ModelInf
 bool sglang_maps_draft_entries(QuantFormat format, const ModelInfo& model);
 
 // SGLang's Qwen2-VL, Qwen2.5-VL and Qwen3-VL run their weight-name mapper over compressed-tensors'
-// ignore list, which turns "model.X" and "model.language_model.X" into "language_model.model.X",
-// a name their text layers do not have. For `entry`, a plain entry naming one of the model's
-// modules in checkpoint spelling that SGLang so loses: the dotted suffix of SGLang's name that
-// the mapper leaves alone and SGLang matches ("layers.0.mlp.down_proj"). Empty when the format,
-// model or entry is not concerned (the entry reaches SGLang's name as it is).
+// and ModelOpt's lists, which turns "model.X" and "model.language_model.X" into
+// "language_model.model.X", a name their text layers do not have (ModelOpt keeps a copy without
+// "language_model.", which only Qwen2.5-VL's and Qwen2-VL's model.X meet). For `entry`, a plain
+// entry naming one of the model's modules in checkpoint spelling that SGLang so loses: a spelling
+// of SGLang's name the mapper leaves alone, the dotted suffix without its root for
+// compressed-tensors ("layers.0.mlp.down_proj"), that suffix after "*." for ModelOpt. Empty when
+// the format, model or entry is not concerned (the entry reaches SGLang's name as it is).
 std::string sglang_unmapped_suffix(QuantFormat format, const ModelInfo& model,
                                    std::string_view entry);
 // The entries of `source` (indices into its excludes) that the rule changes and that then
