@@ -3309,7 +3309,8 @@ CompiledList::keep_module_candidates(const Inventory& inventory)
 }
 
 bool
-entry_matches(Engine engine, QuantFormat format, std::string_view entry, std::string_view prefix)
+entry_matches(Engine engine, QuantFormat format, std::string_view entry, std::string_view prefix,
+              const ModelInfo* model)
 {
   if (entry.size() > k_longest_entry) {
     return false;
@@ -3320,10 +3321,13 @@ entry_matches(Engine engine, QuantFormat format, std::string_view entry, std::st
       return any_vllm_spelling(entry,
                                [&](std::string_view e) { return modelopt_vllm_entry(e, prefix); });
     }
+    if (engine == Engine::sglang && sglang_maps_qwen_vl_entries(model)) {
+      return modelopt_sglang_qwen_vl_entry(*model, entry, prefix);
+    }
     return engine == Engine::sglang ? modelopt_sglang_entry(entry, prefix)
                                     : modelopt_trtllm_entry(entry, prefix);
   case QuantFormat::compressed_tensors:
-    return ct_entry(engine, entry, prefix, nullptr);
+    return ct_entry(engine, entry, prefix, nullptr, model);
   case QuantFormat::quark:
     return quark_entry(engine, entry, prefix, nullptr);
   case QuantFormat::bitsandbytes:

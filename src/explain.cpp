@@ -233,7 +233,7 @@ cover_entries(const LintRun& run, Engine engine, const ConfigSource& s,
       search(name);
       for (const uint32_t i : found) {
         if (cover[i].last != l && !(reads_renamed && is_renamed[i]) &&
-            entry_matches(engine, s.format, s.excludes[i], name)) {
+            entry_matches(engine, s.format, s.excludes[i], name, &run.declaration.model)) {
           count(i, l);
         }
       }
@@ -241,7 +241,7 @@ cover_entries(const LintRun& run, Engine engine, const ConfigSource& s,
     if (reads_renamed) {
       for (const auto& [i, read] : renamed) {
         if (std::any_of(names.begin(), names.end(), [&](std::string_view name) {
-              return entry_matches(engine, s.format, read, name);
+              return entry_matches(engine, s.format, read, name, &run.declaration.model);
             })) {
           count(i, l);
         }
@@ -255,7 +255,7 @@ cover_entries(const LintRun& run, Engine engine, const ConfigSource& s,
     search(name);
     for (const uint32_t i : found) {
       if (cover[i].layers == 0 && cover[i].module < 0 &&
-          entry_matches(engine, s.format, s.excludes[i], name)) {
+          entry_matches(engine, s.format, s.excludes[i], name, &run.declaration.model)) {
         cover[i].module = static_cast<int64_t>(k);
         --uncovered;
       }
@@ -431,8 +431,9 @@ explain_entries(const LintRun& run, const std::vector<Engine>& engines)
         }
         if (count == 0 && !s.excludes.empty()) {
           const auto other = std::find_if(
-            run.inventory.modules.begin(), run.inventory.modules.end(),
-            [&](const Module& m) { return entry_matches(engine, s.format, key, m.name); });
+            run.inventory.modules.begin(), run.inventory.modules.end(), [&](const Module& m) {
+              return entry_matches(engine, s.format, key, m.name, &run.declaration.model);
+            });
           if (other != run.inventory.modules.end()) {
             const auto k = static_cast<size_t>(other - run.inventory.modules.begin());
             out += named_module_text(engine, s.format, *other, probes_of(at, k));

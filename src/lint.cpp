@@ -551,7 +551,7 @@ private:
     const auto it = m_prepared_lists.find({engine, &source});
     const CompiledList* list = it != m_prepared_lists.end() ? it->second : nullptr;
     const auto try_entry = [&](uint32_t i) {
-      if (entry_matches(engine, source.format, source.excludes[i], name)) {
+      if (entry_matches(engine, source.format, source.excludes[i], name, &m_declaration.model)) {
         f(source.excludes[i]);
       }
     };
@@ -1010,10 +1010,11 @@ private:
         }
         const Engine reader = engine; // clang 14 cannot capture a binding
         const auto listed = [&](std::string_view name) {
-          return std::any_of(
-            f.suggested_entries.begin(), f.suggested_entries.end(), [&](const std::string& e) {
-              return entry_matches(reader, source.format, sglang_reads(reader, e), name);
-            });
+          return std::any_of(f.suggested_entries.begin(), f.suggested_entries.end(),
+                             [&](const std::string& e) {
+                               return entry_matches(reader, source.format, sglang_reads(reader, e),
+                                                    name, &m_declaration.model);
+                             });
         };
         // Covered as decide() sees it: the prefix, or every shard (compressed-tensors: every
         // probe name of a fused MoE layer).
@@ -1531,8 +1532,9 @@ private:
     return std::any_of(named.begin(), named.begin() + std::min(named.size(), k_named_like_tries),
                        [&](const Module& m) {
                          return std::any_of(
-                           k_all_engines.begin(), k_all_engines.end(),
-                           [&](Engine e) { return entry_matches(e, format, entry, m.name); });
+                           k_all_engines.begin(), k_all_engines.end(), [&](Engine e) {
+                             return entry_matches(e, format, entry, m.name, &m_declaration.model);
+                           });
                        });
   }
 
@@ -1729,7 +1731,8 @@ private:
         found.clear();
         pass.list->candidates(name, module, found);
         for (uint32_t i : found) {
-          if (!pass.matched[i] && entry_matches(pass.engine, s.format, s.excludes[i], name)) {
+          if (!pass.matched[i] &&
+              entry_matches(pass.engine, s.format, s.excludes[i], name, &m_declaration.model)) {
             pass.matched[i] = 1;
           }
         }
@@ -2002,10 +2005,11 @@ private:
       bool used = !matched.empty() && matched[index] != 0;
       used = used || (!glob && !regex && is_known_entry(s, index));
       if (!used && matched.empty()) {
-        used = entry_used_by_scan(s, engines, entry) ||
-               std::any_of(probes.begin(), probes.end(), [&](const Probe& probe) {
-                 return entry_matches(probe.engine, s.format, entry, probe.name);
-               });
+        used =
+          entry_used_by_scan(s, engines, entry) ||
+          std::any_of(probes.begin(), probes.end(), [&](const Probe& probe) {
+            return entry_matches(probe.engine, s.format, entry, probe.name, &m_declaration.model);
+          });
       }
       used = used || (!reaches_sglang_draft.empty() && reaches_sglang_draft[index] != 0);
       // MiniMax-M2 lists its routers' e_score_correction_bias: a stored parameter, not a module;
@@ -2051,15 +2055,16 @@ private:
     const bool blind = blind_to_digits(entry);
     NameList& names = module_names(blind);
     for (size_t k = 0; const std::string_view* name = names.at(k); ++k) {
-      if (std::any_of(k_all_engines.begin(), k_all_engines.end(),
-                      [&](Engine e) { return entry_matches(e, s.format, entry, *name); })) {
+      if (std::any_of(k_all_engines.begin(), k_all_engines.end(), [&](Engine e) {
+            return entry_matches(e, s.format, entry, *name, &m_declaration.model);
+          })) {
         return true;
       }
     }
     for (Engine e : engines) {
       NameList& layers = layer_names(e, blind);
       for (size_t k = 0; const std::string_view* name = layers.at(k); ++k) {
-        if (entry_matches(e, s.format, entry, *name)) {
+        if (entry_matches(e, s.format, entry, *name, &m_declaration.model)) {
           return true;
         }
       }

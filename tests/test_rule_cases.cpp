@@ -6743,3 +6743,38 @@ TEST(RuleCases, QC101PositiveQwen3VlModelOptTextEntryMappedAwayBySglang)
     qwen25));
   EXPECT_TRUE(findings(r25, RuleId::undeclared_unquantized).empty()) << text(r25);
 }
+
+// explain --entries and QC102's removal read SGLang's Qwen-VL list as decide() does: the
+// checkpoint's text spelling reaches nothing there, so only the suffix is SGLang's to remove.
+TEST(RuleCases, QC102QwenVlSglangRemovesOnlyTheEntryItReads)
+{
+  const Tensors stored = bf16("visual.blocks.0.attn.qkv", 192, 64) +
+                         ct_fp8("model.layers.0.self_attn.o_proj") +
+                         ct_fp8("model.layers.0.mlp.down_proj") + bf16("lm_head");
+  MemoryFileSystem fs = folder(
+    config(k_qwen_vl, ct_fp8_config({"lm_head", "re:visual.*", "model.layers.0.mlp.down_proj",
+                                     "layers.0.mlp.down_proj"})),
+    stored);
+  auto run = lint_path(fs, "m", {});
+  ASSERT_TRUE(run);
+  const std::string entries = explain_entries(*run, {Engine::sglang});
+  EXPECT_NE(entries.find("  'model.layers.0.mlp.down_proj'\n    SGLang: nothing\n"),
+            std::string::npos)
+    << entries;
+  const auto found = findings(run->report, RuleId::excluded_but_quantized);
+  ASSERT_EQ(found.size(), 1u) << text(run->report);
+  EXPECT_EQ(found[0].fix,
+            "remove layers.0.mlp.down_proj, model.layers.0.mlp.down_proj from the list (qcheck "
+            "fix --remove-excluding), or store the module unquantized")
+    << text(run->report);
+  LintOptions sglang_only;
+  sglang_only.engines = {Engine::sglang};
+  auto sglang_run = lint_path(fs, "m", sglang_only);
+  ASSERT_TRUE(sglang_run);
+  const auto in_sglang = findings(sglang_run->report, RuleId::excluded_but_quantized);
+  ASSERT_EQ(in_sglang.size(), 1u) << text(sglang_run->report);
+  EXPECT_EQ(in_sglang[0].fix,
+            "remove layers.0.mlp.down_proj from the list (qcheck fix --remove-excluding), or store "
+            "the module unquantized")
+    << text(sglang_run->report);
+}

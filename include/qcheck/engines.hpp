@@ -430,9 +430,10 @@ private:
 bool share_list_index(Engine a, Engine b, const ConfigSource& source);
 
 // The names an exclusion entry covers, for `explain --entries` and unused-entry checks:
-// true when `entry` excludes `prefix` under the engine's matching for this format.
+// true when `entry` excludes `prefix` under the engine's matching for this format. With `model`,
+// also the model-specific readings decide() applies (SGLang's Qwen-VL mappers).
 bool entry_matches(Engine engine, QuantFormat format, std::string_view entry,
-                   std::string_view prefix);
+                   std::string_view prefix, const ModelInfo* model = nullptr);
 
 // Whether SGLang's AutoRound compares fused `layer`'s shards (get_layer_config() step 4) rather
 // than read its fused name alone: only when a key of the packed_modules_mapping on its
