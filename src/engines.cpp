@@ -417,6 +417,9 @@ regex_subject(Engine engine, const ModelInfo* model, std::string_view prefix)
 bool
 sglang_maps_qwen_vl_entries(const ModelInfo* model)
 {
+  if (model == nullptr || !model->model_type.starts_with('q')) { // asked for every layer
+    return false;
+  }
   return sglang_qwen2_vl(model) || (model != nullptr && (model->model_type == "qwen3_vl" ||
                                                          model->model_type == "qwen3_vl_moe"));
 }
