@@ -3066,7 +3066,7 @@ struct IndexNeeds
 
 // Nullopt when the engine matches this format's list without an index.
 std::optional<IndexNeeds>
-index_needs(Engine engine, const ConfigSource& source)
+index_needs(Engine engine, const ConfigSource& source, const ModelInfo* model = nullptr)
 {
   using Mode = EntryIndex::Mode;
   IndexNeeds n;
@@ -3086,6 +3086,8 @@ index_needs(Engine engine, const ConfigSource& source)
                    .parents = true,
                    .parent_leaves = {k_mla_leaves.begin(), k_mla_leaves.end()}};
       n.strip = true;
+      // The Qwen-VL mappers bring model.visual.X entries to visual.X names.
+      n.canonical = sglang_maps_qwen_vl_entries(model);
     } else {
       n.options = {.mode = Mode::ancestors, .globs = true, .regex_entries = true};
     }
@@ -3236,12 +3238,13 @@ share_list_index(Engine a, Engine b, const ConfigSource& source)
 }
 
 std::vector<CompiledList>
-CompiledList::compile(std::span<const Engine> engines, const ConfigSource& source)
+CompiledList::compile(std::span<const Engine> engines, const ConfigSource& source,
+                      const ModelInfo* model)
 {
   std::vector<std::optional<IndexNeeds>> needs;
   std::optional<IndexNeeds> all;
   for (const Engine engine : engines) {
-    needs.push_back(index_needs(engine, source));
+    needs.push_back(index_needs(engine, source, model));
     if (needs.back()) {
       all = all ? merge(*all, *needs.back()) : *needs.back();
     }

@@ -2275,7 +2275,8 @@ private:
       for (const size_t i : g.work) {
         readers.push_back(work[i].engine);
       }
-      std::vector<CompiledList> lists = CompiledList::compile(readers, *g.source);
+      std::vector<CompiledList> lists =
+        CompiledList::compile(readers, *g.source, &m_declaration.model);
       if (!m_options.decisions_only) { // for entries()
         lists.front().keep_module_candidates(m_inventory);
       }

@@ -6778,3 +6778,27 @@ TEST(RuleCases, QC102QwenVlSglangRemovesOnlyTheEntryItReads)
             "the module unquantized")
     << text(sglang_run->report);
 }
+
+// A Qwen2.5-VL tower entry in the other layout (model.visual.X for tensors saved as visual.X):
+// SGLang's ModelOpt mapper brings it to SGLang's name, in a short list and in one long enough to
+// be compiled (the index offers it to the tower's names too).
+TEST(RuleCases, QC101NegativeQwen25VlModelOptTowerEntryOtherLayoutLongList)
+{
+  const Tensors stored = bf16("visual.blocks.0.attn.qkv", 192, 64) +
+                         bf16("visual.blocks.0.attn.proj") +
+                         nvfp4("model.layers.0.self_attn.o_proj") + bf16("lm_head");
+  for (const size_t padding : {0, 20}) {
+    Strings exclude{"lm_head", "model.visual.blocks.0.attn.qkv", "model.visual.blocks.0.attn.proj"};
+    for (size_t i = 0; i < padding; ++i) {
+      exclude.push_back(fmt::format("model.layers.{}.mlp.gate", i + 1));
+    }
+    const Report r = lint_folder(folder(config(k_qwen_vl, modelopt("NVFP4", exclude)), stored));
+    for (const Finding& f : findings(r, RuleId::undeclared_unquantized)) {
+      EXPECT_EQ(std::count(f.engines.begin(), f.engines.end(), Engine::sglang), 0)
+        << padding << text(r);
+    }
+    for (const Finding& f : findings(r, RuleId::unused_entry)) {
+      EXPECT_EQ(f.message.find("model.visual"), std::string::npos) << padding << text(r);
+    }
+  }
+}

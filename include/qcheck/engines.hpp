@@ -386,9 +386,11 @@ public:
   CompiledList(Engine engine, const ConfigSource& source);
   // The list compiled for several engines at once (out[i] for engines[i]): one index serves them
   // all, searched once per name whichever engine asks first, and the candidates kept for
-  // modules (keep_module_candidates(), called on any one of them) are kept for all.
+  // modules (keep_module_candidates(), called on any one of them) are kept for all. `model`:
+  // what decide() reads model-specifically (SGLang's Qwen-VL mappers) is indexed too.
   static std::vector<CompiledList> compile(std::span<const Engine> engines,
-                                           const ConfigSource& source);
+                                           const ConfigSource& source,
+                                           const ModelInfo* model = nullptr);
   CompiledList(CompiledList&&) noexcept;
   CompiledList& operator=(CompiledList&&) noexcept;
   ~CompiledList();
