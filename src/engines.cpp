@@ -391,8 +391,8 @@ sglang_qwen2_vl(const ModelInfo* model)
 // checkpoint namespace). SGLang: its model file's prefixes where qcheck knows them to differ from
 // the checkpoint's (gemma3_mm.py, and mistral.py's renames: vision_tower.X,
 // multi_modal_projector.X, language_model.model.X; qwen2_vl.py and qwen2_5_vl.py: visual.X and
-// model.X); else the checkpoint name. (SGLang's exact entries are still compared with checkpoint
-// names.)
+// model.X); else the checkpoint name. (SGLang's exact entries meet it for the Qwen-VL models,
+// below, and the checkpoint name for the others.)
 std::string
 regex_subject(Engine engine, const ModelInfo* model, std::string_view prefix)
 {
@@ -420,8 +420,8 @@ sglang_maps_qwen_vl_entries(const ModelInfo* model)
   if (model == nullptr || !model->model_type.starts_with('q')) { // asked for every layer
     return false;
   }
-  return sglang_qwen2_vl(model) || (model != nullptr && (model->model_type == "qwen3_vl" ||
-                                                         model->model_type == "qwen3_vl_moe"));
+  return sglang_qwen2_vl(model) || model->model_type == "qwen3_vl" ||
+         model->model_type == "qwen3_vl_moe";
 }
 
 // A plain entry as that mapper leaves it: the longest of its prefixes the entry starts with
@@ -444,6 +444,14 @@ sglang_qwen_vl_mapped(std::string_view entry)
   return std::string(entry);
 }
 
+// Whether `tail` is a run of whole dotted components ending `name` (not all of it).
+bool
+ends_with_components(std::string_view name, std::string_view tail)
+{
+  return name.size() > tail.size() && name.ends_with(tail) &&
+         name[name.size() - tail.size() - 1] == '.';
+}
+
 bool
 ct_entry(Engine engine, std::string_view entry, std::string_view prefix,
          std::vector<Unevaluable>* errors, const ModelInfo* model = nullptr)
@@ -452,7 +460,7 @@ ct_entry(Engine engine, std::string_view entry, std::string_view prefix,
     // Exact or as a dotted suffix (below), the mapped entry against SGLang's own name.
     const std::string e = sglang_qwen_vl_mapped(entry);
     const std::string n = regex_subject(engine, model, prefix);
-    return e == n || (n.size() > e.size() && n.ends_with(e) && n[n.size() - e.size() - 1] == '.');
+    return e == n || ends_with_components(n, e);
   }
   if (entry.starts_with("re:")) {
     // vLLM maps exact entries through the model's mapper but not regexes: a regex meets the
@@ -463,21 +471,18 @@ ct_entry(Engine engine, std::string_view entry, std::string_view prefix,
     return true;
   }
   // vLLM maps an exact entry and the checkpoint's names through the model's mapper: entries in
-  // either VLM layout meet tensors in either. SGLang's Qwen2-VL and Qwen2.5-VL mappers do so
-  // for the vision tower.
-  if (engine == Engine::vllm || (engine == Engine::sglang && sglang_qwen2_vl(model))) {
+  // either VLM layout meet tensors in either (SGLang's Qwen-VL mappers are read above).
+  if (engine == Engine::vllm) {
     // Either side as it is when it has no VLM root (entry != prefix here: one was folded).
     const std::string e = vlm_canonical(entry);
     const std::string p = vlm_canonical(prefix);
-    const std::string_view folded = e.empty() ? entry : e;
-    if (folded == (p.empty() ? prefix : std::string_view(p))) {
-      return engine == Engine::vllm || folded.starts_with("visual.");
+    if ((e.empty() ? entry : std::string_view(e)) == (p.empty() ? prefix : std::string_view(p))) {
+      return true;
     }
   }
   // SGLang also takes a plain entry as a dotted suffix ("self_attn.kv_b_proj"), never as a prefix
   // or a substring (compressed_tensors/utils.py since f69af7b, PR 32736; spec 3.4 predates it).
-  return engine == Engine::sglang && prefix.size() > entry.size() && prefix.ends_with(entry) &&
-         prefix[prefix.size() - entry.size() - 1] == '.';
+  return engine == Engine::sglang && ends_with_components(prefix, entry);
 }
 
 // An exact name or a "re:" regex (re.match) in both engines; a glob in vLLM only (PR 48606).
@@ -2965,10 +2970,11 @@ decide(Engine engine, const ConfigSource& s, const ModelInfo& model, const Engin
         }
       }
     } else if (e.where == Unevaluable::Where::target) {
-      for (size_t g = 0; g < mapped.groups.size(); ++g) {
-        for (size_t t = 0; g < s.groups.size() && mapped.groups[g].name == e.group &&
-                           t < mapped.groups[g].targets.size();
-             ++t) {
+      for (size_t g = 0; g < std::min(mapped.groups.size(), s.groups.size()); ++g) {
+        if (mapped.groups[g].name != e.group) {
+          continue;
+        }
+        for (size_t t = 0; t < mapped.groups[g].targets.size(); ++t) {
           if (mapped.groups[g].targets[t] == e.entry && s.groups[g].targets[t].starts_with("re:")) {
             add_original(e, s.groups[g].targets[t]);
           }
@@ -2979,9 +2985,7 @@ decide(Engine engine, const ConfigSource& s, const ModelInfo& model, const Engin
       as_written.push_back(e);
     }
   }
-  d.errors = std::move(as_written);
-  std::sort(d.errors.begin(), d.errors.end());
-  d.errors.erase(std::unique(d.errors.begin(), d.errors.end()), d.errors.end());
+  d.errors = std::move(as_written); // lint reports each (entry, list) once
   return d;
 }
 

@@ -151,6 +151,17 @@ experts(const std::string& moe, int first, int last, Layout layout)
 
 // ---- configs and folders -----------------------------------------------------------------
 
+// `list` and `count` more entries, `pattern` formatted with 1, 2, ...: at 16 entries or more a
+// list is searched through its compiled index.
+Strings
+padded(Strings list, size_t count, std::string_view pattern)
+{
+  for (size_t i = 0; i < count; ++i) {
+    list.push_back(fmt::format(fmt::runtime(pattern), i + 1));
+  }
+  return list;
+}
+
 std::string
 json_list(const Strings& items)
 {
@@ -6415,13 +6426,16 @@ TEST(RuleCases, QC115OnceForARegexSglangRewritesForTheNextNDraft)
 {
   const Tensors stored = deepseek_nextn(make_ct_fp8, make_ct_fp8, false, 61);
   const std::string bad = "re:(?<!x)model.layers.61.mlp.*";
-  const Report r = lint_folder(folder(
-    config(k_deepseek61,
-           R"({"quant_method": "compressed-tensors", "format": "float-quantized", )"
-           R"("config_groups": {"group_0": {"targets": ["Linear"], "weights": {"num_bits": 8, )"
-           R"("type": "float", "strategy": "tensor"}}}, "ignore": )" +
-             json_list({"lm_head", bad}) + "}"),
-    stored));
+  const auto ct_config = [](const Strings& targets, const Strings& ignore) {
+    return R"({"quant_method": "compressed-tensors", "format": "float-quantized", )"
+           R"("config_groups": {"group_0": {"targets": )" +
+           json_list(targets) +
+           R"(, "weights": {"num_bits": 8, "type": "float", "strategy": "tensor"}}}, )"
+           R"("ignore": )" +
+           json_list(ignore) + "}";
+  };
+  const Report r =
+    lint_folder(folder(config(k_deepseek61, ct_config({"Linear"}, {"lm_head", bad})), stored));
   const auto found = findings(r, RuleId::unevaluable_entry);
   ASSERT_EQ(found.size(), 1u) << text(r);
   EXPECT_NE(found[0].message.find("'" + bad + "'"), std::string::npos) << found[0].message;
@@ -6429,14 +6443,10 @@ TEST(RuleCases, QC115OnceForARegexSglangRewritesForTheNextNDraft)
   // Two entries that read the same once rewritten, reached by SGLang's draft alone (the first two
   // regexes take the main layers and vLLM's draft): both are reported, each where it is.
   const Report two = lint_folder(folder(
-    config(
-      k_deepseek61,
-      R"({"quant_method": "compressed-tensors", "format": "float-quantized", )"
-      R"("config_groups": {"group_0": {"targets": ["Linear"], "weights": {"num_bits": 8, )"
-      R"("type": "float", "strategy": "tensor"}}}, "ignore": )" +
-        json_list({"lm_head", "re:model\\\\.layers\\\\.([0-9]|[1-5][0-9]|60)\\\\..*",
-                   "re:model\\\\.layers\\\\.6[1]\\\\..*", bad, "re:(?<!x)model.decoder.mlp.*"}) +
-        "}"),
+    config(k_deepseek61,
+           ct_config({"Linear"},
+                     {"lm_head", "re:model\\\\.layers\\\\.([0-9]|[1-5][0-9]|60)\\\\..*",
+                      "re:model\\\\.layers\\\\.6[1]\\\\..*", bad, "re:(?<!x)model.decoder.mlp.*"})),
     stored));
   std::set<std::string> pointers;
   for (const Finding& f : findings(two, RuleId::unevaluable_entry)) {
@@ -6446,14 +6456,8 @@ TEST(RuleCases, QC115OnceForARegexSglangRewritesForTheNextNDraft)
                                              "/quantization_config/ignore/4"}))
     << text(two);
   // The same for a target regex, at its group's targets.
-  const Report t = lint_folder(
-    folder(config(k_deepseek61,
-                  R"({"quant_method": "compressed-tensors", "format": "float-quantized", )"
-                  R"("config_groups": {"group_0": {"targets": ["Linear", ")" +
-                    bad +
-                    R"("], "weights": {"num_bits": 8, "type": "float", "strategy": "tensor"}}}, )"
-                    R"("ignore": ["lm_head"]})"),
-           stored));
+  const Report t =
+    lint_folder(folder(config(k_deepseek61, ct_config({"Linear", bad}, {"lm_head"})), stored));
   const auto target = findings(t, RuleId::unevaluable_entry);
   ASSERT_EQ(target.size(), 1u) << text(t);
   EXPECT_NE(target[0].message.find("'" + bad + "'"), std::string::npos) << target[0].message;
@@ -6563,10 +6567,8 @@ TEST(RuleCases, QC101PositiveQwenVlTextEntryMappedAwayBySglang)
                              ct_fp8("model.layers.0.self_attn.o_proj") +
                              bf16("model.layers.0.mlp.down_proj") + bf16("lm_head");
   for (const size_t padding : {0, 20}) {
-    Strings ignore{"lm_head", "re:visual.*", "model.layers.0.mlp.down_proj"};
-    for (size_t i = 0; i < padding; ++i) {
-      ignore.push_back(fmt::format("model.layers.{}.mlp.gate_proj", i + 1));
-    }
+    const Strings ignore = padded({"lm_head", "re:visual.*", "model.layers.0.mlp.down_proj"},
+                                  padding, "model.layers.{}.mlp.gate_proj");
     const Report r = lint_folder(folder(config(k_qwen_vl, ct_fp8_config(ignore)), old_layout));
     const auto found = findings(r, RuleId::undeclared_unquantized);
     ASSERT_EQ(found.size(), 1u) << padding << text(r);
@@ -6710,10 +6712,8 @@ TEST(RuleCases, QC101PositiveQwen3VlModelOptTextEntryMappedAwayBySglang)
                         nvfp4(l + "self_attn.o_proj") + bf16(l + "mlp.down_proj") + bf16("lm_head");
   for (const std::string& entry : {l + "mlp.down_proj", l + "mlp.down*"}) {
     for (const size_t padding : {0, 20}) {
-      Strings exclude{"lm_head", "model.visual*", entry};
-      for (size_t i = 0; i < padding; ++i) {
-        exclude.push_back(fmt::format("model.language_model.layers.{}.mlp.gate", i + 1));
-      }
+      const Strings exclude = padded({"lm_head", "model.visual*", entry}, padding,
+                                     "model.language_model.layers.{}.mlp.gate");
       const Report r = lint_folder(folder(config(k_qwen3_vl, modelopt("NVFP4", exclude)), qwen3));
       const auto found = findings(r, RuleId::undeclared_unquantized);
       ASSERT_EQ(found.size(), 1u) << entry << " " << padding << text(r);
@@ -6788,10 +6788,9 @@ TEST(RuleCases, QC101NegativeQwen25VlModelOptTowerEntryOtherLayoutLongList)
                          bf16("visual.blocks.0.attn.proj") +
                          nvfp4("model.layers.0.self_attn.o_proj") + bf16("lm_head");
   for (const size_t padding : {0, 20}) {
-    Strings exclude{"lm_head", "model.visual.blocks.0.attn.qkv", "model.visual.blocks.0.attn.proj"};
-    for (size_t i = 0; i < padding; ++i) {
-      exclude.push_back(fmt::format("model.layers.{}.mlp.gate", i + 1));
-    }
+    const Strings exclude =
+      padded({"lm_head", "model.visual.blocks.0.attn.qkv", "model.visual.blocks.0.attn.proj"},
+             padding, "model.layers.{}.mlp.gate");
     const Report r = lint_folder(folder(config(k_qwen_vl, modelopt("NVFP4", exclude)), stored));
     for (const Finding& f : findings(r, RuleId::undeclared_unquantized)) {
       EXPECT_EQ(std::count(f.engines.begin(), f.engines.end(), Engine::sglang), 0)
