@@ -285,8 +285,9 @@ expand_for_vllm(const EntryList& list, std::vector<std::string_view>& expanded,
   }
 }
 
-// The MLA projections SGLang's ModelOpt matcher also matches by their parent: an entry ending
-// in one of them also excludes a name beside it whose leaf contains that leaf.
+// The MLA projections SGLang's ModelOpt matcher also matches by leaf: an entry ending in one
+// of them also excludes every name whose leaf contains that leaf, in any layer
+// (modelopt_quant.py is_layer_excluded compares the two leaves alone).
 constexpr std::array<std::string_view, 4> k_mla_leaves{"q_a_proj", "q_b_proj", "kv_a_proj_with_mqa",
                                                        "kv_b_proj"};
 
@@ -324,7 +325,7 @@ modelopt_sglang_one(std::string_view e, std::string_view n)
   }
   const std::string_view e_leaf = leaf_of(e);
   return std::find(k_mla_leaves.begin(), k_mla_leaves.end(), e_leaf) != k_mla_leaves.end() &&
-         parent_of(e) == parent_of(n) && contains(leaf_of(n), e_leaf);
+         contains(leaf_of(n), e_leaf);
 }
 
 bool
@@ -1025,6 +1026,17 @@ decide_modelopt(Decision& d, Engine engine, const ConfigSource& s, const ModelIn
   } else {
     decide_by_list(d, layer, s.excludes, list_name, modelopt_trtllm_entry, modelopt_trtllm_entry,
                    ix);
+  }
+  // An entry naming one layer's MLA projection that excluded another layer's: said why.
+  if (engine == Engine::sglang && !d.quantized && !has_glob_chars(d.matched) &&
+      d.reason.find(" matches ") != std::string::npos) {
+    const std::string_view leaf = leaf_of(d.matched);
+    if (std::find(k_mla_leaves.begin(), k_mla_leaves.end(), leaf) != k_mla_leaves.end() &&
+        parent_of(d.matched) != parent_of(layer.prefix)) {
+      d.reason += fmt::format(" (SGLang's ModelOpt matcher reads an entry ending in '{}' as "
+                              "every module whose last component holds it, in any layer)",
+                              leaf);
+    }
   }
   if (!d.quantized || s.algo != "MIXED_PRECISION") {
     return;
@@ -3084,11 +3096,10 @@ index_needs(Engine engine, const ConfigSource& source, const ModelInfo* model = 
       n.vllm_split = true;
     } else if (engine == Engine::sglang) {
       // Dotted runs of the name or its unwrapped form, for the entry or its unwrapped form;
-      // MLA shards by their parent.
+      // MLA shards by their leaf.
       n.options = {.mode = Mode::dotted,
                    .globs = true,
-                   .parents = true,
-                   .parent_leaves = {k_mla_leaves.begin(), k_mla_leaves.end()}};
+                   .leaf_markers = {k_mla_leaves.begin(), k_mla_leaves.end()}};
       n.strip = true;
       // The Qwen-VL mappers bring model.visual.X entries to visual.X names.
       n.canonical = sglang_maps_qwen_vl_entries(model);
@@ -3141,16 +3152,10 @@ merge(IndexNeeds a, const IndexNeeds& b)
   o.globs = o.globs || b.options.globs;
   o.case_insensitive = o.case_insensitive || b.options.case_insensitive;
   o.regex_entries = o.regex_entries || b.options.regex_entries;
-  if (b.options.parents) { // every key's parent when either asks for every one
-    if (!o.parents) {
-      o.parent_leaves = b.options.parent_leaves;
-    } else if (o.parent_leaves.empty() || b.options.parent_leaves.empty()) {
-      o.parent_leaves.clear();
-    } else {
-      o.parent_leaves.insert(o.parent_leaves.end(), b.options.parent_leaves.begin(),
-                             b.options.parent_leaves.end());
+  for (const std::string& m : b.options.leaf_markers) {
+    if (std::find(o.leaf_markers.begin(), o.leaf_markers.end(), m) == o.leaf_markers.end()) {
+      o.leaf_markers.push_back(m);
     }
-    o.parents = true;
   }
   if (o.reverse_marker.empty()) { // only vLLM's ModelOpt and FP8 matchers have one, "experts"
     o.reverse_marker = b.options.reverse_marker;

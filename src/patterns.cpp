@@ -837,9 +837,7 @@ EntryIndex::EntryIndex(std::span<const Spelling> spellings, size_t entries, cons
   } else {
     m_literal.keys.reserve(spellings.size());
   }
-  if (options.parents && options.parent_leaves.empty()) {
-    m_parents.keys.reserve(spellings.size());
-  }
+  m_marked.resize(options.leaf_markers.size());
   // Dotted mode: a key's first component must be a whole component of the name where the key
   // starts, so names are looked up only from starts whose component some key begins with.
   const auto note_first_component = [&](ComponentFilter& filter, std::string_view key) {
@@ -903,6 +901,15 @@ EntryIndex::EntryIndex(std::span<const Spelling> spellings, size_t entries, cons
     m_tail_runs.emplace_back(tail);
     return static_cast<uint32_t>(m_tail_runs.size());
   };
+  // SGLang reads a "re:" entry as text here too: its leaf counts whatever the entry is.
+  const auto note_marked = [&](std::string_view key, uint32_t entry) {
+    const std::string_view leaf = leaf_of(key);
+    for (size_t i = 0; i < options.leaf_markers.size(); ++i) {
+      if (leaf == options.leaf_markers[i] && (m_marked[i].empty() || m_marked[i].back() != entry)) {
+        m_marked[i].push_back(entry);
+      }
+    }
+  };
   for (size_t first = 0, last = 0; first < spellings.size(); first = last) {
     const uint32_t entry = spellings[first].entry;
     while (last < spellings.size() && spellings[last].entry == entry) {
@@ -912,6 +919,7 @@ EntryIndex::EntryIndex(std::span<const Spelling> spellings, size_t entries, cons
     for (size_t k = first; k < last; ++k) {
       const std::string_view key = spellings[k].text;
       if (options.regex_entries && !spellings[k].text_only && key.starts_with("re:")) {
+        note_marked(key, entry);
         // Every engine anchors these at the name's start: its literal start must begin a name.
         const std::string start = regex_literal_start(std::string_view(key).substr(3));
         if (start.empty()) {
@@ -959,16 +967,7 @@ EntryIndex::EntryIndex(std::span<const Spelling> spellings, size_t entries, cons
         mark_length(m_prefix_lengths, prefix);
         note_prefix_first_component(std::string_view(key).substr(0, prefix));
       }
-      if (options.parents && (options.parent_leaves.empty() ||
-                              std::find(options.parent_leaves.begin(), options.parent_leaves.end(),
-                                        leaf_of(key)) != options.parent_leaves.end())) {
-        const size_t dot = key.rfind('.');
-        m_parents.keys.push_back(
-          {hash_text(dot == std::string::npos ? std::string_view()
-                                              : std::string_view(key).substr(0, dot),
-                     ci),
-           entry});
-      }
+      note_marked(key, entry);
     }
     if (!options.reverse_marker.empty()) {
       const std::string_view key = spellings[first].text;
@@ -994,7 +993,7 @@ EntryIndex::EntryIndex(std::span<const Spelling> spellings, size_t entries, cons
       m_prefix_length_list.push_back(length);
     }
   }
-  for (Table* t : {&m_literal, &m_prefixes, &m_inner, &m_parents, &m_reverse}) {
+  for (Table* t : {&m_literal, &m_prefixes, &m_inner, &m_reverse}) {
     t->seal();
   }
   m_anywhere = SubstringSet(std::move(anywhere), ci);
@@ -1145,10 +1144,15 @@ EntryIndex::candidates(std::span<const std::string_view> names, std::vector<uint
   const bool ci = m_options.case_insensitive;
   // Substring keys alone need no window hashes or dot positions.
   const bool windows = m_options.mode != Mode::substring || !m_prefixes.keys.empty() ||
-                       !m_inner.keys.empty() || m_options.parents ||
-                       !m_options.reverse_marker.empty();
+                       !m_inner.keys.empty() || !m_options.reverse_marker.empty();
   for (size_t spelling = 0; spelling < names.size(); ++spelling) {
     const std::string_view name = names[spelling];
+    for (size_t i = 0; i < m_marked.size(); ++i) {
+      if (!m_marked[i].empty() &&
+          leaf_of(name).find(m_options.leaf_markers[i]) != std::string_view::npos) {
+        out.insert(out.end(), m_marked[i].begin(), m_marked[i].end());
+      }
+    }
     if (!windows) {
       find_anywhere(name, out);
       continue;
@@ -1254,9 +1258,6 @@ EntryIndex::candidates(std::span<const std::string_view> names, std::vector<uint
       }
     }
     find_anywhere(name, out);
-    if (m_options.parents) {
-      m_parents.lookup(h.window(0, parts > 1 ? ends[parts - 2] : 0), out);
-    }
     if (!m_options.reverse_marker.empty() && spelling == 0) {
       const size_t at = find_short(name, m_options.reverse_marker);
       if (at != std::string_view::npos) {

@@ -475,19 +475,24 @@ TEST(Patterns, EntryIndexSubstringModeOffersAGlobOnlyToNamesHoldingItsTailRun)
   EXPECT_EQ(found("lm_head"), (std::vector<uint32_t>{3}));
 }
 
-// With `parents`, an entry is offered to the names beside it (the same parent); with
-// `parent_leaves`, only an entry whose leaf is one of them (SGLang's MLA projections).
-TEST(Patterns, EntryIndexOffersEntriesBesideANameOnlyForTheLeavesAsked)
+// With `leaf_markers`, an entry whose leaf is one of them is offered to every name whose leaf
+// contains it, whatever either's parent (SGLang's ModelOpt rule for MLA projections); no other
+// entry is.
+TEST(Patterns, EntryIndexOffersEntriesEndingInAMarkerToNamesWhoseLeafHoldsIt)
 {
-  const std::vector<std::vector<std::string>> keys{{"a.b.q_a_proj"}, {"a.b.o_proj"}, {"q_a_proj"}};
-  const EntryIndex all(keys, {.mode = EntryIndex::Mode::dotted, .parents = true});
-  EXPECT_EQ(candidates_of(all, "a.b.fused_qkv"), (std::vector<uint32_t>{0, 1}));
+  const std::vector<std::vector<std::string>> keys{{"a.b.kv_a_proj_with_mqa"},    {"a.b.o_proj"},
+                                                   {"kv_a_proj_with_mqa"},        {"x.*.kv_b_proj"},
+                                                   {"re:c\\.kv_a_proj_with_mqa"}, {"q_a_proj"}};
+  const EntryIndex none(keys, {.mode = EntryIndex::Mode::dotted});
+  EXPECT_TRUE(candidates_of(none, "z.fused_qkv_a_proj_with_mqa").empty());
   const EntryIndex some(keys, {.mode = EntryIndex::Mode::dotted,
-                               .parents = true,
-                               .parent_leaves = {"kv_b_proj", "q_a_proj"}});
-  EXPECT_EQ(candidates_of(some, "a.b.fused_qkv"), (std::vector<uint32_t>{0}));
-  EXPECT_EQ(candidates_of(some, "fused_qkv"), (std::vector<uint32_t>{2})); // no parent: ""
-  EXPECT_EQ(candidates_of(some, "a.b.o_proj"), (std::vector<uint32_t>{0, 1}));
+                               .globs = true,
+                               .leaf_markers = {"kv_b_proj", "kv_a_proj_with_mqa"}});
+  EXPECT_EQ(candidates_of(some, "z.fused_qkv_a_proj_with_mqa"), (std::vector<uint32_t>{0, 2, 4}));
+  EXPECT_TRUE(candidates_of(some, "fused_qkv_a_proj").empty());
+  EXPECT_EQ(candidates_of(some, "y.layers.9.self_attn.kv_b_proj"), (std::vector<uint32_t>{3}));
+  EXPECT_TRUE(candidates_of(some, "a.kv_b_proj_x.fc").empty()); // the leaf only
+  EXPECT_EQ(candidates_of(some, "a.b.o_proj"), (std::vector<uint32_t>{1}));
 }
 
 // The tail run is searched for 16 start positions at a time (its first and last bytes, then the
@@ -616,6 +621,18 @@ TEST(Engines, SglangModelOptUsesDottedBoundariesAndComponentGlobs)
   EXPECT_TRUE(sglang_mo("model.language_model.layers.45*", "model.layers.45.mlp.experts"));
   EXPECT_TRUE(sglang_mo("model.layers.0.self_attn.kv_a_proj_with_mqa",
                         "model.layers.0.self_attn.fused_qkv_a_proj_with_mqa")); // MLA tail rule
+  // The MLA rule compares leaves alone: one layer's entry excludes the projection in every layer.
+  EXPECT_TRUE(sglang_mo("model.layers.0.self_attn.kv_a_proj_with_mqa",
+                        "model.layers.7.self_attn.fused_qkv_a_proj_with_mqa"));
+  // "fused_qkv_a_proj_with_mqa" holds "kv_a_proj_with_mqa", not "q_a_proj".
+  EXPECT_FALSE(sglang_mo("model.layers.7.self_attn.q_a_proj",
+                         "model.layers.7.self_attn.fused_qkv_a_proj_with_mqa"));
+  EXPECT_TRUE(
+    sglang_mo("model.layers.61.self_attn.kv_b_proj", "model.layers.3.self_attn.kv_b_proj"));
+  EXPECT_TRUE(sglang_mo("q_b_proj", "model.layers.3.self_attn.q_b_proj"));
+  EXPECT_FALSE(sglang_mo("model.layers.0.self_attn.o_proj", "model.layers.7.self_attn.o_proj"));
+  EXPECT_FALSE(
+    sglang_mo("model.layers.0.self_attn.q_a_proj", "model.layers.7.self_attn.q_a_proj.x"));
 }
 
 TEST(Engines, TrtllmMatchesAncestorsAndRegex)

@@ -1354,6 +1354,43 @@ TEST(RuleCases, QC103StoredMixtureReportedOncePerLayer)
   EXPECT_EQ(findings(r, RuleId::fused_shards_disagree).size(), 1u) << text(r);
 }
 
+// SGLang's ModelOpt matcher compares an MLA projection entry's leaf with the module's leaf
+// alone (is_layer_excluded): the draft layer's kv_b_proj, listed by name, also excludes layer
+// 0's, stored FP8. vLLM (substring) and TensorRT-LLM (ancestors) exclude only the draft's.
+TEST(RuleCases, QC102SglangModelOptMlaEntryExcludesEveryLayersProjection)
+{
+  const std::string a = "model.layers.0.self_attn.";
+  const std::string d = "model.layers.1.";
+  const Tensors stored =
+    deepseek_nextn(make_fp8, make_bf16) + fp8(a + "kv_b_proj") + bf16(d + "self_attn.kv_b_proj");
+  const auto list = [&](const std::string& last) {
+    return Strings{
+      "lm_head",           d + "eh_proj", d + "shared_head.head", d + "self_attn.o_proj",
+      d + "mlp.down_proj", d + last};
+  };
+  // Short lists are matched entry by entry, long ones through their compiled index.
+  for (const size_t extra : {0, 20}) {
+    const Report r = lint_folder(
+      folder(config(k_deepseek,
+                    modelopt("FP8", padded(list("self_attn.kv_b_proj"), extra, "x.{}.down_proj"))),
+             stored));
+    const auto found = findings(r, RuleId::excluded_but_quantized);
+    ASSERT_EQ(found.size(), 1u) << text(r);
+    EXPECT_EQ(found[0].modules, Strings{a + "kv_b_proj"});
+    EXPECT_EQ(engines(found[0]), std::set<Engine>{Engine::sglang});
+    EXPECT_NE(text(r).find("'model.layers.1.self_attn.kv_b_proj' in ignore matches "
+                           "'model.layers.0.self_attn.kv_b_proj' (SGLang's ModelOpt matcher reads "
+                           "an entry ending in 'kv_b_proj' as every module whose last component "
+                           "holds it, in any layer)"),
+              std::string::npos)
+      << text(r);
+  }
+  // Listed by its layer (a parent name), nothing reaches layer 0.
+  const Report parent =
+    lint_folder(folder(config(k_deepseek, modelopt("FP8", list("self_attn"))), stored));
+  EXPECT_TRUE(findings(parent, RuleId::excluded_but_quantized).empty()) << text(parent);
+}
+
 // compressed-tensors names its own error for a fused layer whose shards disagree (spec 3.3,
 // registry QC103): quoting ModelOpt's text for it misleads.
 TEST(RuleCases, QC103DeclaredQuotesTheFormatsError)

@@ -120,10 +120,9 @@ public:
     // Entries starting with "re:" are Python regexes matched at a name's start: indexed by the
     // literal text they begin with (regex_literal_start), or always candidates.
     bool regex_entries = false;
-    // Also candidates: entries whose key's parent (text before the last '.') equals a name's;
-    // with `parent_leaves`, only those whose key's leaf (after the last '.') is one of them.
-    bool parents = false;
-    std::vector<std::string> parent_leaves{};
+    // Also candidates: entries whose key's leaf (after the last '.') is one of these, for every
+    // name whose leaf contains it (SGLang's ModelOpt rule for fused MLA projections).
+    std::vector<std::string> leaf_markers{};
     // Also candidates, for names containing `reverse_marker`: entries that contain the name.
     std::string reverse_marker{};
   };
@@ -235,7 +234,7 @@ private:
   SubstringSet m_anywhere_checked;
   std::vector<CheckedText> m_checked;
   void find_anywhere(std::string_view name, std::vector<uint32_t>& out) const;
-  Table m_parents;
+  std::vector<std::vector<uint32_t>> m_marked; // [i]: entries whose leaf is leaf_markers[i]
   Table m_reverse;                        // the text that ends with each marker in a key (a window)
   std::vector<uint32_t> m_always;         // no indexable literal part
   std::vector<uint32_t> m_reverse_all;    // every entry holding the marker
