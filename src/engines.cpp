@@ -328,23 +328,49 @@ modelopt_sglang_one(std::string_view e, std::string_view n)
          contains(leaf_of(n), e_leaf);
 }
 
+// SGLang's is_layer_skipped (quantization/utils.py _module_path_match), which alone reads a
+// fused layer's shards: the entry is a run of whole components of the name. No globs, no
+// single-component match, no MLA rule. (It also drops an entry's trailing dots, which qcheck
+// does not model here or for the other formats.)
 bool
-modelopt_sglang_entry(std::string_view entry, std::string_view prefix)
+sglang_skipped_one(std::string_view e, std::string_view n)
+{
+  return dotted_match(e, n);
+}
+
+// `one` for the entry and the name, each also without its "language_model." wrapper.
+template<typename One>
+bool
+any_sglang_wrapping(std::string_view entry, std::string_view prefix, const One& one)
 {
   const bool entry_wrapped = has_language_model_wrapper(entry);
   const bool prefix_wrapped = has_language_model_wrapper(prefix);
-  if (modelopt_sglang_one(entry, prefix)) {
+  if (one(entry, prefix)) {
     return true;
   }
   const std::string e2 = entry_wrapped ? strip_language_model(entry) : std::string();
   const std::string n2 = prefix_wrapped ? strip_language_model(prefix) : std::string();
-  if (prefix_wrapped && modelopt_sglang_one(entry, n2)) {
+  if (prefix_wrapped && one(entry, n2)) {
     return true;
   }
-  if (entry_wrapped && modelopt_sglang_one(e2, prefix)) {
+  if (entry_wrapped && one(e2, prefix)) {
     return true;
   }
-  return entry_wrapped && prefix_wrapped && modelopt_sglang_one(e2, n2);
+  return entry_wrapped && prefix_wrapped && one(e2, n2);
+}
+
+bool
+modelopt_sglang_entry(std::string_view entry, std::string_view prefix)
+{
+  return any_sglang_wrapping(entry, prefix, modelopt_sglang_one);
+}
+
+// A fused layer's shard as SGLang's ModelOpt config reads it (is_layer_skipped alone; the fused
+// name itself then goes through is_layer_excluded too).
+bool
+modelopt_sglang_shard(std::string_view entry, std::string_view shard)
+{
+  return any_sglang_wrapping(entry, shard, sglang_skipped_one);
 }
 
 bool
@@ -965,16 +991,22 @@ decide_by_list(Decision& d, const EngineLayer& layer, const List& list, std::str
 // SGLang's ModelOpt configs for the Qwen-VL models above: the mapper runs over the list too, and
 // each mapped entry starting with "language_model." is also kept without it
 // (modelopt_quant.py apply_weight_name_mapper); both meet SGLang's own names.
+template<typename One>
 bool
-modelopt_sglang_qwen_vl_entry(const ModelInfo& model, std::string_view entry,
-                              std::string_view prefix)
+modelopt_sglang_qwen_vl_read(const ModelInfo& model, std::string_view entry,
+                             std::string_view prefix, const One& one)
 {
   const std::string e = sglang_qwen_vl_mapped(entry);
   const std::string n = regex_subject(Engine::sglang, &model, prefix);
   constexpr std::string_view k_root = "language_model.";
-  return modelopt_sglang_one(e, n) ||
-         (e.starts_with(k_root) &&
-          modelopt_sglang_one(std::string_view(e).substr(k_root.size()), n));
+  return one(e, n) || (e.starts_with(k_root) && one(std::string_view(e).substr(k_root.size()), n));
+}
+
+bool
+modelopt_sglang_qwen_vl_entry(const ModelInfo& model, std::string_view entry,
+                              std::string_view prefix)
+{
+  return modelopt_sglang_qwen_vl_read(model, entry, prefix, modelopt_sglang_one);
 }
 
 void
@@ -1016,12 +1048,15 @@ decide_modelopt(Decision& d, Engine engine, const ConfigSource& s, const ModelIn
       d.quantized = false;
     }
   } else if (engine == Engine::sglang && sglang_maps_qwen_vl_entries(&model)) {
+    const auto shard = [&](std::string_view e, std::string_view n) {
+      return modelopt_sglang_qwen_vl_read(model, e, n, sglang_skipped_one);
+    };
     const auto match = [&](std::string_view e, std::string_view n) {
       return modelopt_sglang_qwen_vl_entry(model, e, n);
     };
-    decide_by_list(d, layer, s.excludes, list_name, match, match, ix);
+    decide_by_list(d, layer, s.excludes, list_name, shard, match, ix);
   } else if (engine == Engine::sglang) {
-    decide_by_list(d, layer, s.excludes, list_name, modelopt_sglang_entry, modelopt_sglang_entry,
+    decide_by_list(d, layer, s.excludes, list_name, modelopt_sglang_shard, modelopt_sglang_entry,
                    ix);
   } else {
     decide_by_list(d, layer, s.excludes, list_name, modelopt_trtllm_entry, modelopt_trtllm_entry,

@@ -1391,6 +1391,67 @@ TEST(RuleCases, QC102SglangModelOptMlaEntryExcludesEveryLayersProjection)
   EXPECT_TRUE(findings(parent, RuleId::excluded_but_quantized).empty()) << text(parent);
 }
 
+// SGLang reads a fused layer's shards through is_layer_skipped alone (whole dotted components:
+// no globs, no MLA rule), then the fused name through is_layer_excluded too. The draft layer's
+// kv_a_proj_with_mqa entry reaches layer 0's fused_qkv_a_proj_with_mqa by its name, not by one
+// of its shards: no shard disagreement (QC103), the fused layer excluded (QC102, SGLang).
+// Globs naming layer 0's two shards reach neither: SGLang builds the fused layer quantized.
+TEST(RuleCases, QC101SglangModelOptReadsFusedShardsWithoutGlobsOrTheMlaRule)
+{
+  const std::string a = "model.layers.0.self_attn.";
+  const std::string d = "model.layers.1.";
+  const std::string deepseek = R"("architectures": ["DeepseekV3ForCausalLM"], )"
+                               R"("model_type": "deepseek_v3", "num_hidden_layers": 2, )"
+                               R"("q_lora_rank": 64)";
+  Tensors stored = bf16("lm_head");
+  for (const char* p : {"q_a_proj", "kv_a_proj_with_mqa", "q_b_proj", "kv_b_proj", "o_proj"}) {
+    stored = stored + fp8(a + p) + bf16(d + "self_attn." + p);
+  }
+  const Strings draft{"lm_head", d + "self_attn.o_proj", d + "self_attn.q_b_proj*",
+                      d + "self_attn.kv_b_proj*"};
+  Strings mla = draft;
+  mla.push_back(d + "self_attn.q_a_proj");
+  mla.push_back(d + "self_attn.kv_a_proj_with_mqa");
+  const Report r = lint_folder(folder(config(deepseek, modelopt("FP8", mla)), stored));
+  EXPECT_TRUE(findings(r, RuleId::fused_shards_disagree).empty()) << text(r);
+  const auto found = findings(r, RuleId::excluded_but_quantized);
+  ASSERT_EQ(found.size(), 2u) << text(r);
+  for (const Finding& f : found) {
+    EXPECT_EQ(engines(f), std::set<Engine>{Engine::sglang});
+    EXPECT_EQ(f.details.front(), "SGLang checks '" + a + "fused_qkv_a_proj_with_mqa': '" + d +
+                                   "self_attn.kv_a_proj_with_mqa' in ignore matches '" + a +
+                                   "fused_qkv_a_proj_with_mqa' (SGLang's ModelOpt matcher reads "
+                                   "an entry ending in 'kv_a_proj_with_mqa' as every module "
+                                   "whose last component holds it, in any layer)");
+  }
+  EXPECT_EQ(found[0].modules, Strings{a + "kv_a_proj_with_mqa"});
+  EXPECT_EQ(found[1].modules, Strings{a + "q_a_proj"});
+  // One shard listed as a glob, the other by name: is_layer_skipped reads the second alone,
+  // and SGLang stops on the draft's fused layer.
+  Strings mixed = draft;
+  mixed.push_back(d + "self_attn.q_a_proj*");
+  mixed.push_back(d + "self_attn.kv_a_proj_with_mqa");
+  const Report m = lint_folder(folder(config(deepseek, modelopt("FP8", mixed)), stored));
+  const auto disagree = findings(m, RuleId::fused_shards_disagree);
+  ASSERT_EQ(disagree.size(), 1u) << text(m);
+  EXPECT_EQ(engines(disagree[0]), std::set<Engine>{Engine::sglang});
+  // Both layer-1 shards listed as globs: SGLang's is_layer_skipped reads neither, and the
+  // fused name matches no glob. vLLM (which splits "X*" into "X" and "X.*") and TensorRT-LLM
+  // (fnmatch) exclude it.
+  Strings globs = draft;
+  globs.push_back(d + "self_attn.q_a_proj*");
+  globs.push_back(d + "self_attn.kv_a_proj_with_mqa*");
+  const Report g = lint_folder(folder(config(deepseek, modelopt("FP8", globs)), stored));
+  EXPECT_TRUE(findings(g, RuleId::excluded_but_quantized).empty()) << text(g);
+  const auto undeclared = findings(g, RuleId::undeclared_unquantized);
+  ASSERT_EQ(undeclared.size(), 1u) << text(g);
+  EXPECT_EQ(engines(undeclared[0]), std::set<Engine>{Engine::sglang});
+  EXPECT_NE(text(g).find("SGLang checks '" + d +
+                         "self_attn.fused_qkv_a_proj_with_mqa': no entry of ignore matches"),
+            std::string::npos)
+    << text(g);
+}
+
 // compressed-tensors names its own error for a fused layer whose shards disagree (spec 3.3,
 // registry QC103): quoting ModelOpt's text for it misleads.
 TEST(RuleCases, QC103DeclaredQuotesTheFormatsError)
