@@ -413,6 +413,14 @@ sglang_qwen2_vl(const ModelInfo* model)
   return model != nullptr && (model->model_type == "qwen2_5_vl" || model->model_type == "qwen2_vl");
 }
 
+bool
+is_kimi_k25(const ModelInfo* model)
+{
+  return model != nullptr && (model->model_type == "kimi_k25" ||
+                              (!model->architectures.empty() &&
+                               model->architectures.front() == "KimiK25ForConditionalGeneration"));
+}
+
 // The name a compressed-tensors regex meets: the engine's own module name. vLLM: vllm_namespace()
 // for every model (its mapper renames exact entries the same way, so those are compared in
 // checkpoint namespace). SGLang: its model file's prefixes where qcheck knows them to differ from
@@ -451,9 +459,35 @@ sglang_maps_qwen_vl_entries(const ModelInfo* model)
          model->model_type == "qwen3_vl_moe";
 }
 
+// Kimi-K2.5's hf_to_sglang_mapper (kimi_k25.py) runs over the lists too: "language_model.layers."
+// becomes "language_model.model.layers.".
+bool
+sglang_maps_entries(const ModelInfo* model)
+{
+  return sglang_maps_qwen_vl_entries(model) || is_kimi_k25(model);
+}
+
 // A plain entry as that mapper leaves it: the longest of its prefixes the entry starts with
 // replaced. (Its one substring rule, "attn.qkv" -> "attn.qkv_proj", renames the tower's qkv
 // names alike on both sides; it is not modelled.)
+std::string sglang_qwen_vl_mapped(std::string_view entry);
+
+std::string
+kimi_sglang_mapped(std::string_view entry)
+{
+  constexpr std::string_view k_from = "language_model.layers.";
+  return entry.starts_with(k_from)
+           ? fmt::format("language_model.model.layers.{}", entry.substr(k_from.size()))
+           : std::string(entry);
+}
+
+// An entry as the model's SGLang mapper leaves it (sglang_maps_entries()).
+std::string
+sglang_mapped(const ModelInfo* model, std::string_view entry)
+{
+  return is_kimi_k25(model) ? kimi_sglang_mapped(entry) : sglang_qwen_vl_mapped(entry);
+}
+
 std::string
 sglang_qwen_vl_mapped(std::string_view entry)
 {
@@ -483,9 +517,9 @@ bool
 ct_entry(Engine engine, std::string_view entry, std::string_view prefix,
          std::vector<Unevaluable>* errors, const ModelInfo* model = nullptr)
 {
-  if (engine == Engine::sglang && !entry.starts_with("re:") && sglang_maps_qwen_vl_entries(model)) {
+  if (engine == Engine::sglang && !entry.starts_with("re:") && sglang_maps_entries(model)) {
     // Exact or as a dotted suffix (below), the mapped entry against SGLang's own name.
-    const std::string e = sglang_qwen_vl_mapped(entry);
+    const std::string e = sglang_mapped(model, entry);
     const std::string n = regex_subject(engine, model, prefix);
     return e == n || ends_with_components(n, e);
   }
@@ -498,8 +532,9 @@ ct_entry(Engine engine, std::string_view entry, std::string_view prefix,
     return true;
   }
   // vLLM maps an exact entry and the checkpoint's names through the model's mapper: entries in
-  // either VLM layout meet tensors in either (SGLang's Qwen-VL mappers are read above).
-  if (engine == Engine::vllm) {
+  // either VLM layout meet tensors in either (SGLang's Qwen-VL mappers are read above). Kimi-K2.5
+  // has no mapper there: its own names (kimi_k25_name()) are compared.
+  if (engine == Engine::vllm && !is_kimi_k25(model)) {
     // Either side as it is when it has no VLM root (entry != prefix here: one was folded).
     const std::string e = vlm_canonical(entry);
     const std::string p = vlm_canonical(prefix);
@@ -516,8 +551,11 @@ ct_entry(Engine engine, std::string_view entry, std::string_view prefix,
 // SGLang's should_ignore_layer (quark/utils.py) compares exactly or by regex: a glob is text there.
 bool
 quark_entry(Engine engine, std::string_view entry, std::string_view prefix,
-            std::vector<Unevaluable>* errors)
+            std::vector<Unevaluable>* errors, const ModelInfo* model = nullptr)
 {
+  if (engine == Engine::sglang && is_kimi_k25(model) && !entry.starts_with("re:")) {
+    return sglang_mapped(model, entry) == prefix; // its mapper runs over the list too
+  }
   if (entry.starts_with("re:")) {
     // vLLM's apply_vllm_mapper renames exact entries, not regexes: they meet its own prefixes.
     if (engine == Engine::vllm && vllm_renames(prefix)) {
@@ -996,7 +1034,7 @@ bool
 modelopt_sglang_qwen_vl_read(const ModelInfo& model, std::string_view entry,
                              std::string_view prefix, const One& one)
 {
-  const std::string e = sglang_qwen_vl_mapped(entry);
+  const std::string e = sglang_mapped(&model, entry);
   const std::string n = regex_subject(Engine::sglang, &model, prefix);
   constexpr std::string_view k_root = "language_model.";
   return one(e, n) || (e.starts_with(k_root) && one(std::string_view(e).substr(k_root.size()), n));
@@ -1047,7 +1085,7 @@ decide_modelopt(Decision& d, Engine engine, const ConfigSource& s, const ModelIn
         "vLLM treats vision modules as unquantized for ModelOpt";
       d.quantized = false;
     }
-  } else if (engine == Engine::sglang && sglang_maps_qwen_vl_entries(&model)) {
+  } else if (engine == Engine::sglang && sglang_maps_entries(&model)) {
     const auto shard = [&](std::string_view e, std::string_view n) {
       return modelopt_sglang_qwen_vl_read(model, e, n, sglang_skipped_one);
     };
@@ -1246,17 +1284,19 @@ sglang_reads_shards(const ModelInfo& model, const EngineLayer& layer)
   // a wrapper that builds one of them with its own quantization config under the checkpoint's
   // names (sglang main, b98d472: deepseek_v2.py, qwen3_5_text.py, qwen3_next.py, kimi_vl.py).
   // DeepSeek's is the class's own dict, which holds fused_qkv_a_proj_with_mqa when q_lora_rank
-  // is set, the only case with that layer. Kimi-K2.5, dots.vlm, DeepSeek-OCR and Pixtral also
-  // build DeepSeek, but under other names than their checkpoints' (kimi_k25.py strips
-  // "language_model."), which qcheck does not model: they are left out.
+  // is set, the only case with that layer; Kimi-K2.5 builds one with its quantization config
+  // (kimi_k25.py; its names: kimi_k25_name()). dots.vlm, DeepSeek-OCR and Pixtral also build
+  // DeepSeek, but under other names than their checkpoints', which qcheck does not model: they
+  // are left out.
   struct Mapping
   {
     std::string_view architecture;
     std::array<std::string_view, 4> keys;
   };
   static constexpr std::string_view k_mla = "fused_qkv_a_proj_with_mqa";
-  static constexpr std::array<Mapping, 9> k_mappings{{
+  static constexpr std::array<Mapping, 10> k_mappings{{
     {"DeepseekV2ForCausalLM", {k_mla}},
+    {"KimiK25ForConditionalGeneration", {k_mla}},
     {"DeepseekV3ForCausalLM", {k_mla}},
     {"DeepseekV32ForCausalLM", {k_mla}},
     {"GlmMoeDsaForCausalLM", {k_mla}},
@@ -1404,14 +1444,13 @@ or_unset(const std::string& value)
 }
 
 // Whether SGLang builds this model's text layers under other names than the checkpoint's, which
-// qcheck does not model (kimi_k25.py strips "language_model."; dots.vlm, DeepSeek-OCR and
-// Pixtral build DeepSeek under their own prefixes): advice naming a key would be wrong there.
+// qcheck does not model (dots.vlm, DeepSeek-OCR and Pixtral build DeepSeek under their own
+// prefixes): advice naming a key would be wrong there.
 bool
 sglang_names_not_modelled(const ModelInfo& model)
 {
-  static constexpr std::array<std::string_view, 4> k_classes{
-    "KimiK25ForConditionalGeneration", "DotsVLMForCausalLM", "DeepseekOCRForCausalLM",
-    "PixtralForConditionalGeneration"};
+  static constexpr std::array<std::string_view, 3> k_classes{
+    "DotsVLMForCausalLM", "DeepseekOCRForCausalLM", "PixtralForConditionalGeneration"};
   return !model.architectures.empty() && std::find(k_classes.begin(), k_classes.end(),
                                                    model.architectures.front()) != k_classes.end();
 }
@@ -2308,6 +2347,34 @@ private:
 
 } // namespace
 
+std::string
+kimi_k25_name(Engine engine, const ModelInfo& model, std::string_view name)
+{
+  if (!is_kimi_k25(&model) || engine == Engine::trtllm) {
+    return {};
+  }
+  const bool head = name == "language_model.lm_head";
+  std::string_view rest; // "layers.X" and the text model's other modules
+  if (name.starts_with("language_model.model.")) {
+    rest = name.substr(21);
+  } else if (name.starts_with("language_model.layers.")) {
+    rest = name.substr(15);
+  } else if (!head) {
+    return {};
+  }
+  std::string out;
+  if (engine == Engine::vllm) {
+    // Its head is "lm_head" too; kept under the checkpoint's name, where qcheck's reading of
+    // ModelOpt's head (quantized unless listed) stays as it was for every model.
+    out = head ? std::string(name) : fmt::format("language_model.{}", rest);
+  } else if (model.quark) {
+    out = head ? std::string(name) : fmt::format("language_model.model.{}", rest);
+  } else {
+    out = head ? std::string("lm_head") : fmt::format("model.{}", rest);
+  }
+  return out == name ? std::string() : out;
+}
+
 std::vector<std::vector<EngineLayer>>
 engine_layers(std::span<const Engine> engines, const Inventory& inventory, const Drafts& drafts,
               const ModelInfo& model)
@@ -2352,6 +2419,7 @@ engine_layers(std::span<const Engine> engines, const Inventory& inventory, const
     }
     return nullptr;
   };
+  const bool kimi = is_kimi_k25(&model);
   for (auto i = static_cast<uint32_t>(begin); i < end; ++i) {
     const Module& m = inventory.modules[i];
     const bool maybe_router = m.role == ModuleRole::router && any_routers;
@@ -2471,6 +2539,11 @@ engine_layers(std::span<const Engine> engines, const Inventory& inventory, const
           if (m.name == "mtp.fc") {
             kind = LayerKind::plain_linear;
           }
+        }
+      }
+      if (root == nullptr && kimi) {
+        if (std::string k = kimi_k25_name(engine, model, m.name); !k.empty()) {
+          name = renamed = std::move(k);
         }
       }
       std::string fused; // the fused name, when this module is one shard of it
@@ -2820,7 +2893,7 @@ decide_layer(Engine engine, const ConfigSource& s, const ModelInfo& model, const
   }
   case QuantFormat::quark: {
     auto match = [&](std::string_view e, std::string_view n) {
-      return quark_entry(engine, e, n, &d.errors);
+      return quark_entry(engine, e, n, &d.errors, &model);
     };
     decide_by_list(d, layer, s.excludes, "exclude", match, match, ix);
     // SGLang rewrites Quark's excludes for a NextN draft (PRs 23219, 30265; spec 6.2): entries
@@ -3113,6 +3186,7 @@ struct IndexNeeds
   bool mapped = false;     // names also as vLLM's mapper renames them
   bool canonical = false;  // entries and names also folded by vlm_canonical()
   bool text_regex = false; // a matcher reads "re:" entries as text
+  bool kimi = false;       // entries also as Kimi-K2.5's SGLang mapper renames them
 };
 
 // Nullopt when the engine matches this format's list without an index.
@@ -3137,7 +3211,7 @@ index_needs(Engine engine, const ConfigSource& source, const ModelInfo* model = 
                    .leaf_markers = {k_mla_leaves.begin(), k_mla_leaves.end()}};
       n.strip = true;
       // The Qwen-VL mappers bring model.visual.X entries to visual.X names.
-      n.canonical = sglang_maps_qwen_vl_entries(model);
+      n.canonical = sglang_maps_entries(model);
     } else {
       n.options = {.mode = Mode::ancestors, .globs = true, .regex_entries = true};
     }
@@ -3153,6 +3227,7 @@ index_needs(Engine engine, const ConfigSource& source, const ModelInfo* model = 
   case QuantFormat::quark:
     n.options = {.mode = Mode::exact, .globs = true, .regex_entries = true};
     n.mapped = engine == Engine::vllm; // its regexes meet its renamed VLM prefixes
+    n.kimi = engine == Engine::sglang && is_kimi_k25(model);
     break;
   case QuantFormat::bitsandbytes:
     n.options = {.mode = Mode::dotted};
@@ -3200,6 +3275,7 @@ merge(IndexNeeds a, const IndexNeeds& b)
   a.mapped = a.mapped || b.mapped;
   a.canonical = a.canonical || b.canonical;
   a.text_regex = a.text_regex || b.text_regex;
+  a.kimi = a.kimi || b.kimi;
   return a;
 }
 
@@ -3230,6 +3306,11 @@ build_shared_index(const IndexNeeds& needs, const EntryList& excludes)
       std::string c = vlm_canonical(e);
       if (!c.empty() && c != e) {
         spellings.push_back({forms.emplace_back(std::move(c)), i});
+      }
+    }
+    if (needs.kimi && !regex) {
+      if (std::string k = kimi_sglang_mapped(e); k != e) {
+        spellings.push_back({forms.emplace_back(std::move(k)), i});
       }
     }
     if (needs.vllm_split && e.size() <= k_longest_entry) {
@@ -3371,7 +3452,7 @@ entry_matches(Engine engine, QuantFormat format, std::string_view entry, std::st
       return any_vllm_spelling(entry,
                                [&](std::string_view e) { return modelopt_vllm_entry(e, prefix); });
     }
-    if (engine == Engine::sglang && sglang_maps_qwen_vl_entries(model)) {
+    if (engine == Engine::sglang && sglang_maps_entries(model)) {
       return modelopt_sglang_qwen_vl_entry(*model, entry, prefix);
     }
     return engine == Engine::sglang ? modelopt_sglang_entry(entry, prefix)
@@ -3379,7 +3460,7 @@ entry_matches(Engine engine, QuantFormat format, std::string_view entry, std::st
   case QuantFormat::compressed_tensors:
     return ct_entry(engine, entry, prefix, nullptr, model);
   case QuantFormat::quark:
-    return quark_entry(engine, entry, prefix, nullptr);
+    return quark_entry(engine, entry, prefix, nullptr, model);
   case QuantFormat::bitsandbytes:
     return bnb_entry(entry, prefix);
   case QuantFormat::fp8:

@@ -903,6 +903,25 @@ private:
       if (main_named.size() == f.engines.size()) {
         spellings.clear();
       }
+    } else {
+      // Kimi-K2.5: vLLM and SGLang build its text model under names of their own: each
+      // failing engine's spelling, unless one already taken reaches that engine's name
+      // (SGLang's ModelOpt mapper brings "language_model.layers.X" to "model.layers.X").
+      std::vector<std::string> own;
+      for (Engine e : f.engines) {
+        std::string k = kimi_k25_name(e, m_declaration.model, where);
+        if (k.empty()) {
+          k = where;
+        }
+        if (std::none_of(own.begin(), own.end(), [&](const std::string& taken) {
+              return taken == k || entry_matches(e, source.format, taken, k, &m_declaration.model);
+            })) {
+          own.push_back(std::move(k));
+        }
+      }
+      if (!own.empty()) {
+        spellings = std::move(own);
+      }
     }
     // In order of first appearance; a draft layer can hold thousands of modules, and a whole
     // subtree needs none of them.

@@ -1482,6 +1482,9 @@ read_declaration(const FileSystem& fs, const std::string& root)
          ConfigIssue::unknown_method});
     }
   }
+  out.model.quark = std::any_of(out.sources.begin(), out.sources.end(), [](const ConfigSource& s) {
+    return s.format == QuantFormat::quark;
+  });
   return out;
 }
 

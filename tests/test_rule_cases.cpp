@@ -6652,6 +6652,120 @@ TEST(RuleCases, QC101PositiveKimiK25TextModuleStillChecked)
     << found[0].message;
 }
 
+// Kimi-K2.5's text model is built under the engines' own names (kimi_k25.py): vLLM's
+// "language_model.layers.X", SGLang's "model.layers.X" (DeepseekV3ForCausalLM without a
+// prefix). compressed-tensors compares exact names (SGLang also dotted suffixes, after its
+// mapper turns "language_model.layers." into "language_model.model.layers."): the checkpoint's
+// spelling "language_model.model.layers.X" reaches neither engine, each engine's only itself.
+TEST(RuleCases, QC101KimiK25TextEntriesMeetEachEnginesOwnNames)
+{
+  const std::string shared = "layers.1.mlp.shared_experts.down_proj";
+  const Strings regexes{"lm_head", "re:.*self_attn.*", "re:.*mlp\\\\.(gate|up|gate_up|down)_proj.*",
+                        "re:vision_tower.*", "re:mm_projector.*"};
+  const auto lint_with = [&](const Strings& entries) {
+    Strings ignore = regexes;
+    ignore.insert(ignore.end(), entries.begin(), entries.end());
+    return lint_folder(folder(kimi_k25_config(ct_w4a16(ignore)), kimi_k25_tensors()));
+  };
+  const auto failing = [&](const Report& r) {
+    const auto found = findings(r, RuleId::undeclared_unquantized);
+    EXPECT_LE(found.size(), 1u) << text(r);
+    return found.empty() ? std::set<Engine>{} : engines(found[0]);
+  };
+  const std::set<Engine> both{Engine::vllm, Engine::sglang};
+  EXPECT_EQ(failing(lint_with({"language_model.model." + shared})), both);
+  EXPECT_EQ(failing(lint_with({"model." + shared})), std::set<Engine>{Engine::vllm});
+  EXPECT_EQ(failing(lint_with({"language_model." + shared})), std::set<Engine>{Engine::sglang});
+  EXPECT_EQ(failing(lint_with({shared})), std::set<Engine>{Engine::vllm}); // SGLang: a suffix
+  EXPECT_EQ(
+    failing(lint_with({"re:language_model\\\\.model\\\\.layers\\\\.1\\\\.mlp\\\\.shared.*"})),
+    both);
+  const Report fine = lint_with({"language_model." + shared, "model." + shared});
+  EXPECT_TRUE(fine.findings.empty()) << text(fine);
+  // Unlisted: each engine checks its own name, and fix writes each engine's spelling (its plan
+  // is verified by linting it).
+  MemoryFileSystem fs = folder(kimi_k25_config(ct_w4a16(regexes)), kimi_k25_tensors());
+  auto run = lint_path(fs, "m", {});
+  ASSERT_TRUE(run);
+  const auto found = findings(run->report, RuleId::undeclared_unquantized);
+  ASSERT_EQ(found.size(), 1u) << text(run->report);
+  EXPECT_EQ(found[0].suggested_entries, (Strings{"language_model." + shared, "model." + shared}));
+  EXPECT_NE(text(run->report).find("vLLM checks 'language_model." + shared + "'"),
+            std::string::npos)
+    << text(run->report);
+  EXPECT_NE(text(run->report).find("SGLang checks 'model." + shared + "'"), std::string::npos)
+    << text(run->report);
+  const FixPlan plan = plan_fix(fs, *run, {});
+  EXPECT_TRUE(plan.refused.empty()) << fmt::format("{}", fmt::join(plan.refused, "\n"));
+  EXPECT_EQ(plan.edits.size(), 1u);
+}
+
+// Kimi-K2.5-NVFP4's layout (language_model.layers.X): SGLang's ModelOpt config maps the list
+// and keeps each mapped entry without "language_model." too, so the checkpoint's spelling and
+// SGLang's own ("model.layers.0.self_attn*") both reach "model.layers.0.self_attn.o_proj";
+// vLLM (substrings) takes the second too, not "language_model.model.layers.0.self_attn*".
+// TensorRT-LLM is read under the checkpoint's names.
+TEST(RuleCases, QC101KimiK25ModelOptListsInEachSpelling)
+{
+  const std::string kimi =
+    R"("architectures": ["KimiK25ForConditionalGeneration"], "model_type": "kimi_k25", )"
+    R"("text_config": {"architectures": ["DeepseekV3ForCausalLM"], "model_type": "kimi_k2", )"
+    R"("num_hidden_layers": 2, "num_nextn_predict_layers": 0})";
+  const std::string l = "language_model.layers.";
+  const Tensors stored = bf16(l + "0.self_attn.o_proj") + fp8(l + "0.mlp.down_proj") +
+                         bf16(l + "1.self_attn.o_proj") + fp8(l + "1.mlp.down_proj") +
+                         bf16("language_model.lm_head");
+  const auto lint_with = [&](const std::string& root) {
+    return lint_folder(
+      folder(config(kimi, modelopt("FP8", {root + "0.self_attn*", root + "1.self_attn*",
+                                           "language_model.lm_head"})),
+             stored));
+  };
+  const auto failing = [&](const Report& r) {
+    std::set<Engine> out;
+    for (const Finding& f : findings(r, RuleId::undeclared_unquantized)) {
+      for (const Engine e : engines(f)) {
+        out.insert(e);
+      }
+    }
+    return out;
+  };
+  const Report own = lint_with(l);
+  EXPECT_TRUE(own.findings.empty()) << text(own);
+  const Report sglang = lint_with("model.layers.");
+  EXPECT_EQ(failing(sglang), std::set<Engine>{Engine::trtllm}) << text(sglang);
+  const Report vllm = lint_with("language_model.model.layers.");
+  EXPECT_EQ(failing(vllm), (std::set<Engine>{Engine::vllm, Engine::trtllm})) << text(vllm);
+  EXPECT_TRUE(findings(vllm, RuleId::unused_entry).empty()) << text(vllm); // SGLang's
+}
+
+// For Quark, SGLang builds Kimi-K2.5's text model under "language_model"
+// ("language_model.model.layers.X") and maps the list ("language_model.layers." becomes
+// "language_model.model.layers."): the NVFP4-style layout's own spelling reaches it, in a short
+// list and through a long list's index alike; vLLM compares its own "language_model.layers.X".
+TEST(RuleCases, QC101KimiK25QuarkListMappedBySglang)
+{
+  const std::string kimi =
+    R"("architectures": ["KimiK25ForConditionalGeneration"], "model_type": "kimi_k25", )"
+    R"("text_config": {"architectures": ["DeepseekV3ForCausalLM"], "model_type": "kimi_k2", )"
+    R"("num_hidden_layers": 1, "num_nextn_predict_layers": 0})";
+  const std::string l = "language_model.layers.0.";
+  const Tensors stored =
+    bf16(l + "self_attn.o_proj") + fp8(l + "mlp.down_proj") + bf16("language_model.lm_head");
+  for (const size_t padding : {0, 20}) {
+    const Report own = lint_folder(
+      folder(config(kimi, quark(padded({l + "self_attn.o_proj"}, padding, "x.{}"))), stored));
+    EXPECT_TRUE(findings(own, RuleId::undeclared_unquantized).empty()) << padding << text(own);
+    const Report sglang = lint_folder(folder(
+      config(kimi,
+             quark(padded({"language_model.model.layers.0.self_attn.o_proj"}, padding, "x.{}"))),
+      stored));
+    const auto found = findings(sglang, RuleId::undeclared_unquantized);
+    ASSERT_EQ(found.size(), 1u) << padding << text(sglang);
+    EXPECT_EQ(engines(found[0]), std::set<Engine>{Engine::vllm}) << text(sglang);
+  }
+}
+
 // SGLang's Qwen2-VL, Qwen2.5-VL and Qwen3-VL run their hf_to_sglang_mapper over the ignore list
 // (loader.py, compressed_tensors.py apply_weight_name_mapper): "model.X" and
 // "model.language_model.X" become "language_model.model.X", a name none of their text layers

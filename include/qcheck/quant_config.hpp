@@ -225,6 +225,8 @@ struct ModelInfo
   uint64_t num_mtp_layers = 0;                   // num_nextn_predict_layers and friends
   std::string mtp_key;                           // which key gave num_mtp_layers
   std::vector<std::string> disable_quant_module; // LongCat
+  bool quark = false; // a config declares Quark (SGLang then builds Kimi-K2.5's text under
+                      // "language_model")
 };
 
 enum class ConfigIssue
