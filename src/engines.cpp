@@ -3472,4 +3472,25 @@ entry_matches(Engine engine, QuantFormat format, std::string_view entry, std::st
   }
 }
 
+bool
+shard_entry_matches(Engine engine, QuantFormat format, std::string_view entry,
+                    std::string_view shard, const ModelInfo* model)
+{
+  if (engine != Engine::sglang || format != QuantFormat::modelopt) {
+    return entry_matches(engine, format, entry, shard, model);
+  }
+  if (entry.size() > k_longest_entry) {
+    return false;
+  }
+  return sglang_maps_entries(model)
+           ? modelopt_sglang_qwen_vl_read(*model, entry, shard, sglang_skipped_one)
+           : modelopt_sglang_shard(entry, shard);
+}
+
+bool
+is_mla_leaf(std::string_view leaf)
+{
+  return std::find(k_mla_leaves.begin(), k_mla_leaves.end(), leaf) != k_mla_leaves.end();
+}
+
 } // namespace qcheck

@@ -718,8 +718,30 @@ private:
       std::set<Engine> removable;
       std::set_difference(miss.engines.begin(), miss.engines.end(), miss.unremovable.begin(),
                           miss.unremovable.end(), std::inserter(removable, removable.end()));
+      // SGLang's ModelOpt reading of another layer's MLA projection entry: "X*" keeps X's own.
+      const bool mla_elsewhere =
+        miss.source != nullptr && miss.source->format == QuantFormat::modelopt &&
+        !miss.entries.empty() && miss.unremovable.empty() &&
+        std::all_of(miss.entries.begin(), miss.entries.end(), [&](const std::string& e) {
+          const std::string_view leaf = leaf_of(e);
+          return !has_glob_chars(e) && is_mla_leaf(leaf) &&
+                 !std::string_view(module).starts_with(e.substr(0, e.size() - leaf.size()));
+        });
+      std::vector<std::string> starred;
+      for (const std::string& e : miss.entries) {
+        const std::string_view leaf = leaf_of(e);
+        // SGLang reads a fused layer's shards without globs: the fused name then goes too.
+        starred.push_back(leaf == "q_a_proj" || leaf == "kv_a_proj_with_mqa"
+                            ? fmt::format("'{}*' (and '{}fused_qkv_a_proj_with_mqa')", e,
+                                          std::string_view(e).substr(0, e.size() - leaf.size()))
+                            : fmt::format("'{}*'", e));
+      }
       // A remedy is offered when it concerns every engine that fails.
-      f.fix = miss.entries.empty() && !miss.remedies.empty() && miss.remedied == miss.engines
+      f.fix = mla_elsewhere
+                ? fmt::format("spell {} as {}: SGLang reads an entry ending in an MLA projection "
+                              "as that projection in every layer; or store the module unquantized",
+                              fmt::join(miss.entries, ", "), fmt::join(starred, ", "))
+              : miss.entries.empty() && !miss.remedies.empty() && miss.remedied == miss.engines
                 ? fmt::format("store the module unquantized, or {}; no list entry can change the "
                               "engine's choice",
                               fmt::join(miss.remedies, ", or "))
@@ -1019,11 +1041,16 @@ private:
         const bool by_name_alone =
           at != layers.end() && at->prefix == prefix && !at->shards.empty() &&
           compared_names_of(engine, source.format, *at) == Compared::prefix;
+        // SGLang's ModelOpt config reads a fused layer's shards without globs: one inside a
+        // spelled root may still want its own name (its shards' MLA entries end in '*').
+        const bool sglang_shards = engine == Engine::sglang &&
+                                   source.format == QuantFormat::modelopt && at != layers.end() &&
+                                   at->prefix == prefix && !at->shards.empty();
         if (unlistable(engine, module) ||
-            (!by_name_alone && std::any_of(spellings.begin(), spellings.end(),
-                                           [&](const std::string& s) {
-                                             return prefix == s || is_below(prefix, s);
-                                           })) ||
+            (!by_name_alone && !sglang_shards &&
+             std::any_of(
+               spellings.begin(), spellings.end(),
+               [&](const std::string& s) { return prefix == s || is_below(prefix, s); })) ||
             !checked.emplace(engine, layer_prefix).second) {
           continue;
         }
@@ -1035,6 +1062,13 @@ private:
                                                     name, &m_declaration.model);
                              });
         };
+        const auto listed_shard = [&](std::string_view name) {
+          return std::any_of(
+            f.suggested_entries.begin(), f.suggested_entries.end(), [&](const std::string& e) {
+              return shard_entry_matches(reader, source.format, sglang_reads(reader, e), name,
+                                         &m_declaration.model);
+            });
+        };
         // Covered as decide() sees it: the prefix, or every shard (compressed-tensors: every
         // probe name of a fused MoE layer).
         bool covered = listed(prefix);
@@ -1042,9 +1076,10 @@ private:
           const std::vector<std::string> probes = source.format == QuantFormat::compressed_tensors
                                                     ? fused_moe_probe_names(*at)
                                                     : std::vector<std::string>();
-          covered = probes.empty() ? !at->shards.empty() &&
-                                       std::all_of(at->shards.begin(), at->shards.end(), listed)
-                                   : std::all_of(probes.begin(), probes.end(), listed);
+          covered = probes.empty()
+                      ? !at->shards.empty() &&
+                          std::all_of(at->shards.begin(), at->shards.end(), listed_shard)
+                      : std::all_of(probes.begin(), probes.end(), listed);
         }
         if (!covered) {
           f.suggested_entries.emplace_back(layer_prefix);
@@ -1074,6 +1109,13 @@ private:
         }
       } else {
         f.suggested_entries = module_spellings();
+        // SGLang reads an entry ending in an MLA projection as that projection in every layer;
+        // "X*" names X alone in every engine (vLLM splits it into "X" and "X.*").
+        for (std::string& e : f.suggested_entries) {
+          if (is_mla_leaf(leaf_of(e))) {
+            e.push_back('*');
+          }
+        }
       }
       add_sglang_suffixes();
       name_uncovered_layers();

@@ -437,6 +437,17 @@ bool share_list_index(Engine a, Engine b, const ConfigSource& source);
 bool entry_matches(Engine engine, QuantFormat format, std::string_view entry,
                    std::string_view prefix, const ModelInfo* model = nullptr);
 
+// Whether `entry` lists `shard`, one shard of a fused layer, as `engine` reads shards: SGLang's
+// ModelOpt config asks its is_layer_skipped (whole dotted components, no globs, no MLA rule);
+// otherwise entry_matches().
+bool shard_entry_matches(Engine engine, QuantFormat format, std::string_view entry,
+                         std::string_view shard, const ModelInfo* model = nullptr);
+
+// Whether `leaf` is one of the MLA projections SGLang's ModelOpt matcher reads by leaf alone
+// (q_a_proj, q_b_proj, kv_a_proj_with_mqa, kv_b_proj): an entry ending in one excludes every
+// module whose last component holds it, in any layer.
+bool is_mla_leaf(std::string_view leaf);
+
 // Whether SGLang's AutoRound compares fused `layer`'s shards (get_layer_config() step 4) rather
 // than read its fused name alone: only when a key of the packed_modules_mapping on its
 // quantization config occurs in the layer's name. That mapping is empty unless the model class
