@@ -532,9 +532,8 @@ ct_entry(Engine engine, std::string_view entry, std::string_view prefix,
     return true;
   }
   // vLLM maps an exact entry and the checkpoint's names through the model's mapper: entries in
-  // either VLM layout meet tensors in either (SGLang's Qwen-VL mappers are read above). Kimi-K2.5
-  // has no mapper there: its own names (kimi_k25_name()) are compared.
-  if (engine == Engine::vllm && !is_kimi_k25(model)) {
+  // either VLM layout meet tensors in either (SGLang's Qwen-VL mappers are read above).
+  if (engine == Engine::vllm) {
     // Either side as it is when it has no VLM root (entry != prefix here: one was folded).
     const std::string e = vlm_canonical(entry);
     const std::string p = vlm_canonical(prefix);
@@ -2350,7 +2349,7 @@ private:
 std::string
 kimi_k25_name(Engine engine, const ModelInfo& model, std::string_view name)
 {
-  if (!is_kimi_k25(&model) || engine == Engine::trtllm) {
+  if (engine != Engine::sglang || !is_kimi_k25(&model)) {
     return {};
   }
   const bool head = name == "language_model.lm_head";
@@ -2363,11 +2362,7 @@ kimi_k25_name(Engine engine, const ModelInfo& model, std::string_view name)
     return {};
   }
   std::string out;
-  if (engine == Engine::vllm) {
-    // Its head is "lm_head" too; kept under the checkpoint's name, where qcheck's reading of
-    // ModelOpt's head (quantized unless listed) stays as it was for every model.
-    out = head ? std::string(name) : fmt::format("language_model.{}", rest);
-  } else if (model.quark) {
+  if (model.quark) {
     out = head ? std::string(name) : fmt::format("language_model.model.{}", rest);
   } else {
     out = head ? std::string("lm_head") : fmt::format("model.{}", rest);

@@ -926,8 +926,8 @@ private:
         spellings.clear();
       }
     } else {
-      // Kimi-K2.5: vLLM and SGLang build its text model under names of their own: each
-      // failing engine's spelling, unless one already taken reaches that engine's name
+      // Kimi-K2.5: SGLang builds its text model under names of its own (kimi_k25_name()):
+      // each failing engine's spelling, unless one already taken reaches that engine's name
       // (SGLang's ModelOpt mapper brings "language_model.layers.X" to "model.layers.X").
       std::vector<std::string> own;
       for (Engine e : f.engines) {

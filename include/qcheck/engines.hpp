@@ -486,12 +486,13 @@ bool sglang_maps_draft_entries(QuantFormat format, const ModelInfo& model);
 // of SGLang's name the mapper leaves alone, the dotted suffix without its root for
 // compressed-tensors ("layers.0.mlp.down_proj"), that suffix after "*." for ModelOpt. Empty when
 // the format, model or entry is not concerned (the entry reaches SGLang's name as it is).
-// Kimi-K2.5 (KimiK25ForConditionalGeneration): the name `engine` gives its text module `name`
-// (a checkpoint name, "language_model.layers.X" or "language_model.model.X", or the head
-// "language_model.lm_head"), or "" when the engine keeps the checkpoint's. vLLM builds the text
-// model under "language_model" (its head, "lm_head", keeps the checkpoint's name here); SGLang
-// without a prefix ("model.X", "lm_head"), or under "language_model" for Quark; TensorRT-LLM:
-// the checkpoint's, as far as qcheck knows.
+// Kimi-K2.5 (KimiK25ForConditionalGeneration): the name SGLang gives its text module `name` (a
+// checkpoint name, "language_model.layers.X" or "language_model.model.X", or the head
+// "language_model.lm_head"): its DeepseekV3ForCausalLM has no prefix ("model.X", "lm_head"), or
+// "language_model" for Quark ("language_model.model.X"). "" when the name is kept, and for the
+// other engines: vLLM's model file changed its names and mapper between versions (a
+// DeepseekV2Model under "language_model" without a mapper, then DeepseekV2ForCausalLM with one),
+// and TensorRT-LLM's are not known; their checkpoint names stand.
 std::string kimi_k25_name(Engine engine, const ModelInfo& model, std::string_view name);
 
 std::string sglang_unmapped_suffix(QuantFormat format, const ModelInfo& model,
