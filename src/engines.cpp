@@ -1139,6 +1139,46 @@ decide_modelopt(Decision& d, Engine engine, const ConfigSource& s, const ModelIn
 // The projections of expert 0 that both engines resolve a compressed-tensors MoE layer from.
 constexpr std::array<const char*, 3> k_moe_probe_projections{"gate_proj", "up_proj", "down_proj"};
 
+// The fused names whose shards SGLang's quantization config reads for the model's class, or
+// null when qcheck does not know the class's mapping.
+const std::array<std::string_view, 4>*
+sglang_mapping_keys(const ModelInfo& model)
+{
+  // The classes that call update_packed_modules_mapping() or assign the mapping in __init__, and
+  // a wrapper that builds one of them with its own quantization config under the checkpoint's
+  // names (sglang main, b98d472: deepseek_v2.py, qwen3_5_text.py, qwen3_next.py, kimi_vl.py).
+  // DeepSeek's is the class's own dict, which holds fused_qkv_a_proj_with_mqa when q_lora_rank
+  // is set, the only case with that layer; Kimi-K2.5 builds one with its quantization config
+  // (kimi_k25.py; its names: kimi_k25_name()). dots.vlm, DeepSeek-OCR and Pixtral also build
+  // DeepSeek, but under other names than their checkpoints', which qcheck does not model: they
+  // are left out.
+  struct Mapping
+  {
+    std::string_view architecture;
+    std::array<std::string_view, 4> keys;
+  };
+  static constexpr std::string_view k_mla = "fused_qkv_a_proj_with_mqa";
+  static constexpr std::array<Mapping, 10> k_mappings{{
+    {"DeepseekV2ForCausalLM", {k_mla}},
+    {"KimiK25ForConditionalGeneration", {k_mla}},
+    {"DeepseekV3ForCausalLM", {k_mla}},
+    {"DeepseekV32ForCausalLM", {k_mla}},
+    {"GlmMoeDsaForCausalLM", {k_mla}},
+    {"MistralLarge3ForCausalLM", {k_mla}},
+    {"KimiVLForConditionalGeneration", {k_mla}},
+    {"Qwen3_5ForCausalLM", {"qkv_proj", "gate_up_proj", "in_proj_qkvz", "in_proj_ba"}},
+    {"Qwen3_5MoeForCausalLM", {"qkv_proj", "gate_up_proj", "in_proj_qkvz", "in_proj_ba"}},
+    {"Qwen3NextForCausalLM", {"qkv_proj", "gate_up_proj"}},
+  }};
+  if (model.architectures.empty() || model.architectures.front().empty()) {
+    return nullptr;
+  }
+  const auto m = std::find_if(k_mappings.begin(), k_mappings.end(), [&](const Mapping& x) {
+    return x.architecture == model.architectures.front();
+  });
+  return m != k_mappings.end() ? &m->keys : nullptr;
+}
+
 void
 decide_ct(Decision& d, Engine engine, const ConfigSource& s, const ModelInfo& model,
           const EngineLayer& layer, const ListIndexes* ix)
@@ -1156,7 +1196,10 @@ decide_ct(Decision& d, Engine engine, const ConfigSource& s, const ModelInfo& mo
     probe.shards = children;
     decide_by_list(d, probe, s.excludes, "ignore", match, match, ix, Compared::shards);
   } else {
-    decide_by_list(d, layer, s.excludes, "ignore", match, match, ix);
+    decide_by_list(d, layer, s.excludes, "ignore", match, match, ix,
+                   sglang_compares_fused_name(engine, s.format, model, layer)
+                     ? Compared::prefix
+                     : Compared::shards_then_prefix);
   }
   if (!d.quantized) {
     return;
@@ -1277,44 +1320,29 @@ decide_gptq(Decision& d, Engine engine, const ConfigSource& s, const EngineLayer
 } // namespace
 
 bool
-sglang_reads_shards(const ModelInfo& model, const EngineLayer& layer)
+sglang_compares_fused_name(Engine engine, QuantFormat format, const ModelInfo& model,
+                           const EngineLayer& layer)
 {
-  // The classes that call update_packed_modules_mapping() or assign the mapping in __init__, and
-  // a wrapper that builds one of them with its own quantization config under the checkpoint's
-  // names (sglang main, b98d472: deepseek_v2.py, qwen3_5_text.py, qwen3_next.py, kimi_vl.py).
-  // DeepSeek's is the class's own dict, which holds fused_qkv_a_proj_with_mqa when q_lora_rank
-  // is set, the only case with that layer; Kimi-K2.5 builds one with its quantization config
-  // (kimi_k25.py; its names: kimi_k25_name()). dots.vlm, DeepSeek-OCR and Pixtral also build
-  // DeepSeek, but under other names than their checkpoints', which qcheck does not model: they
-  // are left out.
-  struct Mapping
-  {
-    std::string_view architecture;
-    std::array<std::string_view, 4> keys;
-  };
-  static constexpr std::string_view k_mla = "fused_qkv_a_proj_with_mqa";
-  static constexpr std::array<Mapping, 10> k_mappings{{
-    {"DeepseekV2ForCausalLM", {k_mla}},
-    {"KimiK25ForConditionalGeneration", {k_mla}},
-    {"DeepseekV3ForCausalLM", {k_mla}},
-    {"DeepseekV32ForCausalLM", {k_mla}},
-    {"GlmMoeDsaForCausalLM", {k_mla}},
-    {"MistralLarge3ForCausalLM", {k_mla}},
-    {"KimiVLForConditionalGeneration", {k_mla}},
-    {"Qwen3_5ForCausalLM", {"qkv_proj", "gate_up_proj", "in_proj_qkvz", "in_proj_ba"}},
-    {"Qwen3_5MoeForCausalLM", {"qkv_proj", "gate_up_proj", "in_proj_qkvz", "in_proj_ba"}},
-    {"Qwen3NextForCausalLM", {"qkv_proj", "gate_up_proj"}},
-  }};
-  // The NextN and MTP drafts (deepseek_nextn.py, qwen3_next_mtp.py, qwen3_5_mtp.py) start from
-  // nn.Module.__init__, and so set none.
-  if (layer.draft || model.architectures.empty() || model.architectures.front().empty()) {
+  if (engine != Engine::sglang || layer.draft || layer.shards.empty() ||
+      (format != QuantFormat::compressed_tensors && format != QuantFormat::quark)) {
     return false;
   }
-  const auto m = std::find_if(k_mappings.begin(), k_mappings.end(), [&](const Mapping& x) {
-    return x.architecture == model.architectures.front();
-  });
-  return m != k_mappings.end() &&
-         std::any_of(m->keys.begin(), m->keys.end(), [&](std::string_view k) {
+  const std::array<std::string_view, 4>* keys = sglang_mapping_keys(model);
+  return keys != nullptr && std::none_of(keys->begin(), keys->end(), [&](std::string_view k) {
+           return !k.empty() && leaf_of(layer.prefix) == k;
+         });
+}
+
+bool
+sglang_reads_shards(const ModelInfo& model, const EngineLayer& layer)
+{
+  // The NextN and MTP drafts (deepseek_nextn.py, qwen3_next_mtp.py, qwen3_5_mtp.py) start from
+  // nn.Module.__init__, and so set none.
+  if (layer.draft) {
+    return false;
+  }
+  const std::array<std::string_view, 4>* keys = sglang_mapping_keys(model);
+  return keys != nullptr && std::any_of(keys->begin(), keys->end(), [&](std::string_view k) {
            return !k.empty() && layer.prefix.find(k) != std::string::npos;
          });
 }
@@ -2890,7 +2918,10 @@ decide_layer(Engine engine, const ConfigSource& s, const ModelInfo& model, const
     auto match = [&](std::string_view e, std::string_view n) {
       return quark_entry(engine, e, n, &d.errors, &model);
     };
-    decide_by_list(d, layer, s.excludes, "exclude", match, match, ix);
+    decide_by_list(d, layer, s.excludes, "exclude", match, match, ix,
+                   sglang_compares_fused_name(engine, s.format, model, layer)
+                     ? Compared::prefix
+                     : Compared::shards_then_prefix);
     // SGLang rewrites Quark's excludes for a NextN draft (PRs 23219, 30265; spec 6.2): entries
     // for model.layers.{N}.X reach model.decoder.X. It rewrites the entries' text (DeepSeek's
     // substring mapper, GLM-5's rewrite of entries under the root), so only an entry holding

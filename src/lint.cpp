@@ -1041,11 +1041,14 @@ private:
         const bool by_name_alone =
           at != layers.end() && at->prefix == prefix && !at->shards.empty() &&
           compared_names_of(engine, source.format, *at) == Compared::prefix;
-        // SGLang's ModelOpt config reads a fused layer's shards without globs: one inside a
-        // spelled root may still want its own name (its shards' MLA entries end in '*').
-        const bool sglang_shards = engine == Engine::sglang &&
-                                   source.format == QuantFormat::modelopt && at != layers.end() &&
-                                   at->prefix == prefix && !at->shards.empty();
+        // SGLang may not read a fused layer inside a spelled root through its shards: its
+        // ModelOpt config reads them without globs (MLA entries end in '*'), its
+        // compressed-tensors and Quark configs only for the class's mapped names.
+        const bool sglang_shards =
+          engine == Engine::sglang && at != layers.end() && at->prefix == prefix &&
+          !at->shards.empty() &&
+          (source.format == QuantFormat::modelopt ||
+           sglang_compares_fused_name(engine, source.format, m_declaration.model, *at));
         if (unlistable(engine, module) ||
             (!by_name_alone && !sglang_shards &&
              std::any_of(
@@ -1076,10 +1079,12 @@ private:
           const std::vector<std::string> probes = source.format == QuantFormat::compressed_tensors
                                                     ? fused_moe_probe_names(*at)
                                                     : std::vector<std::string>();
-          covered = probes.empty()
-                      ? !at->shards.empty() &&
-                          std::all_of(at->shards.begin(), at->shards.end(), listed_shard)
-                      : std::all_of(probes.begin(), probes.end(), listed);
+          covered =
+            probes.empty()
+              ? !at->shards.empty() &&
+                  !sglang_compares_fused_name(reader, source.format, m_declaration.model, *at) &&
+                  std::all_of(at->shards.begin(), at->shards.end(), listed_shard)
+              : std::all_of(probes.begin(), probes.end(), listed);
         }
         if (!covered) {
           f.suggested_entries.emplace_back(layer_prefix);

@@ -6804,6 +6804,40 @@ TEST(RuleCases, QC101KimiK25QuarkListMappedBySglang)
   }
 }
 
+// SGLang's compressed-tensors config reads a fused layer's shards only for the names the
+// model class's mapping keys; DeepSeek's (deepseek_v2.py update_packed_modules_mapping) holds
+// fused_qkv_a_proj_with_mqa alone, so a dense gate_up_proj is compared by that name: listing
+// its shards excludes it in vLLM (whose mapping has it), not in SGLang. fix names it too.
+TEST(RuleCases, QC101SglangCompressedTensorsReadsDeepseekGateUpByItsName)
+{
+  const std::string deepseek = R"("architectures": ["DeepseekV3ForCausalLM"], )"
+                               R"("model_type": "deepseek_v3", "num_hidden_layers": 1, )"
+                               R"("q_lora_rank": 64)";
+  const std::string m = "model.layers.0.mlp.";
+  const Tensors stored = ct_fp8("model.layers.0.self_attn.o_proj") + bf16(m + "gate_proj") +
+                         bf16(m + "up_proj") + ct_fp8(m + "down_proj") + bf16("lm_head");
+  const Report shards = lint_folder(
+    folder(config(deepseek, ct_fp8_config({"lm_head", m + "gate_proj", m + "up_proj"})), stored));
+  const auto found = findings(shards, RuleId::undeclared_unquantized);
+  ASSERT_EQ(found.size(), 1u) << text(shards);
+  EXPECT_EQ(engines(found[0]), std::set<Engine>{Engine::sglang});
+  const Report named = lint_folder(
+    folder(config(deepseek,
+                  ct_fp8_config({"lm_head", m + "gate_proj", m + "up_proj", m + "gate_up_proj"})),
+           stored));
+  EXPECT_TRUE(named.findings.empty()) << text(named);
+  MemoryFileSystem fs = folder(config(deepseek, ct_fp8_config({"lm_head"})), stored);
+  auto run = lint_path(fs, "m", {});
+  ASSERT_TRUE(run);
+  const auto unlisted = findings(run->report, RuleId::undeclared_unquantized);
+  ASSERT_EQ(unlisted.size(), 1u) << text(run->report);
+  EXPECT_EQ(unlisted[0].suggested_entries,
+            (Strings{m + "gate_proj", m + "up_proj", m + "gate_up_proj"}));
+  const FixPlan plan = plan_fix(fs, *run, {});
+  EXPECT_TRUE(plan.refused.empty()) << fmt::format("{}", fmt::join(plan.refused, "\n"));
+  EXPECT_EQ(plan.edits.size(), 1u);
+}
+
 // SGLang's Qwen2-VL, Qwen2.5-VL and Qwen3-VL run their hf_to_sglang_mapper over the ignore list
 // (loader.py, compressed_tensors.py apply_weight_name_mapper): "model.X" and
 // "model.language_model.X" become "language_model.model.X", a name none of their text layers

@@ -448,6 +448,14 @@ bool shard_entry_matches(Engine engine, QuantFormat format, std::string_view ent
 // module whose last component holds it, in any layer.
 bool is_mla_leaf(std::string_view leaf);
 
+// Whether SGLang compares fused `layer` by its fused name alone under `format`: its
+// compressed-tensors and Quark configs read shards only for names the class's mapping keys
+// (compressed_tensors/utils.py, quark/utils.py should_ignore_layer; no fallback table), and
+// DeepSeek's holds fused_qkv_a_proj_with_mqa alone, so its gate_up_proj is read by that name.
+// False where qcheck does not know the class's mapping, and for drafts.
+bool sglang_compares_fused_name(Engine engine, QuantFormat format, const ModelInfo& model,
+                                const EngineLayer& layer);
+
 // Whether SGLang's AutoRound compares fused `layer`'s shards (get_layer_config() step 4) rather
 // than read its fused name alone: only when a key of the packed_modules_mapping on its
 // quantization config occurs in the layer's name. That mapping is empty unless the model class
