@@ -370,7 +370,10 @@ modelopt_sglang_entry(std::string_view entry, std::string_view prefix)
 bool
 modelopt_sglang_shard(std::string_view entry, std::string_view shard)
 {
-  return any_sglang_wrapping(entry, shard, sglang_skipped_one);
+  // is_layer_skipped takes the name as it is; the list holds entries without their wrapper too.
+  return sglang_skipped_one(entry, shard) ||
+         (has_language_model_wrapper(entry) &&
+          sglang_skipped_one(strip_language_model(entry), shard));
 }
 
 bool
@@ -1324,7 +1327,7 @@ sglang_compares_fused_name(Engine engine, QuantFormat format, const ModelInfo& m
                            const EngineLayer& layer)
 {
   if (engine != Engine::sglang || layer.draft || layer.shards.empty() ||
-      (format != QuantFormat::compressed_tensors && format != QuantFormat::quark)) {
+      format != QuantFormat::compressed_tensors) {
     return false;
   }
   const std::array<std::string_view, 4>* keys = sglang_mapping_keys(model);
@@ -3511,6 +3514,12 @@ shard_entry_matches(Engine engine, QuantFormat format, std::string_view entry,
   return sglang_maps_entries(model)
            ? modelopt_sglang_qwen_vl_read(*model, entry, shard, sglang_skipped_one)
            : modelopt_sglang_shard(entry, shard);
+}
+
+bool
+is_unfused_mla_leaf(std::string_view leaf)
+{
+  return leaf == "q_b_proj" || leaf == "kv_b_proj";
 }
 
 bool

@@ -724,17 +724,12 @@ private:
         !miss.entries.empty() && miss.unremovable.empty() &&
         std::all_of(miss.entries.begin(), miss.entries.end(), [&](const std::string& e) {
           const std::string_view leaf = leaf_of(e);
-          return !has_glob_chars(e) && is_mla_leaf(leaf) &&
+          return !has_glob_chars(e) && is_unfused_mla_leaf(leaf) &&
                  !std::string_view(module).starts_with(e.substr(0, e.size() - leaf.size()));
         });
       std::vector<std::string> starred;
       for (const std::string& e : miss.entries) {
-        const std::string_view leaf = leaf_of(e);
-        // SGLang reads a fused layer's shards without globs: the fused name then goes too.
-        starred.push_back(leaf == "q_a_proj" || leaf == "kv_a_proj_with_mqa"
-                            ? fmt::format("'{}*' (and '{}fused_qkv_a_proj_with_mqa')", e,
-                                          std::string_view(e).substr(0, e.size() - leaf.size()))
-                            : fmt::format("'{}*'", e));
+        starred.push_back(fmt::format("'{}*'", e));
       }
       // A remedy is offered when it concerns every engine that fails.
       f.fix = mla_elsewhere
@@ -1115,9 +1110,10 @@ private:
       } else {
         f.suggested_entries = module_spellings();
         // SGLang reads an entry ending in an MLA projection as that projection in every layer;
-        // "X*" names X alone in every engine (vLLM splits it into "X" and "X.*").
+        // "X*" names X alone in every engine for the unfused ones (vLLM fnmatches it; it would
+        // not list a shard of vLLM's fused_qkv_a_proj, which it compares exactly).
         for (std::string& e : f.suggested_entries) {
-          if (is_mla_leaf(leaf_of(e))) {
+          if (is_unfused_mla_leaf(leaf_of(e))) {
             e.push_back('*');
           }
         }

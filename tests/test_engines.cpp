@@ -633,6 +633,21 @@ TEST(Engines, SglangModelOptUsesDottedBoundariesAndComponentGlobs)
   EXPECT_FALSE(sglang_mo("model.layers.0.self_attn.o_proj", "model.layers.7.self_attn.o_proj"));
   EXPECT_FALSE(
     sglang_mo("model.layers.0.self_attn.q_a_proj", "model.layers.7.self_attn.q_a_proj.x"));
+  // A fused layer's shard goes through is_layer_skipped alone: whole dotted components of the
+  // name as it is (no "language_model." taken off it), no globs, no MLA rule.
+  const auto shard = [](std::string_view e, std::string_view n) {
+    return shard_entry_matches(Engine::sglang, QuantFormat::modelopt, e, n);
+  };
+  EXPECT_TRUE(
+    sglang_mo("model.layers.0.mlp.gate_proj", "model.language_model.layers.0.mlp.gate_proj"));
+  EXPECT_FALSE(
+    shard("model.layers.0.mlp.gate_proj", "model.language_model.layers.0.mlp.gate_proj"));
+  EXPECT_TRUE(shard("layers.0.mlp.gate_proj", "model.language_model.layers.0.mlp.gate_proj"));
+  EXPECT_FALSE(shard("model.layers.0.mlp.gate_pro*", "model.layers.0.mlp.gate_proj"));
+  EXPECT_FALSE(shard("model.layers.1.self_attn.kv_a_proj_with_mqa",
+                     "model.layers.0.self_attn.kv_a_proj_with_mqa"));
+  EXPECT_TRUE(shard("model.layers.0.self_attn.kv_a_proj_with_mqa",
+                    "model.layers.0.self_attn.kv_a_proj_with_mqa"));
 }
 
 TEST(Engines, TrtllmMatchesAncestorsAndRegex)

@@ -447,6 +447,8 @@ bool shard_entry_matches(Engine engine, QuantFormat format, std::string_view ent
 // (q_a_proj, q_b_proj, kv_a_proj_with_mqa, kv_b_proj): an entry ending in one excludes every
 // module whose last component holds it, in any layer.
 bool is_mla_leaf(std::string_view leaf);
+// q_b_proj and kv_b_proj: the MLA projections no engine fuses with another.
+bool is_unfused_mla_leaf(std::string_view leaf);
 
 // Whether SGLang compares fused `layer` by its fused name alone under `format`: its
 // compressed-tensors and Quark configs read shards only for names the class's mapping keys
