@@ -338,31 +338,23 @@ sglang_skipped_one(std::string_view e, std::string_view n)
   return dotted_match(e, n);
 }
 
-// `one` for the entry and the name, each also without its "language_model." wrapper.
-template<typename One>
 bool
-any_sglang_wrapping(std::string_view entry, std::string_view prefix, const One& one)
+modelopt_sglang_entry(std::string_view entry, std::string_view prefix)
 {
   const bool entry_wrapped = has_language_model_wrapper(entry);
   const bool prefix_wrapped = has_language_model_wrapper(prefix);
-  if (one(entry, prefix)) {
+  if (modelopt_sglang_one(entry, prefix)) {
     return true;
   }
   const std::string e2 = entry_wrapped ? strip_language_model(entry) : std::string();
   const std::string n2 = prefix_wrapped ? strip_language_model(prefix) : std::string();
-  if (prefix_wrapped && one(entry, n2)) {
+  if (prefix_wrapped && modelopt_sglang_one(entry, n2)) {
     return true;
   }
-  if (entry_wrapped && one(e2, prefix)) {
+  if (entry_wrapped && modelopt_sglang_one(e2, prefix)) {
     return true;
   }
-  return entry_wrapped && prefix_wrapped && one(e2, n2);
-}
-
-bool
-modelopt_sglang_entry(std::string_view entry, std::string_view prefix)
-{
-  return any_sglang_wrapping(entry, prefix, modelopt_sglang_one);
+  return entry_wrapped && prefix_wrapped && modelopt_sglang_one(e2, n2);
 }
 
 // A fused layer's shard as SGLang's ModelOpt config reads it (is_layer_skipped alone; the fused

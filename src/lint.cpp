@@ -727,15 +727,18 @@ private:
           return !has_glob_chars(e) && is_unfused_mla_leaf(leaf) &&
                  !std::string_view(module).starts_with(e.substr(0, e.size() - leaf.size()));
         });
-      std::vector<std::string> starred;
-      for (const std::string& e : miss.entries) {
-        starred.push_back(fmt::format("'{}*'", e));
-      }
+      const auto starred = [&] {
+        std::vector<std::string> out;
+        for (const std::string& e : miss.entries) {
+          out.push_back(fmt::format("'{}*'", e));
+        }
+        return out;
+      };
       // A remedy is offered when it concerns every engine that fails.
       f.fix = mla_elsewhere
                 ? fmt::format("spell {} as {}: SGLang reads an entry ending in an MLA projection "
                               "as that projection in every layer; or store the module unquantized",
-                              fmt::join(miss.entries, ", "), fmt::join(starred, ", "))
+                              fmt::join(miss.entries, ", "), fmt::join(starred(), ", "))
               : miss.entries.empty() && !miss.remedies.empty() && miss.remedied == miss.engines
                 ? fmt::format("store the module unquantized, or {}; no list entry can change the "
                               "engine's choice",

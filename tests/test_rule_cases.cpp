@@ -343,6 +343,16 @@ const std::string k_deepseek61 = R"("architectures": ["DeepseekV3ForCausalLM"], 
                                  R"("model_type": "deepseek_v3", "num_hidden_layers": 61, )"
                                  R"("num_nextn_predict_layers": 1, "q_lora_rank": 64)";
 
+// DeepSeek-V3 with `layers` decoder layers, MLA's q_lora_rank set and no NextN layer.
+std::string
+deepseek_layers(int layers)
+{
+  return fmt::format(R"("architectures": ["DeepseekV3ForCausalLM"], )"
+                     R"("model_type": "deepseek_v3", "num_hidden_layers": {}, )"
+                     R"("q_lora_rank": 64)",
+                     layers);
+}
+
 Tensors
 deepseek_fp8(bool eh_proj_quantized)
 {
@@ -1344,9 +1354,7 @@ TEST(RuleCases, QC103NegativeDeclared)
 TEST(RuleCases, QC103StoredMixtureReportedOncePerLayer)
 {
   const std::string a = "model.layers.0.self_attn.";
-  const std::string deepseek = R"("architectures": ["DeepseekV3ForCausalLM"], )"
-                               R"("model_type": "deepseek_v3", "num_hidden_layers": 1, )"
-                               R"("q_lora_rank": 64)";
+  const std::string deepseek = deepseek_layers(1);
   const Report r =
     lint_folder(folder(config(deepseek, modelopt("FP8", {"lm_head"})),
                        fp8(a + "q_a_proj") + bf16(a + "kv_a_proj_with_mqa") + fp8(a + "q_b_proj") +
@@ -1405,9 +1413,7 @@ TEST(RuleCases, QC101SglangModelOptReadsFusedShardsWithoutGlobsOrTheMlaRule)
 {
   const std::string a = "model.layers.0.self_attn.";
   const std::string d = "model.layers.1.";
-  const std::string deepseek = R"("architectures": ["DeepseekV3ForCausalLM"], )"
-                               R"("model_type": "deepseek_v3", "num_hidden_layers": 2, )"
-                               R"("q_lora_rank": 64)";
+  const std::string deepseek = deepseek_layers(2);
   Tensors stored = bf16("lm_head");
   for (const char* p : {"q_a_proj", "kv_a_proj_with_mqa", "q_b_proj", "kv_b_proj", "o_proj"}) {
     stored = stored + fp8(a + p) + bf16(d + "self_attn." + p);
@@ -1468,9 +1474,7 @@ TEST(RuleCases, QC101FixSpellsMlaProjectionsSoSglangReadsOneLayer)
 {
   const std::string a = "model.layers.0.self_attn.";
   const std::string b = "model.layers.1.self_attn.";
-  const std::string deepseek = R"("architectures": ["DeepseekV3ForCausalLM"], )"
-                               R"("model_type": "deepseek_v3", "num_hidden_layers": 2, )"
-                               R"("q_lora_rank": 64)";
+  const std::string deepseek = deepseek_layers(2);
   Tensors stored =
     bf16("lm_head") + fp8("model.layers.0.mlp.down_proj") + fp8("model.layers.1.mlp.down_proj");
   for (const char* p : {"q_a_proj", "kv_a_proj_with_mqa"}) {
@@ -6604,6 +6608,17 @@ namespace {
 
 // Kimi-K2.5 as moonshotai stores it: compressed-tensors W4A16 under text_config, BF16 attention,
 // shared experts, dense MLP, head, MoonViT tower and projector; INT4 routed experts.
+// Kimi-K2.5's model keys, for a config.json whose quantization block is its top level's.
+std::string
+kimi_k25_model(int layers)
+{
+  return fmt::format(
+    R"("architectures": ["KimiK25ForConditionalGeneration"], "model_type": "kimi_k25", )"
+    R"("text_config": {{"architectures": ["DeepseekV3ForCausalLM"], "model_type": "kimi_k2", )"
+    R"("num_hidden_layers": {}, "num_nextn_predict_layers": 0}})",
+    layers);
+}
+
 std::string
 kimi_k25_config(const std::string& quantization)
 {
@@ -6744,10 +6759,7 @@ TEST(RuleCases, QC101KimiK25TextEntriesMeetSglangsOwnNames)
 // TensorRT-LLM is read under the checkpoint's names.
 TEST(RuleCases, QC101KimiK25ModelOptListsInEachSpelling)
 {
-  const std::string kimi =
-    R"("architectures": ["KimiK25ForConditionalGeneration"], "model_type": "kimi_k25", )"
-    R"("text_config": {"architectures": ["DeepseekV3ForCausalLM"], "model_type": "kimi_k2", )"
-    R"("num_hidden_layers": 2, "num_nextn_predict_layers": 0})";
+  const std::string kimi = kimi_k25_model(2);
   const std::string l = "language_model.layers.";
   const Tensors stored = bf16(l + "0.self_attn.o_proj") + fp8(l + "0.mlp.down_proj") +
                          bf16(l + "1.self_attn.o_proj") + fp8(l + "1.mlp.down_proj") +
@@ -6782,10 +6794,7 @@ TEST(RuleCases, QC101KimiK25ModelOptListsInEachSpelling)
 // list and through a long list's index alike; vLLM compares its own "language_model.layers.X".
 TEST(RuleCases, QC101KimiK25QuarkListMappedBySglang)
 {
-  const std::string kimi =
-    R"("architectures": ["KimiK25ForConditionalGeneration"], "model_type": "kimi_k25", )"
-    R"("text_config": {"architectures": ["DeepseekV3ForCausalLM"], "model_type": "kimi_k2", )"
-    R"("num_hidden_layers": 1, "num_nextn_predict_layers": 0})";
+  const std::string kimi = kimi_k25_model(1);
   const std::string l = "language_model.layers.0.";
   const Tensors stored =
     bf16(l + "self_attn.o_proj") + fp8(l + "mlp.down_proj") + bf16("language_model.lm_head");
@@ -6809,9 +6818,7 @@ TEST(RuleCases, QC101KimiK25QuarkListMappedBySglang)
 // its shards excludes it in vLLM (whose mapping has it), not in SGLang. fix names it too.
 TEST(RuleCases, QC101SglangCompressedTensorsReadsDeepseekGateUpByItsName)
 {
-  const std::string deepseek = R"("architectures": ["DeepseekV3ForCausalLM"], )"
-                               R"("model_type": "deepseek_v3", "num_hidden_layers": 1, )"
-                               R"("q_lora_rank": 64)";
+  const std::string deepseek = deepseek_layers(1);
   const std::string m = "model.layers.0.mlp.";
   const Tensors stored = ct_fp8("model.layers.0.self_attn.o_proj") + bf16(m + "gate_proj") +
                          bf16(m + "up_proj") + ct_fp8(m + "down_proj") + bf16("lm_head");
