@@ -828,8 +828,8 @@ private:
       const auto& [error, s] = key;
       using Where = Unevaluable::Where;
       Finding& f = add(RuleId::unevaluable_entry, s->file,
-                       fmt::format("cannot evaluate {}'{}': {} exactly; modules it was meant to "
-                                   "match are treated as unmatched",
+                       fmt::format("cannot evaluate {}'{}' exactly ({}); modules it was meant "
+                                   "to match are treated as unmatched",
                                    error.where == Where::dynamic_key ? "dynamic key "
                                    : error.where == Where::target
                                      ? fmt::format("target of config group {} ", error.group)
