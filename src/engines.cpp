@@ -817,6 +817,7 @@ struct ListIndexes
   std::vector<uint32_t> first;            // excludes[i] is expanded[first[i], first[i + 1])
   IndexedList shard;                      // the matcher for fused shards
   IndexedList whole;                      // the matcher for whole prefixes
+  std::shared_ptr<const DynamicRules> dynamic; // the block's GPTQ dynamic keys, if any
 };
 
 // Finds the first entry of `list` that matches `name` under `match`. With an index: among its
@@ -1262,9 +1263,42 @@ decide_ct(Decision& d, Engine engine, const ConfigSource& s, const ModelInfo& mo
   d.reason = "no config_groups target matches";
 }
 
+// The first of the block's dynamic keys whose regex matches `name` (re.match), as vLLM reads
+// them in order; the keys before it that qcheck cannot evaluate go to `errors`. `rules`: the keys
+// compiled (used when they are this block's).
+const DynamicRule*
+first_dynamic_match(const ConfigSource& s, std::string_view name, const DynamicRules* rules,
+                    std::vector<Unevaluable>& errors)
+{
+  const auto matches = [&](size_t i, const Expected<Regex>& re) {
+    if (!re) {
+      errors.push_back({s.dynamic[i].key, re.error(), Unevaluable::Where::dynamic_key});
+      return false;
+    }
+    return re->match(name);
+  };
+  if (rules == nullptr || !rules->built_from(s.dynamic)) {
+    for (size_t i = 0; i < s.dynamic.size(); ++i) {
+      if (matches(i, cached_regex(s.dynamic[i].regex))) {
+        return &s.dynamic[i];
+      }
+    }
+    return nullptr;
+  }
+  thread_local std::vector<uint32_t> found;
+  found.clear();
+  rules->candidates(name, found);
+  for (const uint32_t i : found) {
+    if (matches(i, rules->regex(i))) {
+      return &s.dynamic[i];
+    }
+  }
+  return nullptr;
+}
+
 void
 decide_gptq(Decision& d, Engine engine, const ConfigSource& s, const EngineLayer& layer,
-            bool stored_quantized)
+            bool stored_quantized, const DynamicRules* rules)
 {
   // SGLang's GPTQMarlinConfig gives every FusedMoE its Marlin MoE method before any dynamic
   // key is read (GPTQConfig refuses MoE): no key leaves a GPTQ fused MoE unquantized there.
@@ -1274,18 +1308,11 @@ decide_gptq(Decision& d, Engine engine, const ConfigSource& s, const EngineLayer
     return;
   }
   const std::string name = vllm_namespace(layer.prefix);
-  for (const auto& rule : s.dynamic) {
-    const Expected<Regex>& re = cached_regex(rule.regex);
-    if (!re) {
-      d.errors.push_back({rule.key, re.error(), Unevaluable::Where::dynamic_key});
-      continue;
-    }
-    if (re->match(name)) {
-      d.quantized = !rule.negative;
-      d.matched = rule.key;
-      d.reason = fmt::format("dynamic key '{}' matches '{}' first", rule.key, name);
-      return;
-    }
+  if (const DynamicRule* rule = first_dynamic_match(s, name, rules, d.errors)) {
+    d.quantized = !rule->negative;
+    d.matched = rule->key;
+    d.reason = fmt::format("dynamic key '{}' matches '{}' first", rule->key, name);
+    return;
   }
   if (layer.kind == LayerKind::fused_moe) {
     d.quantized = true;
@@ -1371,6 +1398,66 @@ extra_config_key_matches(Engine engine, const std::string& key, std::string_view
   // vLLM's INC searches the name with the pattern; SGLang's AutoRound must match all of it.
   const Expected<Regex>& re = cached_regex(key);
   return re && (engine == Engine::sglang ? re->fullmatch(name) : re->search(name));
+}
+
+DynamicRules::DynamicRules(const std::vector<DynamicRule>& rules)
+  : m_from(&rules), m_evaluable(rules.size(), 0),
+    m_compiled(std::make_unique<Compiled[]>(rules.size()))
+{
+  for (uint32_t i = 0; i < rules.size(); ++i) {
+    // Checked now, compiled again on first use: most keys of a long block never are.
+    const Expected<Regex> re = Regex::compile(rules[i].regex);
+    m_evaluable[i] = re ? 1 : 0;
+    m_negative_mtp = m_negative_mtp || (re && rules[i].negative && re->search("mtp"));
+    if (m_evaluable[i] == 0) {
+      m_unevaluable.push_back(i);
+    }
+  }
+  // As for exclusion lists: below this, trying every key costs less than a lookup.
+  constexpr size_t k_index_threshold = 16;
+  if (rules.size() < k_index_threshold) {
+    return;
+  }
+  // Each evaluable key as a "re:" entry, which the index reads as anchored at a name's start.
+  std::vector<std::string> texts(rules.size());
+  std::vector<EntryIndex::Spelling> spellings;
+  spellings.reserve(rules.size());
+  for (uint32_t i = 0; i < rules.size(); ++i) {
+    if (m_evaluable[i] != 0) {
+      texts[i] = "re:" + rules[i].regex;
+      spellings.push_back({texts[i], i});
+    }
+  }
+  EntryIndex::Options options;
+  options.mode = EntryIndex::Mode::exact;
+  options.regex_entries = true;
+  m_index.emplace(spellings, rules.size(), options);
+}
+
+const Expected<Regex>&
+DynamicRules::regex(size_t i) const
+{
+  Compiled& c = m_compiled[i];
+  std::call_once(c.once, [&] { c.regex.emplace(Regex::compile((*m_from)[i].regex)); });
+  return *c.regex;
+}
+
+void
+DynamicRules::candidates(std::string_view name, std::vector<uint32_t>& out) const
+{
+  if (!m_index) {
+    const size_t count = out.size();
+    out.resize(count + size());
+    std::iota(out.begin() + static_cast<std::ptrdiff_t>(count), out.end(), 0u);
+    return;
+  }
+  const auto first = static_cast<std::ptrdiff_t>(out.size());
+  m_index->candidates(std::span(&name, 1), out);
+  if (!m_unevaluable.empty()) {
+    const auto middle = static_cast<std::ptrdiff_t>(out.size());
+    out.insert(out.end(), m_unevaluable.begin(), m_unevaluable.end());
+    std::inplace_merge(out.begin() + first, out.begin() + middle, out.end());
+  }
 }
 
 namespace {
@@ -1774,7 +1861,7 @@ struct EngineOverride
 // or an empty note.
 EngineOverride
 draft_override(Engine engine, const ConfigSource& s, const ModelInfo& model,
-               const EngineLayer& layer)
+               const EngineLayer& layer, const DynamicRules* rules)
 {
   if (!layer.draft) {
     return {};
@@ -1784,11 +1871,14 @@ draft_override(Engine engine, const ConfigSource& s, const ModelInfo& model,
     if (is_nvfp4_algo(s)) {
       return {"vLLM forces mtp.fc unquantized for modelopt_fp4 (Qwen3-Next/3.5)"};
     }
-    for (const auto& rule : s.dynamic) {
+    const auto searches_mtp = [&](const DynamicRule& rule) {
       const Expected<Regex>& re = cached_regex(rule.regex);
-      if (rule.negative && re && re->search("mtp")) {
-        return {"vLLM builds mtp.fc unquantized when a '-:' dynamic key mentions mtp"};
-      }
+      return rule.negative && re && re->search("mtp");
+    };
+    if (rules != nullptr && rules->built_from(s.dynamic)
+          ? rules->negative_key_searches_mtp()
+          : std::any_of(s.dynamic.begin(), s.dynamic.end(), searches_mtp)) {
+      return {"vLLM builds mtp.fc unquantized when a '-:' dynamic key mentions mtp"};
     }
   }
   if (engine == Engine::sglang && !mtp_root && is_draft_family_deepseek_like(model) &&
@@ -2868,7 +2958,7 @@ decide_layer(Engine engine, const ConfigSource& s, const ModelInfo& model, const
     decide_ct(d, engine, s, model, layer, ix);
     break;
   case QuantFormat::gptq:
-    decide_gptq(d, engine, s, layer, stored_quantized);
+    decide_gptq(d, engine, s, layer, stored_quantized, ix ? ix->dynamic.get() : nullptr);
     break;
   case QuantFormat::auto_round:
     // INCConfig (vLLM) and AutoRoundConfig (SGLang) never read "dynamic" (QC009 says so).
@@ -2962,7 +3052,7 @@ decide_layer(Engine engine, const ConfigSource& s, const ModelInfo& model, const
     break;
   }
   if (d.quantized || !d.inferred) {
-    EngineOverride o = draft_override(engine, s, model, layer);
+    EngineOverride o = draft_override(engine, s, model, layer, ix ? ix->dynamic.get() : nullptr);
     if (o.note.empty()) {
       o.note = tower_override(engine, s, model, layer);
     }
@@ -3385,7 +3475,7 @@ share_list_index(Engine a, Engine b, const ConfigSource& source)
 
 std::vector<CompiledList>
 CompiledList::compile(std::span<const Engine> engines, const ConfigSource& source,
-                      const ModelInfo* model)
+                      const ModelInfo* model, std::shared_ptr<const DynamicRules> dynamic)
 {
   std::vector<std::optional<IndexNeeds>> needs;
   std::optional<IndexNeeds> all;
@@ -3397,6 +3487,11 @@ CompiledList::compile(std::span<const Engine> engines, const ConfigSource& sourc
   }
   const std::shared_ptr<SharedIndex> shared =
     all ? build_shared_index(*all, source.excludes) : nullptr;
+  if (source.format != QuantFormat::gptq || source.dynamic.empty()) {
+    dynamic = nullptr;
+  } else if (dynamic == nullptr || !dynamic->built_from(source.dynamic)) {
+    dynamic = std::make_shared<const DynamicRules>(source.dynamic);
+  }
   std::vector<CompiledList> out;
   out.reserve(engines.size());
   for (const auto& n : needs) {
@@ -3405,6 +3500,7 @@ CompiledList::compile(std::span<const Engine> engines, const ConfigSource& sourc
       fill_list_indexes(list.m_impl->indexes, *n, shared, source);
     }
     list.m_impl->shared = shared;
+    list.m_impl->indexes.dynamic = dynamic;
     out.push_back(std::move(list));
   }
   return out;
@@ -3440,6 +3536,13 @@ CompiledList::candidates(std::string_view name, std::optional<uint32_t> module,
   if (m_impl->indexes.compiled) {
     m_impl->shared->candidates(name, module, out);
   }
+}
+
+std::shared_ptr<const DynamicRules>
+CompiledList::dynamic_rules(const ConfigSource& source) const
+{
+  const auto& rules = m_impl->indexes.dynamic;
+  return rules != nullptr && rules->built_from(source.dynamic) ? rules : nullptr;
 }
 
 size_t

@@ -2266,6 +2266,8 @@ private:
       std::vector<size_t> work; // indices into `work`
     };
     std::vector<ListGroup> list_groups;
+    // A block's GPTQ dynamic keys, compiled once for the groups that read it.
+    std::map<const ConfigSource*, std::shared_ptr<const DynamicRules>> dynamic;
     for (size_t i = 0; i < work.size(); ++i) {
       if (work[i].source == nullptr || work[i].list != nullptr) {
         continue;
@@ -2279,6 +2281,11 @@ private:
         list_groups.push_back({work[i].source, {i}});
       } else {
         same->work.push_back(i);
+      }
+      const ConfigSource& source = *work[i].source;
+      if (source.format == QuantFormat::gptq && !source.dynamic.empty() &&
+          !dynamic.contains(&source)) {
+        dynamic[&source] = std::make_shared<const DynamicRules>(source.dynamic);
       }
     }
     // First the lists (a task each: a long list takes the longest to compile), the
@@ -2340,8 +2347,9 @@ private:
       for (const size_t i : g.work) {
         readers.push_back(work[i].engine);
       }
-      std::vector<CompiledList> lists =
-        CompiledList::compile(readers, *g.source, &m_declaration.model);
+      const auto rules = dynamic.find(g.source);
+      std::vector<CompiledList> lists = CompiledList::compile(
+        readers, *g.source, &m_declaration.model, rules != dynamic.end() ? rules->second : nullptr);
       if (!m_options.decisions_only) { // for entries()
         lists.front().keep_module_candidates(m_inventory);
       }
@@ -2381,6 +2389,9 @@ private:
       m_overmatch_examples.try_emplace(std::string(*overmatch[i]), examples[i]);
     }
     for (Work& w : work) {
+      if (w.engine == Engine::vllm && w.list != nullptr) { // for dynamic_keys()
+        m_dynamic_rules = w.list->dynamic_rules(*w.source);
+      }
       if (w.built) {
         m_compiled_lists.push_back(std::move(w.built));
         m_compiled[{w.engine, w.source}] = w.list;
@@ -2849,37 +2860,86 @@ private:
         names.push_back(vllm_namespace(shard));
       }
     }
-    for (const auto& rule : s->dynamic) {
-      const auto re = Regex::compile(rule.regex);
-      if (!re) {
-        continue; // reported as unevaluable by the engine pass
-      }
-      if (std::none_of(names.begin(), names.end(),
-                       [&](const std::string& n) { return re->match(n); })) {
-        // Show a prefix the author probably meant: one containing the key's longest literal.
-        std::string literal, run;
-        for (char c : rule.regex + ".") {
-          if (std::isalnum(static_cast<unsigned char>(c)) || c == '_') {
-            run += c;
-          } else {
-            literal = run.size() > literal.size() ? run : literal;
-            run.clear();
-          }
+    // Each name tries only the keys that can match it: a block of 10^5 keys is not 10^5 passes
+    // over the names. Compiled with vLLM's list when it was.
+    const std::shared_ptr<const DynamicRules> compiled =
+      m_dynamic_rules ? m_dynamic_rules : std::make_shared<const DynamicRules>(s->dynamic);
+    const DynamicRules& rules = *compiled;
+    std::vector<char> used(rules.size(), 0);
+    std::vector<uint32_t> found;
+    for (const std::string& n : names) {
+      found.clear();
+      rules.candidates(n, found);
+      for (const uint32_t i : found) {
+        if (used[i] == 0 && rules.evaluable(i) && rules.regex(i)->match(n)) {
+          used[i] = 1;
         }
-        std::string example = names.empty() ? "" : names.front();
-        for (const auto& n : names) {
-          if (!literal.empty() && n.find(literal) != std::string::npos) {
-            example = n;
-            break;
-          }
-        }
-        Finding& f = add(RuleId::unused_entry, s->file,
-                         fmt::format("dynamic key '{}' matches no layer: vLLM applies it with "
-                                     "re.match (anchored at the start) to prefixes such as '{}'",
-                                     rule.key, example));
-        f.suggested_entries = {rule.key};
-        f.pointer = fmt::format("{}/dynamic/{}", s->pointer, escape_pointer_token(rule.key));
       }
+    }
+    // One finding per run of consecutive dead keys (keys qcheck cannot evaluate, reported as
+    // such by the engine pass, end a run), as for a list's entries.
+    for (size_t first = 0; first < rules.size();) {
+      if (used[first] != 0 || !rules.evaluable(first)) {
+        ++first;
+        continue;
+      }
+      size_t last = first + 1;
+      while (last < rules.size() && used[last] == 0 && rules.evaluable(last)) {
+        ++last;
+      }
+      add_dead_keys(*s, first, last, names);
+      first = last;
+    }
+  }
+
+  // QC112 for dynamic keys [first, last) of `s`, which match none of `names`.
+  void add_dead_keys(const ConfigSource& s, size_t first, size_t last,
+                     const std::vector<std::string>& names)
+  {
+    const DynamicRule& rule = s.dynamic[first];
+    // Show a prefix the author probably meant: one containing the first key's longest literal.
+    std::string literal, run;
+    for (char c : rule.regex + ".") {
+      if (std::isalnum(static_cast<unsigned char>(c)) || c == '_') {
+        run += c;
+      } else {
+        literal = run.size() > literal.size() ? run : literal;
+        run.clear();
+      }
+    }
+    std::string example = names.empty() ? "" : names.front();
+    for (const auto& n : names) {
+      if (!literal.empty() && n.find(literal) != std::string::npos) {
+        example = n;
+        break;
+      }
+    }
+    const auto pointer = [&](size_t i) {
+      return fmt::format("{}/dynamic/{}", s.pointer, escape_pointer_token(s.dynamic[i].key));
+    };
+    const size_t count = last - first;
+    Finding& f =
+      add(RuleId::unused_entry, s.file,
+          count == 1 ? fmt::format("dynamic key '{}' matches no layer: vLLM applies it with "
+                                   "re.match (anchored at the start) to prefixes such as '{}'",
+                                   rule.key, example)
+                     : fmt::format("{} dynamic keys in a row match no layer, from '{}' to '{}': "
+                                   "vLLM applies them with re.match (anchored at the start) to "
+                                   "prefixes such as '{}'",
+                                   count, rule.key, s.dynamic[last - 1].key, example));
+    f.pointer = pointer(first);
+    if (count == 1) {
+      f.suggested_entries = {rule.key};
+      return;
+    }
+    f.end_pointer = pointer(last - 1);
+    constexpr size_t k_shown = 5; // keys spelled out, as for a list's dead entries
+    const size_t shown = count <= k_shown + 1 ? count : k_shown;
+    for (size_t i = first; i < first + shown; ++i) {
+      f.details.push_back(fmt::format("'{}'", s.dynamic[i].key));
+    }
+    if (shown < count) {
+      f.details.push_back(fmt::format("... and {} more", count - shown));
     }
   }
 
@@ -3122,6 +3182,9 @@ private:
   std::array<std::optional<NameList>, 2> m_module_names;
   std::map<std::pair<Engine, bool>, NameList> m_layer_names;
   std::vector<std::unique_ptr<CompiledList>> m_compiled_lists;
+  // vLLM's block's GPTQ dynamic keys as prepare_engines() compiled them (null: not compiled);
+  // kept past release_list_indexes() for dynamic_keys().
+  std::shared_ptr<const DynamicRules> m_dynamic_rules;
   std::map<std::pair<Engine, const ConfigSource*>, const CompiledList*> m_compiled;
   // m_compiled as prepare_engines() left it, read by the engines' findings (never written then).
   std::map<std::pair<Engine, const ConfigSource*>, const CompiledList*> m_prepared_lists;

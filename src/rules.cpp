@@ -141,7 +141,8 @@ constexpr std::array<Rule, 35> k_rules{{
    "An exclusion entry matches no module under any engine",
    "Usually spelling drift (checkpoint vs engine namespace, fused vs shard names): the entry "
    "protects nothing. Correct or remove it. Consecutive dead entries (a list copied from a "
-   "larger model) are one finding spanning them, from json_pointer to end_json_pointer in "
+   "larger model), or GPTQ dynamic keys, are one finding spanning them, from json_pointer to "
+   "end_json_pointer in "
    "`--format json`. An entry naming a stored parameter (MiniMax-M2's e_score_correction_bias) "
    "is deliberate and not reported, nor, under compressed-tensors, one naming expert 0's "
    "projections of experts stored fused (`...experts.0.gate_proj`): vLLM and SGLang look those "

@@ -2633,3 +2633,139 @@ TEST(Engines, DecideWithACompiledListDecidesTheSame)
   }
   EXPECT_GT(excluded, 50u);
 }
+
+namespace {
+
+std::vector<DynamicRule>
+dynamic_rules(const std::vector<std::string>& keys)
+{
+  std::vector<DynamicRule> rules;
+  for (const std::string& key : keys) {
+    DynamicRule r;
+    r.key = key;
+    r.negative = key.starts_with("-:");
+    r.regex = key.starts_with("-:") || key.starts_with("+:") ? key.substr(2) : key;
+    rules.push_back(std::move(r));
+  }
+  return rules;
+}
+
+// Keys with literal starts, none, alternations, case folding, quantified starts and one regex
+// qcheck cannot evaluate (a look-behind).
+const std::vector<std::string> k_dynamic_keys = {
+  "-:model\\.layers\\.1\\..*",
+  "+:model\\.layers\\.[0-9]+\\.mlp\\..*",
+  "-:.*mtp.*",
+  "-:(?i)MODEL\\.EMBED",
+  "+:lm_head|model\\.norm",
+  "-:mod?el\\.layers\\.2",
+  "-:(?<!x)model",
+  "+:model\\.layers\\.10\\.self_attn",
+  "-:model\\.layers\\.1",
+  "-:mtp\\.fc",
+  "+:model\\.layers\\.3\\.mlp\\.experts\\.[0-9]+\\.up_proj",
+  "-:visual",
+  "-:model\\.visual\\.blocks\\.0",
+  "+:x*model",
+  "-:model\\.layers\\.4",
+  "-:model\\.layers\\.40\\.mlp",
+  "-:model\\.layers\\.5\\.mlp\\.down_proj$",
+};
+
+const std::vector<std::string> k_dynamic_names = {
+  "model.layers.1.mlp.down_proj",
+  "model.layers.10.self_attn.o_proj",
+  "model.layers.2.mlp",
+  "mdel.layers.2",
+  "model.embed_tokens",
+  "lm_head",
+  "model.norm",
+  "mtp.fc",
+  "mtp.layers.0.mlp.gate",
+  "model.layers.3.mlp.experts.7.up_proj",
+  "model.visual.blocks.0.attn",
+  "xxmodel.layers.4",
+  "model.layers.40.mlp.up_proj",
+  "model.layers.5.mlp.down_proj",
+  "model.layers.5.mlp.down_proj_x",
+  "visual.blocks.1",
+  "",
+};
+
+} // namespace
+
+// The index offers every key whose regex re.match-es a name, and every key qcheck cannot
+// evaluate, in key order: a name tries those alone, and the first to match is vLLM's.
+TEST(Engines, DynamicRulesOfferEveryKeyThatMatchesInKeyOrder)
+{
+  const std::vector<DynamicRule> rules = dynamic_rules(k_dynamic_keys);
+  ASSERT_GE(rules.size(), 16u); // indexed
+  const DynamicRules compiled(rules);
+  ASSERT_TRUE(compiled.built_from(rules));
+  ASSERT_EQ(compiled.size(), rules.size());
+  size_t offered_total = 0;
+  for (const std::string& name : k_dynamic_names) {
+    std::vector<uint32_t> offered;
+    compiled.candidates(name, offered);
+    EXPECT_TRUE(std::is_sorted(offered.begin(), offered.end())) << name;
+    EXPECT_EQ(std::adjacent_find(offered.begin(), offered.end()), offered.end()) << name;
+    offered_total += offered.size();
+    for (uint32_t i = 0; i < rules.size(); ++i) {
+      const Expected<Regex> re = Regex::compile(rules[i].regex);
+      EXPECT_EQ(compiled.evaluable(i), static_cast<bool>(re)) << rules[i].key;
+      if (!re || re->match(name)) {
+        EXPECT_TRUE(std::binary_search(offered.begin(), offered.end(), i))
+          << name << " not offered " << rules[i].key;
+      }
+    }
+  }
+  // An index, not every key for every name.
+  EXPECT_LT(offered_total, k_dynamic_names.size() * rules.size() / 2);
+}
+
+TEST(Engines, DynamicRulesBelowTheIndexThresholdOfferEveryKey)
+{
+  const std::vector<DynamicRule> rules = dynamic_rules({"-:a", "+:b", "-:(?<!x)c"});
+  const DynamicRules compiled(rules);
+  std::vector<uint32_t> offered;
+  compiled.candidates("z", offered);
+  EXPECT_EQ(offered, (std::vector<uint32_t>{0, 1, 2}));
+  EXPECT_FALSE(compiled.evaluable(2));
+  EXPECT_FALSE(compiled.regex(2));
+  ASSERT_TRUE(compiled.regex(1));
+  EXPECT_TRUE(compiled.regex(1)->match("bx"));
+}
+
+// vLLM's Qwen3-Next/3.5 drafter builds mtp.fc unquantized when a "-:" key's regex finds a match
+// in "mtp" (re.search); "+:" keys do not count.
+TEST(Engines, DynamicRulesAnswerWhetherANegativeKeySearchesMtp)
+{
+  EXPECT_TRUE(DynamicRules(dynamic_rules({"+:a", "-:.*tp"})).negative_key_searches_mtp());
+  EXPECT_TRUE(DynamicRules(dynamic_rules({"-:m"})).negative_key_searches_mtp());
+  EXPECT_FALSE(DynamicRules(dynamic_rules({"+:mtp", "-:model"})).negative_key_searches_mtp());
+  EXPECT_FALSE(DynamicRules(dynamic_rules({"-:(?<!x)mtp"})).negative_key_searches_mtp());
+}
+
+// decide() with the block's keys compiled (the index) decides each layer as without them.
+TEST(Engines, DecideWithCompiledDynamicKeysDecidesTheSame)
+{
+  ConfigSource s;
+  s.file = "config.json";
+  s.format = QuantFormat::gptq;
+  s.dynamic = dynamic_rules(k_dynamic_keys);
+  const ModelInfo model;
+  const CompiledList list(Engine::vllm, s);
+  ASSERT_NE(list.dynamic_rules(s), nullptr);
+  ConfigSource other = s; // the same keys, another block: not its rules
+  EXPECT_EQ(list.dynamic_rules(other), nullptr);
+  for (const std::string& name : k_dynamic_names) {
+    EngineLayer layer;
+    layer.prefix = name;
+    const Decision plain = decide(Engine::vllm, s, model, layer, true);
+    const Decision indexed = decide(Engine::vllm, s, model, layer, true, &list);
+    EXPECT_EQ(indexed.quantized, plain.quantized) << name;
+    EXPECT_EQ(indexed.matched, plain.matched) << name;
+    EXPECT_EQ(indexed.reason, plain.reason) << name;
+    EXPECT_EQ(indexed.errors.size(), plain.errors.size()) << name;
+  }
+}

@@ -3077,6 +3077,58 @@ TEST(RuleCases, QC112NegativeDynamicKey)
   EXPECT_TRUE(r.findings.empty()) << text(r);
 }
 
+// A block's dead dynamic keys in a row are one QC112 (a config copied from a larger model can
+// hold thousands); a key that matches, or one qcheck cannot evaluate, ends the run. With 24 keys
+// the block is indexed: the first key still decides the draft.
+TEST(RuleCases, QC112DynamicKeysInARowAreOneFinding)
+{
+  std::string keys = R"("-:mtp\\..*": {})";
+  for (int i = 0; i < 20; ++i) {
+    keys += fmt::format(R"(, "-:model\\.mtp{}\\..*": {{}})", i);
+  }
+  keys += R"(, "-:(?<!x)model": {}, "-:model\\.mtpA": {}, "-:model\\.mtpB": {})";
+  const Report r = lint_folder(
+    folder(config(k_qwen35_text, gptq_config(k_gptq_listed + R"(, "dynamic": {)" + keys + "}")),
+           qwen35_gptq()));
+  const auto dead = findings(r, RuleId::unused_entry);
+  ASSERT_EQ(dead.size(), 2u) << text(r);
+  EXPECT_EQ(dead[0].message,
+            "20 dynamic keys in a row match no layer, from '-:model\\.mtp0\\..*' to "
+            "'-:model\\.mtp19\\..*': vLLM applies them with re.match (anchored at the start) to "
+            "prefixes such as 'model.layers.0.mlp.down_proj'");
+  EXPECT_EQ(dead[0].pointer, "/quantization_config/dynamic/-:model\\.mtp0\\..*");
+  EXPECT_EQ(dead[0].end_pointer, "/quantization_config/dynamic/-:model\\.mtp19\\..*");
+  EXPECT_EQ(dead[0].details,
+            (Strings{"'-:model\\.mtp0\\..*'", "'-:model\\.mtp1\\..*'", "'-:model\\.mtp2\\..*'",
+                     "'-:model\\.mtp3\\..*'", "'-:model\\.mtp4\\..*'", "... and 15 more"}));
+  EXPECT_TRUE(dead[0].suggested_entries.empty());
+  EXPECT_TRUE(dead[1].message.starts_with(
+    "2 dynamic keys in a row match no layer, from '-:model\\.mtpA' to '-:model\\.mtpB': "))
+    << dead[1].message;
+  EXPECT_EQ(findings(r, RuleId::unevaluable_entry).size(), 1u) << text(r);
+  // Everything else is right: "-:mtp\\..*" leaves the BF16 draft unquantized.
+  EXPECT_EQ(r.findings.size(), 3u) << text(r);
+}
+
+// A block of 20,000 dead keys: one finding, each name trying only the keys its start allows.
+TEST(RuleCases, QC112TwentyThousandDynamicKeysAreOneFinding)
+{
+  std::string keys = R"("-:mtp\\..*": {})";
+  for (int i = 0; i < 20000; ++i) {
+    keys += fmt::format(R"(, "-:model\\.layers\\.{}\\.x": {{}})", i + 1);
+  }
+  const Report r = lint_folder(
+    folder(config(k_qwen35_text, gptq_config(k_gptq_listed + R"(, "dynamic": {)" + keys + "}")),
+           qwen35_gptq()));
+  const auto dead = findings(r, RuleId::unused_entry);
+  ASSERT_EQ(dead.size(), 1u) << text(r);
+  EXPECT_TRUE(dead[0].message.starts_with("20000 dynamic keys in a row match no layer, from "
+                                          "'-:model\\.layers\\.1\\.x' to "
+                                          "'-:model\\.layers\\.20000\\.x'"))
+    << dead[0].message;
+  EXPECT_EQ(r.findings.size(), 1u) << text(r);
+}
+
 // QC113 (R15): weight_scale [out, in/8] (a group of 8) and a per-row weight_scale_2.
 TEST(RuleCases, QC113Positive)
 {

@@ -10,6 +10,7 @@
 #include <initializer_list>
 #include <iterator>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <span>
@@ -18,7 +19,9 @@
 #include <vector>
 
 #include "qcheck/modules.hpp"
+#include "qcheck/patterns.hpp"
 #include "qcheck/quant_config.hpp"
+#include "qcheck/regex.hpp"
 
 namespace qcheck {
 
@@ -366,6 +369,45 @@ bool extra_config_key_matches(Engine engine, const std::string& key, std::string
 const ExtraConfigEntry* extra_config_entry(Engine engine, const ConfigSource& s,
                                            std::string_view name);
 
+// A block's GPTQ `dynamic` keys compiled once: each key's regex, and from 16 keys on an index of
+// their literal starts, so a name tries only the keys whose regex can match at its start
+// (re.match). A key's regex is checked when the rules are built and kept compiled from its first
+// use on: a block of 10^6 keys matching nothing holds no program. Thread-safe once built.
+class DynamicRules
+{
+public:
+  explicit DynamicRules(const std::vector<DynamicRule>& rules);
+  DynamicRules(const DynamicRules&) = delete;
+  DynamicRules& operator=(const DynamicRules&) = delete;
+
+  // Whether these are the rules of `rules` (the vector they were built from).
+  bool built_from(const std::vector<DynamicRule>& rules) const { return m_from == &rules; }
+  size_t size() const { return m_from->size(); }
+  // Key i's regex, or why qcheck cannot evaluate it.
+  const Expected<Regex>& regex(size_t i) const;
+  // Whether qcheck can evaluate key i's regex (without compiling it again).
+  bool evaluable(size_t i) const { return m_evaluable[i] != 0; }
+  // Whether a "-:" key's regex finds a match in the text "mtp" (re.search): what vLLM's
+  // Qwen3-Next/3.5 drafter asks before it builds mtp.fc, answered when the rules are built.
+  bool negative_key_searches_mtp() const { return m_negative_mtp; }
+  // Appends to `out`, in key order, the keys whose regex may match `name` with re.match: every
+  // key that does, and keys qcheck cannot evaluate.
+  void candidates(std::string_view name, std::vector<uint32_t>& out) const;
+
+private:
+  struct Compiled
+  {
+    std::once_flag once;
+    std::optional<Expected<Regex>> regex;
+  };
+  const std::vector<DynamicRule>* m_from;
+  std::vector<char> m_evaluable;
+  std::unique_ptr<Compiled[]> m_compiled;
+  std::vector<uint32_t> m_unevaluable; // keys whose regex does not compile, in order
+  bool m_negative_mtp = false;
+  std::optional<EntryIndex> m_index; // over the others' regexes; none for a few keys
+};
+
 class CompiledList;
 
 // Decides one engine layer. `stored_quantized` is used only where the engine itself infers
@@ -388,9 +430,12 @@ public:
   // all, searched once per name whichever engine asks first, and the candidates kept for
   // modules (keep_module_candidates(), called on any one of them) are kept for all. `model`:
   // what decide() reads model-specifically (SGLang's Qwen-VL mappers) is indexed too.
+  // `dynamic`: the block's GPTQ dynamic keys already compiled (for lists compiled apart that
+  // share them); built here when null or another block's.
   static std::vector<CompiledList> compile(std::span<const Engine> engines,
                                            const ConfigSource& source,
-                                           const ModelInfo* model = nullptr);
+                                           const ModelInfo* model = nullptr,
+                                           std::shared_ptr<const DynamicRules> dynamic = nullptr);
   CompiledList(CompiledList&&) noexcept;
   CompiledList& operator=(CompiledList&&) noexcept;
   ~CompiledList();
@@ -415,6 +460,9 @@ public:
   void keep_module_candidates(const Inventory& inventory);
   // How many modules' candidates are kept so far.
   size_t kept_modules() const;
+  // The block's `dynamic` keys compiled with the list, when it has any and they are `source`'s
+  // (a list compiled for another block with the same entries is not); else null.
+  std::shared_ptr<const DynamicRules> dynamic_rules(const ConfigSource& source) const;
 
 private:
   CompiledList();
