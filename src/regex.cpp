@@ -325,7 +325,10 @@ constexpr uint32_t k_skipped = k_failed - 1; // comment or flag group: no item
 class Parser
 {
 public:
-  Parser(std::string_view pattern, Program& program) : m_pattern(pattern), m_program(program) {}
+  Parser(std::string_view pattern, Program& program) : m_pattern(pattern), m_program(program)
+  {
+    m_nodes.reserve(pattern.size() + 2); // about a node per character
+  }
 
   const std::string& error() const { return m_error; }
   const std::vector<Node>& nodes() const { return m_nodes; }
