@@ -585,9 +585,8 @@ public:
       }
       const bool same_file = same_path(last_path, *path);
       if (!same_file && !is_contained_path(*path)) {
-        entry_problem(fmt::format("weight_map sends '{}' to '{}', a path outside the model "
-                                  "folder; refused",
-                                  tensor, *path),
+        entry_problem(fmt::format("weight_map sends '{}' to '{}', {}; refused", tensor, *path,
+                                  uncontained_reason(*path)),
                       CheckpointIssue::index_path_escapes);
         return;
       }
@@ -1082,9 +1081,23 @@ private:
 bool
 is_contained_path(std::string_view path)
 {
-  if (path.empty() || path.front() == '/' || path.find('\\') != std::string_view::npos ||
-      path.find('\0') != std::string_view::npos) {
-    return false;
+  return uncontained_reason(path).empty();
+}
+
+std::string_view
+uncontained_reason(std::string_view path)
+{
+  if (path.empty()) {
+    return "an empty file name";
+  }
+  if (path.find('\0') != std::string_view::npos) {
+    return "a name holding a NUL byte";
+  }
+  if (path.front() == '/') {
+    return "an absolute path, outside the model folder";
+  }
+  if (path.find('\\') != std::string_view::npos) {
+    return "a path holding a backslash";
   }
   size_t start = 0;
   while (start <= path.size()) {
@@ -1093,12 +1106,15 @@ is_contained_path(std::string_view path)
       end = path.size();
     }
     const std::string_view part = path.substr(start, end - start);
-    if (part.empty() || part == "..") {
-      return false;
+    if (part == "..") {
+      return "a path outside the model folder";
+    }
+    if (part.empty()) {
+      return "a path with an empty component ('//' or a final '/')";
     }
     start = end + 1;
   }
-  return true;
+  return {};
 }
 
 uint32_t

@@ -309,12 +309,33 @@ TEST(Checkpoint, SameTensorInTwoShards)
   EXPECT_EQ(c.shard_of(c.tensors[0]), "model-00002-of-00002.safetensors");
 }
 
+// The reason a refused path's message gives.
+TEST(Checkpoint, UncontainedReasonNamesWhatIsWrong)
+{
+  EXPECT_EQ(uncontained_reason("a/b.safetensors"), "");
+  EXPECT_EQ(uncontained_reason("./a.safetensors"), "");
+  EXPECT_EQ(uncontained_reason(std::string_view("a\0b", 3)), "a name holding a NUL byte");
+  EXPECT_EQ(uncontained_reason("a\\b.safetensors"), "a path holding a backslash");
+  EXPECT_EQ(uncontained_reason("/x"), "an absolute path, outside the model folder");
+  EXPECT_EQ(uncontained_reason("a/../.."), "a path outside the model folder");
+  EXPECT_EQ(uncontained_reason("a//b"), "a path with an empty component ('//' or a final '/')");
+  EXPECT_EQ(uncontained_reason(""), "an empty file name");
+  EXPECT_FALSE(is_contained_path("a/"));
+  EXPECT_TRUE(is_contained_path("a/b"));
+}
+
 TEST(Checkpoint, IndexPathLeavingTheFolderIsRefused)
 {
   // Last in the map, and first, where no path was accepted before it (the empty path too).
+  const std::map<std::string, std::string> reasons = {
+    {"../../etc/passwd", "a path outside the model folder"},
+    {"/etc/passwd", "an absolute path, outside the model folder"},
+    {"a/../../x.safetensors", "a path outside the model folder"},
+    {"a//b.safetensors", "a path with an empty component ('//' or a final '/')"},
+    {"a/", "a path with an empty component ('//' or a final '/')"},
+    {"", "an empty file name"}};
   for (const bool first : {false, true}) {
-    for (const std::string path :
-         {"../../etc/passwd", "/etc/passwd", "a/../../x.safetensors", "a//b.safetensors", ""}) {
+    for (const auto& [path, reason] : reasons) {
       auto fs = two_shards();
       auto map = k_full_map;
       map.insert(first ? map.begin() : map.end(), {"evil.weight", path});
@@ -324,7 +345,7 @@ TEST(Checkpoint, IndexPathLeavingTheFolderIsRefused)
       EXPECT_EQ(c.problems[0].issue, CheckpointIssue::index_path_escapes);
       EXPECT_EQ(messages(c)[0], "model.safetensors.index.json: weight_map sends 'evil.weight' "
                                 "to '" +
-                                  path + "', a path outside the model folder; refused");
+                                  path + "', " + reason + "; refused");
       EXPECT_EQ(c.shards.size(), 2u); // never opened
     }
   }
@@ -354,7 +375,7 @@ TEST(Checkpoint, RepeatedWeightMapIsReadAfresh)
     ASSERT_EQ(c.problems.size(), 1u) << json;
     EXPECT_EQ(c.problems[0].issue, CheckpointIssue::index_path_escapes);
     EXPECT_EQ(messages(c)[0], "model.safetensors.index.json: weight_map sends 'evil.weight' to "
-                              "'', a path outside the model folder; refused");
+                              "'', an empty file name; refused");
   }
 }
 

@@ -137,5 +137,7 @@ Expected<Checkpoint> load_checkpoint(const FileSystem& fs, const std::string& pa
 
 // True when a weight_map path stays inside the folder (relative, no "..", no empty part).
 bool is_contained_path(std::string_view path);
+// Why is_contained_path() refuses `path` ("an absolute path", ...); empty when it does not.
+std::string_view uncontained_reason(std::string_view path);
 
 } // namespace qcheck
