@@ -28,7 +28,7 @@ to_string(FileKind kind)
   case FileKind::special:
     return "special file (FIFO, socket or device)";
   case FileKind::broken_link:
-    return "dangling symbolic link";
+    return "dangling or looping symbolic link";
   }
   return "unknown";
 }
@@ -362,7 +362,8 @@ DiskFileSystem::open_file(const std::string& path, bool describe, FileInfo& info
     const int err = errno;
     info = stat(path);
     if (info.kind == FileKind::broken_link) {
-      return unexpected(fmt::format("{}: is a dangling symbolic link", path));
+      return unexpected(
+        fmt::format("{}: is a {} symbolic link", path, err == ELOOP ? "looping" : "dangling"));
     }
     return unexpected(fmt::format("{}: cannot open: {}", path, std::strerror(err)));
   }

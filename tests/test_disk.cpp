@@ -113,11 +113,30 @@ TEST_F(DiskFolder, FifoDirectoryAndDanglingLinkAreReportedNotOpened)
   ASSERT_TRUE(c);
   EXPECT_EQ(messages(*c),
             (std::vector<std::string>{
-              "dangling.safetensors: is a dangling symbolic link, not a regular file; not read",
+              "dangling.safetensors: is a dangling or looping symbolic link, not a regular file; "
+              "not read",
               "dir.safetensors: is a directory, not a regular file; not read",
               "fifo.safetensors: is a special file (FIFO, socket or device), not a regular file; "
               "not read"}));
   EXPECT_EQ(c->tensors.size(), 1u);
+}
+
+// A link that leads back to itself is named as such when opened (a review found it called
+// dangling), and counted with dangling links when listed.
+TEST_F(DiskFolder, LoopingLinkIsSaidToLoop)
+{
+  fs::create_symlink(m_root / "model" / "config.json", m_root / "model" / "config.json");
+  const DiskFileSystem disk;
+  const auto opened = disk.open((m_root / "model" / "config.json").string());
+  ASSERT_FALSE(opened);
+  EXPECT_EQ(opened.error(),
+            (m_root / "model" / "config.json").string() + ": is a looping symbolic link");
+  EXPECT_EQ(disk.stat((m_root / "model" / "config.json").string()).kind, FileKind::broken_link);
+  fs::create_symlink(m_root / "blobs" / "gone", m_root / "model" / "dangling");
+  const auto dangling = disk.open((m_root / "model" / "dangling").string());
+  ASSERT_FALSE(dangling);
+  EXPECT_EQ(dangling.error(),
+            (m_root / "model" / "dangling").string() + ": is a dangling symbolic link");
 }
 
 TEST_F(DiskFolder, OpenRefusesAFifoWithoutBlocking)

@@ -42,7 +42,7 @@ enum class FileKind
   regular,     // a regular file (after following links)
   directory,   // a directory (after following links)
   special,     // FIFO, socket, device: never opened
-  broken_link, // a symbolic link whose target does not exist
+  broken_link, // a symbolic link whose target does not exist, or that leads back to itself
 };
 
 struct FileInfo
