@@ -537,7 +537,9 @@ regex_literal_start(std::string_view regex)
   size_t i = 0;
   while (i < regex.size()) {
     const char c = regex[i];
-    if (c == '\\' && i + 1 < regex.size() &&
+    // An escaped byte of a multi-byte character is part of one the regex reads whole (and may
+    // quantify): it ends the literal start, as an unescaped one does.
+    if (c == '\\' && i + 1 < regex.size() && static_cast<unsigned char>(regex[i + 1]) < 0x80 &&
         !std::isalnum(static_cast<unsigned char>(regex[i + 1]))) {
       out += regex[i + 1];
       i += 2;

@@ -591,6 +591,7 @@ TEST(Patterns, RegexLiteralStartStopsWhereTheRegexMayDiffer)
   EXPECT_EQ(regex_literal_start("model_?x"), "model"); // '?' makes '_' optional
   EXPECT_EQ(regex_literal_start(R"(a\.{2}b)"), "a");   // so does {2} (it may be {0})
   EXPECT_EQ(regex_literal_start("ab+c"), "ab");        // one 'b' at least
+  EXPECT_EQ(regex_literal_start("ab\\\xc3\xa9?c"), "ab"); // an escaped 2-byte character ends it
   EXPECT_EQ(regex_literal_start("lm_head|mtp"), "");   // an alternative starts otherwise
   EXPECT_EQ(regex_literal_start("(?i)model"), "");
   EXPECT_EQ(regex_literal_start(R"(\dlayer)"), ""); // a class, not a literal
@@ -2754,18 +2755,56 @@ TEST(Engines, DecideWithCompiledDynamicKeysDecidesTheSame)
   s.format = QuantFormat::gptq;
   s.dynamic = dynamic_rules(k_dynamic_keys);
   const ModelInfo model;
-  const CompiledList list(Engine::vllm, s);
-  ASSERT_NE(list.dynamic_rules(s), nullptr);
-  ConfigSource other = s; // the same keys, another block: not its rules
-  EXPECT_EQ(list.dynamic_rules(other), nullptr);
-  for (const std::string& name : k_dynamic_names) {
-    EngineLayer layer;
-    layer.prefix = name;
-    const Decision plain = decide(Engine::vllm, s, model, layer, true);
-    const Decision indexed = decide(Engine::vllm, s, model, layer, true, &list);
-    EXPECT_EQ(indexed.quantized, plain.quantized) << name;
-    EXPECT_EQ(indexed.matched, plain.matched) << name;
-    EXPECT_EQ(indexed.reason, plain.reason) << name;
-    EXPECT_EQ(indexed.errors.size(), plain.errors.size()) << name;
+  for (const Engine engine : {Engine::vllm, Engine::sglang}) {
+    const CompiledList list(engine, s);
+    ASSERT_NE(list.dynamic_rules(s), nullptr);
+    ConfigSource other = s; // the same keys, another block: not its rules
+    EXPECT_EQ(list.dynamic_rules(other), nullptr);
+    for (const std::string& name : k_dynamic_names) {
+      EngineLayer layer;
+      layer.prefix = name;
+      const Decision plain = decide(engine, s, model, layer, true);
+      const Decision indexed = decide(engine, s, model, layer, true, &list);
+      EXPECT_EQ(indexed.quantized, plain.quantized) << name;
+      EXPECT_EQ(indexed.matched, plain.matched) << name;
+      EXPECT_EQ(indexed.reason, plain.reason) << name;
+      ASSERT_EQ(indexed.errors.size(), plain.errors.size()) << name;
+      for (size_t i = 0; i < plain.errors.size(); ++i) {
+        EXPECT_EQ(indexed.errors[i].entry, plain.errors[i].entry) << name;
+        EXPECT_EQ(indexed.errors[i].problem, plain.errors[i].problem) << name;
+      }
+    }
   }
+}
+
+// An escaped non-ASCII character is one character to the regex, which a quantifier may make
+// optional: the literal start ends before it (a review found the key never offered).
+TEST(Engines, DynamicRulesOfferAKeyWhoseEscapedNonAsciiStartIsOptional)
+{
+  std::vector<std::string> keys = {"-:\\\xc3\xa9?model\\.layers\\.0\\.mlp", "+:\\\xc3\xa9*x",
+                                   "+:a\\\xc3\xa9{0}b"};
+  for (int i = 0; i < 16; ++i) {
+    keys.push_back(fmt::format("-:model\\.zzz{}", i));
+  }
+  const std::vector<DynamicRule> rules = dynamic_rules(keys);
+  const DynamicRules compiled(rules);
+  for (const auto& [name, key] : std::vector<std::pair<std::string, uint32_t>>{
+         {"model.layers.0.mlp.down_proj", 0}, {"x", 1}, {"ab", 2}}) {
+    ASSERT_TRUE(Regex::compile(rules[key].regex)->match(name)) << name;
+    std::vector<uint32_t> offered;
+    compiled.candidates(name, offered);
+    EXPECT_TRUE(std::binary_search(offered.begin(), offered.end(), key)) << name;
+  }
+  ConfigSource s;
+  s.file = "config.json";
+  s.format = QuantFormat::gptq;
+  s.dynamic = rules;
+  const CompiledList list(Engine::vllm, s);
+  EngineLayer layer;
+  layer.prefix = "model.layers.0.mlp.down_proj";
+  const Decision plain = decide(Engine::vllm, s, ModelInfo{}, layer, true);
+  const Decision indexed = decide(Engine::vllm, s, ModelInfo{}, layer, true, &list);
+  EXPECT_FALSE(plain.quantized);
+  EXPECT_EQ(indexed.quantized, plain.quantized);
+  EXPECT_EQ(indexed.matched, plain.matched);
 }
