@@ -834,7 +834,7 @@ private:
                                    : error.where == Where::target
                                      ? fmt::format("target of config group {} ", error.group)
                                      : "",
-                                   error.entry, error.problem));
+                                   clipped(error.entry), error.problem));
       f.engines.assign(engines.begin(), engines.end());
       // At the entry where the list holds it as written (an entry an engine renames before
       // matching is not): else at the list. Identified by its text, not its index (which a
@@ -2155,16 +2155,12 @@ private:
       const uint8_t verdict = list.verdicts[index];
       const std::string_view entry = s.excludes[index];
       if ((verdict & k_entry_too_long) != 0) {
-        // Its first 40 bytes, not cutting a UTF-8 sequence (the JSON output must stay UTF-8).
-        size_t cut = 40;
-        while (cut > 0 && (static_cast<unsigned char>(entry[cut]) & 0xC0) == 0x80) {
-          --cut;
-        }
+        // Its first 40 bytes (the JSON output must stay UTF-8).
         Finding& f =
           add(RuleId::unevaluable_entry, s.file,
-              fmt::format("{} entry {} is {} bytes long ('{}...'); qcheck evaluates entries of "
+              fmt::format("{} entry {} is {} bytes long ('{}'); qcheck evaluates entries of "
                           "up to {} bytes and treats it as matching nothing",
-                          s.list_key, json_index(s, index), entry.size(), entry.substr(0, cut),
+                          s.list_key, json_index(s, index), entry.size(), clipped(entry, 40),
                           k_longest_entry));
         f.pointer = entry_pointer(s, index);
         // Its text identifies it: the index in the pointer and the message moves when a patch
@@ -2920,13 +2916,14 @@ private:
     const size_t count = last - first;
     Finding& f =
       add(RuleId::unused_entry, s.file,
-          count == 1 ? fmt::format("dynamic key '{}' matches no layer: vLLM applies it with "
-                                   "re.match (anchored at the start) to prefixes such as '{}'",
-                                   rule.key, example)
-                     : fmt::format("{} dynamic keys in a row match no layer, from '{}' to '{}': "
-                                   "vLLM applies them with re.match (anchored at the start) to "
-                                   "prefixes such as '{}'",
-                                   count, rule.key, s.dynamic[last - 1].key, example));
+          count == 1
+            ? fmt::format("dynamic key '{}' matches no layer: vLLM applies it with "
+                          "re.match (anchored at the start) to prefixes such as '{}'",
+                          clipped(rule.key), example)
+            : fmt::format("{} dynamic keys in a row match no layer, from '{}' to '{}': "
+                          "vLLM applies them with re.match (anchored at the start) to "
+                          "prefixes such as '{}'",
+                          count, clipped(rule.key), clipped(s.dynamic[last - 1].key), example));
     f.pointer = pointer(first);
     if (count == 1) {
       f.suggested_entries = {rule.key};
@@ -2936,7 +2933,7 @@ private:
     constexpr size_t k_shown = 5; // keys spelled out, as for a list's dead entries
     const size_t shown = count <= k_shown + 1 ? count : k_shown;
     for (size_t i = first; i < first + shown; ++i) {
-      f.details.push_back(fmt::format("'{}'", s.dynamic[i].key));
+      f.details.push_back(fmt::format("'{}'", clipped(s.dynamic[i].key)));
     }
     if (shown < count) {
       f.details.push_back(fmt::format("... and {} more", count - shown));

@@ -1,6 +1,7 @@
 #include "qcheck/quant_config.hpp"
 
 #include "qcheck/json_text.hpp"
+#include "qcheck/report.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -1087,7 +1088,8 @@ fill_source(ConfigSource& src, const Value& block, std::string_view block_pointe
             {fmt::format("{}/extra_config/{}/bits", src.pointer, escape_pointer_token(key)),
              fmt::format("extra_config[\"{}\"] gives bits as {}: vLLM's INC and SGLang's "
                          "AutoRound compare it with 16 and raise TypeError",
-                         key, bits->is_string() ? std::string_view("a string") : kind_of(*bits))});
+                         clipped(key),
+                         bits->is_string() ? std::string_view("a string") : kind_of(*bits))});
         }
       });
     }

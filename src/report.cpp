@@ -65,6 +65,19 @@ Report::has_at_least(Severity severity) const
 }
 
 std::string
+clipped(std::string_view text, size_t limit)
+{
+  if (text.size() <= limit) {
+    return std::string(text);
+  }
+  size_t cut = limit;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) {
+    --cut;
+  }
+  return fmt::format("{}...", text.substr(0, cut));
+}
+
+std::string
 printable(std::string_view text)
 {
   std::string out;

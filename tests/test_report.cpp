@@ -477,3 +477,14 @@ TEST(Report, TextIsWrittenInPiecesAndPaintsOnlyWhenAsked)
                                   "\x1b[0m drop it\n"))
     << painted.substr(0, 200);
 }
+
+// A quoted entry is cut after 200 bytes (or the limit given), never inside a UTF-8 sequence.
+TEST(Report, ClippedCutsLongTextAtACharacterBoundary)
+{
+  EXPECT_EQ(clipped("short"), "short");
+  EXPECT_EQ(clipped(std::string(200, 'a')), std::string(200, 'a'));
+  EXPECT_EQ(clipped(std::string(201, 'a')), std::string(200, 'a') + "...");
+  EXPECT_EQ(clipped("abcdef", 3), "abc...");
+  EXPECT_EQ(clipped("ab\xc3\xa9xyz", 3), "ab...");         // é would be cut in two: left out whole
+  EXPECT_EQ(clipped("ab\xc3\xa9xyz", 4), "ab\xc3\xa9..."); // whole at 4
+}

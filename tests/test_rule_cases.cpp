@@ -3069,6 +3069,22 @@ TEST(RuleCases, QC115PositiveDynamicKey)
   EXPECT_EQ(found[0].pointer, "/quantization_config/dynamic/-:(?<!x)mtp\\..*");
 }
 
+// A 100,000-byte key qcheck cannot evaluate is quoted by its first 200 bytes (a fuzz review's
+// key made a 100 KB line).
+TEST(RuleCases, QC115LongDynamicKeyIsQuotedClipped)
+{
+  const std::string key = "-:" + std::string(50000, '(') + std::string(50000, ')') + "(?<!x)";
+  const Report r = lint_folder(folder(
+    config(k_qwen35_text, gptq_config(k_gptq_listed + R"(, "dynamic": {")" + key + R"(": {}})")),
+    qwen35_gptq()));
+  const auto found = findings(r, RuleId::unevaluable_entry);
+  ASSERT_EQ(found.size(), 1u) << text(r).substr(0, 2000);
+  EXPECT_TRUE(found[0].message.starts_with(
+    "cannot evaluate dynamic key '-:" + std::string(198, '(') + "...' exactly ("))
+    << found[0].message.substr(0, 400);
+  EXPECT_LT(found[0].message.size(), 500u);
+}
+
 TEST(RuleCases, QC112NegativeDynamicKey)
 {
   const Report r = lint_folder(

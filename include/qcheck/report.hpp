@@ -106,6 +106,9 @@ void write_sarif(const std::vector<Report>& reports, const TextSink& sink);
 std::string render_sarif(const std::vector<Report>& reports);
 // GitHub workflow commands: ::error file=F,line=L,col=C,title=T::message
 std::string render_github(const std::vector<Report>& reports);
+// An entry or key quoted in a message: its first `limit` bytes (not cutting a UTF-8 sequence)
+// and "..." when it is longer, so that a 100 KB key does not make a 100 KB line.
+std::string clipped(std::string_view text, size_t limit = 200);
 // Text for a terminal: control characters (ESC, line breaks...) as \xNN, so that a tensor name
 // or an entry can neither forge a line nor send escape sequences.
 std::string printable(std::string_view text);
