@@ -1099,6 +1099,11 @@ uncontained_reason(std::string_view path)
   if (path.find('\\') != std::string_view::npos) {
     return "a path holding a backslash";
   }
+  // Where the path goes counts before how it is written.
+  bool empty_part = false;
+  bool parent = false;
+  int64_t depth = 0;
+  bool escapes = false;
   size_t start = 0;
   while (start <= path.size()) {
     size_t end = path.find('/', start);
@@ -1107,12 +1112,23 @@ uncontained_reason(std::string_view path)
     }
     const std::string_view part = path.substr(start, end - start);
     if (part == "..") {
-      return "a path outside the model folder";
-    }
-    if (part.empty()) {
-      return "a path with an empty component ('//' or a final '/')";
+      parent = true;
+      escapes = escapes || --depth < 0;
+    } else if (part.empty()) {
+      empty_part = true;
+    } else if (part != ".") {
+      ++depth;
     }
     start = end + 1;
+  }
+  if (escapes) {
+    return "a path outside the model folder";
+  }
+  if (parent) {
+    return "a path with a '..' component";
+  }
+  if (empty_part) {
+    return "a path with an empty component ('//' or a final '/')";
   }
   return {};
 }

@@ -319,6 +319,11 @@ TEST(Checkpoint, UncontainedReasonNamesWhatIsWrong)
   EXPECT_EQ(uncontained_reason("/x"), "an absolute path, outside the model folder");
   EXPECT_EQ(uncontained_reason("a/../.."), "a path outside the model folder");
   EXPECT_EQ(uncontained_reason("a//b"), "a path with an empty component ('//' or a final '/')");
+  // Where it goes before how it is written (a review's "a//../../x" was called empty-parted).
+  EXPECT_EQ(uncontained_reason("a//../../x"), "a path outside the model folder");
+  EXPECT_EQ(uncontained_reason("./../x"), "a path outside the model folder");
+  EXPECT_EQ(uncontained_reason("a/../b.safetensors"), "a path with a '..' component");
+  EXPECT_EQ(uncontained_reason("x/..//y"), "a path with a '..' component");
   EXPECT_EQ(uncontained_reason(""), "an empty file name");
   EXPECT_FALSE(is_contained_path("a/"));
   EXPECT_TRUE(is_contained_path("a/b"));
@@ -331,6 +336,7 @@ TEST(Checkpoint, IndexPathLeavingTheFolderIsRefused)
     {"../../etc/passwd", "a path outside the model folder"},
     {"/etc/passwd", "an absolute path, outside the model folder"},
     {"a/../../x.safetensors", "a path outside the model folder"},
+    {"a/../x.safetensors", "a path with a '..' component"},
     {"a//b.safetensors", "a path with an empty component ('//' or a final '/')"},
     {"a/", "a path with an empty component ('//' or a final '/')"},
     {"", "an empty file name"}};
