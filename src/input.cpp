@@ -362,8 +362,10 @@ DiskFileSystem::open_file(const std::string& path, bool describe, FileInfo& info
     const int err = errno;
     info = stat(path);
     if (info.kind == FileKind::broken_link) {
-      return unexpected(
-        fmt::format("{}: is a {} symbolic link", path, err == ELOOP ? "looping" : "dangling"));
+      return unexpected(fmt::format("{}: is a {}", path,
+                                    err == ELOOP ? "symbolic link that loops (or a chain of more "
+                                                   "than 40 links)"
+                                                 : "dangling symbolic link"));
     }
     return unexpected(fmt::format("{}: cannot open: {}", path, std::strerror(err)));
   }

@@ -121,16 +121,22 @@ TEST_F(DiskFolder, FifoDirectoryAndDanglingLinkAreReportedNotOpened)
   EXPECT_EQ(c->tensors.size(), 1u);
 }
 
-// A link that leads back to itself is named as such when opened (a review found it called
-// dangling), and counted with dangling links when listed.
+// A link that leads back to itself is named as such when opened, described or not (a review
+// found it called dangling); stat() counts it with dangling links.
 TEST_F(DiskFolder, LoopingLinkIsSaidToLoop)
 {
   fs::create_symlink(m_root / "model" / "config.json", m_root / "model" / "config.json");
   const DiskFileSystem disk;
+  const std::string loops = (m_root / "model" / "config.json").string() +
+                            ": is a symbolic link that loops (or a chain of more than 40 links)";
   const auto opened = disk.open((m_root / "model" / "config.json").string());
   ASSERT_FALSE(opened);
-  EXPECT_EQ(opened.error(),
-            (m_root / "model" / "config.json").string() + ": is a looping symbolic link");
+  EXPECT_EQ(opened.error(), loops);
+  FileInfo info;
+  const auto described = disk.open_described((m_root / "model" / "config.json").string(), info);
+  ASSERT_FALSE(described);
+  EXPECT_EQ(described.error(), loops);
+  EXPECT_TRUE(info.is_symlink);
   EXPECT_EQ(disk.stat((m_root / "model" / "config.json").string()).kind, FileKind::broken_link);
   fs::create_symlink(m_root / "blobs" / "gone", m_root / "model" / "dangling");
   const auto dangling = disk.open((m_root / "model" / "dangling").string());
