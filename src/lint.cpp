@@ -1865,6 +1865,21 @@ private:
     return use;
   }
 
+  // A run of `count` dead entries or keys in `f`'s details: the first few quoted (`text(i)`:
+  // the i-th), then how many more.
+  template<typename Text>
+  static void spell_run(Finding& f, size_t count, const Text& text)
+  {
+    constexpr size_t k_shown = 5;
+    const size_t shown = count <= k_shown + 1 ? count : k_shown;
+    for (size_t i = 0; i < shown; ++i) {
+      f.details.push_back(fmt::format("'{}'", text(i)));
+    }
+    if (shown < count) {
+      f.details.push_back(fmt::format("... and {} more", count - shown));
+    }
+  }
+
   // QC112 for one list: each run of consecutive dead entries is one finding, added where the
   // run starts and widened while it grows (a list copied from a larger model can hold tens of
   // thousands in a row; one line each would bury every other finding).
@@ -1909,18 +1924,10 @@ private:
           fmt::format("{} {} entries in a row match no module of the checkpoint, from '{}' to '{}'",
                       m_count, m_source.list_key, run.front(), run.back());
         f.end_pointer = entry_pointer(m_source, m_first + m_count - 1);
-        const size_t shown = m_count <= k_shown + 1 ? m_count : k_shown;
-        for (size_t i = 0; i < shown; ++i) {
-          f.details.push_back(fmt::format("'{}'", run[i]));
-        }
-        if (shown < m_count) {
-          f.details.push_back(fmt::format("... and {} more", m_count - shown));
-        }
+        spell_run(f, m_count, [&](size_t i) { return std::string(run[i]); });
       }
       m_count = 0;
     }
-
-    static constexpr size_t k_shown = 5; // entries spelled out in a run's details
 
     Linter& m_linter;
     const ConfigSource& m_source;
@@ -2930,14 +2937,7 @@ private:
       return;
     }
     f.end_pointer = pointer(last - 1);
-    constexpr size_t k_shown = 5; // keys spelled out, as for a list's dead entries
-    const size_t shown = count <= k_shown + 1 ? count : k_shown;
-    for (size_t i = first; i < first + shown; ++i) {
-      f.details.push_back(fmt::format("'{}'", clipped(s.dynamic[i].key)));
-    }
-    if (shown < count) {
-      f.details.push_back(fmt::format("... and {} more", count - shown));
-    }
+    spell_run(f, count, [&](size_t i) { return clipped(s.dynamic[first + i].key); });
   }
 
   // R37: exact entries for the shards of a fused draft layer, without the fused name.
