@@ -1401,15 +1401,13 @@ extra_config_key_matches(Engine engine, const std::string& key, std::string_view
 }
 
 DynamicRules::DynamicRules(const std::vector<DynamicRule>& rules)
-  : m_from(&rules), m_evaluable(rules.size(), 0),
-    m_compiled(std::make_unique<Compiled[]>(rules.size()))
+  : m_from(&rules), m_compiled(std::make_unique<Compiled[]>(rules.size()))
 {
   for (uint32_t i = 0; i < rules.size(); ++i) {
     // Checked now, compiled again on first use: most keys of a long block never are.
     const Expected<Regex> re = Regex::compile(rules[i].regex);
-    m_evaluable[i] = re ? 1 : 0;
     m_negative_mtp = m_negative_mtp || (re && rules[i].negative && re->search("mtp"));
-    if (m_evaluable[i] == 0) {
+    if (!re) {
       m_unevaluable.push_back(i);
     }
   }
@@ -1423,7 +1421,7 @@ DynamicRules::DynamicRules(const std::vector<DynamicRule>& rules)
   std::vector<EntryIndex::Spelling> spellings;
   spellings.reserve(rules.size());
   for (uint32_t i = 0; i < rules.size(); ++i) {
-    if (m_evaluable[i] != 0) {
+    if (evaluable(i)) {
       texts[i] = "re:" + rules[i].regex;
       spellings.push_back({texts[i], i});
     }

@@ -3,6 +3,7 @@
 // engine reaches, format by format (shared/spec/engine-semantics.md §2-§7).
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <compare>
 #include <cstdint>
@@ -386,7 +387,10 @@ public:
   // Key i's regex, or why qcheck cannot evaluate it.
   const Expected<Regex>& regex(size_t i) const;
   // Whether qcheck can evaluate key i's regex (without compiling it again).
-  bool evaluable(size_t i) const { return m_evaluable[i] != 0; }
+  bool evaluable(size_t i) const
+  {
+    return !std::binary_search(m_unevaluable.begin(), m_unevaluable.end(), i);
+  }
   // Whether a "-:" key's regex finds a match in the text "mtp" (re.search): what vLLM's
   // Qwen3-Next/3.5 drafter asks before it builds mtp.fc, answered when the rules are built.
   bool negative_key_searches_mtp() const { return m_negative_mtp; }
@@ -401,7 +405,6 @@ private:
     std::optional<Expected<Regex>> regex;
   };
   const std::vector<DynamicRule>* m_from;
-  std::vector<char> m_evaluable;
   std::unique_ptr<Compiled[]> m_compiled;
   std::vector<uint32_t> m_unevaluable; // keys whose regex does not compile, in order
   bool m_negative_mtp = false;
