@@ -19,7 +19,7 @@ shift || true
 targets=("$@")
 if ((${#targets[@]} == 0)); then
   targets=(fuzz_safetensors fuzz_index_json fuzz_config fuzz_regex fuzz_json_patch fuzz_entry_index
-           fuzz_compiled_list)
+           fuzz_compiled_list fuzz_dynamic_rules)
 fi
 jobs="${FUZZ_JOBS:-$(nproc)}"
 
@@ -35,11 +35,13 @@ work=build-fuzz/work
 mkdir -p "$work/artifacts" "$work/logs"
 python3 tests/fuzz/make_seeds.py fixtures "$work/seeds"
 
-# Longest input per target: a shard header, a config, a pattern and a name.
+# Longest input per target: a shard header, a config, a pattern and a name, a block of dynamic
+# keys and names.
 max_len_of() {
   case "$1" in
     fuzz_safetensors) echo 24576 ;;
     fuzz_regex) echo 2048 ;;
+    fuzz_dynamic_rules) echo 4096 ;;
     *) echo 8192 ;;
   esac
 }
@@ -47,7 +49,7 @@ max_len_of() {
 dict_of() {
   case "$1" in
     fuzz_regex) echo tests/fuzz/regex.dict ;;
-    fuzz_compiled_list) echo tests/fuzz/patterns.dict ;;
+    fuzz_compiled_list | fuzz_dynamic_rules) echo tests/fuzz/patterns.dict ;;
     *) echo tests/fuzz/json.dict ;;
   esac
 }
