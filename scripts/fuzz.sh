@@ -18,8 +18,9 @@ seconds="${1:-60}"
 shift || true
 targets=("$@")
 if ((${#targets[@]} == 0)); then
-  targets=(fuzz_safetensors fuzz_index_json fuzz_config fuzz_regex fuzz_json_patch fuzz_entry_index
-           fuzz_compiled_list fuzz_dynamic_rules)
+  # Every target tests/fuzz/targets.cmake lists.
+  read -r -a targets <<<"$(sed -n '/^set(QCHECK_FUZZ_TARGETS/,/)/p' tests/fuzz/targets.cmake |
+    grep -o 'fuzz_[a-z_]*' | tr '\n' ' ')"
 fi
 jobs="${FUZZ_JOBS:-$(nproc)}"
 
