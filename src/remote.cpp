@@ -1738,8 +1738,10 @@ parse_remote_path(std::string_view path)
     while (file.ends_with('/')) {
       file.remove_suffix(1);
     }
-    if (!file.empty() && !is_contained_path(file)) {
-      return unexpected(fmt::format("{}: '{}' is not a path inside the repository", path, file));
+    if (const std::string_view reason = uncontained_reason(file);
+        !file.empty() && !reason.empty()) {
+      return unexpected(
+        fmt::format("{}: '{}' is not a path inside the repository: {}", path, file, reason));
     }
     out.repo = fmt::format("{}/{}", owner, name);
     out.revision = *decoded;

@@ -391,6 +391,16 @@ TEST(RemoteParse, HubPaths)
   EXPECT_FALSE(qcheck::parse_remote_path("hf://owner/name@"));
   EXPECT_FALSE(qcheck::parse_remote_path("hf://../name"));
   EXPECT_FALSE(qcheck::parse_remote_path("hf://owner/name/../x"));
+  // The refusal says why, as a local index path's does (uncontained_reason()).
+  EXPECT_EQ(qcheck::parse_remote_path("hf://owner/name/../x").error(),
+            "hf://owner/name/../x: '../x' is not a path inside the repository: a path outside "
+            "the model folder");
+  EXPECT_EQ(qcheck::parse_remote_path("hf://owner/name/a/../b").error(),
+            "hf://owner/name/a/../b: 'a/../b' is not a path inside the repository: a path with a "
+            "'..' component");
+  EXPECT_EQ(qcheck::parse_remote_path("hf://owner/name/a//b").error(),
+            "hf://owner/name/a//b: 'a//b' is not a path inside the repository: a path with an "
+            "empty component ('//' or a final '/')");
 }
 
 TEST(RemoteParse, HttpPaths)
