@@ -1790,6 +1790,16 @@ decide_auto_round(Decision& d, Engine engine, const ConfigSource& s, const Model
   }
 }
 
+// Llama-4's multimodal model (Llama4ForConditionalGeneration), whose vision model and projector
+// neither vLLM nor SGLang quantizes.
+bool
+is_llama4_vlm(const ModelInfo& model)
+{
+  return model.model_type == "llama4" ||
+         (!model.architectures.empty() &&
+          model.architectures.front() == "Llama4ForConditionalGeneration");
+}
+
 // A vision tower or projector the engine builds with no quantization config, whatever the list
 // says: the note naming it, or "" for any other layer.
 std::string
@@ -1814,6 +1824,18 @@ tower_override(Engine engine, const ConfigSource& s, const ModelInfo& model,
       return "TensorRT-LLM builds Kimi-K2.5's vision tower and projector without weight "
              "quantization";
     }
+  }
+  // Llama-4 (mllama4.py of both engines): vLLM builds the vision model and the projector with
+  // quant_config=None, SGLang with no quantization config at all; the checkpoint names them at
+  // its top level or, in transformers' newer layout, under "model.".
+  if ((engine == Engine::vllm || engine == Engine::sglang) && is_llama4_vlm(model) &&
+      (layer.prefix.starts_with("vision_model.") ||
+       layer.prefix.starts_with("multi_modal_projector.") ||
+       layer.prefix.starts_with("model.vision_model.") ||
+       layer.prefix.starts_with("model.multi_modal_projector."))) {
+    return fmt::format("{} builds Llama-4's vision model and projector without a quantization "
+                       "config",
+                       engine == Engine::vllm ? "vLLM" : "SGLang");
   }
   // SGLang's Qwen3-VL models pass quant_config=None to their vision model (qwen3_vl.py since
   // PR 18926; qwen3_vl_moe.py inherits it).

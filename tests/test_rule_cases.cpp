@@ -6268,6 +6268,51 @@ TEST(RuleCases, QC101PositiveLlavaProjectorForVllmOnly)
             (Strings{"multi_modal_projector.linear_1", "multi_modal_projector.linear_2"}));
 }
 
+// Llama-4 (mllama4.py of both engines): vLLM builds the vision model and the projector with
+// quant_config=None, SGLang with none at all. An llm-compressor list that leaves them out, stored
+// BF16, loads in both: no QC101, an info per engine; a text module left out is still found. In
+// both of the checkpoint's layouts (top-level roots, and transformers' newer "model." ones).
+TEST(RuleCases, QC101NegativeLlama4VisionModelBuiltUnquantized)
+{
+  const std::string k_llama4 =
+    R"("architectures": ["Llama4ForConditionalGeneration"], "model_type": "llama4", )"
+    R"("text_config": {"model_type": "llama4_text", "num_hidden_layers": 1})";
+  for (const std::string root : {"", "model."}) {
+    const std::string lm = root.empty() ? "language_model.model." : "model.language_model.";
+    const std::string head = root.empty() ? "language_model.lm_head" : "lm_head";
+    const Tensors tower = bf16(root + "vision_model.model.layers.0.self_attn.q_proj") +
+                          bf16(root + "vision_model.model.layers.0.mlp.fc1") +
+                          bf16(root + "vision_model.patch_embedding.linear") +
+                          bf16(root + "multi_modal_projector.linear_1");
+    const Tensors stored = tower + ct_fp8(lm + "layers.0.self_attn.o_proj") +
+                           ct_fp8(lm + "layers.0.feed_forward.down_proj") + bf16(head);
+    const Report r = lint_folder(folder(config(k_llama4, ct_fp8_config({head})), stored));
+    EXPECT_TRUE(findings(r, RuleId::undeclared_unquantized).empty()) << text(r);
+    const auto overrides = findings(r, RuleId::engine_override);
+    ASSERT_EQ(overrides.size(), 2u) << text(r);
+    std::string notes;
+    for (const Finding& f : overrides) {
+      notes += f.message + "\n";
+    }
+    EXPECT_NE(notes.find(root + "multi_modal_projector.linear_1"), std::string::npos) << notes;
+    EXPECT_NE(notes.find(root + "vision_model.patch_embedding.linear"), std::string::npos) << notes;
+    for (const char* engine : {"vLLM", "SGLang"}) {
+      EXPECT_NE(notes.find(std::string(engine) + " builds Llama-4's vision model and projector "
+                                                 "without a quantization config"),
+                std::string::npos)
+        << notes;
+    }
+    const Report text_left_out =
+      lint_folder(folder(config(k_llama4, ct_fp8_config({head})),
+                         tower + bf16(lm + "layers.0.self_attn.o_proj") +
+                           ct_fp8(lm + "layers.0.feed_forward.down_proj") + bf16(head)));
+    const auto found = findings(text_left_out, RuleId::undeclared_unquantized);
+    ASSERT_EQ(found.size(), 1u) << text(text_left_out);
+    EXPECT_EQ(found[0].modules, Strings{lm + "layers.0.self_attn.o_proj"});
+    EXPECT_EQ(engines(found[0]), (std::set<Engine>{Engine::vllm, Engine::sglang}));
+  }
+}
+
 // The checkpoint's own root in a regex meets neither engine's name.
 TEST(RuleCases, QC122PositiveGemma3TowerRegexInCheckpointNamespace)
 {
