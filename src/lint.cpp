@@ -420,6 +420,22 @@ private:
     if (!source || !engine_reads(engine, source->format)) {
       return;
     }
+    // QC125: vLLM and SGLang build every token embedding unquantized (TensorRT-LLM's choice is
+    // not modelled). A draft's own embedding counts where the engine loads it: vLLM's
+    // DeepSeek-style drafters (model.layers.N) read it as the shared model.embed_tokens; SGLang's
+    // NextN loaders skip it for the target's.
+    if (engine != Engine::trtllm) {
+      for (const Module& m : m_inventory.modules) {
+        if (m.role != ModuleRole::embedding || m.storage != Storage::quantized ||
+            !is_token_embedding(m.name)) {
+          continue;
+        }
+        const std::string* draft = m_drafts.root_of(m.name);
+        if (draft == nullptr || (engine == Engine::vllm && draft->starts_with("model.layers."))) {
+          m_quantized_embeddings[std::string(m.name)].insert(engine);
+        }
+      }
+    }
     for (const EngineLayer& layer : layers_for(engine)) {
       const size_t quantized = layer.quantized;
       const bool all_quantized = quantized == layer.modules.size();
@@ -764,6 +780,15 @@ private:
       f.modules = {module};
       f.engines.assign(miss.engines.begin(), miss.engines.end());
       f.fix = "store the draft projection unquantized (BF16)";
+    }
+    for (const auto& [module, engines] : m_quantized_embeddings) {
+      Finding& f = add(RuleId::quantized_embedding, "",
+                       fmt::format("token embedding '{}' is stored quantized, but {} build{} "
+                                   "embeddings unquantized and cannot load it",
+                                   module, engines_text(engines), engines.size() == 1 ? "s" : ""));
+      f.modules = {module};
+      f.engines.assign(engines.begin(), engines.end());
+      f.fix = "store the embedding unquantized (BF16) and add it to the ignore list";
     }
     for (const auto& [note, o] : m_overrides) {
       // Located at the list that leaves the modules out: the exclusion goes there.
@@ -3139,6 +3164,8 @@ private:
   std::vector<std::pair<uint32_t, uint32_t>> m_undeclared;
   std::map<std::string, Miss> m_excluded;
   std::map<std::string, Miss> m_plain;
+  // QC125: token embeddings stored quantized, and the engines that build them unquantized.
+  std::map<std::string, std::set<Engine>> m_quantized_embeddings;
   // Per fused layer whose shards the list excludes apart: the engines, their lines, and the
   // checkpoint modules of its shards (the finding's modules: its identity for baselines and for
   // fix's verification, which the engines named in the message are not).

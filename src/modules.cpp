@@ -374,6 +374,14 @@ to_string(ModuleRole role)
   return "?";
 }
 
+bool
+is_token_embedding(std::string_view module)
+{
+  const std::string_view leaf = leaf_of(module);
+  return leaf == "embed_tokens" || leaf == "wte" || leaf == "word_embeddings" ||
+         leaf == "tok_embeddings";
+}
+
 std::pair<std::string_view, std::string_view>
 split_tensor_name(std::string_view name)
 {

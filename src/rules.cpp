@@ -13,7 +13,7 @@ namespace qcheck {
 
 namespace {
 
-constexpr std::array<Rule, 35> k_rules{{
+constexpr std::array<Rule, 36> k_rules{{
   {RuleId::shard_header, "QC001", "invalid-shard-header", Severity::error, false,
    "A safetensors header violates the format",
    "The 8-byte length, the JSON header or a tensor entry (dtype, shape, data_offsets) breaks the "
@@ -212,6 +212,16 @@ constexpr std::array<Rule, 35> k_rules{{
    "without it matches the fused name literally and quantizes the layer (Qwen3.5 MTP history in "
    "vLLM and SGLang). Add the fused name as well, e.g. `mtp.layers.0.self_attn.qkv_proj`. "
    "Experts listed one by one are not concerned: engines match them expert by expert."},
+  {RuleId::quantized_embedding, "QC125", "quantized-embedding", Severity::error, false,
+   "A token embedding is stored quantized, but engines build embeddings unquantized",
+   "vLLM's and SGLang's quantization methods cover linear layers, attention and fused MoE only: "
+   "a token embedding (embed_tokens, wte, word_embeddings) is built in the model's dtype "
+   "whatever the config says. Its scale has no parameter to load into (`There is no module or "
+   "parameter named '...embed_tokens.weight_scale'`), and a loader that skips it reads the "
+   "quantized values as plain numbers. Recipes that quantize every weight not ignored (such as "
+   "llm-compressor's model-free PTQ) reach a draft layer's own embedding "
+   "(`model.layers.N.embed_tokens`) when only `model.embed_tokens` is ignored. Re-export the "
+   "embedding unquantized and add it to the ignore list."},
 }};
 
 std::string

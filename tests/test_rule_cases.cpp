@@ -1,4 +1,4 @@
-// The rule matrix: for every rule of the registry (QC001-QC124) one positive case (the finding
+// The rule matrix: for every rule of the registry (QC001-QC125) one positive case (the finding
 // appears, its exact message asserted) and one negative case (a near-identical correct input
 // gives no such finding). Inputs are built in memory with real naming conventions.
 //
@@ -6387,6 +6387,47 @@ const Strings k_draft_ignore{"lm_head",
                              "mtp.layers.0.self_attn.o_proj"};
 
 } // namespace
+
+// QC125: vLLM's and SGLang's quantization methods cover linear layers, attention and fused MoE
+// only (compressed-tensors', fp8's and ModelOpt's get_quant_method give an embedding nothing), so
+// a token embedding stored FP8 cannot load. A DeepSeek-style draft's own embedding is read by
+// vLLM (deepseek_mtp.py renames model.layers.N.embed_tokens to the shared model.embed_tokens)
+// and skipped by SGLang's NextN loader ("use shared head and embed weights from target model").
+TEST(RuleCases, QC125Positive)
+{
+  const Report r = lint_folder(
+    folder(config(k_deepseek, ct_fp8_config({"lm_head", "re:.*shared_head.*", "re:.*eh_proj"})),
+           deepseek_nextn(make_ct_fp8, make_ct_fp8) + ct_fp8("model.embed_tokens", 256, 64) +
+             ct_fp8("model.layers.1.embed_tokens", 256, 64)));
+  const auto found = findings(r, RuleId::quantized_embedding);
+  ASSERT_EQ(found.size(), 2u) << text(r);
+  EXPECT_EQ(found[0].message, "token embedding 'model.embed_tokens' is stored quantized, but vLLM "
+                              "and SGLang build embeddings unquantized and cannot load it");
+  EXPECT_EQ(engines(found[0]), (std::set<Engine>{Engine::vllm, Engine::sglang}));
+  EXPECT_EQ(found[1].message, "token embedding 'model.layers.1.embed_tokens' is stored quantized, "
+                              "but vLLM builds embeddings unquantized and cannot load it");
+  EXPECT_EQ(engines(found[1]), std::set<Engine>{Engine::vllm});
+  // Located at the embedding's weight, as other findings about a stored module.
+  EXPECT_EQ(found[0].file, "model.safetensors");
+  EXPECT_EQ(r.findings.size(), 2u) << text(r);
+}
+
+// Stored BF16 they raise nothing; nor does a quantized embedding that is not a vocabulary one
+// (a position embedding), which this rule does not judge.
+TEST(RuleCases, QC125Negative)
+{
+  const Strings ignore{"lm_head", "re:.*shared_head.*", "re:.*eh_proj"};
+  const Report r = lint_folder(folder(config(k_deepseek, ct_fp8_config(ignore)),
+                                      deepseek_nextn(make_ct_fp8, make_ct_fp8) +
+                                        bf16("model.embed_tokens", 256, 64) +
+                                        bf16("model.layers.1.embed_tokens", 256, 64)));
+  EXPECT_TRUE(r.findings.empty()) << text(r);
+  const Report positions = lint_folder(
+    folder(config(k_deepseek, ct_fp8_config(ignore)), deepseek_nextn(make_ct_fp8, make_ct_fp8) +
+                                                        bf16("model.embed_tokens", 256, 64) +
+                                                        ct_fp8("model.embed_positions", 256, 64)));
+  EXPECT_TRUE(findings(positions, RuleId::quantized_embedding).empty()) << text(positions);
+}
 
 // QC124 (R37): the draft's q/k/v are listed, the fused qkv_proj is not.
 TEST(RuleCases, QC124Positive)

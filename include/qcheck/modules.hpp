@@ -116,6 +116,11 @@ struct Inventory
   std::span<const Module> under(std::string_view ancestor) const;
 };
 
+// Whether `module` is a token embedding by its last component (embed_tokens, wte, word_embeddings,
+// tok_embeddings): what engines build as a vocabulary embedding, never quantized. Position and
+// patch embeddings are not.
+bool is_token_embedding(std::string_view module);
+
 // Splits a tensor name into module and parameter name ("a.b.weight" -> "a.b", "weight").
 // bitsandbytes' "a.weight.absmax" and "a.weight.quant_state.x" belong to module "a".
 std::pair<std::string_view, std::string_view> split_tensor_name(std::string_view name);

@@ -55,6 +55,7 @@ enum class RuleId
   regex_checkpoint_namespace, // QC122
   stale_baseline_entry,       // QC123
   fused_draft_shards,         // QC124
+  quantized_embedding,        // QC125
 };
 
 struct Rule
