@@ -420,18 +420,26 @@ private:
     if (!source || !engine_reads(engine, source->format)) {
       return;
     }
-    // QC125: vLLM and SGLang build every token embedding unquantized (TensorRT-LLM's choice is
-    // not modelled). A draft's own embedding counts where the engine loads it: vLLM's
-    // DeepSeek-style drafters (model.layers.N) read it as the shared model.embed_tokens; SGLang's
-    // NextN loaders skip it for the target's.
+    // QC125: neither vLLM nor SGLang has a method for an FP8 token embedding (TensorRT-LLM is
+    // not modelled). Other embeddings may load: vLLM's compressed-tensors builds weight-only INT
+    // ones a group targets, ModelOpt NVFP4 ones under nvfp4_embed. A draft's own embedding
+    // counts where the engine loads it: vLLM's DeepSeek-style drafters read the first draft
+    // layer's (model.layers.N, N = num_hidden_layers) as the shared model.embed_tokens and skip
+    // the later ones'; SGLang's NextN loaders skip it for the target's.
     if (engine != Engine::trtllm) {
+      const std::string first_draft =
+        m_declaration.model.num_hidden_layers
+          ? fmt::format("model.layers.{}", *m_declaration.model.num_hidden_layers)
+          : std::string();
       for (const Module& m : m_inventory.modules) {
         if (m.role != ModuleRole::embedding || m.storage != Storage::quantized ||
+            (m.family != QuantFamily::fp8_per_tensor && m.family != QuantFamily::fp8_block) ||
             !is_token_embedding(m.name)) {
           continue;
         }
         const std::string* draft = m_drafts.root_of(m.name);
-        if (draft == nullptr || (engine == Engine::vllm && draft->starts_with("model.layers."))) {
+        if (draft == nullptr ||
+            (engine == Engine::vllm && !first_draft.empty() && *draft == first_draft)) {
           m_quantized_embeddings[std::string(m.name)].insert(engine);
         }
       }
@@ -783,8 +791,8 @@ private:
     }
     for (const auto& [module, engines] : m_quantized_embeddings) {
       Finding& f = add(RuleId::quantized_embedding, "",
-                       fmt::format("token embedding '{}' is stored quantized, but {} build{} "
-                                   "embeddings unquantized and cannot load it",
+                       fmt::format("token embedding '{}' is stored FP8, but {} build{} it "
+                                   "unquantized and cannot load it",
                                    module, engines_text(engines), engines.size() == 1 ? "s" : ""));
       f.modules = {module};
       f.engines.assign(engines.begin(), engines.end());
@@ -3164,7 +3172,7 @@ private:
   std::vector<std::pair<uint32_t, uint32_t>> m_undeclared;
   std::map<std::string, Miss> m_excluded;
   std::map<std::string, Miss> m_plain;
-  // QC125: token embeddings stored quantized, and the engines that build them unquantized.
+  // QC125: token embeddings stored FP8, and the engines that build them unquantized.
   std::map<std::string, std::set<Engine>> m_quantized_embeddings;
   // Per fused layer whose shards the list excludes apart: the engines, their lines, and the
   // checkpoint modules of its shards (the finding's modules: its identity for baselines and for

@@ -213,15 +213,17 @@ constexpr std::array<Rule, 36> k_rules{{
    "vLLM and SGLang). Add the fused name as well, e.g. `mtp.layers.0.self_attn.qkv_proj`. "
    "Experts listed one by one are not concerned: engines match them expert by expert."},
   {RuleId::quantized_embedding, "QC125", "quantized-embedding", Severity::error, false,
-   "A token embedding is stored quantized, but engines build embeddings unquantized",
-   "vLLM's and SGLang's quantization methods cover linear layers, attention and fused MoE only: "
-   "a token embedding (embed_tokens, wte, word_embeddings) is built in the model's dtype "
-   "whatever the config says. Its scale has no parameter to load into (`There is no module or "
-   "parameter named '...embed_tokens.weight_scale'`), and a loader that skips it reads the "
-   "quantized values as plain numbers. Recipes that quantize every weight not ignored (such as "
-   "llm-compressor's model-free PTQ) reach a draft layer's own embedding "
-   "(`model.layers.N.embed_tokens`) when only `model.embed_tokens` is ignored. Re-export the "
-   "embedding unquantized and add it to the ignore list."},
+   "A token embedding is stored FP8, but engines build it unquantized",
+   "Neither vLLM nor SGLang has an FP8 method for a token embedding (embed_tokens, wte, "
+   "word_embeddings): compressed-tensors', fp8's and ModelOpt's FP8 paths build it in the "
+   "model's dtype, so its scale has no parameter to load into (`There is no module or parameter "
+   "named '...embed_tokens.weight_scale'`) or, where a loader skips it, the FP8 values are read "
+   "as plain numbers. (vLLM does build weight-only INT embeddings a compressed-tensors group "
+   "targets, and ModelOpt NVFP4 ones under nvfp4_embed: those are not reported.) Recipes that "
+   "quantize every weight not ignored (llm-compressor's model-free PTQ) reach a draft layer's own "
+   "embedding (`model.layers.N.embed_tokens`, which vLLM loads for the first draft layer) when "
+   "only `model.embed_tokens` is ignored. Re-export the embedding unquantized and add it to the "
+   "ignore list."},
 }};
 
 std::string

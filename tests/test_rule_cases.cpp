@@ -6388,11 +6388,12 @@ const Strings k_draft_ignore{"lm_head",
 
 } // namespace
 
-// QC125: vLLM's and SGLang's quantization methods cover linear layers, attention and fused MoE
-// only (compressed-tensors', fp8's and ModelOpt's get_quant_method give an embedding nothing), so
-// a token embedding stored FP8 cannot load. A DeepSeek-style draft's own embedding is read by
-// vLLM (deepseek_mtp.py renames model.layers.N.embed_tokens to the shared model.embed_tokens)
-// and skipped by SGLang's NextN loader ("use shared head and embed weights from target model").
+// QC125: neither vLLM nor SGLang has an FP8 method for a token embedding (compressed-tensors',
+// fp8's and ModelOpt's get_quant_method give it nothing FP8; vLLM's compressed-tensors embedding
+// method refuses FP8), so an embedding stored FP8 cannot load. A DeepSeek-style draft's own
+// embedding is read by vLLM for the first draft layer (deepseek_mtp.py renames
+// model.layers.N.embed_tokens to the shared model.embed_tokens, later layers skipped) and
+// skipped by SGLang's NextN loader ("use shared head and embed weights from target model").
 TEST(RuleCases, QC125Positive)
 {
   const Report r = lint_folder(
@@ -6401,32 +6402,51 @@ TEST(RuleCases, QC125Positive)
              ct_fp8("model.layers.1.embed_tokens", 256, 64)));
   const auto found = findings(r, RuleId::quantized_embedding);
   ASSERT_EQ(found.size(), 2u) << text(r);
-  EXPECT_EQ(found[0].message, "token embedding 'model.embed_tokens' is stored quantized, but vLLM "
-                              "and SGLang build embeddings unquantized and cannot load it");
+  EXPECT_EQ(found[0].message, "token embedding 'model.embed_tokens' is stored FP8, but vLLM and "
+                              "SGLang build it unquantized and cannot load it");
   EXPECT_EQ(engines(found[0]), (std::set<Engine>{Engine::vllm, Engine::sglang}));
-  EXPECT_EQ(found[1].message, "token embedding 'model.layers.1.embed_tokens' is stored quantized, "
-                              "but vLLM builds embeddings unquantized and cannot load it");
+  EXPECT_EQ(found[1].message, "token embedding 'model.layers.1.embed_tokens' is stored FP8, but "
+                              "vLLM builds it unquantized and cannot load it");
   EXPECT_EQ(engines(found[1]), std::set<Engine>{Engine::vllm});
   // Located at the embedding's weight, as other findings about a stored module.
   EXPECT_EQ(found[0].file, "model.safetensors");
   EXPECT_EQ(r.findings.size(), 2u) << text(r);
 }
 
-// Stored BF16 they raise nothing; nor does a quantized embedding that is not a vocabulary one
-// (a position embedding), which this rule does not judge.
+// No finding for: embeddings stored BF16; a quantized embedding that is not a vocabulary one (a
+// position embedding); a weight-only INT one (vLLM's compressed-tensors builds those a group
+// targets); an NVFP4 one (vLLM's ModelOpt builds those under nvfp4_embed); a second draft
+// layer's own embedding, which vLLM skips for the first one's.
 TEST(RuleCases, QC125Negative)
 {
   const Strings ignore{"lm_head", "re:.*shared_head.*", "re:.*eh_proj"};
+  const Tensors body = deepseek_nextn(make_ct_fp8, make_ct_fp8);
   const Report r = lint_folder(folder(config(k_deepseek, ct_fp8_config(ignore)),
-                                      deepseek_nextn(make_ct_fp8, make_ct_fp8) +
-                                        bf16("model.embed_tokens", 256, 64) +
+                                      body + bf16("model.embed_tokens", 256, 64) +
                                         bf16("model.layers.1.embed_tokens", 256, 64)));
   EXPECT_TRUE(r.findings.empty()) << text(r);
-  const Report positions = lint_folder(
-    folder(config(k_deepseek, ct_fp8_config(ignore)), deepseek_nextn(make_ct_fp8, make_ct_fp8) +
-                                                        bf16("model.embed_tokens", 256, 64) +
-                                                        ct_fp8("model.embed_positions", 256, 64)));
-  EXPECT_TRUE(findings(positions, RuleId::quantized_embedding).empty()) << text(positions);
+  for (const Tensors& embeddings :
+       {bf16("model.embed_tokens", 256, 64) + ct_fp8("model.embed_positions", 256, 64),
+        ct_pack("model.embed_tokens", 256, 64), nvfp4("model.embed_tokens", 256, 64)}) {
+    const Report other =
+      lint_folder(folder(config(k_deepseek, ct_fp8_config(ignore)), body + embeddings));
+    EXPECT_TRUE(findings(other, RuleId::quantized_embedding).empty()) << text(other);
+  }
+  const std::string two_drafts = R"("architectures": ["DeepseekV3ForCausalLM"], )"
+                                 R"("model_type": "deepseek_v3", "num_hidden_layers": 1, )"
+                                 R"("num_nextn_predict_layers": 2, "q_lora_rank": 64)";
+  const Tensors second = bf16("model.layers.2.eh_proj", 64, 128) + norm("model.layers.2.enorm") +
+                         norm("model.layers.2.hnorm") + norm("model.layers.2.shared_head.norm") +
+                         bf16("model.layers.2.shared_head.head") +
+                         ct_fp8("model.layers.2.self_attn.o_proj") +
+                         ct_fp8("model.layers.2.mlp.down_proj");
+  const Report drafts = lint_folder(folder(config(two_drafts, ct_fp8_config(ignore)),
+                                           body + second + bf16("model.embed_tokens", 256, 64) +
+                                             ct_fp8("model.layers.1.embed_tokens", 256, 64) +
+                                             ct_fp8("model.layers.2.embed_tokens", 256, 64)));
+  const auto found = findings(drafts, RuleId::quantized_embedding);
+  ASSERT_EQ(found.size(), 1u) << text(drafts);
+  EXPECT_EQ(found[0].modules, Strings{"model.layers.1.embed_tokens"});
 }
 
 // QC124 (R37): the draft's q/k/v are listed, the fused qkv_proj is not.
