@@ -727,10 +727,15 @@ private:
       suggest(f, source, where, is_draft, group.runs);
     }
     for (const auto& [module, miss] : m_excluded) {
+      // No entry caught it: the engine leaves it unquantized by its own rule (no target matches
+      // an output head, a hard-coded override, a config key), which the details name.
+      const bool by_entry = !miss.entries.empty();
       Finding& f =
         add(RuleId::excluded_but_quantized, "",
-            fmt::format("'{}' is stored quantized but {} exclude{} it", module,
-                        engines_text(miss.engines), miss.engines.size() == 1 ? "s" : ""));
+            fmt::format("'{}' is stored quantized but {} {}", module, engines_text(miss.engines),
+                        by_entry ? (miss.engines.size() == 1 ? "excludes it" : "exclude it")
+                                 : (miss.engines.size() == 1 ? "builds it unquantized"
+                                                             : "build it unquantized")));
       f.modules = {module};
       f.engines.assign(miss.engines.begin(), miss.engines.end());
       f.details = miss.details;

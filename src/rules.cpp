@@ -215,10 +215,12 @@ constexpr std::array<Rule, 36> k_rules{{
   {RuleId::quantized_embedding, "QC125", "quantized-embedding", Severity::error, false,
    "A token embedding is stored FP8, but engines build it unquantized",
    "Neither vLLM nor SGLang has an FP8 method for a token embedding (embed_tokens, wte, "
-   "word_embeddings): compressed-tensors', fp8's and ModelOpt's FP8 paths build it in the "
-   "model's dtype, so its scale has no parameter to load into (`There is no module or parameter "
-   "named '...embed_tokens.weight_scale'`) or, where a loader skips it, the FP8 values are read "
-   "as plain numbers. (vLLM does build weight-only INT embeddings a compressed-tensors group "
+   "word_embeddings): their compressed-tensors, fp8 and ModelOpt paths build it in the model's "
+   "dtype, so its scale has no parameter to load into (`There is no module or parameter named "
+   "'...embed_tokens.weight_scale'`) or, where a loader skips the scale, the FP8 values are read "
+   "as plain numbers; vLLM refuses a compressed-tensors group that gives an embedding FP8 "
+   "(`compressed-tensors embeddings only support weight-only INT ...`). (vLLM does build "
+   "weight-only INT embeddings a compressed-tensors group "
    "targets, and ModelOpt NVFP4 ones under nvfp4_embed: those are not reported.) Recipes that "
    "quantize every weight not ignored (llm-compressor's model-free PTQ) reach a draft layer's own "
    "embedding (`model.layers.N.embed_tokens`, which vLLM loads for the first draft layer) when "

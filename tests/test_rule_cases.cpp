@@ -6719,7 +6719,7 @@ TEST(RuleCases, QC102PositiveOverrideOnALayerInferredFromDtypes)
   const Report r = lint_longcat_awq(awq("model.mtp.layers.0.self_attn.o_proj"));
   const Finding f = only(r, RuleId::excluded_but_quantized,
                          "'model.mtp.layers.0.self_attn.o_proj' is stored quantized but vLLM "
-                         "excludes it");
+                         "builds it unquantized");
   EXPECT_EQ(f.details, Strings{"vLLM checks 'model.mtp.layers.0.self_attn.o_proj': "
                                "disable_quant_module lists \"mtp\""});
   // The override is a config key's: lifting it is the other remedy.
