@@ -41,20 +41,11 @@ LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
   const size_t engine_index = data[1] % k_all_engines.size();
   const Engine engine = k_all_engines[engine_index];
   const bool together = (data[1] / k_all_engines.size()) % 2 == 1;
-  std::vector<std::string> names;
-  bool in_names = false;
-  std::string_view rest(reinterpret_cast<const char*>(data) + 2, size - 2);
-  while (!rest.empty()) {
-    const size_t newline = std::min(rest.find('\n'), rest.size());
-    const std::string_view line = rest.substr(0, std::min(newline, k_max_line));
-    rest.remove_prefix(std::min(newline + 1, rest.size()));
-    if (!in_names && line.empty()) {
-      in_names = true;
-    } else if (in_names && names.size() < k_max_names) {
-      names.emplace_back(line);
-    } else if (!in_names && source.excludes.size() < k_max_entries) {
-      source.excludes.push_back(line);
-    }
+  const FuzzLines lines = split_fuzz_lines({reinterpret_cast<const char*>(data) + 2, size - 2},
+                                           k_max_line, k_max_entries, k_max_names);
+  const std::vector<std::string> names(lines.names.begin(), lines.names.end());
+  for (const std::string_view line : lines.entries) {
+    source.excludes.push_back(line);
   }
   for (size_t i = 0; source.excludes.size() < k_min_entries; ++i) {
     source.excludes.push_back("zz.unused." + std::to_string(i));

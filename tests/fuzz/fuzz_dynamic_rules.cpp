@@ -78,20 +78,14 @@ LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
   const bool pad = (data[0] & 1) != 0;
   const bool pad_first = (data[0] & 2) != 0;
   const bool newlines = (data[0] & 4) != 0;
+  const FuzzLines lines = split_fuzz_lines({reinterpret_cast<const char*>(data) + 1, size - 1},
+                                           k_max_line, k_max_keys, k_max_names);
   std::vector<std::string> keys, names;
-  bool in_names = false;
-  std::string_view rest(reinterpret_cast<const char*>(data) + 1, size - 1);
-  while (!rest.empty()) {
-    const size_t newline = std::min(rest.find('\n'), rest.size());
-    const std::string_view line = rest.substr(0, std::min(newline, k_max_line));
-    rest.remove_prefix(std::min(newline + 1, rest.size()));
-    if (!in_names && line.empty()) {
-      in_names = true;
-    } else if (in_names && names.size() < k_max_names) {
-      names.push_back(line_text(line, newlines));
-    } else if (!in_names && keys.size() < k_max_keys) {
-      keys.push_back(line_text(line, newlines));
-    }
+  for (const std::string_view line : lines.entries) {
+    keys.push_back(line_text(line, newlines));
+  }
+  for (const std::string_view line : lines.names) {
+    names.push_back(line_text(line, newlines));
   }
   std::vector<std::string> padding;
   for (size_t i = 0; pad && keys.size() + padding.size() < k_min_keys; ++i) {

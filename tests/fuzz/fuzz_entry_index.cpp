@@ -56,18 +56,11 @@ LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
   }
   const auto mode = static_cast<EntryIndex::Mode>(data[0] % 4);
   const bool ci = (data[0] & 4) != 0;
-  std::vector<std::string> entries, names;
-  bool in_names = false;
-  std::string_view rest(reinterpret_cast<const char*>(data) + 1, size - 1);
-  while (!rest.empty()) {
-    const size_t newline = std::min(rest.find('\n'), rest.size());
-    const std::string_view line = rest.substr(0, newline);
-    rest.remove_prefix(std::min(newline + 1, rest.size()));
-    if (!in_names && line.empty()) {
-      in_names = true;
-    } else if (in_names) {
-      names.emplace_back(line);
-    } else if (line.find_first_of("*?[]") == std::string_view::npos && !line.starts_with("re:")) {
+  const FuzzLines lines = split_fuzz_lines({reinterpret_cast<const char*>(data) + 1, size - 1});
+  const std::vector<std::string> names(lines.names.begin(), lines.names.end());
+  std::vector<std::string> entries;
+  for (const std::string_view line : lines.entries) {
+    if (line.find_first_of("*?[]") == std::string_view::npos && !line.starts_with("re:")) {
       entries.emplace_back(line);
     }
   }
