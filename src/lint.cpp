@@ -219,6 +219,7 @@ private:
     for (Engine engine : m_options.engines) {
       check_engine(engine);
     }
+    find_quantized_embeddings();
     emit_undeclared();
     if (!m_options.decisions_only) {
       emit_stored_mixtures();
@@ -414,35 +415,49 @@ private:
     }
   }
 
-  void check_engine(Engine engine)
+  // QC125: neither vLLM nor SGLang has a method for an FP8 token embedding (TensorRT-LLM is not
+  // modelled). Other embeddings may load: vLLM's compressed-tensors builds weight-only INT ones a
+  // group targets, ModelOpt NVFP4 ones under nvfp4_embed. A draft's own embedding counts where
+  // the engine loads it: vLLM's DeepSeek-style drafters read the first draft layer's
+  // (model.layers.N, N = num_hidden_layers) as the shared model.embed_tokens and skip the later
+  // ones'; SGLang's NextN loaders skip it for the target's.
+  void find_quantized_embeddings()
   {
-    const ConfigSource* source = source_for(m_declaration, engine);
-    if (!source || !engine_reads(engine, source->format)) {
+    std::vector<Engine> engines;
+    for (const Engine engine : m_options.engines) {
+      const ConfigSource* source = source_for(m_declaration, engine);
+      if (engine != Engine::trtllm && source && engine_reads(engine, source->format)) {
+        engines.push_back(engine);
+      }
+    }
+    if (engines.empty()) {
       return;
     }
-    // QC125: neither vLLM nor SGLang has a method for an FP8 token embedding (TensorRT-LLM is
-    // not modelled). Other embeddings may load: vLLM's compressed-tensors builds weight-only INT
-    // ones a group targets, ModelOpt NVFP4 ones under nvfp4_embed. A draft's own embedding
-    // counts where the engine loads it: vLLM's DeepSeek-style drafters read the first draft
-    // layer's (model.layers.N, N = num_hidden_layers) as the shared model.embed_tokens and skip
-    // the later ones'; SGLang's NextN loaders skip it for the target's.
-    if (engine != Engine::trtllm) {
-      const std::string first_draft =
-        m_declaration.model.num_hidden_layers
-          ? fmt::format("model.layers.{}", *m_declaration.model.num_hidden_layers)
-          : std::string();
-      for (const Module& m : m_inventory.modules) {
-        if (m.role != ModuleRole::embedding || m.storage != Storage::quantized ||
-            (m.family != QuantFamily::fp8_per_tensor && m.family != QuantFamily::fp8_block) ||
-            !is_token_embedding(m.name)) {
-          continue;
-        }
-        const std::string* draft = m_drafts.root_of(m.name);
+    const std::string first_draft =
+      m_declaration.model.num_hidden_layers
+        ? fmt::format("model.layers.{}", *m_declaration.model.num_hidden_layers)
+        : std::string();
+    for (const Module& m : m_inventory.modules) {
+      if (m.role != ModuleRole::embedding || m.storage != Storage::quantized ||
+          (m.family != QuantFamily::fp8_per_tensor && m.family != QuantFamily::fp8_block) ||
+          !is_token_embedding(m.name)) {
+        continue;
+      }
+      const std::string* draft = m_drafts.root_of(m.name);
+      for (const Engine engine : engines) {
         if (draft == nullptr ||
             (engine == Engine::vllm && !first_draft.empty() && *draft == first_draft)) {
           m_quantized_embeddings[std::string(m.name)].insert(engine);
         }
       }
+    }
+  }
+
+  void check_engine(Engine engine)
+  {
+    const ConfigSource* source = source_for(m_declaration, engine);
+    if (!source || !engine_reads(engine, source->format)) {
+      return;
     }
     for (const EngineLayer& layer : layers_for(engine)) {
       const size_t quantized = layer.quantized;
