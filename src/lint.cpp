@@ -2406,9 +2406,7 @@ private:
       const auto rules = dynamic.find(g.source);
       std::vector<CompiledList> lists = CompiledList::compile(
         readers, *g.source, &m_declaration.model, rules != dynamic.end() ? rules->second : nullptr);
-      if (!m_options.decisions_only) { // for entries()
-        lists.front().keep_module_candidates(m_inventory);
-      }
+      lists.front().keep_module_candidates(m_inventory);
       for (size_t k = 0; k < g.work.size(); ++k) {
         Work& w = work[g.work[k]];
         w.built = std::make_unique<CompiledList>(std::move(lists[k]));
