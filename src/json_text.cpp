@@ -960,9 +960,13 @@ detect_style(const Document& doc)
   for (size_t i = 1; i < doc.nodes.size(); ++i) {
     const Node& node = doc.nodes[i];
     const std::string_view gap = gap_before(doc, node);
+    // Once the unit is known, a gap with a line break tells nothing more: line_indent() is
+    // not paid twice per element of a long list laid out one element per line.
     if (has_newline(gap)) {
-      const std::string_view inner = line_indent(doc.text, item_begin(node));
-      const std::string_view outer = line_indent(doc.text, doc.nodes[node.parent].begin);
+      const std::string_view inner =
+        unit_found ? std::string_view() : line_indent(doc.text, item_begin(node));
+      const std::string_view outer =
+        unit_found ? std::string_view() : line_indent(doc.text, doc.nodes[node.parent].begin);
       if (!unit_found && inner.starts_with(outer)) {
         if (inner.size() > outer.size()) {
           style.unit = inner.substr(outer.size());

@@ -1573,3 +1573,12 @@ TEST(JsonTextString, BytesThatAreNotUtf8BecomeReplacementCharacters)
     EXPECT_FALSE(Json::parse(token(s), nullptr, false).is_discarded()) << token(s);
   }
 }
+
+TEST(JsonTextAppend, StyleFoundAfterTheIndentationUnit)
+{
+  // The unit is known at the first member; the colon style only at the second (the first's
+  // colon is on a line of its own), and a member added to an empty object takes it.
+  expect_append("{\n  \"a\"\n    : 1,\n  \"b\" : 2,\n  \"q\" : {}\n}", "/q/ignore", {"x"},
+                "{\n  \"a\"\n    : 1,\n  \"b\" : 2,\n  \"q\" : {\n    \"ignore\" : [\n      "
+                "\"x\"\n    ]\n  }\n}");
+}
