@@ -1850,9 +1850,22 @@ append_to_string_array(std::string_view text, std::string_view pointer,
     }
   }
   const Resolved r = resolve(*doc, *tokens);
-  // The array's strings, decoded: one without an escape is its token's inside, viewed in place.
-  std::unordered_set<std::string_view> present;
-  std::deque<std::string> decoded;
+  // The entries not yet listed, in order and once each. The array (thousands of strings) is
+  // checked against them, not indexed: a string whose length no entry has cannot be one.
+  std::unordered_map<std::string_view, bool> listed; // entry -> found in the array
+  std::vector<bool> has_length;
+  for (const std::string& entry : entries) {
+    listed.emplace(entry, false);
+    has_length.resize(std::max(has_length.size(), entry.size() + 1));
+    has_length[entry.size()] = true;
+  }
+  const auto mark = [&](std::string_view value) {
+    if (value.size() < has_length.size() && has_length[value.size()]) {
+      if (const auto it = listed.find(value); it != listed.end()) {
+        it->second = true;
+      }
+    }
+  };
   // A null list reads as an empty one: it is replaced by the new array.
   const bool null_list = r.node != k_none && doc->nodes[r.node].kind == Kind::null;
   if (r.node != k_none && !null_list) {
@@ -1861,7 +1874,6 @@ append_to_string_array(std::string_view text, std::string_view pointer,
       return unexpected(fmt::format("cannot append to {}: it is {}, not an array", where(pointer),
                                     kind_name(array.kind)));
     }
-    present.reserve(array.count + entries.size());
     size_t position = 0;
     for (size_t c = array.first_child; c != k_none; c = doc->nodes[c].next_sibling, ++position) {
       const Node& element = doc->nodes[c];
@@ -1872,9 +1884,11 @@ append_to_string_array(std::string_view text, std::string_view pointer,
       }
       const std::string_view token = text.substr(element.begin, element.end - element.begin);
       const std::string_view inside = token.substr(1, token.size() - 2);
-      present.insert(inside.find('\\') == std::string_view::npos
-                       ? inside
-                       : std::string_view(decoded.emplace_back(decode_string(token))));
+      if (inside.find('\\') == std::string_view::npos) {
+        mark(inside);
+      } else {
+        mark(decode_string(token));
+      }
     }
   } else if (r.node == k_none) {
     if (auto ok = creatable(*doc, pointer, *tokens, r); !ok) {
@@ -1883,7 +1897,9 @@ append_to_string_array(std::string_view text, std::string_view pointer,
   }
   std::vector<std::string> added;
   for (const std::string& entry : entries) {
-    if (present.insert(entry).second) {
+    const auto it = listed.find(entry);
+    if (!it->second) {
+      it->second = true; // a repeated entry is added once
       added.push_back(escape_json(entry));
     }
   }
