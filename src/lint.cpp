@@ -1161,7 +1161,12 @@ private:
     case QuantFormat::modelopt:
       if (whole) {
         for (const auto& s : spellings) {
-          f.suggested_entries.push_back(s + "*");
+          // "X*" also names modules whose names merely continue X ("model.layers.3*" names
+          // layer 30): "X.*" then (were X a module too, fix's verification would refuse it).
+          const size_t itself = m_inventory.find(s) >= 0 ? 1 : 0;
+          const bool continued =
+            m_inventory.with_prefix(s).size() > m_inventory.under(s).size() + itself;
+          f.suggested_entries.push_back(s + (continued ? ".*" : "*"));
         }
       } else {
         f.suggested_entries = module_spellings();

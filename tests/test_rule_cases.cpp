@@ -732,6 +732,33 @@ TEST(RuleCases, QC101Positive)
   EXPECT_EQ(f.pointer, "/quantization_config/ignore");
 }
 
+// QC101 for a whole layer whose number begins others' (layer 1 of twelve): "model.layers.1*"
+// would also exclude layers 10 and 11, stored NVFP4, so the suggestion ends at the dot, and fix
+// writes it.
+TEST(RuleCases, QC101PositiveWholeLayerBeginningOtherNumbers)
+{
+  Tensors t = bf16("lm_head") + norm("model.norm");
+  for (int i = 0; i < 12; ++i) {
+    const std::string layer = fmt::format("model.layers.{}.", i);
+    t = t + (i == 1 ? bf16(layer + "self_attn.o_proj") + bf16(layer + "mlp.down_proj")
+                    : nvfp4(layer + "self_attn.o_proj") + nvfp4(layer + "mlp.down_proj"));
+  }
+  const std::string model =
+    R"("architectures": ["LlamaForCausalLM"], "model_type": "llama", "num_hidden_layers": 12)";
+  const MemoryFileSystem fs = folder(config(model, modelopt("NVFP4", {"lm_head"})), t);
+  auto run = lint_path(fs, "m", LintOptions{});
+  ASSERT_TRUE(run) << run.error();
+  const auto found = findings(run->report, RuleId::undeclared_unquantized);
+  ASSERT_EQ(found.size(), 1u) << text(run->report);
+  EXPECT_EQ(found[0].suggested_entries, Strings{"model.layers.1.*"});
+  const FixPlan plan = plan_fix(fs, *run, LintOptions{});
+  EXPECT_TRUE(plan.refused.empty()) << fmt::format("{}", fmt::join(plan.refused, "\n"));
+  ASSERT_EQ(plan.edits.size(), 1u);
+  const Report after = lint_patched(fs, plan);
+  EXPECT_TRUE(findings(after, RuleId::undeclared_unquantized).empty()) << text(after);
+  EXPECT_TRUE(findings(after, RuleId::excluded_but_quantized).empty()) << text(after);
+}
+
 // QC101 for part of a layer: the rest of layer 1 is quantized, so a "layer 1" pattern would
 // exclude too much; the suggestion names the unquantized module.
 TEST(RuleCases, QC101PositivePartOfALayer)
