@@ -572,6 +572,22 @@ bnb_entry(std::string_view entry, std::string_view prefix)
   return prefix == entry || prefix.starts_with(fmt::format("{}.", entry));
 }
 
+} // namespace
+
+std::string
+bnb_name(Engine engine, const ModelInfo* model, std::string_view prefix)
+{
+  if (engine == Engine::vllm && sglang_maps_qwen_vl_entries(model)) {
+    return sglang_qwen_vl_mapped(prefix);
+  }
+  if (engine == Engine::sglang && sglang_qwen2_vl(model)) {
+    return regex_subject(engine, model, prefix);
+  }
+  return std::string(prefix);
+}
+
+namespace {
+
 // vLLM's is_layer_skipped (quantization/utils/quant_utils.py): an entry equal to the prefix or,
 // for a prefix holding "experts" (a fused MoE layer, a shared expert's projection), one that
 // contains it. SGLang's (quantization/utils.py): dotted module-path boundaries (PR 23467), and
@@ -3059,8 +3075,19 @@ decide_layer(Engine engine, const ConfigSource& s, const ModelInfo& model, const
       d.reason = "bitsandbytes never skips fused MoE layers";
     } else {
       // is_layer_skipped_bnb has no fused mapping: a fused layer by its own name alone.
-      decide_by_list(d, layer, s.excludes, "llm_int8_skip_modules", bnb_entry, bnb_entry, ix,
-                     compared_names_of(engine, s.format, layer));
+      const Compared compared = compared_names_of(engine, s.format, layer);
+      const std::string own = bnb_name(engine, &model, layer.prefix);
+      if (own == layer.prefix) {
+        decide_by_list(d, layer, s.excludes, "llm_int8_skip_modules", bnb_entry, bnb_entry, ix,
+                       compared);
+      } else { // entries compared with the engine's name, one by one (the index has the other)
+        const auto match = [&](std::string_view entry, std::string_view name) {
+          return bnb_entry(entry, bnb_name(engine, &model, name));
+        };
+        decide_by_list(d, layer, s.excludes, "llm_int8_skip_modules", match, match, nullptr,
+                       compared);
+        d.reason += fmt::format(" (compared as '{}', its name in {})", own, display_name(engine));
+      }
     }
     break;
   case QuantFormat::mxfp4:
@@ -3606,7 +3633,7 @@ entry_matches(Engine engine, QuantFormat format, std::string_view entry, std::st
   case QuantFormat::quark:
     return quark_entry(engine, entry, prefix, nullptr, model);
   case QuantFormat::bitsandbytes:
-    return bnb_entry(entry, prefix);
+    return bnb_entry(entry, bnb_name(engine, model, prefix));
   case QuantFormat::fp8:
     return fp8_entry(engine, entry, prefix);
   case QuantFormat::awq:

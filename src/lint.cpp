@@ -79,6 +79,13 @@ group_key(std::string_view module)
     const size_t end = module.find('.', pos + 7);
     return std::string(module.substr(0, end));
   }
+  // A VLM tower saved in transformers >= 4.52's layout: "model.visual", not "model".
+  for (std::string_view root : {"model.visual.", "model.vision_tower.", "model.vision_model.",
+                                "model.multi_modal_projector."}) {
+    if (module.starts_with(root)) {
+      return std::string(root.substr(0, root.size() - 1));
+    }
+  }
   const size_t dot = module.find('.');
   return std::string(module.substr(0, dot));
 }
@@ -1253,10 +1260,36 @@ private:
       name_uncovered_layers();
       break;
     case QuantFormat::fp8:
-    case QuantFormat::bitsandbytes:
       f.suggested_entries = module_spellings();
       name_uncovered_layers();
       break;
+    case QuantFormat::bitsandbytes: {
+      // Neither engine maps the list: each failing one's own name (Qwen-VL) of the modules, or
+      // of a whole subtree's root, which excludes everything below it (a dotted prefix).
+      const auto add_own = [&](const std::string& spelled, bool root) {
+        for (Engine e : f.engines) {
+          std::string own = bnb_name(e, &m_declaration.model, root ? spelled + "." : spelled);
+          if (root) {
+            own.pop_back();
+          }
+          if (std::find(f.suggested_entries.begin(), f.suggested_entries.end(), own) ==
+              f.suggested_entries.end()) {
+            f.suggested_entries.push_back(std::move(own));
+          }
+        }
+      };
+      if (whole) {
+        for (const auto& s : spellings) {
+          add_own(s, true);
+        }
+      } else {
+        for (const std::string& spelled : module_spellings()) {
+          add_own(spelled, false);
+        }
+      }
+      name_uncovered_layers();
+      break;
+    }
     case QuantFormat::gptq:
       for (const auto& s : spellings) {
         const std::string key = fmt::format("-:{}\\..*", regex_escape(vllm_namespace(s)));

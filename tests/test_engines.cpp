@@ -822,6 +822,51 @@ TEST(Engines, BitsandbytesComponentOrDottedPrefix)
   EXPECT_FALSE(bnb("q_proj", "model.layers.0.self_attn.qkv_proj"));
 }
 
+// Neither engine maps llm_int8_skip_modules: each compares it with its own module names, which
+// for Qwen-VL are not the checkpoint's (vLLM: language_model.model.X and visual.X in both
+// layouts; SGLang: model.X and visual.X).
+TEST(Engines, BitsandbytesComparesEachEnginesOwnQwenVlName)
+{
+  ModelInfo qwen2_vl;
+  qwen2_vl.model_type = "qwen2_vl";
+  EXPECT_EQ(bnb_name(Engine::vllm, &qwen2_vl, "model.layers.1.mlp.down_proj"),
+            "language_model.model.layers.1.mlp.down_proj");
+  EXPECT_EQ(bnb_name(Engine::vllm, &qwen2_vl, "model.language_model.layers.1.mlp.down_proj"),
+            "language_model.model.layers.1.mlp.down_proj");
+  EXPECT_EQ(bnb_name(Engine::vllm, &qwen2_vl, "model.visual.blocks.0.attn.qkv"),
+            "visual.blocks.0.attn.qkv");
+  EXPECT_EQ(bnb_name(Engine::sglang, &qwen2_vl, "model.language_model.layers.1.mlp.down_proj"),
+            "model.layers.1.mlp.down_proj");
+  EXPECT_EQ(bnb_name(Engine::sglang, &qwen2_vl, "model.visual.blocks.0.attn.qkv"),
+            "visual.blocks.0.attn.qkv");
+  const ModelInfo llama;
+  EXPECT_EQ(bnb_name(Engine::vllm, &llama, "model.layers.1.mlp.down_proj"),
+            "model.layers.1.mlp.down_proj");
+
+  const auto skips = [&](Engine e, const char* entry, const char* name) {
+    return entry_matches(e, QuantFormat::bitsandbytes, entry, name, &qwen2_vl);
+  };
+  EXPECT_FALSE(skips(Engine::vllm, "model.layers.1.mlp.down_proj", "model.layers.1.mlp.down_proj"));
+  EXPECT_TRUE(
+    skips(Engine::sglang, "model.layers.1.mlp.down_proj", "model.layers.1.mlp.down_proj"));
+  EXPECT_TRUE(skips(Engine::vllm, "language_model.model.layers.1", "model.layers.1.mlp.down_proj"));
+  for (const Engine e : {Engine::vllm, Engine::sglang}) {
+    EXPECT_FALSE(skips(e, "model.visual", "model.visual.blocks.0.attn.qkv"));
+    EXPECT_TRUE(skips(e, "visual", "model.visual.blocks.0.attn.qkv"));
+  }
+
+  const ConfigSource dotted = source(
+    R"({"quant_method":"bitsandbytes","llm_int8_skip_modules":["model.layers.1.mlp.down_proj"]})");
+  const EngineLayer down = layer("model.layers.1.mlp.down_proj");
+  const Decision in_vllm = decide(Engine::vllm, dotted, qwen2_vl, down, false);
+  EXPECT_TRUE(in_vllm.quantized);
+  EXPECT_NE(in_vllm.reason.find("compared as 'language_model.model.layers.1.mlp.down_proj'"),
+            std::string::npos)
+    << in_vllm.reason;
+  EXPECT_FALSE(decide(Engine::sglang, dotted, qwen2_vl, down, false).quantized);
+  EXPECT_FALSE(decide(Engine::vllm, dotted, llama, down, false).quantized);
+}
+
 TEST(Engines, QuarkExactRegexAndGlob)
 {
   auto quark = [](auto e, auto p) { return entry_matches(Engine::vllm, QuantFormat::quark, e, p); };

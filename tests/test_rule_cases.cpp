@@ -6127,6 +6127,44 @@ TEST(RuleCases, QC101NegativeQwen25VlTowerRegexInEngineNamespace)
   EXPECT_TRUE(qwen2.findings.empty()) << text(qwen2);
 }
 
+// bitsandbytes on Qwen2.5-VL saved in transformers >= 4.52's layout: "model.visual" names no
+// module either engine builds (both call the tower visual.X and map no list), so the BF16 tower
+// is built 8-bit in both. fix writes the name both engines give the tower's root, "visual", and
+// the patched folder lints clean; with it from the start, nothing is reported.
+TEST(RuleCases, QC101BitsandbytesQwenVlListInCheckpointNames)
+{
+  const auto bnb8 = [](const std::string& m) {
+    return Tensors{{m + ".weight", "I8", {64, 64}}, {m + ".SCB", "F32", {64}}};
+  };
+  const Tensors stored = bf16("model.visual.blocks.0.attn.qkv", 192, 64) +
+                         bf16("model.visual.blocks.0.attn.proj") +
+                         bnb8("model.language_model.layers.0.self_attn.o_proj") +
+                         bnb8("model.language_model.layers.0.mlp.down_proj") + bf16("lm_head");
+  const auto block = [](const std::string& skip) {
+    return R"({"quant_method": "bitsandbytes", "load_in_8bit": true, "load_in_4bit": false, )"
+           R"("llm_int8_skip_modules": )" +
+           skip + "}";
+  };
+  const MemoryFileSystem fs =
+    folder(config(k_qwen_vl, block(R"(["lm_head", "model.visual"])")), stored);
+  auto run = lint_path(fs, "m", LintOptions{});
+  ASSERT_TRUE(run) << run.error();
+  const auto found = findings(run->report, RuleId::undeclared_unquantized);
+  ASSERT_EQ(found.size(), 1u) << text(run->report);
+  EXPECT_EQ(engines(found[0]), (std::set<Engine>{Engine::vllm, Engine::sglang}));
+  EXPECT_EQ(found[0].modules,
+            (Strings{"model.visual.blocks.0.attn.proj", "model.visual.blocks.0.attn.qkv"}));
+  EXPECT_EQ(found[0].suggested_entries, Strings{"visual"});
+  const FixPlan plan = plan_fix(fs, *run, LintOptions{});
+  EXPECT_TRUE(plan.refused.empty()) << fmt::format("{}", fmt::join(plan.refused, "\n"));
+  ASSERT_EQ(plan.edits.size(), 1u);
+  const Report after = lint_patched(fs, plan);
+  EXPECT_TRUE(findings(after, RuleId::undeclared_unquantized).empty()) << text(after);
+  const Report right =
+    lint_folder(folder(config(k_qwen_vl, block(R"(["lm_head", "visual"])")), stored));
+  EXPECT_TRUE(findings(right, RuleId::undeclared_unquantized).empty()) << text(right);
+}
+
 // transformers >= 4.52 saves Qwen2.5-VL as visual.X / model.X but names the modules
 // model.visual.X / model.language_model.X in memory, where llm-compressor took its ignore entries
 // from. vLLM's mapper and SGLang's (for the tower) fold both layouts to one name: such a list

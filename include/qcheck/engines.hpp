@@ -571,6 +571,11 @@ std::vector<uint32_t> sglang_entries_reaching_draft(const ConfigSource& source,
 // model.multi_modal_projector.X lose "model." (Qwen-VL, and the Gemma3 / LLaVA layout of
 // transformers >= 4.52).
 std::string vllm_namespace(std::string_view name);
+// The name bitsandbytes' is_layer_skipped_bnb meets in `engine`: its own module name, as
+// neither vLLM nor SGLang maps llm_int8_skip_modules. Qwen-VL: vLLM's language_model.model.X
+// and visual.X (its hf_to_vllm_mapper, both checkpoint layouts); SGLang's model.X and visual.X
+// for Qwen2-VL and Qwen2.5-VL. Else `prefix` as stored.
+std::string bnb_name(Engine engine, const ModelInfo* model, std::string_view prefix);
 // Removes a VLM wrapper: "model.language_model.X" -> "model.X", "language_model.model.X" ->
 // "model.X", "language_model.X" -> "X". Returns the name unchanged when there is none.
 std::string strip_language_model(std::string_view name);
