@@ -79,13 +79,6 @@ group_key(std::string_view module)
     const size_t end = module.find('.', pos + 7);
     return std::string(module.substr(0, end));
   }
-  // A VLM tower saved in transformers >= 4.52's layout: "model.visual", not "model".
-  for (std::string_view root : {"model.visual.", "model.vision_tower.", "model.vision_model.",
-                                "model.multi_modal_projector."}) {
-    if (module.starts_with(root)) {
-      return std::string(root.substr(0, root.size() - 1));
-    }
-  }
   const size_t dot = module.find('.');
   return std::string(module.substr(0, dot));
 }

@@ -6129,8 +6129,8 @@ TEST(RuleCases, QC101NegativeQwen25VlTowerRegexInEngineNamespace)
 
 // bitsandbytes on Qwen2.5-VL saved in transformers >= 4.52's layout: "model.visual" names no
 // module either engine builds (both call the tower visual.X and map no list), so the BF16 tower
-// is built 8-bit in both. fix writes the name both engines give the tower's root, "visual", and
-// the patched folder lints clean; with it from the start, nothing is reported.
+// is built 8-bit in both. fix writes the names both engines give its modules, and the patched
+// folder lints clean; with "visual" from the start, nothing is reported.
 TEST(RuleCases, QC101BitsandbytesQwenVlListInCheckpointNames)
 {
   const auto bnb8 = [](const std::string& m) {
@@ -6154,7 +6154,8 @@ TEST(RuleCases, QC101BitsandbytesQwenVlListInCheckpointNames)
   EXPECT_EQ(engines(found[0]), (std::set<Engine>{Engine::vllm, Engine::sglang}));
   EXPECT_EQ(found[0].modules,
             (Strings{"model.visual.blocks.0.attn.proj", "model.visual.blocks.0.attn.qkv"}));
-  EXPECT_EQ(found[0].suggested_entries, Strings{"visual"});
+  EXPECT_EQ(found[0].suggested_entries,
+            (Strings{"visual.blocks.0.attn.proj", "visual.blocks.0.attn.qkv"}));
   const FixPlan plan = plan_fix(fs, *run, LintOptions{});
   EXPECT_TRUE(plan.refused.empty()) << fmt::format("{}", fmt::join(plan.refused, "\n"));
   ASSERT_EQ(plan.edits.size(), 1u);
@@ -6163,6 +6164,19 @@ TEST(RuleCases, QC101BitsandbytesQwenVlListInCheckpointNames)
   const Report right =
     lint_folder(folder(config(k_qwen_vl, block(R"(["lm_head", "visual"])")), stored));
   EXPECT_TRUE(findings(right, RuleId::undeclared_unquantized).empty()) << text(right);
+  // Saved in the older layout, the tower is a root of its own: one entry, the name both engines
+  // give it; a text layer unquantized whole is its root in each engine's spelling.
+  const Tensors old_layout =
+    bf16("visual.blocks.0.attn.qkv", 192, 64) + bf16("visual.blocks.0.attn.proj") +
+    bnb8("model.layers.0.self_attn.o_proj") + bnb8("model.layers.0.mlp.down_proj") +
+    bf16("model.layers.1.mlp.down_proj") + bf16("model.layers.1.self_attn.o_proj") +
+    bf16("lm_head");
+  const Report old = lint_folder(folder(config(k_qwen_vl, block(R"(["lm_head"])")), old_layout));
+  const auto undeclared = findings(old, RuleId::undeclared_unquantized);
+  ASSERT_EQ(undeclared.size(), 2u) << text(old);
+  EXPECT_EQ(undeclared[0].suggested_entries,
+            (Strings{"language_model.model.layers.1", "model.layers.1"}));
+  EXPECT_EQ(undeclared[1].suggested_entries, Strings{"visual"});
 }
 
 // transformers >= 4.52 saves Qwen2.5-VL as visual.X / model.X but names the modules
