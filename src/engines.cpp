@@ -574,6 +574,12 @@ bnb_entry(std::string_view entry, std::string_view prefix)
 
 } // namespace
 
+bool
+bnb_names_differ(const ModelInfo* model)
+{
+  return sglang_maps_qwen_vl_entries(model);
+}
+
 std::string
 bnb_name(Engine engine, const ModelInfo* model, std::string_view prefix)
 {
@@ -581,7 +587,12 @@ bnb_name(Engine engine, const ModelInfo* model, std::string_view prefix)
     return sglang_qwen_vl_mapped(prefix);
   }
   if (engine == Engine::sglang && sglang_qwen2_vl(model)) {
-    return regex_subject(engine, model, prefix);
+    std::string name = regex_subject(engine, model, prefix);
+    // SGLang's VisionAttention names its projection qkv_proj (attention/vision.py).
+    if (name.starts_with("visual.") && name.ends_with(".attn.qkv")) {
+      name += "_proj";
+    }
+    return name;
   }
   return std::string(prefix);
 }
@@ -3077,7 +3088,7 @@ decide_layer(Engine engine, const ConfigSource& s, const ModelInfo& model, const
       // is_layer_skipped_bnb has no fused mapping: a fused layer by its own name alone.
       const Compared compared = compared_names_of(engine, s.format, layer);
       const std::string own = bnb_name(engine, &model, layer.prefix);
-      if (own == layer.prefix) {
+      if (!bnb_names_differ(&model)) {
         decide_by_list(d, layer, s.excludes, "llm_int8_skip_modules", bnb_entry, bnb_entry, ix,
                        compared);
       } else { // entries compared with the engine's name, one by one (the index has the other)
@@ -3086,7 +3097,9 @@ decide_layer(Engine engine, const ConfigSource& s, const ModelInfo& model, const
         };
         decide_by_list(d, layer, s.excludes, "llm_int8_skip_modules", match, match, nullptr,
                        compared);
-        d.reason += fmt::format(" (compared as '{}', its name in {})", own, display_name(engine));
+        if (own != layer.prefix) {
+          d.reason += fmt::format(" (compared as '{}', its name in {})", own, display_name(engine));
+        }
       }
     }
     break;

@@ -1271,7 +1271,24 @@ private:
           }
         }
       };
-      if (whole) {
+      // A Qwen-VL tower, whichever layout: "visual", a component of both engines' names.
+      const auto tower_root = [&]() -> std::string_view {
+        for (std::string_view root : {"model.visual", "visual"}) {
+          const bool inside = std::all_of(modules.begin(), modules.end(), [&](const auto& m) {
+            return m.size() > root.size() && m.starts_with(root) && m[root.size()] == '.';
+          });
+          const std::span<const Module> tower = m_inventory.under(root);
+          if (inside && std::none_of(tower.begin(), tower.end(), [](const Module& m) {
+                return m.storage == Storage::quantized;
+              })) {
+            return root;
+          }
+        }
+        return {};
+      };
+      if (bnb_names_differ(&m_declaration.model) && !tower_root().empty()) {
+        f.suggested_entries.push_back("visual");
+      } else if (whole) {
         for (const auto& s : spellings) {
           add_own(s, true);
         }
@@ -2119,7 +2136,9 @@ private:
     }
     // A long list is checked the other way round: each name's candidates, once.
     EntryUse use;
-    if (s.excludes.size() >= k_compile_threshold) {
+    // (bitsandbytes on a model whose names the engines change: the index holds the stored names.)
+    if (s.excludes.size() >= k_compile_threshold &&
+        !(s.format == QuantFormat::bitsandbytes && bnb_names_differ(&m_declaration.model))) {
       use = entry_use(s, engines, probes, [&] { answer_plain_entries(s); });
       out.examples = std::move(use.examples);
     }

@@ -838,7 +838,9 @@ TEST(Engines, BitsandbytesComparesEachEnginesOwnQwenVlName)
   EXPECT_EQ(bnb_name(Engine::sglang, &qwen2_vl, "model.language_model.layers.1.mlp.down_proj"),
             "model.layers.1.mlp.down_proj");
   EXPECT_EQ(bnb_name(Engine::sglang, &qwen2_vl, "model.visual.blocks.0.attn.qkv"),
-            "visual.blocks.0.attn.qkv");
+            "visual.blocks.0.attn.qkv_proj"); // SGLang's VisionAttention
+  EXPECT_EQ(bnb_name(Engine::sglang, &qwen2_vl, "visual.blocks.0.attn.proj"),
+            "visual.blocks.0.attn.proj");
   const ModelInfo llama;
   EXPECT_EQ(bnb_name(Engine::vllm, &llama, "model.layers.1.mlp.down_proj"),
             "model.layers.1.mlp.down_proj");
@@ -854,6 +856,9 @@ TEST(Engines, BitsandbytesComparesEachEnginesOwnQwenVlName)
     EXPECT_FALSE(skips(e, "model.visual", "model.visual.blocks.0.attn.qkv"));
     EXPECT_TRUE(skips(e, "visual", "model.visual.blocks.0.attn.qkv"));
   }
+  EXPECT_TRUE(skips(Engine::vllm, "visual.blocks.0.attn.qkv", "visual.blocks.0.attn.qkv"));
+  EXPECT_FALSE(skips(Engine::sglang, "visual.blocks.0.attn.qkv", "visual.blocks.0.attn.qkv"));
+  EXPECT_TRUE(skips(Engine::sglang, "visual.blocks.0.attn.qkv_proj", "visual.blocks.0.attn.qkv"));
 
   const ConfigSource dotted = source(
     R"({"quant_method":"bitsandbytes","llm_int8_skip_modules":["model.layers.1.mlp.down_proj"]})");

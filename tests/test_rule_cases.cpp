@@ -6129,8 +6129,8 @@ TEST(RuleCases, QC101NegativeQwen25VlTowerRegexInEngineNamespace)
 
 // bitsandbytes on Qwen2.5-VL saved in transformers >= 4.52's layout: "model.visual" names no
 // module either engine builds (both call the tower visual.X and map no list), so the BF16 tower
-// is built 8-bit in both. fix writes the names both engines give its modules, and the patched
-// folder lints clean; with "visual" from the start, nothing is reported.
+// is built 8-bit in both. fix writes "visual", a component of both engines' names of the tower
+// (SGLang's attention is attn.qkv_proj, vLLM's attn.qkv), and the patched folder lints clean.
 TEST(RuleCases, QC101BitsandbytesQwenVlListInCheckpointNames)
 {
   const auto bnb8 = [](const std::string& m) {
@@ -6154,8 +6154,7 @@ TEST(RuleCases, QC101BitsandbytesQwenVlListInCheckpointNames)
   EXPECT_EQ(engines(found[0]), (std::set<Engine>{Engine::vllm, Engine::sglang}));
   EXPECT_EQ(found[0].modules,
             (Strings{"model.visual.blocks.0.attn.proj", "model.visual.blocks.0.attn.qkv"}));
-  EXPECT_EQ(found[0].suggested_entries,
-            (Strings{"visual.blocks.0.attn.proj", "visual.blocks.0.attn.qkv"}));
+  EXPECT_EQ(found[0].suggested_entries, Strings{"visual"});
   const FixPlan plan = plan_fix(fs, *run, LintOptions{});
   EXPECT_TRUE(plan.refused.empty()) << fmt::format("{}", fmt::join(plan.refused, "\n"));
   ASSERT_EQ(plan.edits.size(), 1u);
@@ -6177,6 +6176,20 @@ TEST(RuleCases, QC101BitsandbytesQwenVlListInCheckpointNames)
   EXPECT_EQ(undeclared[0].suggested_entries,
             (Strings{"language_model.model.layers.1", "model.layers.1"}));
   EXPECT_EQ(undeclared[1].suggested_entries, Strings{"visual"});
+  // Those entries in a long list (compiled for other formats): each is used by an engine, and
+  // only the padding is reported unused.
+  std::string long_list = R"(["lm_head", "visual", "language_model.model.layers.1", )"
+                          R"("model.layers.1")";
+  for (int i = 0; i < 20; ++i) {
+    long_list += fmt::format(R"(, "zz.pad{}")", i);
+  }
+  long_list += "]";
+  const Report padded = lint_folder(folder(config(k_qwen_vl, block(long_list)), old_layout));
+  EXPECT_TRUE(findings(padded, RuleId::undeclared_unquantized).empty()) << text(padded);
+  const auto unused = findings(padded, RuleId::unused_entry);
+  ASSERT_EQ(unused.size(), 1u) << text(padded);
+  EXPECT_NE(unused[0].message.find("from 'zz.pad0' to 'zz.pad19'"), std::string::npos)
+    << unused[0].message;
 }
 
 // transformers >= 4.52 saves Qwen2.5-VL as visual.X / model.X but names the modules

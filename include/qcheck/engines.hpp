@@ -575,7 +575,11 @@ std::string vllm_namespace(std::string_view name);
 // neither vLLM nor SGLang maps llm_int8_skip_modules. Qwen-VL: vLLM's language_model.model.X
 // and visual.X (its hf_to_vllm_mapper, both checkpoint layouts); SGLang's model.X and visual.X
 // for Qwen2-VL and Qwen2.5-VL. Else `prefix` as stored.
+// (SGLang's tower attention is visual.blocks.N.attn.qkv_proj.)
 std::string bnb_name(Engine engine, const ModelInfo* model, std::string_view prefix);
+// Whether bnb_name() can differ from the stored names for `model`: its list is then compared
+// entry by entry, not through an index of the stored names.
+bool bnb_names_differ(const ModelInfo* model);
 // Removes a VLM wrapper: "model.language_model.X" -> "model.X", "language_model.model.X" ->
 // "model.X", "language_model.X" -> "X". Returns the name unchanged when there is none.
 std::string strip_language_model(std::string_view name);
