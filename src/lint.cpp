@@ -1257,6 +1257,7 @@ private:
       name_uncovered_layers();
       break;
     case QuantFormat::bitsandbytes: {
+      static constexpr std::array<std::string_view, 2> k_tower_roots{"model.visual", "visual"};
       // Neither engine maps the list: each failing one's own name (Qwen-VL) of the modules, or
       // of a whole subtree's root, which excludes everything below it (a dotted prefix).
       const auto add_own = [&](const std::string& spelled, bool root) {
@@ -1271,22 +1272,21 @@ private:
           }
         }
       };
-      // A Qwen-VL tower, whichever layout: "visual", a component of both engines' names.
-      const auto tower_root = [&]() -> std::string_view {
-        for (std::string_view root : {"model.visual", "visual"}) {
-          const bool inside = std::all_of(modules.begin(), modules.end(), [&](const auto& m) {
-            return m.size() > root.size() && m.starts_with(root) && m[root.size()] == '.';
-          });
+      // A Qwen-VL tower unquantized whole, whichever layout: "visual", a component of both
+      // engines' names of it.
+      const auto whole_tower = [&] {
+        return std::any_of(k_tower_roots.begin(), k_tower_roots.end(), [&](std::string_view root) {
           const std::span<const Module> tower = m_inventory.under(root);
-          if (inside && std::none_of(tower.begin(), tower.end(), [](const Module& m) {
-                return m.storage == Storage::quantized;
-              })) {
-            return root;
-          }
-        }
-        return {};
+          return std::all_of(modules.begin(), modules.end(),
+                             [&](const std::string& m) {
+                               return m.starts_with(root) && m.size() > root.size() &&
+                                      m[root.size()] == '.';
+                             }) &&
+                 std::none_of(tower.begin(), tower.end(),
+                              [](const Module& m) { return m.storage == Storage::quantized; });
+        });
       };
-      if (bnb_names_differ(&m_declaration.model) && !tower_root().empty()) {
+      if (bnb_names_differ(&m_declaration.model) && whole_tower()) {
         f.suggested_entries.push_back("visual");
       } else if (whole) {
         for (const auto& s : spellings) {
