@@ -677,6 +677,30 @@ private:
         modules.emplace_back(module_of(run).name);
       }
       const bool is_draft = m_drafts.root_of(modules.front()) != nullptr;
+      // Modules outside any layer grouped under "model": the message names their deepest
+      // common ancestor instead (a VLM tower saved as model.visual.X).
+      std::string_view label = where;
+      if (!is_draft && where == "model") {
+        std::string_view common = modules.front();
+        for (const std::string& m : modules) {
+          size_t n = 0;
+          while (n < common.size() && n < m.size() && common[n] == m[n]) {
+            ++n;
+          }
+          common = common.substr(0, n);
+        }
+        // The common text up to a whole component boundary of every module, above each one.
+        const size_t dot = common.rfind('.');
+        const size_t cut = std::all_of(modules.begin(), modules.end(),
+                                       [&](const std::string& m) {
+                                         return m.size() > common.size() && m[common.size()] == '.';
+                                       })
+                             ? common.size()
+                             : dot;
+        if (cut != std::string_view::npos && cut > where.size()) {
+          label = common.substr(0, cut);
+        }
+      }
       const ConfigSource& source = *m_source_for.at(*engines.begin());
       size_t tensors = 0;
       // Shards by index (their files sort as the shards do), dtypes as viewed: a draft layer
@@ -707,7 +731,7 @@ private:
         add(RuleId::undeclared_unquantized, source.file,
             fmt::format("{}{}: {} module{} ({} tensor{}, {}) stored unquantized but declared {} "
                         "quantized; {} {} with {}",
-                        is_draft ? "MTP/NextN draft " : "", where, modules.size(),
+                        is_draft ? "MTP/NextN draft " : "", label, modules.size(),
                         modules.size() == 1 ? "" : "s", tensors, tensors == 1 ? "" : "s",
                         fmt::join(dtypes, "/"), format_description(source), engines_text(engines),
                         engines.size() == 1 ? "fails" : "fail", engine_error(source)));

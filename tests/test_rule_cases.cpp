@@ -6155,6 +6155,9 @@ TEST(RuleCases, QC101BitsandbytesQwenVlListInCheckpointNames)
   EXPECT_EQ(found[0].modules,
             (Strings{"model.visual.blocks.0.attn.proj", "model.visual.blocks.0.attn.qkv"}));
   EXPECT_EQ(found[0].suggested_entries, Strings{"visual"});
+  // Grouped under "model" with the text layers, it is named by its modules' deepest ancestor.
+  EXPECT_TRUE(found[0].message.starts_with("model.visual.blocks.0.attn: 2 modules"))
+    << found[0].message;
   const FixPlan plan = plan_fix(fs, *run, LintOptions{});
   EXPECT_TRUE(plan.refused.empty()) << fmt::format("{}", fmt::join(plan.refused, "\n"));
   ASSERT_EQ(plan.edits.size(), 1u);
