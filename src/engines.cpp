@@ -3087,7 +3087,6 @@ decide_layer(Engine engine, const ConfigSource& s, const ModelInfo& model, const
     } else {
       // is_layer_skipped_bnb has no fused mapping: a fused layer by its own name alone.
       const Compared compared = compared_names_of(engine, s.format, layer);
-      const std::string own = bnb_name(engine, &model, layer.prefix);
       if (!bnb_names_differ(&model)) {
         decide_by_list(d, layer, s.excludes, "llm_int8_skip_modules", bnb_entry, bnb_entry, ix,
                        compared);
@@ -3097,7 +3096,7 @@ decide_layer(Engine engine, const ConfigSource& s, const ModelInfo& model, const
         };
         decide_by_list(d, layer, s.excludes, "llm_int8_skip_modules", match, match, nullptr,
                        compared);
-        if (own != layer.prefix) {
+        if (const std::string own = bnb_name(engine, &model, layer.prefix); own != layer.prefix) {
           d.reason += fmt::format(" (compared as '{}', its name in {})", own, display_name(engine));
         }
       }
@@ -3646,7 +3645,10 @@ entry_matches(Engine engine, QuantFormat format, std::string_view entry, std::st
   case QuantFormat::quark:
     return quark_entry(engine, entry, prefix, nullptr, model);
   case QuantFormat::bitsandbytes:
-    return bnb_entry(entry, bnb_name(engine, model, prefix));
+    // (No copy of the name for the models whose names the engines keep: this runs per entry
+    // and module when a short list's entries are checked.)
+    return bnb_names_differ(model) ? bnb_entry(entry, bnb_name(engine, model, prefix))
+                                   : bnb_entry(entry, prefix);
   case QuantFormat::fp8:
     return fp8_entry(engine, entry, prefix);
   case QuantFormat::awq:

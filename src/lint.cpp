@@ -683,11 +683,8 @@ private:
       if (!is_draft && where == "model") {
         std::string_view common = modules.front();
         for (const std::string& m : modules) {
-          size_t n = 0;
-          while (n < common.size() && n < m.size() && common[n] == m[n]) {
-            ++n;
-          }
-          common = common.substr(0, n);
+          const auto end = std::mismatch(common.begin(), common.end(), m.begin(), m.end()).first;
+          common = common.substr(0, static_cast<size_t>(end - common.begin()));
         }
         // The common text up to a whole component boundary of every module, above each one.
         const size_t dot = common.rfind('.');
