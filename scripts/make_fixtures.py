@@ -442,7 +442,9 @@ def qwen_gptq_mtp(out: Path, fixed: bool):
     }
     if fixed:
         quantization_config["modules_to_not_convert"] = ["mtp", "visual", "lm_head"]
-        quantization_config["dynamic"] = {"-:.*mtp.*": {}}
+        # SGLang reads dynamic alone: the BF16 in_proj_b / in_proj_a (its fused in_proj_ba)
+        # need a key of their own there.
+        quantization_config["dynamic"] = {"-:.*mtp.*": {}, "-:.*linear_attn\\.in_proj_ba$": {}}
     shard1, shard2 = qwen_main(gptq_linear)
     shard2 += qwen_mtp(bf16_linear if fixed else gptq_linear)
     write_checkpoint(
@@ -1394,8 +1396,12 @@ FORMATS = {
     "ct-fp8-qwen3-vl-checkpoint-regex": lambda d: ct_fp8_qwen3_vl(
         d, ["re:.*lm_head", "re:model\\.visual\\..*"]
     ),
-    "gptq-qwen3.5-moe-mtp": lambda d: qwen35_moe_gptq(d, {"-:.*visual.*": {}, "-:.*mtp.*": {}}),
-    "gptq-qwen3.5-moe-mtp-no-negative-key": lambda d: qwen35_moe_gptq(d, {"-:.*visual.*": {}}),
+    "gptq-qwen3.5-moe-mtp": lambda d: qwen35_moe_gptq(
+        d, {"-:.*visual.*": {}, "-:.*linear_attn\\.in_proj_ba$": {}, "-:.*mtp.*": {}}
+    ),
+    "gptq-qwen3.5-moe-mtp-no-negative-key": lambda d: qwen35_moe_gptq(
+        d, {"-:.*visual.*": {}, "-:.*linear_attn\\.in_proj_ba$": {}}
+    ),
     "autoround-qwen3": lambda d: autoround_qwen3(d, declare_bf16=True),
     "autoround-qwen3-missing-extra-config": lambda d: autoround_qwen3(d, declare_bf16=False),
     "awq-qwen2": lambda d: awq_qwen2(d, [AWQ_DOWN_PROJ_1]),
@@ -1440,8 +1446,8 @@ last column); `tests/test_formats.cpp` asserts them.
 | `ct-nvfp4-qwen3-next-mtp-unignored` | same | no `re:mtp\\..*` | QC101, vLLM + SGLang, 20 draft modules |
 | `ct-fp8-qwen3-vl` | compressed-tensors `float-quantized` FP8 (channel `weight_scale` BF16 `[out, 1]`), `qwen3_vl`: `model.visual.*` and `model.language_model.layers.*` | vision tower and `lm_head` BF16; ignore `re:.*lm_head`, `re:.*visual\\..*` | clean |
 | `ct-fp8-qwen3-vl-checkpoint-regex` | same | ignore `re:.*lm_head`, `re:model\\.visual\\..*` | QC101 for vLLM on the 6 vision Linears (vLLM prefix `visual.*`, regexes not mapped: 3.3, 7.4, R22) plus the R22 warning |
-| `gptq-qwen3.5-moe-mtp` | GPTQ 4-bit group 32 (GPTQModel), `qwen3_5_moe` VLM | main experts GPTQ; draft (`mtp.fc`, attention, per-expert MoE, shared expert) BF16; `dynamic` `-:.*visual.*`, `-:.*mtp.*` | QC101 for SGLang alone on the 12 draft experts: its GPTQ-Marlin config builds every fused MoE quantized before reading `dynamic`, so no key helps (fix refuses, says so); QC116 info (4.2, R23, R24) |
-| `gptq-qwen3.5-moe-mtp-no-negative-key` | same | no `-:.*mtp.*` | QC101 for vLLM and SGLang on the 12 draft experts (R24); draft Linears are rescued by dtype inference; fix adds `-:mtp\\..*` (vLLM) and leaves SGLang to a human |
+| `gptq-qwen3.5-moe-mtp` | GPTQ 4-bit group 32 (GPTQModel), `qwen3_5_moe` VLM | main experts GPTQ; draft (`mtp.fc`, attention, per-expert MoE, shared expert) BF16; `dynamic` `-:.*visual.*`, `-:.*linear_attn\\.in_proj_ba$` (the BF16 `in_proj_b`/`in_proj_a`, which SGLang would build as GPTQ without it), `-:.*mtp.*` | QC101 for SGLang alone on the 12 draft experts: its GPTQ-Marlin config builds every fused MoE quantized before reading `dynamic`, so no key helps (fix refuses, says so); QC116 info (4.2, R23, R24) |
+| `gptq-qwen3.5-moe-mtp-no-negative-key` | same | no `-:.*mtp.*` | QC101 for vLLM and SGLang on the draft (R24): vLLM on the 12 experts (its draft Linears are rescued by dtype inference), SGLang on those and the draft's Linears (it reads `dynamic` alone); fix adds `-:mtp\\..*` and leaves SGLang's experts to a human |
 | `autoround-qwen3` | AutoRound `auto_round:auto_gptq`, 4-bit group 32, `qwen3` dense, single `model.safetensors` plus `quantization_config.json` | layer 0 `o_proj` 8-bit (`qweight` `[in/4, out]`), layer 1 `down_proj` BF16, both in `extra_config`; `block_name_to_quantize: "model.layers"` | clean (4.4, R26, R36) |
 | `autoround-qwen3-missing-extra-config` | same | layer 1 `down_proj` BF16 without its `bits: 16` entry | QC101 for vLLM on `model.layers.1.mlp.down_proj` |
 | `awq-qwen2` | AWQ GEMM 4-bit group 32 (`qweight` `[in, out/8]`), `qwen2` in F16 with q/k/v biases | layer 1 `down_proj` F16, `modules_to_not_convert` names it in full; `lm_head` F16 | clean (4.3, R25: the LM head is quantized only with `lm_head: true`) |
@@ -1480,7 +1486,7 @@ Each broken checkpoint has a `-fixed` twin that differs only as described.
 |---|---|---|---|
 | `glm-nvfp4-nextn` | GLM-5.3-Flash-NVFP4 (ModelOpt 0.41.0, VLM) — bug reports 000 and 001 | NextN/MTP layer `model.language_model.layers.45.*` is stored entirely BF16 (router bias F32, no scales) while `config_groups.group_0` targets every `Linear` with NVFP4 and neither `quantization_config.ignore` (config.json) nor `exclude_modules` (hf_quant_config.json) covers layer 45 | both lists gain `model.language_model.layers.45*` and `model.layers.45*` (appended, in that order) |
 | `qwen-w4a16-mtp` | Qwen3.5 VLM, compressed-tensors W4A16 (pack-quantized, group 32) exported by AutoRound — report 002, first part | the 15 `mtp.*` tensors in `model_extra_tensors.safetensors` are BF16, but `ignore` (config.json and quantization_config.json) names no `mtp.*` Linear, so `mtp.fc` etc. are declared W4A16 | `ignore` in both files gains the 8 MTP Linears (`mtp.fc`, `mtp.layers.0.self_attn.{q,k,v,o}_proj`, `mtp.layers.0.mlp.{gate,up,down}_proj`), appended |
-| `qwen-gptq-mtp` | Qwen3.5 VLM, GPTQ 4-bit group 64 produced by AutoRound — report 002, second part | `dynamic: {"+:.mtp.": ...}` quantizes the MTP block (`mtp.fc` and the 7 `mtp.layers.0` Linears stored as `qweight`/`qzeros`/`scales`/`g_idx`), which the vLLM drafter cannot load | the 8 MTP Linears are stored BF16 `weight [out, in]`; `quantization_config` gains `modules_to_not_convert: ["mtp", "visual", "lm_head"]` and `dynamic` becomes `{"-:.*mtp.*": {}}` |
+| `qwen-gptq-mtp` | Qwen3.5 VLM, GPTQ 4-bit group 64 produced by AutoRound — report 002, second part | `dynamic: {"+:.mtp.": ...}` quantizes the MTP block (`mtp.fc` and the 7 `mtp.layers.0` Linears stored as `qweight`/`qzeros`/`scales`/`g_idx`), which the vLLM drafter cannot load | the 8 MTP Linears are stored BF16 `weight [out, in]`; `quantization_config` gains `modules_to_not_convert: ["mtp", "visual", "lm_head"]` and `dynamic` becomes `{"-:.*mtp.*": {}, "-:.*linear_attn\\.in_proj_ba$": {}}` (SGLang reads `dynamic` alone: without the second key it builds the BF16 `in_proj_ba` as GPTQ) |
 | `plain-bf16` | small Llama, no quantization | none (no `quantization_config`, single `model.safetensors`, no index) | — |
 | `malformed/` | inputs for the safetensors header reader | one defect per file, see below | — |
 

@@ -936,9 +936,9 @@ first_match(const List& list, std::string_view name, Match match,
 // Shard-aware exclusion: a fused layer is excluded when all shards are, and disagreement is
 // recorded; `whole` is then tried on the fused prefix itself, as `compared` says. Each of
 // `indexes`' matchers must be given the same match function on every call: it remembers that
-// function's answers. A layer excluded because every shard is listed gets d.shard_entries, or
-// with `entry_indices` their indices in `list` there instead (for a caller that maps them back
-// to the list's spelling).
+// function's answers. A layer excluded because every shard is listed, or whose shards disagree,
+// gets the entries that excluded a shard in d.shard_entries, or with `entry_indices` their
+// indices in `list` there instead (for a caller that maps them back to the list's spelling).
 template<typename List, typename ShardMatch, typename WholeMatch>
 void
 decide_by_list(Decision& d, const EngineLayer& layer, const List& list, std::string_view list_name,
@@ -1009,6 +1009,22 @@ decide_by_list(Decision& d, const EngineLayer& layer, const List& list, std::str
         entry = e;
       }
     }
+    // The entries that excluded a shard, once each, in list order (they are elements of
+    // `list`).
+    const auto keep_entries = [&] {
+      std::sort(matched.begin(), matched.end());
+      matched.erase(std::unique(matched.begin(), matched.end()), matched.end());
+      for (const Entry* e : matched) {
+        if (e == nullptr) {
+          continue;
+        }
+        if (entry_indices != nullptr) {
+          entry_indices->push_back(static_cast<uint32_t>(e - list.data()));
+        } else {
+          d.shard_entries.emplace_back(*e);
+        }
+      }
+    };
     if (hits > 0 && hits < layer.shards.size()) {
       std::vector<std::string_view> hit, miss;
       for (size_t j = 0; j < layer.shards.size(); ++j) {
@@ -1017,20 +1033,12 @@ decide_by_list(Decision& d, const EngineLayer& layer, const List& list, std::str
       d.shards_disagree = true;
       d.shard_detail =
         fmt::format("{} excluded, {} not", fmt::join(hit, ", "), fmt::join(miss, ", "));
+      keep_entries();
     } else if (hits == layer.shards.size()) {
       d.quantized = false;
       d.matched = *entry;
       d.reason = fmt::format("every shard is listed in {}", list_name);
-      // List order: the entries are elements of `list`.
-      std::sort(matched.begin(), matched.end());
-      matched.erase(std::unique(matched.begin(), matched.end()), matched.end());
-      for (const Entry* e : matched) {
-        if (entry_indices != nullptr) {
-          entry_indices->push_back(static_cast<uint32_t>(e - list.data()));
-        } else {
-          d.shard_entries.emplace_back(*e);
-        }
-      }
+      keep_entries();
       return;
     }
   }
@@ -1324,8 +1332,8 @@ first_dynamic_match(const ConfigSource& s, std::string_view name, const DynamicR
 }
 
 void
-decide_gptq(Decision& d, Engine engine, const ConfigSource& s, const EngineLayer& layer,
-            bool stored_quantized, const DynamicRules* rules)
+decide_gptq(Decision& d, Engine engine, const ConfigSource& s, const ModelInfo& model,
+            const EngineLayer& layer, bool stored_quantized, const DynamicRules* rules)
 {
   // SGLang's GPTQMarlinConfig gives every FusedMoE its Marlin MoE method before any dynamic
   // key is read (GPTQConfig refuses MoE): no key leaves a GPTQ fused MoE unquantized there.
@@ -1334,11 +1342,21 @@ decide_gptq(Decision& d, Engine engine, const ConfigSource& s, const EngineLayer
     d.reason = "SGLang builds a GPTQ fused MoE quantized whatever dynamic says";
     return;
   }
-  const std::string name = vllm_namespace(layer.prefix);
+  const std::string name = dynamic_subject(engine, &model, layer.prefix);
   if (const DynamicRule* rule = first_dynamic_match(s, name, rules, d.errors)) {
     d.quantized = !rule->negative;
     d.matched = rule->key;
     d.reason = fmt::format("dynamic key '{}' matches '{}' first", rule->key, name);
+    return;
+  }
+  // SGLang's get_linear_quant_method asks dynamic alone: its GPTQ configs never read
+  // modules_in_block_to_quantize, and nothing there looks at the stored dtypes.
+  if (engine == Engine::sglang) {
+    d.quantized = true;
+    d.reason = fmt::format("no '-:' dynamic key matches '{}'; SGLang builds every other GPTQ "
+                           "Linear quantized (it reads neither modules_in_block_to_quantize nor "
+                           "the stored dtypes)",
+                           name);
     return;
   }
   if (layer.kind == LayerKind::fused_moe) {
@@ -1865,11 +1883,14 @@ tower_override(Engine engine, const ConfigSource& s, const ModelInfo& model,
                        engine == Engine::vllm ? "vLLM" : "SGLang");
   }
   // SGLang's Qwen3-VL models pass quant_config=None to their vision model (qwen3_vl.py since
-  // PR 18926; qwen3_vl_moe.py inherits it).
+  // PR 18926; qwen3_vl_moe.py inherits it, and so do Qwen3.5's, qwen3_5.py).
   if (engine == Engine::sglang &&
-      (model.model_type == "qwen3_vl" || model.model_type == "qwen3_vl_moe") &&
+      (model.model_type == "qwen3_vl" || model.model_type == "qwen3_vl_moe" ||
+       is_qwen35_family(model)) &&
       layer.prefix.starts_with("model.visual.")) {
-    return "SGLang builds Qwen3-VL's vision tower without a quantization config";
+    return is_qwen35_family(model)
+             ? "SGLang builds Qwen3.5's vision tower (Qwen3-VL's) without a quantization config"
+             : "SGLang builds Qwen3-VL's vision tower without a quantization config";
   }
   // SGLang's LLaVA and Mistral3 take their projector class from transformers (llava.py,
   // mistral.py): plain nn.Linear layers.
@@ -2070,6 +2091,22 @@ draft_root_spelling(Engine engine, const std::string& root, const ModelInfo& mod
     return root;
   }
   return root;
+}
+
+std::string
+dynamic_subject(Engine engine, const ModelInfo* model, std::string_view prefix)
+{
+  if (engine == Engine::vllm) {
+    return vllm_namespace(prefix);
+  }
+  // qwen3_vl.py builds the text model under "model." (its load_weights maps
+  // model.language_model.X there); qwen3_5.py's models inherit it.
+  if (engine == Engine::sglang && model != nullptr && prefix.starts_with("model.language_model.") &&
+      (model->model_type == "qwen3_vl" || model->model_type == "qwen3_vl_moe" ||
+       is_qwen35_family(*model))) {
+    return strip_language_model(prefix);
+  }
+  return regex_subject(engine, model, prefix);
 }
 
 std::string
@@ -3005,7 +3042,7 @@ decide_layer(Engine engine, const ConfigSource& s, const ModelInfo& model, const
     decide_ct(d, engine, s, model, layer, ix);
     break;
   case QuantFormat::gptq:
-    decide_gptq(d, engine, s, layer, stored_quantized, ix ? ix->dynamic.get() : nullptr);
+    decide_gptq(d, engine, s, model, layer, stored_quantized, ix ? ix->dynamic.get() : nullptr);
     break;
   case QuantFormat::auto_round:
     // INCConfig (vLLM) and AutoRoundConfig (SGLang) never read "dynamic" (QC009 says so).

@@ -401,7 +401,7 @@ explain_entries(const LintRun& run, const std::vector<Engine>& engines)
           }
           if (rule_key) {
             const auto re = Regex::compile(key.substr(2));
-            hit = re && re->match(vllm_namespace(layer.prefix));
+            hit = re && re->match(dynamic_subject(engine, &run.declaration.model, layer.prefix));
           } else if (s.format == QuantFormat::auto_round) {
             // The layer's own name (in vLLM also "model." + it at 16 bits or more), a fused
             // layer's shards (in SGLang only where its mapping names the layer), a fused MoE's

@@ -151,7 +151,10 @@ plan_fix(const FileSystem& fs, LintRun& run, const LintOptions& options,
     }
   };
   for (const Finding& f : run.report.findings) {
-    if (f.rule == RuleId::excluded_but_quantized && !f.suggested_entries.empty()) {
+    // QC102, and a QC103 whose shards are all stored quantized: entries to remove.
+    const bool removes =
+      f.rule == RuleId::excluded_but_quantized || f.rule == RuleId::fused_shards_disagree;
+    if (removes && !f.suggested_entries.empty()) {
       const ConfigSource* primary = decl.find(f.file);
       if (!fix_options.remove_excluding || !primary) {
         plan.remaining.push_back(fmt::format("{}: {} [{}]; --remove-excluding would remove {}",
@@ -449,6 +452,10 @@ patch_problems(const Report& before, const Report& after, const FixOptions& fix_
     if (f.rule == RuleId::excluded_but_quantized && fix_options.remove_excluding &&
         !f.suggested_entries.empty()) {
       problems.push_back(fmt::format("still excluded after the patch: {}", f.message));
+    }
+    if (f.rule == RuleId::fused_shards_disagree && fix_options.remove_excluding &&
+        !f.suggested_entries.empty()) {
+      problems.push_back(fmt::format("shards still listed apart after the patch: {}", f.message));
     }
     if (f.rule == RuleId::config_divergence) {
       problems.push_back(fmt::format("lists still differ after the patch: {}", f.message));

@@ -453,6 +453,23 @@ private:
     }
   }
 
+  // Those of `entries` that `source`'s list holds as written.
+  template<typename Strings>
+  std::vector<std::string_view> listed_entries(const ConfigSource& source, const Strings& entries)
+  {
+    auto& listed = m_listed[&source];
+    if (listed.empty()) {
+      listed.insert(source.excludes.begin(), source.excludes.end());
+    }
+    std::vector<std::string_view> out;
+    for (const auto& e : entries) {
+      if (listed.contains(std::string_view(e))) {
+        out.emplace_back(e);
+      }
+    }
+    return out;
+  }
+
   void check_engine(Engine engine)
   {
     const ConfigSource* source = source_for(m_declaration, engine);
@@ -483,9 +500,38 @@ private:
         }
       };
       if (d.shards_disagree) {
-        m_shard_disagree[layer.prefix].moe = layer.kind == LayerKind::fused_moe;
-        disagree(m_shard_disagree[layer.prefix],
+        ShardDisagreement& split = m_shard_disagree[layer.prefix];
+        split.moe = layer.kind == LayerKind::fused_moe;
+        disagree(split,
                  fmt::format("{}: {} ({})", display_name(engine), d.shard_detail, layer.prefix));
+        // Stored quantized, the shards agree once the entries that split them are gone.
+        const auto unlistable = [&](uint32_t i) {
+          return draft_names_unlistable(engine, m_declaration.model, m_inventory,
+                                        m_inventory.modules[i].name);
+        };
+        // Each entry that catches a shard the first ones caught, not only the first.
+        std::vector<std::string_view> caught;
+        for (const std::string_view shard : layer.shards) {
+          const size_t from = caught.size();
+          bool first = false;
+          for_each_entry_matching(engine, *source, shard, [&](std::string_view e) {
+            caught.push_back(e);
+            first = first || std::find(d.shard_entries.begin(), d.shard_entries.end(), e) !=
+                               d.shard_entries.end();
+          });
+          if (!first) {
+            caught.resize(from);
+          }
+        }
+        caught.insert(caught.end(), d.shard_entries.begin(), d.shard_entries.end());
+        const std::vector<std::string_view> entries = listed_entries(*source, caught);
+        if (!all_quantized || entries.empty() || !d.override_note.empty() ||
+            !d.forced_note.empty() ||
+            (layer.draft && std::any_of(layer.modules.begin(), layer.modules.end(), unlistable))) {
+          split.removable = false;
+        } else {
+          split.entries.insert(entries.begin(), entries.end());
+        }
       }
       if (!d.fused_name_settings.empty()) {
         disagree(m_fused_name_settings[layer.prefix], d.fused_name_settings);
@@ -534,11 +580,7 @@ private:
             for_each_entry_matching(engine, *source, layer.prefix,
                                     [&](std::string_view e) { entries.push_back(e); });
           }
-          auto& listed = m_listed[source];
-          if (listed.empty()) {
-            listed.insert(source->excludes.begin(), source->excludes.end());
-          }
-          std::erase_if(entries, [&](std::string_view e) { return !listed.contains(e); });
+          entries = listed_entries(*source, entries);
         }
         for (uint32_t i : layer.modules) {
           const std::string_view module = m_inventory.modules[i].name;
@@ -882,9 +924,17 @@ private:
                         prefix, auto_round ? "configured" : "excluded", engines_text(miss.engines),
                         miss.engines.size() == 1 ? "s" : "", error));
       place(f, miss, s);
-      f.fix = auto_round ? "give every shard of the fused layer the same bits, group_size and sym "
-                           "in extra_config"
-                         : "list every shard of the fused layer, or none";
+      if (miss.removable && !miss.entries.empty() && s != nullptr && !auto_round) {
+        // Every shard is stored quantized: listing none is the remedy.
+        f.suggested_entries.assign(miss.entries.begin(), miss.entries.end());
+        f.fix = fmt::format("every shard is stored quantized: remove {} from the list (qcheck fix "
+                            "--remove-excluding)",
+                            fmt::join(miss.entries, ", "));
+      } else {
+        f.fix = auto_round ? "give every shard of the fused layer the same bits, group_size and "
+                             "sym in extra_config"
+                           : "list every shard of the fused layer, or none";
+      }
     }
     for (const auto& [prefix, miss] : m_fused_name_settings) {
       const ConfigSource* s = source_for(m_declaration, *miss.engines.begin());
@@ -1321,15 +1371,30 @@ private:
       name_uncovered_layers();
       break;
     }
-    case QuantFormat::gptq:
-      for (const auto& s : spellings) {
-        const std::string key = fmt::format("-:{}\\..*", regex_escape(vllm_namespace(s)));
+    case QuantFormat::gptq: {
+      const auto add_key = [&](std::string key) {
         if (std::find(f.suggested_entries.begin(), f.suggested_entries.end(), key) ==
             f.suggested_entries.end()) {
-          f.suggested_entries.push_back(key);
+          f.suggested_entries.push_back(std::move(key));
+        }
+      };
+      // Each failing engine's name: the keys meet its own layer prefixes.
+      const ModelInfo* model = &m_declaration.model;
+      if (whole) {
+        for (const auto& s : spellings) {
+          for (const Engine e : f.engines) {
+            add_key(fmt::format("-:{}\\..*", regex_escape(dynamic_subject(e, model, s))));
+          }
+        }
+      } else {
+        // Beside quantized modules (Qwen3.5's in_proj_a and in_proj_b next to in_proj_qkv), each
+        // engine layer's own key: the keys are matched against layer prefixes, fused names too.
+        for (const auto& [module, engine, layer_prefix] : undeclared_layers(runs)) {
+          add_key(fmt::format("-:{}$", regex_escape(dynamic_subject(engine, model, layer_prefix))));
         }
       }
       break;
+    }
     case QuantFormat::auto_round:
       // extra_config keys are exact names, or regexes when they hold metacharacters: vLLM
       // searches the name with one, SGLang must match all of it, so the key runs to the end.
@@ -2978,13 +3043,21 @@ private:
     if (!s || s->format != QuantFormat::gptq) {
       return;
     }
+    // Each reading engine's names (SGLang's differ for some VLMs: dynamic_subject()).
     std::vector<std::string> names;
-    for (const EngineLayer& layer : layers_for(Engine::vllm)) {
-      names.push_back(vllm_namespace(layer.prefix));
-      for (const auto& shard : layer.shards) {
-        names.push_back(vllm_namespace(shard));
+    for (const Engine engine : {Engine::vllm, Engine::sglang}) {
+      if (engine == Engine::sglang && source_for(m_declaration, engine) != s) {
+        continue;
+      }
+      for (const EngineLayer& layer : layers_for(engine)) {
+        names.push_back(dynamic_subject(engine, &m_declaration.model, layer.prefix));
+        for (const auto& shard : layer.shards) {
+          names.push_back(dynamic_subject(engine, &m_declaration.model, shard));
+        }
       }
     }
+    std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
     // Each name tries only the keys that can match it: a block of 10^5 keys is not 10^5 passes
     // over the names. Compiled with vLLM's list when it was.
     const std::shared_ptr<const DynamicRules> compiled =
@@ -3272,6 +3345,10 @@ private:
     std::vector<std::string> details;
     std::set<std::string_view> modules; // views the inventory
     bool moe = false;                   // a fused MoE's experts
+    // Every shard stored quantized, for every engine: the listed entries that excluded some of
+    // them, which fix --remove-excluding removes (empty when that is not the remedy).
+    std::set<std::string> entries;
+    bool removable = true;
   };
   std::map<std::string, ShardDisagreement> m_shard_disagree;
   std::map<std::string, ShardDisagreement> m_fused_name_settings; // Decision::fused_name_settings

@@ -90,7 +90,9 @@ constexpr std::array<Rule, 36> k_rules{{
    "The shards of one fused layer differ in stored or declared quantization",
    "Engines fuse q/k/v into qkv_proj and gate/up into gate_up_proj and decide once for the fused "
    "layer: `Detected some but not all shards of ... are quantized` (vLLM ModelOpt) or `Found a "
-   "different quantization schemes for ...` (compressed-tensors). List all shards, or none. "
+   "different quantization schemes for ...` (compressed-tensors). List all shards, or none; "
+   "when every shard is stored quantized, `qcheck fix --remove-excluding` removes the entries "
+   "that split them. "
    "AutoRound compares each shard's (or expert's) extra_config bits, group_size and sym, "
    "defaults filled in: `Fused module ... requires consistent quant config` (vLLM INC, "
    "SGLang). Where an engine reads a fused layer by its name (its own key, in both engines; in "
@@ -165,7 +167,9 @@ constexpr std::array<Rule, 36> k_rules{{
   {RuleId::inferred_exclusions, "QC116", "relies-on-inference", Severity::info, false,
    "The engine infers exclusions from dtypes instead of an explicit list",
    "GPTQ without modules_in_block_to_quantize and AWQ with an empty modules_to_not_convert let "
-   "vLLM decide from the stored dtypes; other engines may not. An explicit list is safer."},
+   "vLLM decide from the stored dtypes; other engines may not (SGLang's GPTQ configs read only "
+   "`dynamic`: each unquantized Linear needs a '-:' key there, which QC101 checks). An explicit "
+   "list is safer."},
   {RuleId::mixed_precision_algo, "QC117", "mixed-precision-algo-mismatch", Severity::error, false,
    "A quantized_layers entry names an algorithm the stored tensors do not have",
    "ModelOpt MIXED_PRECISION builds each listed layer with its own quant_algo. An entry saying "

@@ -126,7 +126,17 @@ TEST(Cli, QwenGptqQuantizedMtpFc)
   ASSERT_EQ(plain.size(), 1u) << j.dump(2);
   EXPECT_EQ(plain[0]["modules"], nlohmann::json::array({"mtp.fc"}));
   EXPECT_EQ(plain[0]["engines"], nlohmann::json::array({"sglang"}));
-  EXPECT_EQ(j["summary"]["errors"], 1);
+  // SGLang reads dynamic alone (no dtype inference): the BF16 in_proj_b / in_proj_a, its fused
+  // in_proj_ba, named under SGLang's "model.layers" (qwen3_vl.py's text model).
+  const auto undeclared = findings_of(j, "QC101");
+  ASSERT_EQ(undeclared.size(), 1u) << j.dump(2);
+  EXPECT_EQ(undeclared[0]["engines"], nlohmann::json::array({"sglang"}));
+  EXPECT_EQ(undeclared[0]["modules"],
+            nlohmann::json::array({"model.language_model.layers.0.linear_attn.in_proj_a",
+                                   "model.language_model.layers.0.linear_attn.in_proj_b"}));
+  EXPECT_EQ(undeclared[0]["suggested_entries"],
+            nlohmann::json::array({"-:model\\.layers\\.0\\.linear_attn\\.in_proj_ba$"}));
+  EXPECT_EQ(j["summary"]["errors"], 2);
   // "+:.mtp." needs a character before "mtp" under re.match: it selects nothing.
   const auto dead = findings_of(j, "QC112");
   ASSERT_EQ(dead.size(), 1u);
@@ -138,6 +148,14 @@ TEST(Cli, QwenGptqFixedTwinHasNoError)
 {
   const auto j = lint_json("qwen-gptq-mtp-fixed", 0);
   EXPECT_EQ(j["summary"]["errors"], 0);
+  // Qwen3.5's model class is Qwen3-VL's: SGLang builds its BF16 tower without a quantization
+  // config (vLLM infers it unquantized from the dtypes).
+  const auto tower = findings_of(j, "QC110");
+  ASSERT_EQ(tower.size(), 1u) << j.dump(2);
+  EXPECT_EQ(tower[0]["engines"], nlohmann::json::array({"sglang"}));
+  EXPECT_EQ(tower[0]["modules"], nlohmann::json::array({"model.visual.blocks.0.attn.proj",
+                                                        "model.visual.blocks.0.attn.qkv",
+                                                        "model.visual.merger.linear_fc1"}));
   EXPECT_EQ(j["summary"]["warnings"], 0);
 }
 

@@ -373,14 +373,34 @@ TEST(Formats, GptqDynamicNegativeMtpKeyFailsInSglangOnly)
 }
 
 // R24: fused MoE is quantized unless a `-:` key matches; there is no dtype inference for MoE,
-// so exactly the 12 draft experts fail in vLLM, and in SGLang whatever the keys say.
+// so exactly the 12 draft experts fail in vLLM, and in SGLang whatever the keys say. SGLang
+// infers nothing for Linear layers either: the draft's attention and shared expert fail there
+// too (its mtp.fc is a plain nn.Linear).
 TEST(Formats, GptqWithoutNegativeMtpKey)
 {
   const auto r = lint("gptq-qwen3.5-moe-mtp-no-negative-key");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(codes(r.j), (Names{"QC101", "QC116"})) << r.j.dump(2);
   EXPECT_EQ(union_of(r.j, "QC101", "engines"), (Names{"vllm", "sglang"})) << r.j.dump(2);
-  EXPECT_EQ(union_of(r.j, "QC101", "modules"), experts("mtp.layers.0.mlp.experts"));
+  Names expected = experts("mtp.layers.0.mlp.experts");
+  for (const char* m :
+       {"mlp.shared_expert.down_proj", "mlp.shared_expert.gate_proj", "mlp.shared_expert.up_proj",
+        "self_attn.k_proj", "self_attn.o_proj", "self_attn.q_proj", "self_attn.v_proj"}) {
+    expected.insert(std::string("mtp.layers.0.") + m);
+  }
+  EXPECT_EQ(union_of(r.j, "QC101", "modules"), expected);
+  // vLLM's part: the experts alone (its draft Linears are inferred from their dtypes).
+  for (const auto& f : r.j["findings"]) {
+    if (f["rule"] != "QC101") {
+      continue;
+    }
+    for (const auto& d : f["details"]) {
+      const std::string line = d.get<std::string>();
+      if (line.starts_with("vLLM checks")) {
+        EXPECT_NE(line.find("mtp.layers.0.mlp.experts'"), std::string::npos) << line;
+      }
+    }
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -332,7 +332,12 @@ TEST_F(Hostile, EmptyBlockName)
         R"({"model.layers.0.self_attn.o_proj.weight":
               {"dtype": "BF16", "shape": [8, 8], "data_offsets": [0, 128]}})",
         128);
-  expect_lint(0, {{"QC116", "info", "config.json",
+  // The BF16 o_proj: vLLM infers it unquantized; SGLang reads dynamic alone.
+  expect_lint(1, {{"QC101", "error", "config.json",
+                   "model.layers.0: 1 module (1 tensor, BF16) stored unquantized but declared "
+                   "gptq quantized; SGLang fails with `ValueError: There is no module or "
+                   "parameter named '<module>.weight'` (the layer holds packed parameters)"},
+                  {"QC116", "info", "config.json",
                    "no explicit module list: vLLM infers which Linear layers are quantized from "
                    "the stored dtypes"}});
 }

@@ -178,8 +178,8 @@ TEST(Report, SarifStructureFieldByField)
     EXPECT_TRUE(level == "error" || level == "warning" || level == "note") << level;
     ids.insert(r["id"]);
   }
-  EXPECT_EQ(ids, (std::set<std::string>{"QC108", "QC112", "QC116"}));
-  ASSERT_EQ(run["results"].size(), 3u);
+  EXPECT_EQ(ids, (std::set<std::string>{"QC101", "QC108", "QC110", "QC112", "QC116"}));
+  ASSERT_EQ(run["results"].size(), 5u);
   for (const Json& result : run["results"]) {
     expect_keys_within(
       result,

@@ -2679,10 +2679,11 @@ TEST(RuleCases, QC102CtExpertProbesAreRemovedTogether)
   EXPECT_TRUE(after.findings.empty()) << text(after);
 }
 
-// A patch that removes one engine's QC103 (the same fused layer still disagrees for another) is
-// written: errors are compared by their modules, not by the message naming the engines. Each
+// One shard of a fused layer stored quantized is listed twice, exactly (the first entry vLLM and
+// TensorRT-LLM meet) and as a glob (TensorRT-LLM's second): QC103 names both, and
+// fix --remove-excluding removes every entry that split the shards, not only the first; each
 // entry several QC102 findings name is removed, and logged, once.
-TEST(RuleCases, RemoveExcludingKeepsAQc103WhoseEnginesShrink)
+TEST(RuleCases, RemoveExcludingRemovesEveryEntryThatSplitsTheShards)
 {
   Tensors tensors = bf16("lm_head", 64, 64) + norm("model.norm");
   for (const char* p : {"self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj",
@@ -2702,6 +2703,20 @@ TEST(RuleCases, RemoveExcludingKeepsAQc103WhoseEnginesShrink)
   EXPECT_EQ(disagree[0].modules,
             (Strings{"model.layers.0.mlp.gate_proj", "model.layers.0.mlp.up_proj"}));
   EXPECT_EQ(engines(disagree[0]), (std::set<Engine>{Engine::vllm, Engine::trtllm}));
+  EXPECT_EQ(disagree[0].suggested_entries,
+            (Strings{"model.layers.0.mlp.gate_proj", "model.layers.[0-9].mlp.gate_proj"}));
+  // Without --remove-excluding the shards are left to a human, the entries named.
+  // (plan_fix() takes the run's declaration: each plan gets a run of its own.)
+  auto first = lint_path(fs, "m", {});
+  ASSERT_TRUE(first);
+  const FixPlan kept = plan_fix(fs, *first, LintOptions{}, FixOptions{});
+  EXPECT_TRUE(std::any_of(
+    kept.remaining.begin(), kept.remaining.end(),
+    [](const std::string& m) {
+      return m.find("[QC103]; --remove-excluding would remove model.layers.0.mlp.gate_proj, "
+                    "model.layers.[0-9].mlp.gate_proj") != std::string::npos;
+    }))
+    << fmt::format("{}", fmt::join(kept.remaining, "\n"));
   const FixPlan plan = plan_fix(fs, *run, LintOptions{}, FixOptions{true});
   EXPECT_TRUE(plan.refused.empty()) << fmt::format("{}", fmt::join(plan.refused, "\n"));
   ASSERT_EQ(plan.edits.size(), 1u);
@@ -2712,13 +2727,57 @@ TEST(RuleCases, RemoveExcludingKeepsAQc103WhoseEnginesShrink)
     }
   }
   EXPECT_EQ(removed, (Strings{"ignore -= \"model.language_model.layers\"",
-                              "ignore -= \"model.layers.0.mlp.gate_proj\""}));
-  // After it, TensorRT-LLM alone still stops on the glob (a human's call).
+                              "ignore -= \"model.layers.0.mlp.gate_proj\"",
+                              "ignore -= \"model.layers.[0-9].mlp.gate_proj\""}));
+  EXPECT_TRUE(plan.remaining.empty()) << fmt::format("{}", fmt::join(plan.remaining, "\n"));
   const Report after = lint_patched(fs, plan);
-  const auto still = findings(after, RuleId::fused_shards_disagree);
-  ASSERT_EQ(still.size(), 1u) << text(after);
-  EXPECT_EQ(engines(still[0]), std::set<Engine>{Engine::trtllm});
+  EXPECT_TRUE(findings(after, RuleId::fused_shards_disagree).empty()) << text(after);
   EXPECT_TRUE(findings(after, RuleId::excluded_but_quantized).empty()) << text(after);
+}
+
+// Every shard stored quantized, one listed by a regex (compressed-tensors): QC103 says to remove
+// it, and fix --remove-excluding does; the shards stored BF16 with one left out are QC101's
+// (fix adds the others), not a removal.
+TEST(RuleCases, QC103StoredQuantizedSuggestsRemovingTheEntry)
+{
+  const auto ct = [&](const Strings& ignore) {
+    return config(k_llama, R"({"quant_method": "compressed-tensors", "format": "float-quantized", )"
+                           R"("config_groups": {"group_0": {"targets": ["Linear"], "weights": )"
+                           R"({"num_bits": 8, "type": "float", "strategy": "channel"}}}, )"
+                           R"("ignore": )" +
+                             json_list(ignore) + "}");
+  };
+  const std::string a = "model.layers.0.self_attn.";
+  Tensors tensors = bf16("lm_head", 64, 64) + norm("model.norm");
+  for (const char* p : {"q_proj", "k_proj", "v_proj", "o_proj"}) {
+    tensors = tensors + ct_fp8(a + p);
+  }
+  MemoryFileSystem fs = folder(ct({"lm_head", "re:.*layers[.]0[.]self_attn[.]q_proj"}), tensors);
+  auto run = lint_path(fs, "m", {});
+  ASSERT_TRUE(run);
+  const Finding f = only(run->report, RuleId::fused_shards_disagree,
+                         "the shards of fused layer 'model.layers.0.self_attn.qkv_proj' are not "
+                         "excluded alike; vLLM and SGLang stop with `Found a different "
+                         "quantization schemes for ... in model.layers.0.self_attn.qkv_proj`");
+  EXPECT_EQ(f.suggested_entries, Strings{"re:.*layers[.]0[.]self_attn[.]q_proj"});
+  EXPECT_EQ(f.fix, "every shard is stored quantized: remove re:.*layers[.]0[.]self_attn[.]q_proj "
+                   "from the list (qcheck fix --remove-excluding)");
+  const FixPlan plan = plan_fix(fs, *run, LintOptions{}, FixOptions{true});
+  EXPECT_TRUE(plan.refused.empty()) << fmt::format("{}", fmt::join(plan.refused, "\n"));
+  ASSERT_EQ(plan.edits.size(), 1u);
+  EXPECT_TRUE(plan.remaining.empty()) << fmt::format("{}", fmt::join(plan.remaining, "\n"));
+  EXPECT_TRUE(lint_patched(fs, plan).findings.empty()) << text(lint_patched(fs, plan));
+
+  // Stored BF16, the list forgetting v_proj: no removal suggested.
+  Tensors plain = bf16("lm_head", 64, 64) + norm("model.norm") + ct_fp8(a + "o_proj");
+  for (const char* p : {"q_proj", "k_proj", "v_proj"}) {
+    plain = plain + bf16(a + p, 64, 64);
+  }
+  const Report r = lint_folder(folder(ct({"lm_head", a + "q_proj", a + "k_proj"}), plain));
+  const auto split = findings(r, RuleId::fused_shards_disagree);
+  ASSERT_EQ(split.size(), 1u) << text(r);
+  EXPECT_TRUE(split[0].suggested_entries.empty()) << text(r);
+  EXPECT_EQ(split[0].fix, "list every shard of the fused layer, or none");
 }
 
 // vLLM reads a ModelOpt entry "X*" as two ("X", "X.*"): the entries of a fused layer's shards
@@ -3756,6 +3815,32 @@ TEST(RuleCases, QC116Negative)
                                       gptq("model.layers.0.self_attn.o_proj") +
                                         gptq("model.layers.0.mlp.down_proj") + bf16("lm_head")));
   EXPECT_TRUE(r.findings.empty()) << text(r);
+}
+
+// SGLang's GPTQ configs read `dynamic` alone (get_linear_quant_method): a BF16 Linear that vLLM
+// leaves unquantized, by its dtypes or because modules_in_block_to_quantize does not name it,
+// is built GPTQ there unless a '-:' key matches its name. The suggested key is a layer's own
+// (o_proj stays quantized beside the BF16 gate_up_proj), and with it the folder is clean.
+TEST(RuleCases, GptqSglangReadsDynamicAlone)
+{
+  const std::string l = "model.layers.0.";
+  const Tensors tensors = gptq(l + "self_attn.o_proj") + gptq(l + "mlp.down_proj") +
+                          bf16(l + "mlp.gate_proj") + bf16(l + "mlp.up_proj") + bf16("lm_head");
+  for (const std::string& extra : {std::string(), k_gptq_listed}) {
+    const Report r = lint_folder(folder(config(k_llama, gptq_config(extra)), tensors));
+    const auto undeclared = findings(r, RuleId::undeclared_unquantized);
+    ASSERT_EQ(undeclared.size(), 1u) << text(r);
+    EXPECT_EQ(engines(undeclared[0]), std::set<Engine>{Engine::sglang}) << text(r);
+    EXPECT_EQ(undeclared[0].modules, (Strings{l + "mlp.gate_proj", l + "mlp.up_proj"}));
+    EXPECT_EQ(undeclared[0].suggested_entries,
+              Strings{"-:model\\.layers\\.0\\.mlp\\.gate_up_proj$"});
+  }
+  const Report keyed = lint_folder(folder(
+    config(k_llama,
+           gptq_config(k_gptq_listed +
+                       R"(, "dynamic": {"-:model\\.layers\\.0\\.mlp\\.gate_up_proj$": {}})")),
+    tensors));
+  EXPECT_TRUE(keyed.findings.empty()) << text(keyed);
 }
 
 // QC116 (R25): AWQ with an empty modules_to_not_convert.

@@ -345,7 +345,8 @@ struct Decision
   // shard's: what each is given; "" otherwise.
   std::string fused_name_settings;
   std::vector<Unevaluable> errors; // entries the engine cannot evaluate (bad regex, ...)
-  // A layer excluded because every shard is listed: each entry that excluded a shard, once.
+  // A layer excluded because every shard is listed, or whose shards disagree by the list: each
+  // entry that excluded a shard, once, in list order.
   std::vector<std::string> shard_entries;
 };
 
@@ -580,6 +581,11 @@ std::string bnb_name(Engine engine, const ModelInfo* model, std::string_view pre
 // Whether bnb_name() can differ from the stored names for `model`: its list is then compared
 // entry by entry, not through an index of the stored names.
 bool bnb_names_differ(const ModelInfo* model);
+// The name a GPTQ `dynamic` key meets in `engine` (re.match against the engine's own layer
+// prefix, no mapping in either engine): vLLM's vllm_namespace(); SGLang's module name, which for
+// Qwen3-VL and Qwen3.5 puts the text model under "model." (model.language_model.X -> model.X),
+// else as for compressed-tensors regexes.
+std::string dynamic_subject(Engine engine, const ModelInfo* model, std::string_view prefix);
 // Removes a VLM wrapper: "model.language_model.X" -> "model.X", "language_model.model.X" ->
 // "model.X", "language_model.X" -> "X". Returns the name unchanged when there is none.
 std::string strip_language_model(std::string_view name);
