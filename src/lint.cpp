@@ -114,6 +114,32 @@ engine_error(const ConfigSource& s)
   }
 }
 
+// What `engines` do with BF16 modules they build quantized, for QC101's message: "vLLM fails
+// with ..." and the like. For the packed formats SGLang's model loaders mostly skip a checkpoint
+// name they have no parameter for (a logged warning), which vLLM's refuse.
+std::string
+engines_outcome(const ConfigSource& s, const std::set<Engine>& engines)
+{
+  const bool packed = s.format == QuantFormat::compressed_tensors ||
+                      s.format == QuantFormat::gptq || s.format == QuantFormat::auto_round ||
+                      s.format == QuantFormat::awq;
+  if (!packed || !engines.contains(Engine::sglang)) {
+    return fmt::format("{} {} with {}", engines_text(engines),
+                       engines.size() == 1 ? "fails" : "fail", engine_error(s));
+  }
+  constexpr std::string_view k_sglang =
+    "SGLang has no parameter for the BF16 weight (most of its loaders log `Parameter "
+    "<module>.weight not found in params_dict` and skip it): the packed layer stays unloaded, "
+    "garbage output";
+  std::set<Engine> others = engines;
+  others.erase(Engine::sglang);
+  if (others.empty()) {
+    return std::string(k_sglang);
+  }
+  return fmt::format("{} {} with {}; {}", engines_text(others),
+                     others.size() == 1 ? "fails" : "fail", engine_error(s), k_sglang);
+}
+
 // Two blocks whose lists every check reads alike: the same format and the same entries
 // (config.json and hf_quant_config.json most often). What is decided or compiled for one
 // serves the other.
@@ -769,11 +795,11 @@ private:
       Finding& f =
         add(RuleId::undeclared_unquantized, source.file,
             fmt::format("{}{}: {} module{} ({} tensor{}, {}) stored unquantized but declared {} "
-                        "quantized; {} {} with {}",
+                        "quantized; {}",
                         is_draft ? "MTP/NextN draft " : "", label, modules.size(),
                         modules.size() == 1 ? "" : "s", tensors, tensors == 1 ? "" : "s",
-                        fmt::join(dtypes, "/"), format_description(source), engines_text(engines),
-                        engines.size() == 1 ? "fails" : "fail", engine_error(source)));
+                        fmt::join(dtypes, "/"), format_description(source),
+                        engines_outcome(source, engines)));
       f.modules = std::move(modules);
       f.pointer = list_pointer(source);
       f.engines.assign(engines.begin(), engines.end());
