@@ -115,8 +115,9 @@ engine_error(const ConfigSource& s)
 }
 
 // What `engines` do with BF16 modules they build quantized, for QC101's message: "vLLM fails
-// with ..." and the like. For the packed formats SGLang's model loaders mostly skip a checkpoint
-// name they have no parameter for (a logged warning), which vLLM's refuse.
+// with ..." and the like. For the packed formats SGLang's model loaders (llama.py and most others)
+// index a fused layer's parameter directly and skip any other name they have no parameter for,
+// with a logged warning, where vLLM's refuse.
 std::string
 engines_outcome(const ConfigSource& s, const std::set<Engine>& engines)
 {
@@ -128,9 +129,9 @@ engines_outcome(const ConfigSource& s, const std::set<Engine>& engines)
                        engines.size() == 1 ? "fails" : "fail", engine_error(s));
   }
   constexpr std::string_view k_sglang =
-    "SGLang has no parameter for the BF16 weight (most of its loaders log `Parameter "
-    "<module>.weight not found in params_dict` and skip it): the packed layer stays unloaded, "
-    "garbage output";
+    "SGLang has no parameter for the BF16 weight: its loaders stop with a `KeyError` on a "
+    "fused layer's shard, or log `Parameter <module>.weight not found in params_dict` and "
+    "skip it, the packed layer left unloaded (garbage output)";
   std::set<Engine> others = engines;
   others.erase(Engine::sglang);
   if (others.empty()) {

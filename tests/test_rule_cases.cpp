@@ -2559,9 +2559,9 @@ TEST(RuleCases, QC101CtFusedExpertsFixNamesExpertZeroProbes)
                          "declared compressed-tensors quantized; vLLM fails with "
                          "`ValueError: There is no module or parameter named '<module>.weight'` "
                          "(the layer holds packed parameters); SGLang has no parameter for the "
-                         "BF16 weight (most of its loaders log `Parameter <module>.weight not "
-                         "found in params_dict` and skip it): the packed layer stays unloaded, "
-                         "garbage output");
+                         "BF16 weight: its loaders stop with a `KeyError` on a fused layer's "
+                         "shard, or log `Parameter <module>.weight not found in params_dict` and "
+                         "skip it, the packed layer left unloaded (garbage output)");
   EXPECT_EQ(f.suggested_entries, k_expert0_probes);
   const FixPlan plan = plan_fix(fs, *run, {});
   EXPECT_TRUE(plan.refused.empty()) << fmt::format("{}", fmt::join(plan.refused, "\n"));
