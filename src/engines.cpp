@@ -1343,12 +1343,19 @@ decide_gptq(Decision& d, Engine engine, const ConfigSource& s, const ModelInfo& 
     return;
   }
   const std::string name = dynamic_subject(engine, &model, layer.prefix);
-  if (const DynamicRule* rule = first_dynamic_match(s, name, rules, d.errors)) {
+  const DynamicRule* rule = first_dynamic_match(s, name, rules, d.errors);
+  // A '-:' key leaves the layer unquantized in both engines; a positive one decides it in SGLang,
+  // while vLLM takes only its settings and still asks whether the layer is quantized at all
+  // (is_layer_gptq_quantized: the list, or the stored dtypes).
+  if (rule != nullptr && (rule->negative || engine == Engine::sglang)) {
     d.quantized = !rule->negative;
     d.matched = rule->key;
     d.reason = fmt::format("dynamic key '{}' matches '{}' first", rule->key, name);
     return;
   }
+  const std::string positive =
+    rule != nullptr ? fmt::format(" (dynamic key '{}' matches first: its settings only)", rule->key)
+                    : std::string();
   // SGLang's get_linear_quant_method asks dynamic alone: its GPTQ configs never read
   // modules_in_block_to_quantize, and nothing there looks at the stored dtypes.
   if (engine == Engine::sglang) {
@@ -1361,7 +1368,8 @@ decide_gptq(Decision& d, Engine engine, const ConfigSource& s, const ModelInfo& 
   }
   if (layer.kind == LayerKind::fused_moe) {
     d.quantized = true;
-    d.reason = fmt::format("fused MoE is quantized unless a '-:' dynamic key matches '{}'", name);
+    d.reason = fmt::format("fused MoE is quantized unless a '-:' dynamic key matches '{}'{}", name,
+                           positive);
     return;
   }
   if (!s.modules_in_block.empty()) {
@@ -1370,18 +1378,19 @@ decide_gptq(Decision& d, Engine engine, const ConfigSource& s, const ModelInfo& 
         if (contains(n, m)) {
           d.quantized = true;
           d.matched = m;
-          d.reason = fmt::format("modules_in_block_to_quantize entry '{}' occurs in '{}'", m, n);
+          d.reason =
+            fmt::format("modules_in_block_to_quantize entry '{}' occurs in '{}'{}", m, n, positive);
           return;
         }
       }
     }
     d.quantized = false;
-    d.reason = "no modules_in_block_to_quantize entry occurs in the prefix";
+    d.reason = "no modules_in_block_to_quantize entry occurs in the prefix" + positive;
     return;
   }
   d.inferred = true;
   d.quantized = stored_quantized;
-  d.reason = "vLLM infers GPTQ Linear layers from the stored dtypes";
+  d.reason = "vLLM infers GPTQ Linear layers from the stored dtypes" + positive;
 }
 
 } // namespace
@@ -2091,6 +2100,13 @@ draft_root_spelling(Engine engine, const std::string& root, const ModelInfo& mod
     return root;
   }
   return root;
+}
+
+const DynamicRule*
+first_dynamic_key(const ConfigSource& s, std::string_view name)
+{
+  std::vector<Unevaluable> unevaluable;
+  return first_dynamic_match(s, name, nullptr, unevaluable);
 }
 
 std::string

@@ -201,11 +201,19 @@ plan_fix(const FileSystem& fs, LintRun& run, const LintOptions& options,
     if (copies.size() < 2 || listing.empty()) {
       continue;
     }
+    // Entries --remove-excluding takes out of one copy are not copied into another.
+    std::unordered_set<std::string_view> removed;
+    for (const ConfigSource* s : copies) {
+      if (const auto it = removals.find(list_target(s->file, list_pointer(*s, s->list_key)));
+          it != removals.end()) {
+        removed.insert(it->second.begin(), it->second.end());
+      }
+    }
     for (const ConfigSource* to : copies) {
       const std::unordered_set<std::string_view> has(to->excludes.begin(), to->excludes.end());
       for (const ConfigSource* from : listing) {
         for (const std::string_view e : from->excludes) {
-          if (!has.contains(e)) {
+          if (!has.contains(e) && !removed.contains(e)) {
             additions[list_target(to->file, list_pointer(*to, to->list_key))].emplace_back(e, "");
           }
         }

@@ -1407,10 +1407,32 @@ private:
       };
       // Each failing engine's name: the keys meet its own layer prefixes.
       const ModelInfo* model = &m_declaration.model;
+      // A positive key an engine reads first for a layer hides any key fix would append.
+      std::set<std::string> ahead;
+      for (const auto& [module, engine, layer_prefix] : undeclared_layers(runs)) {
+        const std::string name = dynamic_subject(engine, model, layer_prefix);
+        if (const DynamicRule* r = first_dynamic_key(source, name); r != nullptr && !r->negative) {
+          ahead.insert(r->key);
+        }
+      }
+      if (!ahead.empty()) {
+        std::vector<std::string> quoted;
+        for (const std::string& k : ahead) {
+          quoted.push_back(fmt::format("'{}'", k));
+        }
+        f.fix = fmt::format("the engines read dynamic keys in order and {} matches first: put a "
+                            "'-:' key for these layers before it (a key appended after it is "
+                            "never read)",
+                            fmt::join(quoted, ", "));
+        return;
+      }
       if (whole) {
+        // A root that is a module itself (lm_head, with "lm_head": true) is its layer's name.
+        const bool module_root = std::find(modules.begin(), modules.end(), where) != modules.end();
         for (const auto& s : spellings) {
           for (const Engine e : f.engines) {
-            add_key(fmt::format("-:{}\\..*", regex_escape(dynamic_subject(e, model, s))));
+            const std::string name = regex_escape(dynamic_subject(e, model, s));
+            add_key(module_root ? fmt::format("-:{}$", name) : fmt::format("-:{}\\..*", name));
           }
         }
       } else {
@@ -3070,17 +3092,26 @@ private:
     if (!s || s->format != QuantFormat::gptq) {
       return;
     }
-    // Each reading engine's names (SGLang's differ for some VLMs: dynamic_subject()).
+    // Each reading engine's layer names (SGLang's differ for some VLMs: dynamic_subject()); both
+    // match a fused layer by its own name, never its shards'. Not SGLang's layers built without
+    // a quantization config (a Qwen3.5 tower), which read no key.
     std::vector<std::string> names;
     for (const Engine engine : {Engine::vllm, Engine::sglang}) {
-      if (engine == Engine::sglang && source_for(m_declaration, engine) != s) {
+      const auto decided = m_decisions.find(engine);
+      if (engine == Engine::sglang &&
+          (source_for(m_declaration, engine) != s || decided == m_decisions.end())) {
         continue;
       }
-      for (const EngineLayer& layer : layers_for(engine)) {
-        names.push_back(dynamic_subject(engine, &m_declaration.model, layer.prefix));
-        for (const auto& shard : layer.shards) {
-          names.push_back(dynamic_subject(engine, &m_declaration.model, shard));
+      const std::vector<EngineLayer>& layers = layers_for(engine);
+      for (size_t i = 0; i < layers.size(); ++i) {
+        // (forced_note: a key excluded it, and the override would have without one.)
+        if (engine == Engine::sglang && i < decided->second.size() &&
+            !decided->second[i].quantized &&
+            (!decided->second[i].override_note.empty() ||
+             !decided->second[i].forced_note.empty())) {
+          continue;
         }
+        names.push_back(dynamic_subject(engine, &m_declaration.model, layers[i].prefix));
       }
     }
     std::sort(names.begin(), names.end());

@@ -744,9 +744,20 @@ TEST(Engines, GptqDynamicFirstMatchWins)
 {
   const ConfigSource s = source(R"({"quant_method":"gptq","bits":4,
     "dynamic":{"+:.*mtp\\.fc":{"bits":8},"-:.*mtp.*":{}}})");
+  // A positive key decides SGLang; vLLM takes its settings and still asks whether the layer is
+  // quantized at all (is_layer_gptq_quantized: here the stored dtypes).
+  const Decision sglang_fc = decide(Engine::sglang, s, {}, layer("mtp.fc"), false);
+  EXPECT_TRUE(sglang_fc.quantized);
+  EXPECT_EQ(sglang_fc.matched, "+:.*mtp\\.fc");
   const Decision fc = decide(Engine::vllm, s, {}, layer("mtp.fc"), true);
   EXPECT_TRUE(fc.quantized);
-  EXPECT_EQ(fc.matched, "+:.*mtp\\.fc");
+  EXPECT_TRUE(fc.inferred);
+  EXPECT_NE(fc.reason.find("dynamic key '+:.*mtp\\.fc' matches first: its settings only"),
+            std::string::npos)
+    << fc.reason;
+  const Decision bf16_fc = decide(Engine::vllm, s, {}, layer("mtp.fc"), false);
+  EXPECT_FALSE(bf16_fc.quantized);
+  EXPECT_TRUE(bf16_fc.matched.empty());
   const Decision moe =
     decide(Engine::vllm, s, {}, layer("mtp.layers.0.mlp.experts", LayerKind::fused_moe), false);
   EXPECT_FALSE(moe.quantized);

@@ -943,6 +943,29 @@ TEST_F(FixFolder, CliWritesWhatItCanAndLeavesAnEnginesHardRule)
   EXPECT_NE(none.out.find("not fixed: no entry can be derived"), std::string::npos) << none.out;
 }
 
+// A dynamic key in the checkpoint's spelling of Qwen3.5's tower (model.visual.X) is dead:
+// vLLM names the tower visual.X and SGLang builds it without a quantization config, reading no
+// key (QC112).
+TEST_F(FixFolder, GptqKeyForQwen35TowerIsDead)
+{
+  copy_fixture("qwen-gptq-mtp-fixed");
+  const fs::path config = fs::path(model()) / "config.json";
+  nlohmann::ordered_json j = nlohmann::ordered_json::parse(std::ifstream(config));
+  j["quantization_config"]["dynamic"]["-:model\\.visual\\..*"] = nlohmann::json::object();
+  std::ofstream(config) << j.dump(2);
+  const auto r = qcheck::test::run_qcheck("lint --format json " + model());
+  const nlohmann::json out = nlohmann::json::parse(r.out);
+  std::vector<std::string> dead;
+  for (const auto& f : out["findings"]) {
+    if (f["rule"] == "QC112") {
+      dead.push_back(f["message"]);
+    }
+  }
+  ASSERT_EQ(dead.size(), 1u) << r.out;
+  EXPECT_TRUE(dead[0].starts_with("dynamic key '-:model\\.visual\\..*' matches no layer"))
+    << dead[0];
+}
+
 TEST_F(FixFolder, CliReportsWhatNeedsAHuman)
 {
   copy_fixture("qwen-gptq-mtp");

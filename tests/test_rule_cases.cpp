@@ -3846,6 +3846,86 @@ TEST(RuleCases, GptqSglangReadsDynamicAlone)
   EXPECT_TRUE(keyed.findings.empty()) << text(keyed);
 }
 
+// "lm_head": true: SGLang builds the head GPTQ too (ParallelLMHead); its key names the module
+// itself, "-:lm_head$" ("lm_head\..*" would not match "lm_head"), and fix's patch lints clean.
+TEST(RuleCases, GptqSglangLmHeadKeyNamesTheModule)
+{
+  const std::string l = "model.layers.0.";
+  MemoryFileSystem fs =
+    folder(config(k_llama, R"({"quant_method": "gptq", "bits": 4, "group_size": 64, )"
+                           R"("desc_act": false, "sym": true, "lm_head": true})"),
+           gptq(l + "self_attn.o_proj") + gptq(l + "mlp.down_proj") + bf16("lm_head"));
+  auto run = lint_path(fs, "m", {});
+  ASSERT_TRUE(run);
+  const auto undeclared = findings(run->report, RuleId::undeclared_unquantized);
+  ASSERT_EQ(undeclared.size(), 1u) << text(run->report);
+  EXPECT_EQ(undeclared[0].suggested_entries, Strings{"-:lm_head$"});
+  const FixPlan plan = plan_fix(fs, *run, {});
+  EXPECT_TRUE(plan.refused.empty()) << fmt::format("{}", fmt::join(plan.refused, "\n"));
+  ASSERT_EQ(plan.edits.size(), 1u);
+  EXPECT_TRUE(findings(lint_patched(fs, plan), RuleId::undeclared_unquantized).empty());
+}
+
+// A positive key matching first decides SGLang (quantized), and a '-:' key appended after it
+// is never read: no key is suggested, the fix says to put one before it. vLLM takes the key's
+// settings only and leaves the BF16 layers unquantized by their dtypes: no finding for vLLM.
+TEST(RuleCases, GptqPositiveKeyFirstHidesAnAppendedKey)
+{
+  const std::string l = "model.layers.0.";
+  const Report r = lint_folder(
+    folder(config(k_llama, gptq_config(R"(, "dynamic": {"+:.*\\.mlp\\..*": {"bits": 8}})")),
+           gptq(l + "self_attn.o_proj") + gptq(l + "mlp.down_proj") + bf16(l + "mlp.gate_proj") +
+             bf16(l + "mlp.up_proj") + bf16("lm_head")));
+  const auto undeclared = findings(r, RuleId::undeclared_unquantized);
+  ASSERT_EQ(undeclared.size(), 1u) << text(r);
+  EXPECT_EQ(engines(undeclared[0]), std::set<Engine>{Engine::sglang});
+  EXPECT_TRUE(undeclared[0].suggested_entries.empty());
+  EXPECT_EQ(undeclared[0].fix, "the engines read dynamic keys in order and '+:.*\\.mlp\\..*' "
+                               "matches first: put a '-:' key for these layers before it (a key "
+                               "appended after it is never read)");
+}
+
+// QC112 for dynamic keys: both engines match a fused layer by its own name, so a key for one of
+// its shards is dead ("gate_proj$"), and one its fused name also ends with is not ("up_proj$":
+// gate_up_proj).
+TEST(RuleCases, GptqDeadKeyForAShard)
+{
+  const std::string l = "model.layers.0.";
+  const Report shards = lint_folder(folder(
+    config(k_llama, gptq_config(R"(, "dynamic": {"-:.*gate_proj$": {}, "-:.*up_proj$": {}})")),
+    gptq(l + "self_attn.o_proj") + gptq(l + "mlp.down_proj") + bf16(l + "mlp.gate_proj") +
+      bf16(l + "mlp.up_proj") + bf16("lm_head")));
+  const auto dead = findings(shards, RuleId::unused_entry);
+  ASSERT_EQ(dead.size(), 1u) << text(shards);
+  EXPECT_TRUE(dead[0].message.starts_with("dynamic key '-:.*gate_proj$' matches no layer"))
+    << dead[0].message;
+  EXPECT_TRUE(findings(shards, RuleId::undeclared_unquantized).empty()) << text(shards);
+}
+
+// config.json and hf_quant_config.json differ (QC106): only the latter lists one shard of a
+// fused layer stored FP8 (QC103 for TensorRT-LLM, which reads it). fix --remove-excluding takes
+// the entry out and does not copy it back into config.json while making the lists equal; the
+// patch lints clean.
+TEST(RuleCases, RemoveExcludingIsNotUndoneByTheListSync)
+{
+  Tensors tensors = bf16("lm_head", 64, 64) + norm("model.norm");
+  for (const char* p : {"self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj",
+                        "self_attn.o_proj", "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj"}) {
+    tensors = tensors + fp8(std::string("model.layers.0.") + p);
+  }
+  MemoryFileSystem fs = folder(config(k_llama, modelopt("FP8", {"lm_head"})), tensors);
+  fs.add_file("m/hf_quant_config.json",
+              hf_quant_config("FP8", {"lm_head", "model.layers.0.self_attn.q_proj"}));
+  auto run = lint_path(fs, "m", {});
+  ASSERT_TRUE(run);
+  ASSERT_EQ(findings(run->report, RuleId::fused_shards_disagree).size(), 1u) << text(run->report);
+  const FixPlan plan = plan_fix(fs, *run, LintOptions{}, FixOptions{true});
+  EXPECT_TRUE(plan.refused.empty()) << fmt::format("{}", fmt::join(plan.refused, "\n"));
+  ASSERT_EQ(plan.edits.size(), 1u);
+  EXPECT_EQ(plan.edits[0].file, "hf_quant_config.json");
+  EXPECT_TRUE(lint_patched(fs, plan).findings.empty()) << text(lint_patched(fs, plan));
+}
+
 // QC116 (R25): AWQ with an empty modules_to_not_convert.
 TEST(RuleCases, QC116PositiveAwq)
 {

@@ -586,6 +586,10 @@ bool bnb_names_differ(const ModelInfo* model);
 // Qwen3-VL and Qwen3.5 puts the text model under "model." (model.language_model.X -> model.X),
 // else as for compressed-tensors regexes.
 std::string dynamic_subject(Engine engine, const ModelInfo* model, std::string_view prefix);
+// The first of the block's GPTQ dynamic keys whose regex re.match-es `name` (a
+// dynamic_subject()), in the block's order as both engines read them; null when none does (or
+// none qcheck can evaluate).
+const DynamicRule* first_dynamic_key(const ConfigSource& s, std::string_view name);
 // Removes a VLM wrapper: "model.language_model.X" -> "model.X", "language_model.model.X" ->
 // "model.X", "language_model.X" -> "X". Returns the name unchanged when there is none.
 std::string strip_language_model(std::string_view name);
