@@ -1914,7 +1914,8 @@ tower_override(Engine engine, const ConfigSource& s, const ModelInfo& model,
 
 // Hard-coded overrides of main and draft layers alike: the note, or empty. SGLang's Qwen3-Next
 // attention builds qkv_proj with no quantization config for modelopt_fp4 (qwen3_next.py, "qkv_proj
-// is not quantized for fp4"); its MTP layer is that attention too.
+// is not quantized for fp4"); its MTP layer is that attention too. Qwen3.5's main layers build
+// all their attention so.
 std::string
 layer_override(Engine engine, const ConfigSource& s, const ModelInfo& model,
                const EngineLayer& layer)
@@ -1922,6 +1923,14 @@ layer_override(Engine engine, const ConfigSource& s, const ModelInfo& model,
   if (engine == Engine::sglang && is_nvfp4_algo(s) && is_qwen3_next_class(model) &&
       layer.prefix.ends_with(".self_attn.qkv_proj")) {
     return "SGLang builds Qwen3-Next's attention qkv_proj unquantized for modelopt_fp4";
+  }
+  // qwen3_5.py: its decoder layers give the linear attention and the full attention's qkv_proj
+  // and o_proj no quantization config for modelopt_fp4 (the MTP: draft_override()).
+  if (engine == Engine::sglang && is_nvfp4_algo(s) && is_qwen35_family(model) && !layer.draft &&
+      (layer.prefix.ends_with(".self_attn.qkv_proj") ||
+       layer.prefix.ends_with(".self_attn.o_proj") ||
+       layer.prefix.find(".linear_attn.") != std::string::npos)) {
+    return "SGLang builds Qwen3.5's attention (linear and full) unquantized for modelopt_fp4";
   }
   return {};
 }

@@ -546,13 +546,22 @@ TEST(Formats, ModelOptNvfp4Qwen3NextDraftMix)
 // Same draft mix on Qwen3.5: SGLang's `_mtp_quant_config` returns None for serialized
 // modelopt_fp4 (6.2 Qwen3.5 row), so it builds the draft MoE unquantized while the experts are
 // stored NVFP4 - R8 for SGLang (the "4096 vs 2048 (reverse)" incident of 6.4) - plus R33, R37.
+// Its main decoder layers (qwen3_5.py) give the linear attention and the full attention's
+// qkv_proj and o_proj no quantization config for modelopt_fp4 either: stored NVFP4 here, QC102.
 TEST(Formats, ModelOptNvfp4Qwen35DraftMixBreaksSglang)
 {
   const auto r = lint("modelopt-nvfp4-qwen3.5-moe-mtp-mix");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(codes_at(r.j, "error"), Names{"QC102"}) << r.j.dump(2);
   EXPECT_EQ(union_of(r.j, "QC102", "engines"), Names{"sglang"});
-  EXPECT_EQ(union_of(r.j, "QC102", "modules"), mtp_moe_modules());
+  Names expected = mtp_moe_modules();
+  for (const char* m :
+       {"layers.0.linear_attn.in_proj_qkv", "layers.0.linear_attn.in_proj_z",
+        "layers.0.linear_attn.out_proj", "layers.1.self_attn.q_proj", "layers.1.self_attn.k_proj",
+        "layers.1.self_attn.v_proj", "layers.1.self_attn.o_proj"}) {
+    expected.insert(std::string("model.language_model.") + m);
+  }
+  EXPECT_EQ(union_of(r.j, "QC102", "modules"), expected);
 }
 
 // The fix for a DeepSeek NextN layer names it in every namespace an engine checks: the
