@@ -1373,16 +1373,33 @@ decide_gptq(Decision& d, Engine engine, const ConfigSource& s, const ModelInfo& 
     return;
   }
   if (!s.modules_in_block.empty()) {
+    // A fused layer's shards each (is_layer_gptq_quantized), which must agree.
+    std::vector<std::string_view> named, unnamed;
+    const std::string* first = nullptr;
+    std::string_view first_name;
     for (const auto& n : names_to_check(layer)) {
-      for (const auto& m : s.modules_in_block) {
-        if (contains(n, m)) {
-          d.quantized = true;
-          d.matched = m;
-          d.reason =
-            fmt::format("modules_in_block_to_quantize entry '{}' occurs in '{}'{}", m, n, positive);
-          return;
-        }
+      const auto m = std::find_if(s.modules_in_block.begin(), s.modules_in_block.end(),
+                                  [&](const std::string& e) { return contains(n, e); });
+      (m != s.modules_in_block.end() ? named : unnamed).push_back(n);
+      if (m != s.modules_in_block.end() && first == nullptr) {
+        first = &*m;
+        first_name = n;
       }
+    }
+    if (!named.empty() && !unnamed.empty()) {
+      d.quantized = true;
+      d.shards_disagree = true;
+      d.shard_detail = fmt::format("modules_in_block_to_quantize names {}, not {}",
+                                   fmt::join(named, ", "), fmt::join(unnamed, ", "));
+      d.reason = "modules_in_block_to_quantize names some of its shards only" + positive;
+      return;
+    }
+    if (first != nullptr) {
+      d.quantized = true;
+      d.matched = *first;
+      d.reason = fmt::format("modules_in_block_to_quantize entry '{}' occurs in '{}'{}", *first,
+                             first_name, positive);
+      return;
     }
     d.quantized = false;
     d.reason = "no modules_in_block_to_quantize entry occurs in the prefix" + positive;

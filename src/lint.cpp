@@ -934,6 +934,7 @@ private:
       const bool ct =
         s && (s->format == QuantFormat::compressed_tensors || s->format == QuantFormat::quark);
       const bool auto_round = s && s->format == QuantFormat::auto_round;
+      const bool gptq = s && s->format == QuantFormat::gptq; // modules_in_block_to_quantize
       // Each format's own error (AutoRound: get_layer_config in vLLM's INC and SGLang).
       const std::string error =
         ct ? fmt::format("`Found a different quantization schemes for ... in {}`", prefix)
@@ -948,8 +949,11 @@ private:
         add(RuleId::fused_shards_disagree, "",
             fmt::format("the shards of fused layer '{}' are not {} alike; {} stop{} "
                         "with {}",
-                        prefix, auto_round ? "configured" : "excluded", engines_text(miss.engines),
-                        miss.engines.size() == 1 ? "s" : "", error));
+                        prefix,
+                        auto_round ? "configured"
+                        : gptq     ? "listed"
+                                   : "excluded",
+                        engines_text(miss.engines), miss.engines.size() == 1 ? "s" : "", error));
       place(f, miss, s);
       if (miss.removable && !miss.entries.empty() && s != nullptr && !auto_round) {
         // Every shard is stored quantized: listing none is the remedy.
@@ -960,7 +964,9 @@ private:
       } else {
         f.fix = auto_round ? "give every shard of the fused layer the same bits, group_size and "
                              "sym in extra_config"
-                           : "list every shard of the fused layer, or none";
+                : gptq ? "name every shard of the fused layer in modules_in_block_to_quantize, or "
+                         "none"
+                       : "list every shard of the fused layer, or none";
       }
     }
     for (const auto& [prefix, miss] : m_fused_name_settings) {

@@ -3926,6 +3926,29 @@ TEST(RuleCases, RemoveExcludingIsNotUndoneByTheListSync)
   EXPECT_TRUE(lint_patched(fs, plan).findings.empty()) << text(lint_patched(fs, plan));
 }
 
+// vLLM's is_layer_gptq_quantized checks a fused layer's shards each against
+// modules_in_block_to_quantize and refuses them apart ("Detected some but not all shards"):
+// QC103 for vLLM when the list names q_proj but not k_proj and v_proj.
+TEST(RuleCases, QC103GptqModulesInBlockNameSomeShards)
+{
+  const std::string a = "model.layers.0.self_attn.";
+  const Report r = lint_folder(folder(
+    config(k_llama,
+           gptq_config(
+             R"(, "modules_in_block_to_quantize": [["self_attn.q_proj", "self_attn.o_proj"]])")),
+    gptq(a + "q_proj") + gptq(a + "k_proj") + gptq(a + "v_proj") + gptq(a + "o_proj") +
+      bf16("lm_head")));
+  const Finding f = only(r, RuleId::fused_shards_disagree,
+                         "the shards of fused layer 'model.layers.0.self_attn.qkv_proj' are not "
+                         "listed alike; vLLM stops with `Detected some but not all shards of "
+                         "model.layers.0.self_attn.qkv_proj are quantized`");
+  EXPECT_EQ(f.fix, "name every shard of the fused layer in modules_in_block_to_quantize, or none");
+  EXPECT_EQ(f.details, (Strings{"vLLM: modules_in_block_to_quantize names "
+                                "model.layers.0.self_attn.q_proj, not "
+                                "model.layers.0.self_attn.k_proj, model.layers.0.self_attn.v_proj "
+                                "(model.layers.0.self_attn.qkv_proj)"}));
+}
+
 // QC116 (R25): AWQ with an empty modules_to_not_convert.
 TEST(RuleCases, QC116PositiveAwq)
 {
