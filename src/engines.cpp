@@ -1342,6 +1342,36 @@ decide_gptq(Decision& d, Engine engine, const ConfigSource& s, const ModelInfo& 
     d.reason = "SGLang builds a GPTQ fused MoE quantized whatever dynamic says";
     return;
   }
+  // vLLM's is_layer_gptq_quantized runs first: modules_in_block_to_quantize against each shard
+  // of a fused layer (its own names, the entries maybe in its spelling too), which must agree
+  // whatever dynamic says.
+  std::vector<std::string_view> named, unnamed;
+  const std::string* first = nullptr;
+  std::string_view first_name;
+  if (engine != Engine::sglang && layer.kind != LayerKind::fused_moe &&
+      !s.modules_in_block.empty()) {
+    for (const auto& n : names_to_check(layer)) {
+      const std::string own = vllm_namespace(n);
+      const auto m = std::find_if(
+        s.modules_in_block.begin(), s.modules_in_block.end(), [&](const std::string& e) {
+          return contains(n, e) || contains(own, e) || contains(own, vllm_namespace(e));
+        });
+      (m != s.modules_in_block.end() ? named : unnamed).push_back(n);
+      if (m != s.modules_in_block.end() && first == nullptr) {
+        first = &*m;
+        first_name = n;
+      }
+    }
+    if (!named.empty() && !unnamed.empty()) {
+      // The load stops here (QC103); as stored, so that nothing else is reported of it.
+      d.quantized = stored_quantized;
+      d.shards_disagree = true;
+      d.shard_detail = fmt::format("modules_in_block_to_quantize names {}, not {}",
+                                   fmt::join(named, ", "), fmt::join(unnamed, ", "));
+      d.reason = "modules_in_block_to_quantize names some of its shards only";
+      return;
+    }
+  }
   const std::string name = dynamic_subject(engine, &model, layer.prefix);
   const DynamicRule* rule = first_dynamic_match(s, name, rules, d.errors);
   // A '-:' key leaves the layer unquantized in both engines; a positive one decides it in SGLang,
@@ -1373,27 +1403,6 @@ decide_gptq(Decision& d, Engine engine, const ConfigSource& s, const ModelInfo& 
     return;
   }
   if (!s.modules_in_block.empty()) {
-    // A fused layer's shards each (is_layer_gptq_quantized), which must agree.
-    std::vector<std::string_view> named, unnamed;
-    const std::string* first = nullptr;
-    std::string_view first_name;
-    for (const auto& n : names_to_check(layer)) {
-      const auto m = std::find_if(s.modules_in_block.begin(), s.modules_in_block.end(),
-                                  [&](const std::string& e) { return contains(n, e); });
-      (m != s.modules_in_block.end() ? named : unnamed).push_back(n);
-      if (m != s.modules_in_block.end() && first == nullptr) {
-        first = &*m;
-        first_name = n;
-      }
-    }
-    if (!named.empty() && !unnamed.empty()) {
-      d.quantized = true;
-      d.shards_disagree = true;
-      d.shard_detail = fmt::format("modules_in_block_to_quantize names {}, not {}",
-                                   fmt::join(named, ", "), fmt::join(unnamed, ", "));
-      d.reason = "modules_in_block_to_quantize names some of its shards only" + positive;
-      return;
-    }
     if (first != nullptr) {
       d.quantized = true;
       d.matched = *first;

@@ -526,7 +526,9 @@ private:
           into.modules.insert(m_inventory.modules[i].name);
         }
       };
-      if (d.shards_disagree) {
+      // (An engine that builds the layer unquantized whatever the list says, by an override,
+      // reads no shard apart.)
+      if (d.shards_disagree && d.override_note.empty() && d.forced_note.empty()) {
         ShardDisagreement& split = m_shard_disagree[layer.prefix];
         split.moe = layer.kind == LayerKind::fused_moe;
         disagree(split,

@@ -7553,3 +7553,51 @@ TEST(RuleCases, QC101NegativeQwen25VlModelOptTowerEntryOtherLayoutLongList)
     }
   }
 }
+
+// vLLM's is_layer_gptq_quantized runs before dynamic is read: modules_in_block_to_quantize
+// naming q_proj but not k_proj and v_proj stops the load even where a '-:' key matches the
+// fused layer. One finding, QC103 (not also QC101 for the BF16 shards).
+TEST(RuleCases, QC103GptqModulesInBlockCheckedBeforeDynamic)
+{
+  const std::string a = "model.layers.0.self_attn.";
+  const Report r = lint_folder(folder(
+    config(k_llama,
+           gptq_config(R"(, "modules_in_block_to_quantize": ["self_attn.q_proj", )"
+                       R"("self_attn.o_proj", "mlp"], )"
+                       R"("dynamic": {"-:model\\.layers\\.0\\.self_attn\\.qkv_proj$": {}})")),
+    bf16(a + "q_proj") + bf16(a + "k_proj") + bf16(a + "v_proj") + gptq(a + "o_proj") +
+      gptq("model.layers.0.mlp.down_proj") + bf16("lm_head")));
+  const Finding f = only(r, RuleId::fused_shards_disagree,
+                         "the shards of fused layer 'model.layers.0.self_attn.qkv_proj' are not "
+                         "listed alike; vLLM stops with `Detected some but not all shards of "
+                         "model.layers.0.self_attn.qkv_proj are quantized`");
+  EXPECT_EQ(r.findings.size(), 1u) << text(r);
+}
+
+// vLLM compares modules_in_block_to_quantize with its own layer names: entries already in its
+// spelling of a Qwen3-VL text model (language_model.model.X) name the stored modules.
+TEST(RuleCases, GptqModulesInBlockInVllmSpelling)
+{
+  const std::string l = "model.language_model.layers.0.";
+  const Report r = lint_folder(
+    folder(config(k_qwen3_vl, gptq_config(R"(, "modules_in_block_to_quantize": [)"
+                                          R"("language_model.model.layers.0.self_attn.o_proj", )"
+                                          R"("language_model.model.layers.0.mlp.down_proj"])")),
+           gptq(l + "self_attn.o_proj") + gptq(l + "mlp.down_proj") + bf16("lm_head")));
+  EXPECT_TRUE(findings(r, RuleId::excluded_but_quantized).empty()) << text(r);
+  EXPECT_TRUE(findings(r, RuleId::undeclared_unquantized).empty()) << text(r);
+}
+
+// SGLang builds Qwen3.5's attention without a quantization config for ModelOpt NVFP4: a list
+// naming q_proj alone stops vLLM and TensorRT-LLM (QC103), not SGLang.
+TEST(RuleCases, QC103NotForAnEngineThatBuildsTheLayerUnquantized)
+{
+  const std::string a = "model.language_model.layers.0.self_attn.";
+  const Report r = lint_folder(
+    folder(config(k_qwen35, modelopt("NVFP4", {"lm_head", a + "q_proj", a + "o_proj"})),
+           bf16(a + "q_proj") + bf16(a + "k_proj") + bf16(a + "v_proj") + bf16(a + "o_proj") +
+             nvfp4("model.language_model.layers.0.mlp.shared_expert.down_proj") + bf16("lm_head")));
+  const auto split = findings(r, RuleId::fused_shards_disagree);
+  ASSERT_EQ(split.size(), 1u) << text(r);
+  EXPECT_EQ(engines(split[0]), (std::set<Engine>{Engine::vllm, Engine::trtllm})) << text(r);
+}
