@@ -201,12 +201,19 @@ plan_fix(const FileSystem& fs, LintRun& run, const LintOptions& options,
     if (copies.size() < 2 || listing.empty()) {
       continue;
     }
-    // Entries --remove-excluding takes out of one copy are not copied into another.
+    // Entries --remove-excluding takes out of one copy are not copied into another, nor any entry
+    // that excludes a module stored quantized (QC102 names it) for an engine: copied, it would
+    // exclude that module for the engines that read the other file too.
     std::unordered_set<std::string_view> removed;
     for (const ConfigSource* s : copies) {
       if (const auto it = removals.find(list_target(s->file, list_pointer(*s, s->list_key)));
           it != removals.end()) {
         removed.insert(it->second.begin(), it->second.end());
+      }
+    }
+    for (const Finding& f : run.report.findings) {
+      if (f.rule == RuleId::excluded_but_quantized) {
+        removed.insert(f.suggested_entries.begin(), f.suggested_entries.end());
       }
     }
     for (const ConfigSource* to : copies) {
@@ -401,6 +408,15 @@ patch_problems(const Report& before, const Report& after, const FixOptions& fix_
                std::vector<std::string>* left)
 {
   const std::set<std::string> before_excluded = modules_of(before, RuleId::excluded_but_quantized);
+  // The engines that excluded each of those modules: a patch must not add one.
+  std::map<std::string, std::set<Engine>> excluding_before;
+  for (const Finding& f : before.findings) {
+    if (f.rule == RuleId::excluded_but_quantized) {
+      for (const std::string& m : f.modules) {
+        excluding_before[m].insert(f.engines.begin(), f.engines.end());
+      }
+    }
+  }
   // Files already unreadable (an error, not a repeated key's warning): their findings repeat.
   std::set<std::string> before_unreadable;
   for (const Finding& f : before.findings) {
@@ -456,6 +472,15 @@ patch_problems(const Report& before, const Report& after, const FixOptions& fix_
         std::any_of(f.modules.begin(), f.modules.end(),
                     [&](const std::string& m) { return !before_excluded.contains(m); })) {
       problems.push_back(fmt::format("the patch would exclude a quantized module: {}", f.message));
+    } else if (f.rule == RuleId::excluded_but_quantized &&
+               std::any_of(f.modules.begin(), f.modules.end(), [&](const std::string& m) {
+                 const auto was = excluding_before.find(m);
+                 return was != excluding_before.end() &&
+                        std::any_of(f.engines.begin(), f.engines.end(),
+                                    [&](Engine e) { return !was->second.contains(e); });
+               })) {
+      problems.push_back(
+        fmt::format("the patch would make more engines exclude a quantized module: {}", f.message));
     }
     if (f.rule == RuleId::excluded_but_quantized && fix_options.remove_excluding &&
         !f.suggested_entries.empty()) {

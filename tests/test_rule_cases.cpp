@@ -7601,3 +7601,40 @@ TEST(RuleCases, QC103NotForAnEngineThatBuildsTheLayerUnquantized)
   ASSERT_EQ(split.size(), 1u) << text(r);
   EXPECT_EQ(engines(split[0]), (std::set<Engine>{Engine::vllm, Engine::trtllm})) << text(r);
 }
+
+// The lists differ: hf_quant_config.json alone excludes down_proj, which is stored FP8 (QC102
+// for TensorRT-LLM, which reads that file). Making the lists equal must not copy that entry into
+// config.json, where vLLM and SGLang would exclude down_proj too: plain fix writes nothing and
+// leaves it to --remove-excluding, which takes it out. (Two guards: the list sync skips entries
+// QC102 names, and the verification refuses a patch that makes more engines exclude a module
+// stored quantized; the test fails only with both undone.)
+TEST(RuleCases, FixDoesNotSpreadAnEntryThatExcludesAQuantizedModule)
+{
+  Tensors tensors = bf16("lm_head", 64, 64) + norm("model.norm");
+  for (const char* p : {"self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj",
+                        "self_attn.o_proj", "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj"}) {
+    tensors = tensors + fp8(std::string("model.layers.0.") + p);
+  }
+  MemoryFileSystem fs = folder(config(k_llama, modelopt("FP8", {"lm_head"})), tensors);
+  fs.add_file("m/hf_quant_config.json",
+              hf_quant_config("FP8", {"lm_head", "model.layers.0.mlp.down_proj"}));
+  auto run = lint_path(fs, "m", {});
+  ASSERT_TRUE(run);
+  const FixPlan plain = plan_fix(fs, *run, {});
+  for (const FileEdit& e : plain.edits) {
+    EXPECT_EQ(e.patched.find("mlp.down_proj"), e.original.find("mlp.down_proj")) << e.file;
+  }
+  EXPECT_TRUE(
+    std::any_of(plain.remaining.begin(), plain.remaining.end(),
+                [](const std::string& m) {
+                  return m.find("--remove-excluding would remove model.layers.0.mlp.down_proj") !=
+                         std::string::npos;
+                }))
+    << fmt::format("{}", fmt::join(plain.remaining, "\n"));
+  auto again = lint_path(fs, "m", {});
+  ASSERT_TRUE(again);
+  const FixPlan removing = plan_fix(fs, *again, LintOptions{}, FixOptions{true});
+  EXPECT_TRUE(removing.refused.empty()) << fmt::format("{}", fmt::join(removing.refused, "\n"));
+  ASSERT_EQ(removing.edits.size(), 1u);
+  EXPECT_TRUE(lint_patched(fs, removing).findings.empty()) << text(lint_patched(fs, removing));
+}
