@@ -92,10 +92,23 @@ format_description(const ConfigSource& s)
   return s.method;
 }
 
+// Whether a compressed-tensors block quantizes weights to 8 bits in every group (FP8, INT8):
+// the layers then hold a `weight` parameter of that type, not packed ones.
+bool
+ct_unpacked(const ConfigSource& s)
+{
+  return s.format == QuantFormat::compressed_tensors && !s.groups.empty() &&
+         std::all_of(s.groups.begin(), s.groups.end(),
+                     [](const CtGroup& g) { return g.num_bits >= 8; });
+}
+
 // The error an engine prints when it allocates quantized parameters for a BF16 tensor.
 std::string
 engine_error(const ConfigSource& s)
 {
+  if (ct_unpacked(s)) {
+    return "8-bit parameters receive BF16 values: no crash, garbage output";
+  }
   switch (s.format) {
   case QuantFormat::modelopt:
     return s.algo.find("FP8") != std::string::npos
@@ -115,13 +128,13 @@ engine_error(const ConfigSource& s)
 }
 
 // What `engines` do with BF16 modules they build quantized, for QC101's message: "vLLM fails
-// with ..." and the like. For the packed formats SGLang's model loaders (llama.py and most others)
-// index a fused layer's parameter directly and skip any other name they have no parameter for,
-// with a logged warning, where vLLM's refuse.
+// with ..." and the like. For the packed formats SGLang's model loaders index a fused layer's
+// parameter directly (llama.py) or skip it silently (qwen3_5.py), and skip any other name they
+// have no parameter for with a logged warning, where vLLM's refuse.
 std::string
 engines_outcome(const ConfigSource& s, const std::set<Engine>& engines)
 {
-  const bool packed = s.format == QuantFormat::compressed_tensors ||
+  const bool packed = (s.format == QuantFormat::compressed_tensors && !ct_unpacked(s)) ||
                       s.format == QuantFormat::gptq || s.format == QuantFormat::auto_round ||
                       s.format == QuantFormat::awq;
   if (!packed || !engines.contains(Engine::sglang)) {
@@ -129,9 +142,9 @@ engines_outcome(const ConfigSource& s, const std::set<Engine>& engines)
                        engines.size() == 1 ? "fails" : "fail", engine_error(s));
   }
   constexpr std::string_view k_sglang =
-    "SGLang has no parameter for the BF16 weight: its loaders stop with a `KeyError` on a "
-    "fused layer's shard, or log `Parameter <module>.weight not found in params_dict` and "
-    "skip it, the packed layer left unloaded (garbage output)";
+    "SGLang has no parameter for the BF16 weight: depending on the model its loader stops with "
+    "a `KeyError` or skips the weight (logging `Parameter <module>.weight not found in "
+    "params_dict`, or silently), the packed layer left unloaded (garbage output)";
   std::set<Engine> others = engines;
   others.erase(Engine::sglang);
   if (others.empty()) {
@@ -1182,6 +1195,9 @@ private:
       f.fix = unlisted_fix;
       return;
     }
+    // GPTQ: positive dynamic keys an engine reads first for some of the layers (no key appended
+    // after them is read), said in the fix.
+    std::string order_fix;
     // Layers an engine builds outside every spelled root and module (SGLang's model.eh_proj
     // under Quark, its model.decoder.X for MiMo-V2's MTP) are named exactly. Each layer once: a
     // fused MoE layer is every expert's prefix.
@@ -1415,12 +1431,20 @@ private:
       };
       // Each failing engine's name: the keys meet its own layer prefixes.
       const ModelInfo* model = &m_declaration.model;
-      // A positive key an engine reads first for a layer hides any key fix would append.
+      // A positive key an engine reads first for a layer hides any key fix would append: no key
+      // for that engine's layer (SGLang's GPTQ experts have none anyway: experts_fix).
       std::set<std::string> ahead;
+      std::set<std::pair<Engine, std::string_view>> hidden;
+      std::set<Engine> hidden_engines;
       for (const auto& [module, engine, layer_prefix] : undeclared_layers(runs)) {
+        if (engine == Engine::sglang && is_expert(std::string(module))) {
+          continue;
+        }
         const std::string name = dynamic_subject(engine, model, layer_prefix);
         if (const DynamicRule* r = first_dynamic_key(source, name); r != nullptr && !r->negative) {
           ahead.insert(r->key);
+          hidden.emplace(engine, layer_prefix);
+          hidden_engines.insert(engine);
         }
       }
       if (!ahead.empty()) {
@@ -1428,17 +1452,21 @@ private:
         for (const std::string& k : ahead) {
           quoted.push_back(fmt::format("'{}'", k));
         }
-        f.fix = fmt::format("the engines read dynamic keys in order and {} matches first: put a "
-                            "'-:' key for these layers before it (a key appended after it is "
-                            "never read)",
-                            fmt::join(quoted, ", "));
-        return;
+        order_fix =
+          fmt::format("{} {} dynamic keys in order and {} matches first: put a '-:' "
+                      "key for {} layers before it (a key appended after it is never "
+                      "read)",
+                      engines_text(hidden_engines), hidden_engines.size() == 1 ? "reads" : "read",
+                      fmt::join(quoted, ", "), hidden_engines.size() == 1 ? "its" : "their");
       }
       if (whole) {
         // A root that is a module itself (lm_head, with "lm_head": true) is its layer's name.
         const bool module_root = std::find(modules.begin(), modules.end(), where) != modules.end();
         for (const auto& s : spellings) {
           for (const Engine e : f.engines) {
+            if (hidden_engines.contains(e)) {
+              continue;
+            }
             const std::string name = regex_escape(dynamic_subject(e, model, s));
             add_key(module_root ? fmt::format("-:{}$", name) : fmt::format("-:{}\\..*", name));
           }
@@ -1447,7 +1475,11 @@ private:
         // Beside quantized modules (Qwen3.5's in_proj_a and in_proj_b next to in_proj_qkv), each
         // engine layer's own key: the keys are matched against layer prefixes, fused names too.
         for (const auto& [module, engine, layer_prefix] : undeclared_layers(runs)) {
-          add_key(fmt::format("-:{}$", regex_escape(dynamic_subject(engine, model, layer_prefix))));
+          if (!hidden.contains({engine, layer_prefix}) &&
+              !(engine == Engine::sglang && is_expert(std::string(module)))) {
+            add_key(
+              fmt::format("-:{}$", regex_escape(dynamic_subject(engine, model, layer_prefix))));
+          }
         }
       }
       break;
@@ -1561,6 +1593,9 @@ private:
     }
     if (!unlisted_fix.empty()) {
       f.fix = f.fix.empty() ? unlisted_fix : fmt::format("{}; {}", f.fix, unlisted_fix);
+    }
+    if (!order_fix.empty()) {
+      f.fix = f.fix.empty() ? order_fix : fmt::format("{}; {}", f.fix, order_fix);
     }
     if (source.sglang_reads_empty &&
         std::find(f.engines.begin(), f.engines.end(), Engine::sglang) != f.engines.end()) {

@@ -2556,12 +2556,8 @@ TEST(RuleCases, QC101CtFusedExpertsFixNamesExpertZeroProbes)
   ASSERT_TRUE(run);
   const Finding f = only(run->report, RuleId::undeclared_unquantized,
                          "model.layers.0: 1 module (2 tensors, BF16) stored unquantized but "
-                         "declared compressed-tensors quantized; vLLM fails with "
-                         "`ValueError: There is no module or parameter named '<module>.weight'` "
-                         "(the layer holds packed parameters); SGLang has no parameter for the "
-                         "BF16 weight: its loaders stop with a `KeyError` on a fused layer's "
-                         "shard, or log `Parameter <module>.weight not found in params_dict` and "
-                         "skip it, the packed layer left unloaded (garbage output)");
+                         "declared compressed-tensors quantized; vLLM and SGLang fail with "
+                         "8-bit parameters receive BF16 values: no crash, garbage output");
   EXPECT_EQ(f.suggested_entries, k_expert0_probes);
   const FixPlan plan = plan_fix(fs, *run, {});
   EXPECT_TRUE(plan.refused.empty()) << fmt::format("{}", fmt::join(plan.refused, "\n"));
@@ -3880,9 +3876,9 @@ TEST(RuleCases, GptqPositiveKeyFirstHidesAnAppendedKey)
   ASSERT_EQ(undeclared.size(), 1u) << text(r);
   EXPECT_EQ(engines(undeclared[0]), std::set<Engine>{Engine::sglang});
   EXPECT_TRUE(undeclared[0].suggested_entries.empty());
-  EXPECT_EQ(undeclared[0].fix, "the engines read dynamic keys in order and '+:.*\\.mlp\\..*' "
-                               "matches first: put a '-:' key for these layers before it (a key "
-                               "appended after it is never read)");
+  EXPECT_EQ(undeclared[0].fix, "SGLang reads dynamic keys in order and '+:.*\\.mlp\\..*' matches "
+                               "first: put a '-:' key for its layers before it (a key appended "
+                               "after it is never read)");
 }
 
 // QC112 for dynamic keys: both engines match a fused layer by its own name, so a key for one of
@@ -7637,4 +7633,27 @@ TEST(RuleCases, FixDoesNotSpreadAnEntryThatExcludesAQuantizedModule)
   EXPECT_TRUE(removing.refused.empty()) << fmt::format("{}", fmt::join(removing.refused, "\n"));
   ASSERT_EQ(removing.edits.size(), 1u);
   EXPECT_TRUE(lint_patched(fs, removing).findings.empty()) << text(lint_patched(fs, removing));
+}
+
+// A positive key only vLLM's name of a Qwen3-VL layer meets (language_model.model.X) hides a key
+// appended for vLLM, not SGLang's own ("model.X"): SGLang's key is still suggested, and the fix
+// says where vLLM's must go.
+TEST(RuleCases, GptqPositiveKeyHidesOnlyTheEngineWhoseNameItMeets)
+{
+  const std::string l = "model.language_model.layers.0.";
+  const Report r = lint_folder(
+    folder(config(k_qwen3_vl,
+                  gptq_config(
+                    R"(, "modules_in_block_to_quantize": ["self_attn.o_proj", "mlp"], )"
+                    R"("dynamic": {"+:language_model\\.model\\.layers\\.0\\..*": {"bits": 4}})")),
+           gptq(l + "self_attn.o_proj") + gptq(l + "mlp.down_proj") + bf16(l + "mlp.gate_proj") +
+             bf16(l + "mlp.up_proj") + bf16("lm_head")));
+  const auto undeclared = findings(r, RuleId::undeclared_unquantized);
+  ASSERT_EQ(undeclared.size(), 1u) << text(r);
+  EXPECT_EQ(engines(undeclared[0]), (std::set<Engine>{Engine::vllm, Engine::sglang}));
+  EXPECT_EQ(undeclared[0].suggested_entries, Strings{"-:model\\.layers\\.0\\.mlp\\.gate_up_proj$"});
+  EXPECT_NE(undeclared[0].fix.find("vLLM reads dynamic keys in order and "
+                                   "'+:language_model\\.model\\.layers\\.0\\..*' matches first"),
+            std::string::npos)
+    << undeclared[0].fix;
 }
