@@ -408,6 +408,15 @@ sglang_qwen2_vl(const ModelInfo* model)
   return model != nullptr && (model->model_type == "qwen2_5_vl" || model->model_type == "qwen2_vl");
 }
 
+// SGLang builds these with Qwen3-VL's model class (qwen3_vl.py; qwen3_vl_moe.py and qwen3_5.py
+// inherit it): the vision tower without a quantization config, the text model under "model.".
+bool
+sglang_qwen3_vl_class(const ModelInfo& model)
+{
+  return model.model_type == "qwen3_vl" || model.model_type == "qwen3_vl_moe" ||
+         is_qwen35_family(model);
+}
+
 bool
 is_kimi_k25(const ModelInfo* model)
 {
@@ -1919,9 +1928,7 @@ tower_override(Engine engine, const ConfigSource& s, const ModelInfo& model,
   }
   // SGLang's Qwen3-VL models pass quant_config=None to their vision model (qwen3_vl.py since
   // PR 18926; qwen3_vl_moe.py inherits it, and so do Qwen3.5's, qwen3_5.py).
-  if (engine == Engine::sglang &&
-      (model.model_type == "qwen3_vl" || model.model_type == "qwen3_vl_moe" ||
-       is_qwen35_family(model)) &&
+  if (engine == Engine::sglang && sglang_qwen3_vl_class(model) &&
       layer.prefix.starts_with("model.visual.")) {
     return is_qwen35_family(model)
              ? "SGLang builds Qwen3.5's vision tower (Qwen3-VL's) without a quantization config"
@@ -2150,11 +2157,9 @@ dynamic_subject(Engine engine, const ModelInfo* model, std::string_view prefix)
   if (engine == Engine::vllm) {
     return vllm_namespace(prefix);
   }
-  // qwen3_vl.py builds the text model under "model." (its load_weights maps
-  // model.language_model.X there); qwen3_5.py's models inherit it.
+  // Its load_weights maps model.language_model.X to model.X.
   if (engine == Engine::sglang && model != nullptr && prefix.starts_with("model.language_model.") &&
-      (model->model_type == "qwen3_vl" || model->model_type == "qwen3_vl_moe" ||
-       is_qwen35_family(*model))) {
+      sglang_qwen3_vl_class(*model)) {
     return strip_language_model(prefix);
   }
   return regex_subject(engine, model, prefix);

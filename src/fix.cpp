@@ -407,8 +407,8 @@ std::vector<std::string>
 patch_problems(const Report& before, const Report& after, const FixOptions& fix_options,
                std::vector<std::string>* left)
 {
-  const std::set<std::string> before_excluded = modules_of(before, RuleId::excluded_but_quantized);
-  // The engines that excluded each of those modules: a patch must not add one.
+  // The modules stored quantized that engines excluded, and those engines: a patch must not add
+  // a module or an engine.
   std::map<std::string, std::set<Engine>> excluding_before;
   for (const Finding& f : before.findings) {
     if (f.rule == RuleId::excluded_but_quantized) {
@@ -470,7 +470,7 @@ patch_problems(const Report& before, const Report& after, const FixOptions& fix_
     }
     if (f.rule == RuleId::excluded_but_quantized &&
         std::any_of(f.modules.begin(), f.modules.end(),
-                    [&](const std::string& m) { return !before_excluded.contains(m); })) {
+                    [&](const std::string& m) { return !excluding_before.contains(m); })) {
       problems.push_back(fmt::format("the patch would exclude a quantized module: {}", f.message));
     } else if (f.rule == RuleId::excluded_but_quantized &&
                std::any_of(f.modules.begin(), f.modules.end(), [&](const std::string& m) {

@@ -555,20 +555,19 @@ private:
         std::vector<std::string_view> caught;
         for (const std::string_view shard : layer.shards) {
           const size_t from = caught.size();
-          bool first = false;
+          bool excluded = false; // by one of d.shard_entries
           for_each_entry_matching(engine, *source, shard, [&](std::string_view e) {
             caught.push_back(e);
-            first = first || std::find(d.shard_entries.begin(), d.shard_entries.end(), e) !=
-                               d.shard_entries.end();
+            excluded = excluded || std::find(d.shard_entries.begin(), d.shard_entries.end(), e) !=
+                                     d.shard_entries.end();
           });
-          if (!first) {
+          if (!excluded) {
             caught.resize(from);
           }
         }
         caught.insert(caught.end(), d.shard_entries.begin(), d.shard_entries.end());
         const std::vector<std::string_view> entries = listed_entries(*source, caught);
-        if (!all_quantized || entries.empty() || !d.override_note.empty() ||
-            !d.forced_note.empty() ||
+        if (!all_quantized || entries.empty() ||
             (layer.draft && std::any_of(layer.modules.begin(), layer.modules.end(), unlistable))) {
           split.removable = false;
         } else {
@@ -1163,7 +1162,7 @@ private:
       return is_draft && draft_names_unlistable(e, m_declaration.model, m_inventory, module);
     };
     // SGLang builds every GPTQ fused MoE quantized: no key reaches experts there.
-    const auto is_expert = [&](const std::string& m) { return !moe_prefix_of(m).empty(); };
+    const auto is_expert = [&](std::string_view m) { return !moe_prefix_of(m).empty(); };
     const bool sglang_gptq =
       source.format == QuantFormat::gptq &&
       std::find(f.engines.begin(), f.engines.end(), Engine::sglang) != f.engines.end();
@@ -1437,7 +1436,7 @@ private:
       std::set<std::pair<Engine, std::string_view>> hidden;
       std::set<Engine> hidden_engines;
       for (const auto& [module, engine, layer_prefix] : undeclared_layers(runs)) {
-        if (engine == Engine::sglang && is_expert(std::string(module))) {
+        if (engine == Engine::sglang && is_expert(module)) {
           continue;
         }
         const std::string name = dynamic_subject(engine, model, layer_prefix);
@@ -1476,7 +1475,7 @@ private:
         // engine layer's own key: the keys are matched against layer prefixes, fused names too.
         for (const auto& [module, engine, layer_prefix] : undeclared_layers(runs)) {
           if (!hidden.contains({engine, layer_prefix}) &&
-              !(engine == Engine::sglang && is_expert(std::string(module)))) {
+              !(engine == Engine::sglang && is_expert(module))) {
             add_key(
               fmt::format("-:{}$", regex_escape(dynamic_subject(engine, model, layer_prefix))));
           }
