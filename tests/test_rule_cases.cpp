@@ -916,6 +916,18 @@ TEST(RuleCases, QC101QuarkNextnEntriesSglangDoesNotRewrite)
 
 namespace {
 
+// Llama: every Linear of layer 0 FP8 (its q/k/v and gate/up fused by the engines), lm_head BF16.
+Tensors
+llama_fp8_layer0()
+{
+  Tensors tensors = bf16("lm_head", 64, 64) + norm("model.norm");
+  for (const char* p : {"self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj",
+                        "self_attn.o_proj", "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj"}) {
+    tensors = tensors + fp8(std::string("model.layers.0.") + p);
+  }
+  return tensors;
+}
+
 // Llama: layer 0 Quark FP8, layer 1 BF16.
 Tensors
 llama_fp8_with_bf16_layer1()
@@ -2684,11 +2696,7 @@ TEST(RuleCases, QC102CtExpertProbesAreRemovedTogether)
 // entry several QC102 findings name is removed, and logged, once.
 TEST(RuleCases, RemoveExcludingRemovesEveryEntryThatSplitsTheShards)
 {
-  Tensors tensors = bf16("lm_head", 64, 64) + norm("model.norm");
-  for (const char* p : {"self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj",
-                        "self_attn.o_proj", "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj"}) {
-    tensors = tensors + fp8(std::string("model.layers.0.") + p);
-  }
+  const Tensors tensors = llama_fp8_layer0();
   const std::string llama =
     R"("architectures": ["LlamaForCausalLM"], "model_type": "llama", "num_hidden_layers": 1)";
   MemoryFileSystem fs = folder(config(llama, modelopt("FP8", {"model.layers.0.mlp.gate_proj",
@@ -3904,11 +3912,7 @@ TEST(RuleCases, GptqDeadKeyForAShard)
 // patch lints clean.
 TEST(RuleCases, RemoveExcludingIsNotUndoneByTheListSync)
 {
-  Tensors tensors = bf16("lm_head", 64, 64) + norm("model.norm");
-  for (const char* p : {"self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj",
-                        "self_attn.o_proj", "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj"}) {
-    tensors = tensors + fp8(std::string("model.layers.0.") + p);
-  }
+  const Tensors tensors = llama_fp8_layer0();
   MemoryFileSystem fs = folder(config(k_llama, modelopt("FP8", {"lm_head"})), tensors);
   fs.add_file("m/hf_quant_config.json",
               hf_quant_config("FP8", {"lm_head", "model.layers.0.self_attn.q_proj"}));
@@ -7606,11 +7610,7 @@ TEST(RuleCases, QC103NotForAnEngineThatBuildsTheLayerUnquantized)
 // stored quantized; the test fails only with both undone.)
 TEST(RuleCases, FixDoesNotSpreadAnEntryThatExcludesAQuantizedModule)
 {
-  Tensors tensors = bf16("lm_head", 64, 64) + norm("model.norm");
-  for (const char* p : {"self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj",
-                        "self_attn.o_proj", "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj"}) {
-    tensors = tensors + fp8(std::string("model.layers.0.") + p);
-  }
+  const Tensors tensors = llama_fp8_layer0();
   MemoryFileSystem fs = folder(config(k_llama, modelopt("FP8", {"lm_head"})), tensors);
   fs.add_file("m/hf_quant_config.json",
               hf_quant_config("FP8", {"lm_head", "model.layers.0.mlp.down_proj"}));
