@@ -27,11 +27,12 @@ struct Target
   // An object's member that exists already gets the new value (an AutoRound extra_config key's
   // "bits"); else it is kept (a GPTQ "-:" key skips whatever it holds).
   bool replace = false;
-  std::string label; // how the log names the object; empty: its key
+  bool first = false; // new members go before the object's (Finding::entries_first), in order
+  std::string label;  // how the log names the object; empty: its key
   bool operator<(const Target& o) const
   {
-    return std::tie(file, pointer, object, replace) <
-           std::tie(o.file, o.pointer, o.object, o.replace);
+    return std::tie(file, pointer, object, replace, first) <
+           std::tie(o.file, o.pointer, o.object, o.replace, o.first);
   }
 };
 
@@ -127,7 +128,9 @@ plan_fix(const FileSystem& fs, LintRun& run, const LintOptions& options,
       }
       for (const std::string& entry : f.suggested_entries) {
         if (entry.starts_with("-:")) {
-          additions[object_target(s.file, list_pointer(s, "dynamic"))].emplace_back(entry, "{}");
+          Target t = object_target(s.file, list_pointer(s, "dynamic"));
+          t.first = f.entries_first;
+          additions[t].emplace_back(entry, "{}");
         } else if (s.format == QuantFormat::auto_round) {
           // A key the block has already gets bits 16, its other settings kept; one that says
           // 16 or more already is left as it is. ("model." + the name is not that key: only
@@ -140,7 +143,7 @@ plan_fix(const FileSystem& fs, LintRun& run, const LintOptions& options,
           } else if (has->bits < 16) {
             const std::string member =
               fmt::format("{}/{}", list_pointer(s, "extra_config"), escape_pointer_token(has->key));
-            additions[{s.file, member, true, true,
+            additions[{s.file, member, true, true, false,
                        fmt::format("extra_config[{}]", escape_json(has->key))}]
               .emplace_back("bits", "16");
           }
@@ -272,13 +275,20 @@ plan_fix(const FileSystem& fs, LintRun& run, const LintOptions& options,
         }
       }
       if (target.object) {
-        for (const auto& [name, value] : entries) {
+        // Each member put first goes before the one put first before it: the last goes in first.
+        std::vector<std::pair<std::string, std::string>> members(entries.begin(), entries.end());
+        if (target.first) {
+          std::reverse(members.begin(), members.end());
+        }
+        const size_t logged = edit.added.size();
+        for (const auto& [name, value] : members) {
           const bool existed =
             target.replace &&
             locate(edit.patched, target.pointer + "/" + escape_pointer_token(name)).has_value();
           auto patched =
             add_object_member(edit.patched, target.pointer, name, value,
-                              target.replace ? ExistingMember::replace : ExistingMember::keep);
+                              target.replace ? ExistingMember::replace : ExistingMember::keep,
+                              target.first ? MemberPlace::first : MemberPlace::last);
           if (!patched) {
             out.refused.push_back(fmt::format("{}: {}", target.file, patched.error()));
             continue;
@@ -286,10 +296,14 @@ plan_fix(const FileSystem& fs, LintRun& run, const LintOptions& options,
           if (*patched != edit.patched) {
             const std::string shown = escape_json(name);
             edit.added.push_back(existed ? fmt::format("{}[{}] = {}", key, shown, value)
-                                         : fmt::format("{} += {}: {}", key, shown, value));
+                                 : target.first
+                                   ? fmt::format("{} += {}: {} (first)", key, shown, value)
+                                   : fmt::format("{} += {}: {}", key, shown, value));
             edit.patched = std::move(*patched);
           }
         }
+        std::reverse(edit.added.begin() + static_cast<ptrdiff_t>(logged),
+                     target.first ? edit.added.end() : edit.added.begin() + logged);
       } else {
         std::vector<std::string> names;
         for (const auto& [name, _] : entries) {

@@ -1130,6 +1130,43 @@ insert_member(const Document& doc, size_t index, const std::string& key_json, co
   return splice(doc.text, object.begin, object.end, replacement);
 }
 
+// Inserts member `key_json`: `value` before the first member of the non-empty object `index`,
+// laid out as that member is: on its own line in its indentation, or inline with the separator
+// the object's members have.
+std::string
+insert_member_first(const Document& doc, size_t index, const std::string& key_json,
+                    const Document& value)
+{
+  const Node& object = doc.nodes[index];
+  const Node& first = doc.nodes[object.first_child];
+  const Style style = detect_style(doc);
+  const std::string_view gap = gap_before(doc, first);
+  std::string colon(doc.text.substr(first.key_end, first.begin - first.key_end));
+  if (has_newline(colon)) {
+    colon = style.colon;
+  }
+  std::string insertion = key_json + colon;
+  if (has_newline(gap)) {
+    const std::string indent(line_indent(doc.text, first.key_begin));
+    Layout layout =
+      layout_from(style, multiline_values(doc, index), line_ending_near(doc.text, first.key_begin));
+    layout.colon = colon;
+    emit(value, 0, layout, indent, insertion);
+    insertion += ",";
+    insertion += gap;
+  } else {
+    Layout layout = layout_from(style, false, "\n");
+    if (first.next_sibling != k_none) {
+      layout.item_sep = gap_before(doc, doc.nodes[first.next_sibling]);
+    }
+    layout.colon = colon;
+    emit(value, 0, layout, "", insertion);
+    insertion += layout.item_sep;
+  }
+  const size_t at = item_begin(first);
+  return splice(doc.text, at, at, insertion);
+}
+
 // Puts `value` in the place of value `index` (an empty array, or null), laid out as a new value
 // there: over several lines when it sits on its own line.
 std::string
@@ -1924,7 +1961,7 @@ append_to_string_array(std::string_view text, std::string_view pointer,
 
 Expected<std::string>
 add_object_member(std::string_view text, std::string_view pointer, const std::string& key,
-                  const std::string& value_json, ExistingMember existing)
+                  const std::string& value_json, ExistingMember existing, MemberPlace place)
 {
   auto tokens = parse_pointer(pointer);
   if (!tokens) {
@@ -1987,7 +2024,9 @@ add_object_member(std::string_view text, std::string_view pointer, const std::st
       }
       edited = replace_member_value(*doc, member, *value);
     } else {
-      edited = insert_member(*doc, r.node, escape_json(key), *value);
+      edited = place == MemberPlace::first && object.count > 0
+                 ? insert_member_first(*doc, r.node, escape_json(key), *value)
+                 : insert_member(*doc, r.node, escape_json(key), *value);
     }
   } else {
     if (auto ok = creatable(*doc, pointer, *tokens, r); !ok) {

@@ -1430,19 +1430,17 @@ private:
       };
       // Each failing engine's name: the keys meet its own layer prefixes.
       const ModelInfo* model = &m_declaration.model;
-      // A positive key an engine reads first for a layer hides any key fix would append: no key
-      // for that engine's layer (SGLang's GPTQ experts have none anyway: experts_fix).
+      // A positive key an engine reads first for a layer hides any key appended after it: the
+      // keys then go before every key (entries_first), where fix puts them.
       std::set<std::string> ahead;
-      std::set<std::pair<Engine, std::string_view>> hidden;
       std::set<Engine> hidden_engines;
       for (const auto& [module, engine, layer_prefix] : undeclared_layers(runs)) {
         if (engine == Engine::sglang && is_expert(module)) {
-          continue;
+          continue; // SGLang's GPTQ experts have no key (experts_fix)
         }
         const std::string name = dynamic_subject(engine, model, layer_prefix);
         if (const DynamicRule* r = first_dynamic_key(source, name); r != nullptr && !r->negative) {
           ahead.insert(r->key);
-          hidden.emplace(engine, layer_prefix);
           hidden_engines.insert(engine);
         }
       }
@@ -1451,21 +1449,18 @@ private:
         for (const std::string& k : ahead) {
           quoted.push_back(fmt::format("'{}'", k));
         }
+        f.entries_first = true;
         order_fix =
-          fmt::format("{} {} dynamic keys in order and {} matches first: put a '-:' "
-                      "key for {} layers before it (a key appended after it is never "
-                      "read)",
+          fmt::format("{} {} dynamic keys in order and {} matches first: a key after it "
+                      "is never read",
                       engines_text(hidden_engines), hidden_engines.size() == 1 ? "reads" : "read",
-                      fmt::join(quoted, ", "), hidden_engines.size() == 1 ? "its" : "their");
+                      fmt::join(quoted, ", "));
       }
       if (whole) {
         // A root that is a module itself (lm_head, with "lm_head": true) is its layer's name.
         const bool module_root = std::find(modules.begin(), modules.end(), where) != modules.end();
         for (const auto& s : spellings) {
           for (const Engine e : f.engines) {
-            if (hidden_engines.contains(e)) {
-              continue;
-            }
             const std::string name = regex_escape(dynamic_subject(e, model, s));
             add_key(module_root ? fmt::format("-:{}$", name) : fmt::format("-:{}\\..*", name));
           }
@@ -1474,8 +1469,7 @@ private:
         // Beside quantized modules (Qwen3.5's in_proj_a and in_proj_b next to in_proj_qkv), each
         // engine layer's own key: the keys are matched against layer prefixes, fused names too.
         for (const auto& [module, engine, layer_prefix] : undeclared_layers(runs)) {
-          if (!hidden.contains({engine, layer_prefix}) &&
-              !(engine == Engine::sglang && is_expert(module))) {
+          if (!(engine == Engine::sglang && is_expert(module))) {
             add_key(
               fmt::format("-:{}$", regex_escape(dynamic_subject(engine, model, layer_prefix))));
           }
@@ -1585,10 +1579,11 @@ private:
       const std::string set =
         keyed.empty() ? "" : fmt::format("set \"bits\": 16 in {}", fmt::join(keyed, ", "));
       f.fix = quoted.empty() ? fmt::format("{} of {} (qcheck fix --inplace)", set, lists_text)
-              : set.empty()  ? fmt::format("add {} to {} (qcheck fix --inplace)",
-                                           fmt::join(quoted, ", "), lists_text)
-                             : fmt::format("add {} to {} and {} there (qcheck fix --inplace)",
-                                           fmt::join(quoted, ", "), lists_text, set);
+              : set.empty()
+                ? fmt::format("add {} {} {} (qcheck fix --inplace)", fmt::join(quoted, ", "),
+                              f.entries_first ? "at the start of" : "to", lists_text)
+                : fmt::format("add {} to {} and {} there (qcheck fix --inplace)",
+                              fmt::join(quoted, ", "), lists_text, set);
     }
     if (!unlisted_fix.empty()) {
       f.fix = f.fix.empty() ? unlisted_fix : fmt::format("{}; {}", f.fix, unlisted_fix);

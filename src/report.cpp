@@ -310,6 +310,11 @@ write_sarif(const std::vector<Report>& reports, const TextSink& sink)
         out += ",\n";
         append_json_key(out, 12, "suggested_entries");
         append_json_strings(out, 12, f.suggested_entries);
+        if (f.entries_first) {
+          out += ",\n";
+          append_json_key(out, 12, "entries_first");
+          out += "true";
+        }
       }
       out += "\n          }\n        }";
       output.maybe_flush();
@@ -479,6 +484,9 @@ write_json(const std::vector<Report>& reports, const TextSink& sink)
       strings("files", f.files);
       strings("engines", engines);
       strings("suggested_entries", f.suggested_entries);
+      if (f.entries_first) {
+        out += "      \"entries_first\": true,\n";
+      }
       member("fix", f.fix);
       member("json_pointer", f.pointer);
       member("end_json_pointer", f.end_pointer);

@@ -564,6 +564,57 @@ TEST(JsonTextObject, CreatesMissingObject)
   EXPECT_EQ(*inline_after, R"({"q": {"bits": 4, "dynamic": {"-:x": {}}}})");
 }
 
+TEST(JsonTextObject, FirstPlaceGoesBeforeTheMembers)
+{
+  constexpr auto first = MemberPlace::first;
+  constexpr auto keep = ExistingMember::keep;
+  // On their own lines: the new member takes the first one's line and indentation, CRLF kept.
+  const std::string before = "{\r\n"
+                             "    \"dynamic\": {\r\n"
+                             "        \"+:.*mlp.*\": {\r\n"
+                             "            \"bits\": 8\r\n"
+                             "        }\r\n"
+                             "    }\r\n"
+                             "}";
+  const std::string expected = "{\r\n"
+                               "    \"dynamic\": {\r\n"
+                               "        \"-:.*mtp.*\": {},\r\n"
+                               "        \"+:.*mlp.*\": {\r\n"
+                               "            \"bits\": 8\r\n"
+                               "        }\r\n"
+                               "    }\r\n"
+                               "}";
+  auto after = add_object_member(before, "/dynamic", "-:.*mtp.*", "{}", keep, first);
+  ASSERT_TRUE(after) << after.error();
+  EXPECT_EQ(*after, expected);
+  // A second one goes before it; one the object has already is kept where it is.
+  auto second = add_object_member(*after, "/dynamic", "-:a$", "{}", keep, first);
+  ASSERT_TRUE(second) << second.error();
+  std::string both = expected;
+  both.insert(both.find("\"-:.*mtp.*\""), "\"-:a$\": {},\r\n        ");
+  EXPECT_EQ(*second, both);
+  auto kept = add_object_member(*second, "/dynamic", "+:.*mlp.*", "{}", keep, first);
+  ASSERT_TRUE(kept);
+  EXPECT_EQ(*kept, *second);
+  // Inline: the separator the members have, or the file's; the colon of the first member.
+  auto spaced =
+    add_object_member(R"({"d": {"+:a":{"bits":8},  "+:b":{}}})", "/d", "-:c", "{}", keep, first);
+  ASSERT_TRUE(spaced) << spaced.error();
+  EXPECT_EQ(*spaced, R"({"d": {"-:c":{},  "+:a":{"bits":8},  "+:b":{}}})");
+  auto single = add_object_member(R"({"d": {"+:a": {"bits": 8}}})", "/d", "-:c", "{}", keep, first);
+  ASSERT_TRUE(single) << single.error();
+  EXPECT_EQ(*single, R"({"d": {"-:c": {}, "+:a": {"bits": 8}}})");
+  auto compact = add_object_member(R"({"d":{"+:a":{"bits":8}}})", "/d", "-:c", "{}", keep, first);
+  ASSERT_TRUE(compact) << compact.error();
+  EXPECT_EQ(*compact, R"({"d":{"-:c":{},"+:a":{"bits":8}}})");
+  // An empty, null or missing object: as at the end.
+  for (const std::string doc : {R"({"d": {}})", R"({"d": null})", R"({"e": 1})"}) {
+    EXPECT_EQ(add_object_member(doc, "/d", "-:c", "{}", keep, first).value(),
+              add_object_member(doc, "/d", "-:c", "{}", keep).value())
+      << doc;
+  }
+}
+
 TEST(JsonTextObject, EmptyObjects)
 {
   auto multi = add_object_member("{\n  \"dynamic\": {}\n}\n", "/dynamic", "-:.*mtp.*", "{}");

@@ -299,26 +299,30 @@ reference_json(const std::vector<Report>& reports)
       for (Engine e : f.engines) {
         engines.emplace_back(to_string(e));
       }
-      findings.push_back({{"rule", r.code},
-                          {"name", r.name},
-                          {"severity", to_string(f.severity)},
-                          {"folder", report.root},
-                          {"file", f.file},
-                          {"message", f.message},
-                          {"details", f.details},
-                          {"modules", f.modules},
-                          {"files", f.files},
-                          {"engines", engines},
-                          {"suggested_entries", f.suggested_entries},
-                          {"fix", f.fix},
-                          {"json_pointer", f.pointer},
-                          {"end_json_pointer", f.end_pointer},
-                          {"line", f.line},
-                          {"column", f.column},
-                          {"end_line", f.end_line},
-                          {"end_column", f.end_column},
-                          {"fingerprint", fingerprint(f)},
-                          {"fixable", r.fixable}});
+      nlohmann::ordered_json one = {{"rule", r.code},
+                                    {"name", r.name},
+                                    {"severity", to_string(f.severity)},
+                                    {"folder", report.root},
+                                    {"file", f.file},
+                                    {"message", f.message},
+                                    {"details", f.details},
+                                    {"modules", f.modules},
+                                    {"files", f.files},
+                                    {"engines", engines},
+                                    {"suggested_entries", f.suggested_entries}};
+      if (f.entries_first) {
+        one["entries_first"] = true;
+      }
+      one.update(nlohmann::ordered_json{{"fix", f.fix},
+                                        {"json_pointer", f.pointer},
+                                        {"end_json_pointer", f.end_pointer},
+                                        {"line", f.line},
+                                        {"column", f.column},
+                                        {"end_line", f.end_line},
+                                        {"end_column", f.end_column},
+                                        {"fingerprint", fingerprint(f)},
+                                        {"fixable", r.fixable}});
+      findings.push_back(std::move(one));
     }
   }
   nlohmann::ordered_json root = {
@@ -370,7 +374,11 @@ TEST(Report, JsonIsWhatTheDomDumpPrinted)
   f.details = {"one", ""};
   f.engines = {Engine::vllm, Engine::trtllm};
   odd.findings.push_back(f);
+  f.suggested_entries = {"-:a$"};
+  f.entries_first = true;
+  odd.findings.push_back(f);
   EXPECT_EQ(render_json({odd}), reference_json({odd}));
+  EXPECT_EQ(nlohmann::json::parse(render_json({odd}))["findings"][1]["entries_first"], true);
   size_t pieces = 0;
   std::string streamed;
   write_json(all, [&](std::string_view piece) {
@@ -404,7 +412,11 @@ TEST(Report, SarifIsLaidOutAsTheDomDumpWas)
   f.modules = {"a.b", "c"};
   f.line = 0;
   f.pointer.clear();
+  f.entries_first = true;
   odd.findings.push_back(f);
+  const auto results = nlohmann::json::parse(render_sarif({odd}))["runs"][0]["results"];
+  EXPECT_FALSE(results[0]["properties"].contains("entries_first"));
+  EXPECT_EQ(results[1]["properties"]["entries_first"], true);
   std::vector<std::vector<Report>> cases{{}, all, {odd}};
   for (const Report& r : all) {
     cases.push_back({r});

@@ -3883,10 +3883,34 @@ TEST(RuleCases, GptqPositiveKeyFirstHidesAnAppendedKey)
   const auto undeclared = findings(r, RuleId::undeclared_unquantized);
   ASSERT_EQ(undeclared.size(), 1u) << text(r);
   EXPECT_EQ(engines(undeclared[0]), std::set<Engine>{Engine::sglang});
-  EXPECT_TRUE(undeclared[0].suggested_entries.empty());
-  EXPECT_EQ(undeclared[0].fix, "SGLang reads dynamic keys in order and '+:.*\\.mlp\\..*' matches "
-                               "first: put a '-:' key for its layers before it (a key appended "
-                               "after it is never read)");
+  EXPECT_EQ(undeclared[0].suggested_entries, Strings{"-:model\\.layers\\.0\\.mlp\\.gate_up_proj$"});
+  EXPECT_TRUE(undeclared[0].entries_first);
+  EXPECT_EQ(
+    undeclared[0].fix,
+    "add \"-:model\\\\.layers\\\\.0\\\\.mlp\\\\.gate_up_proj$\" at the start of config.json "
+    "dynamic (qcheck fix --inplace); SGLang reads dynamic keys in order and "
+    "'+:.*\\.mlp\\..*' matches first: a key after it is never read");
+}
+
+// fix puts such keys before the object's keys, and the patch lints clean.
+TEST(RuleCases, FixPutsAKeyBeforeThePositiveKeyThatHidesIt)
+{
+  const std::string l = "model.layers.0.";
+  MemoryFileSystem fs =
+    folder(config(k_llama, gptq_config(R"(, "dynamic": {"+:.*\\.mlp\\..*": {"bits": 8}})")),
+           gptq(l + "self_attn.o_proj") + gptq(l + "mlp.down_proj") + bf16(l + "mlp.gate_proj") +
+             bf16(l + "mlp.up_proj") + bf16("lm_head"));
+  auto run = lint_path(fs, "m", {});
+  ASSERT_TRUE(run);
+  const FixPlan plan = plan_fix(fs, *run, LintOptions{}, FixOptions{});
+  EXPECT_TRUE(plan.refused.empty()) << fmt::format("{}", fmt::join(plan.refused, "\n"));
+  ASSERT_EQ(plan.edits.size(), 1u);
+  const std::string& patched = plan.edits[0].patched;
+  const size_t added = patched.find(R"("-:model\\.layers\\.0\\.mlp\\.gate_up_proj$": {})");
+  ASSERT_NE(added, std::string::npos) << patched;
+  EXPECT_LT(added, patched.find(R"("+:.*\\.mlp\\..*")")) << patched;
+  const Report after = lint_patched(fs, plan);
+  EXPECT_FALSE(after.has_at_least(Severity::warning)) << text(after); // QC116 (info) stays
 }
 
 // QC112 for dynamic keys: both engines match a fused layer by its own name, so a key for one of
@@ -7636,8 +7660,8 @@ TEST(RuleCases, FixDoesNotSpreadAnEntryThatExcludesAQuantizedModule)
 }
 
 // A positive key only vLLM's name of a Qwen3-VL layer meets (language_model.model.X) hides a key
-// appended for vLLM, not SGLang's own ("model.X"): SGLang's key is still suggested, and the fix
-// says where vLLM's must go.
+// appended for vLLM: each engine's key is suggested, to go first, and the fix says which key
+// vLLM meets first.
 TEST(RuleCases, GptqPositiveKeyHidesOnlyTheEngineWhoseNameItMeets)
 {
   const std::string l = "model.language_model.layers.0.";
@@ -7651,7 +7675,10 @@ TEST(RuleCases, GptqPositiveKeyHidesOnlyTheEngineWhoseNameItMeets)
   const auto undeclared = findings(r, RuleId::undeclared_unquantized);
   ASSERT_EQ(undeclared.size(), 1u) << text(r);
   EXPECT_EQ(engines(undeclared[0]), (std::set<Engine>{Engine::vllm, Engine::sglang}));
-  EXPECT_EQ(undeclared[0].suggested_entries, Strings{"-:model\\.layers\\.0\\.mlp\\.gate_up_proj$"});
+  EXPECT_EQ(undeclared[0].suggested_entries,
+            (Strings{"-:language_model\\.model\\.layers\\.0\\.mlp\\.gate_up_proj$",
+                     "-:model\\.layers\\.0\\.mlp\\.gate_up_proj$"}));
+  EXPECT_TRUE(undeclared[0].entries_first);
   EXPECT_NE(undeclared[0].fix.find("vLLM reads dynamic keys in order and "
                                    "'+:language_model\\.model\\.layers\\.0\\..*' matches first"),
             std::string::npos)

@@ -261,14 +261,23 @@ enum class ExistingMember
   replace, // the member's value is replaced, its key and place kept
 };
 
+// Where add_object_member() puts a new member.
+enum class MemberPlace
+{
+  last,  // after the object's members
+  first, // before them (a GPTQ `dynamic` key the engines must read before the others)
+};
+
 // Inserts `key: value_json` in the object at `pointer` (used for GPTQ `dynamic` and AutoRound
-// `extra_config`): at the end of the object, formatted in the object's style (value_json is
-// compact JSON; nested objects are laid out like their siblings). A missing object is created
-// as append_to_string_array() creates a list, and a null one (read as empty) is replaced by the
-// new object. Every byte outside the inserted member (or the replaced value) is unchanged.
+// `extra_config`): at the end of the object (or its start, `place`), formatted in the object's
+// style (value_json is compact JSON; nested objects are laid out like their siblings). A missing
+// object is created as append_to_string_array() creates a list, and a null one (read as empty)
+// is replaced by the new object. Every byte outside the inserted member (or the replaced value)
+// is unchanged.
 Expected<std::string> add_object_member(std::string_view text, std::string_view pointer,
                                         const std::string& key, const std::string& value_json,
-                                        ExistingMember existing = ExistingMember::keep);
+                                        ExistingMember existing = ExistingMember::keep,
+                                        MemberPlace place = MemberPlace::last);
 
 // Removes the string elements whose value (escapes decoded) equals any of `entries` from the
 // array at `pointer`, with the separator and whitespace that preceded each; every kept element

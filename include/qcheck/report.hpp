@@ -23,6 +23,9 @@ struct Finding
   std::vector<std::string> files;   // every file involved
   std::vector<Engine> engines;      // engines that fail (empty: engine-independent)
   std::vector<std::string> suggested_entries; // what `fix` would add, in the list's syntax
+  // The suggested GPTQ `dynamic` keys go before the object's keys, not after them: a key the
+  // engines read first would hide them there.
+  bool entries_first = false;
   std::string fix;                            // one line for humans
   std::string pointer; // JSON pointer into `file` (config or shard header), or ""
   // For a finding about several consecutive values (a run of list entries): the pointer of the
