@@ -1743,14 +1743,30 @@ private:
     std::string m_signature;
   };
 
-  // Whether a plain entry is the bare name of a stored parameter that is no weight, bias or
-  // scale (MiniMax-M2's e_score_correction_bias). A tensor's full name, or "weight", is still a
-  // mistake QC112 reports: no engine matches parameters.
+  // Whether a plain entry names a stored parameter that is no weight, bias or scale: bare
+  // (MiniMax-M2's e_score_correction_bias) or as the full name of a stored tensor (Qwen3-Next
+  // FP8 lists each layer's linear_attn.A_log and dt_bias). No engine matches parameters, but the
+  // entry says on purpose that the tensor stays unquantized. A Linear's "x.weight", or a bare
+  // "weight", is still a mistake QC112 reports: it meant the module.
   bool names_a_stored_parameter(std::string_view entry)
   {
-    if (entry.find('.') != std::string_view::npos || entry == "bias" ||
-        entry.starts_with("weight") || entry.starts_with("qweight") || entry == "qzeros" ||
-        entry == "scales" || entry == "g_idx" || is_activation_scale(entry)) {
+    const size_t dot = entry.rfind('.');
+    const std::string_view param = dot == std::string_view::npos ? entry : entry.substr(dot + 1);
+    if (param == "bias" || param.starts_with("weight") || param.starts_with("qweight") ||
+        param == "qzeros" || param == "scales" || param == "g_idx" || is_activation_scale(param)) {
+      return false;
+    }
+    if (dot != std::string_view::npos) {
+      const int64_t m = m_inventory.find(entry.substr(0, dot));
+      if (m < 0) {
+        return false;
+      }
+      const Module& module = m_inventory.modules[static_cast<size_t>(m)];
+      for (size_t i = 0; i < module.tensors.size(); ++i) {
+        if (param_of(m_checkpoint, module, i) == param) {
+          return true;
+        }
+      }
       return false;
     }
     // A checkpoint has a few parameter names: a flat list of the distinct ones.

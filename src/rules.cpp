@@ -145,8 +145,11 @@ constexpr std::array<Rule, 36> k_rules{{
    "protects nothing. Correct or remove it. Consecutive dead entries (a list copied from a "
    "larger model), or GPTQ dynamic keys, are one finding spanning them, from json_pointer to "
    "end_json_pointer in "
-   "`--format json`. An entry naming a stored parameter (MiniMax-M2's e_score_correction_bias) "
-   "is deliberate and not reported, nor, under compressed-tensors, one naming expert 0's "
+   "`--format json`. An entry naming a stored parameter that is no weight, bias or scale, bare "
+   "(MiniMax-M2's e_score_correction_bias) or in full (Qwen3-Next FP8's "
+   "`model.layers.0.linear_attn.A_log`), is deliberate and not reported (a Linear's "
+   "`...q_proj.weight` is: it meant the module), nor, under compressed-tensors, one naming "
+   "expert 0's "
    "projections of experts stored fused (`...experts.0.gate_proj`): vLLM and SGLang look those "
    "names up to decide the whole MoE."},
   {RuleId::nvfp4_layout, "QC113", "nvfp4-layout", Severity::error, false,

@@ -6155,6 +6155,31 @@ TEST(RuleCases, QC121NegativeMiniMaxRouterAndBiasEntries)
     << text(typo);
 }
 
+// Qwen3-Next FP8 as Qwen releases it: modules_to_not_convert names each linear-attention
+// layer's A_log and dt_bias, stored parameters of linear_attn, in full. Deliberate (no QC112);
+// a misspelt one, or one of a layer the checkpoint does not have, is dead.
+TEST(RuleCases, QC112NegativeFullNameOfAStoredParameter)
+{
+  const std::string a = "model.layers.0.linear_attn.";
+  const Tensors tensors = qwen3_next_fp8() + bf16(a + "conv1d", 64, 4) +
+                          Tensors{{a + "A_log", "F32", {4}}, {a + "dt_bias", "BF16", {4}}};
+  const Strings listed{"lm_head",     a + "A_log",       a + "conv1d",
+                       a + "dt_bias", a + "in_proj_qkv", a + "in_proj_z"};
+  const Report r = lint_folder(folder(config(k_qwen3_next_fp8, fp8_not_convert(listed)), tensors));
+  EXPECT_TRUE(r.findings.empty()) << text(r);
+  Strings typos = listed;
+  typos.push_back(a + "A_logg");
+  typos.push_back("lm_head.weight");
+  typos.push_back("model.layers.1.linear_attn.dt_bias");
+  const Report dead =
+    lint_folder(folder(config(k_qwen3_next_fp8, fp8_not_convert(typos)), tensors));
+  EXPECT_EQ(messages(dead, RuleId::unused_entry),
+            Strings{"3 modules_to_not_convert entries in a row match no module of the checkpoint, "
+                    "from 'model.layers.0.linear_attn.A_logg' to "
+                    "'model.layers.1.linear_attn.dt_bias'"})
+    << text(dead);
+}
+
 // DeepSeek's NextN eh_proj is a plain nn.Linear in both engines (deepseek_mtp.py,
 // deepseek_nextn.py): a short 'eh_proj' entry costs nothing in vLLM, so no QC121.
 TEST(RuleCases, QC121NegativeDraftPlainLinear)
