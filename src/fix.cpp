@@ -283,7 +283,7 @@ plan_fix(const FileSystem& fs, LintRun& run, const LintOptions& options,
         const size_t logged = edit.added.size();
         for (const auto& [name, value] : members) {
           const bool existed =
-            target.replace &&
+            (target.replace || target.first) &&
             locate(edit.patched, target.pointer + "/" + escape_pointer_token(name)).has_value();
           auto patched =
             add_object_member(edit.patched, target.pointer, name, value,
@@ -295,10 +295,11 @@ plan_fix(const FileSystem& fs, LintRun& run, const LintOptions& options,
           }
           if (*patched != edit.patched) {
             const std::string shown = escape_json(name);
-            edit.added.push_back(existed ? fmt::format("{}[{}] = {}", key, shown, value)
-                                 : target.first
-                                   ? fmt::format("{} += {}: {} (first)", key, shown, value)
-                                   : fmt::format("{} += {}: {}", key, shown, value));
+            edit.added.push_back(
+              existed && target.first ? fmt::format("{}: {} moved first", key, shown)
+              : existed               ? fmt::format("{}[{}] = {}", key, shown, value)
+              : target.first          ? fmt::format("{} += {}: {} (first)", key, shown, value)
+                                      : fmt::format("{} += {}: {}", key, shown, value));
             edit.patched = std::move(*patched);
           }
         }

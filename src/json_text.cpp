@@ -1130,6 +1130,23 @@ insert_member(const Document& doc, size_t index, const std::string& key_json, co
   return splice(doc.text, object.begin, object.end, replacement);
 }
 
+// What goes between a member put before the first member of the non-empty object `index` and
+// that member: the separator the object's members have, and on its own line the first member's
+// line break and indentation.
+std::string
+separator_before_first(const Document& doc, size_t index)
+{
+  const Node& first = doc.nodes[doc.nodes[index].first_child];
+  const std::string_view gap = gap_before(doc, first);
+  if (has_newline(gap)) {
+    return "," + std::string(gap);
+  }
+  if (first.next_sibling != k_none) {
+    return std::string(gap_before(doc, doc.nodes[first.next_sibling]));
+  }
+  return detect_style(doc).item_sep;
+}
+
 // Inserts member `key_json`: `value` before the first member of the non-empty object `index`,
 // laid out as that member is: on its own line in its indentation, or inline with the separator
 // the object's members have.
@@ -1137,34 +1154,44 @@ std::string
 insert_member_first(const Document& doc, size_t index, const std::string& key_json,
                     const Document& value)
 {
-  const Node& object = doc.nodes[index];
-  const Node& first = doc.nodes[object.first_child];
+  const Node& first = doc.nodes[doc.nodes[index].first_child];
   const Style style = detect_style(doc);
-  const std::string_view gap = gap_before(doc, first);
   std::string colon(doc.text.substr(first.key_end, first.begin - first.key_end));
   if (has_newline(colon)) {
     colon = style.colon;
   }
   std::string insertion = key_json + colon;
-  if (has_newline(gap)) {
+  if (has_newline(gap_before(doc, first))) {
     const std::string indent(line_indent(doc.text, first.key_begin));
     Layout layout =
       layout_from(style, multiline_values(doc, index), line_ending_near(doc.text, first.key_begin));
     layout.colon = colon;
     emit(value, 0, layout, indent, insertion);
-    insertion += ",";
-    insertion += gap;
   } else {
     Layout layout = layout_from(style, false, "\n");
-    if (first.next_sibling != k_none) {
-      layout.item_sep = gap_before(doc, doc.nodes[first.next_sibling]);
-    }
     layout.colon = colon;
     emit(value, 0, layout, "", insertion);
-    insertion += layout.item_sep;
   }
+  insertion += separator_before_first(doc, index);
   const size_t at = item_begin(first);
   return splice(doc.text, at, at, insertion);
+}
+
+// Moves member `member` (not the first) of object `index` before the first one, its key, colon
+// and value as written; the separator before it goes with it.
+std::string
+move_member_first(const Document& doc, size_t index, size_t member)
+{
+  const Node& first = doc.nodes[doc.nodes[index].first_child];
+  const Node& moved = doc.nodes[member];
+  const size_t at = item_begin(first);
+  const size_t cut = doc.nodes[moved.prev_sibling].end;
+  std::string out(doc.text.substr(0, at));
+  out += doc.text.substr(moved.key_begin, moved.end - moved.key_begin);
+  out += separator_before_first(doc, index);
+  out += doc.text.substr(at, cut - at);
+  out += doc.text.substr(moved.end);
+  return out;
 }
 
 // Puts `value` in the place of value `index` (an empty array, or null), laid out as a new value
@@ -2019,10 +2046,13 @@ add_object_member(std::string_view text, std::string_view pointer, const std::st
                                     where(pointer), kind_name(object.kind)));
     }
     if (const size_t member = find_child(*doc, r.node, key); member != k_none) {
-      if (existing == ExistingMember::keep) {
+      if (existing == ExistingMember::replace) {
+        edited = replace_member_value(*doc, member, *value);
+      } else if (place == MemberPlace::first && object.first_child != member) {
+        edited = move_member_first(*doc, r.node, member);
+      } else {
         return std::string(text);
       }
-      edited = replace_member_value(*doc, member, *value);
     } else {
       edited = place == MemberPlace::first && object.count > 0
                  ? insert_member_first(*doc, r.node, escape_json(key), *value)

@@ -1579,11 +1579,11 @@ private:
       const std::string set =
         keyed.empty() ? "" : fmt::format("set \"bits\": 16 in {}", fmt::join(keyed, ", "));
       f.fix = quoted.empty() ? fmt::format("{} of {} (qcheck fix --inplace)", set, lists_text)
-              : set.empty()
-                ? fmt::format("add {} {} {} (qcheck fix --inplace)", fmt::join(quoted, ", "),
-                              f.entries_first ? "at the start of" : "to", lists_text)
-                : fmt::format("add {} to {} and {} there (qcheck fix --inplace)",
-                              fmt::join(quoted, ", "), lists_text, set);
+              : set.empty()  ? fmt::format("{} {} {} {} (qcheck fix --inplace)",
+                                          f.entries_first ? "put" : "add", fmt::join(quoted, ", "),
+                                          f.entries_first ? "at the start of" : "to", lists_text)
+                             : fmt::format("add {} to {} and {} there (qcheck fix --inplace)",
+                                           fmt::join(quoted, ", "), lists_text, set);
     }
     if (!unlisted_fix.empty()) {
       f.fix = f.fix.empty() ? unlisted_fix : fmt::format("{}; {}", f.fix, unlisted_fix);

@@ -587,15 +587,31 @@ TEST(JsonTextObject, FirstPlaceGoesBeforeTheMembers)
   auto after = add_object_member(before, "/dynamic", "-:.*mtp.*", "{}", keep, first);
   ASSERT_TRUE(after) << after.error();
   EXPECT_EQ(*after, expected);
-  // A second one goes before it; one the object has already is kept where it is.
+  // A second one goes before it. One the object has already stays when it is first, else moves
+  // there with its value as written.
   auto second = add_object_member(*after, "/dynamic", "-:a$", "{}", keep, first);
   ASSERT_TRUE(second) << second.error();
   std::string both = expected;
   both.insert(both.find("\"-:.*mtp.*\""), "\"-:a$\": {},\r\n        ");
   EXPECT_EQ(*second, both);
-  auto kept = add_object_member(*second, "/dynamic", "+:.*mlp.*", "{}", keep, first);
+  auto kept = add_object_member(*second, "/dynamic", "-:a$", "{}", keep, first);
   ASSERT_TRUE(kept);
   EXPECT_EQ(*kept, *second);
+  auto moved = add_object_member(*second, "/dynamic", "+:.*mlp.*", "{}", keep, first);
+  ASSERT_TRUE(moved) << moved.error();
+  EXPECT_EQ(*moved, "{\r\n"
+                    "    \"dynamic\": {\r\n"
+                    "        \"+:.*mlp.*\": {\r\n"
+                    "            \"bits\": 8\r\n"
+                    "        },\r\n"
+                    "        \"-:a$\": {},\r\n"
+                    "        \"-:.*mtp.*\": {}\r\n"
+                    "    }\r\n"
+                    "}");
+  auto middle = add_object_member(R"({"d": {"+:a": {"bits": 8}, "-:b":{}, "-:c": {}}})", "/d",
+                                  "-:b", "{}", keep, first);
+  ASSERT_TRUE(middle) << middle.error();
+  EXPECT_EQ(*middle, R"({"d": {"-:b":{}, "+:a": {"bits": 8}, "-:c": {}}})");
   // Inline: the separator the members have, or the file's; the colon of the first member.
   auto spaced =
     add_object_member(R"({"d": {"+:a":{"bits":8},  "+:b":{}}})", "/d", "-:c", "{}", keep, first);

@@ -3887,7 +3887,7 @@ TEST(RuleCases, GptqPositiveKeyFirstHidesAnAppendedKey)
   EXPECT_TRUE(undeclared[0].entries_first);
   EXPECT_EQ(
     undeclared[0].fix,
-    "add \"-:model\\\\.layers\\\\.0\\\\.mlp\\\\.gate_up_proj$\" at the start of config.json "
+    "put \"-:model\\\\.layers\\\\.0\\\\.mlp\\\\.gate_up_proj$\" at the start of config.json "
     "dynamic (qcheck fix --inplace); SGLang reads dynamic keys in order and "
     "'+:.*\\.mlp\\..*' matches first: a key after it is never read");
 }
@@ -3911,6 +3911,27 @@ TEST(RuleCases, FixPutsAKeyBeforeThePositiveKeyThatHidesIt)
   EXPECT_LT(added, patched.find(R"("+:.*\\.mlp\\..*")")) << patched;
   const Report after = lint_patched(fs, plan);
   EXPECT_FALSE(after.has_at_least(Severity::warning)) << text(after); // QC116 (info) stays
+  // The key written after the positive key already: moved before it.
+  MemoryFileSystem behind =
+    folder(config(k_llama, gptq_config(R"(, "dynamic": {"+:.*\\.mlp\\..*": {"bits": 8}, )"
+                                       R"("-:model\\.layers\\.0\\.mlp\\.gate_up_proj$": {}})")),
+           gptq(l + "self_attn.o_proj") + gptq(l + "mlp.down_proj") + bf16(l + "mlp.gate_proj") +
+             bf16(l + "mlp.up_proj") + bf16("lm_head"));
+  auto late = lint_path(behind, "m", {});
+  ASSERT_TRUE(late);
+  const FixPlan moving = plan_fix(behind, *late, LintOptions{}, FixOptions{});
+  EXPECT_TRUE(moving.refused.empty()) << fmt::format("{}", fmt::join(moving.refused, "\n"));
+  ASSERT_EQ(moving.edits.size(), 1u);
+  EXPECT_NE(moving.edits[0].patched.find(R"({"-:model\\.layers\\.0\\.mlp\\.gate_up_proj$": {}, )"
+                                         R"("+:.*\\.mlp\\..*": {"bits": 8}})"),
+            std::string::npos)
+    << moving.edits[0].patched;
+  EXPECT_EQ(moving.edits[0].added,
+            Strings{R"(dynamic: "-:model\\.layers\\.0\\.mlp\\.gate_up_proj$" moved first)"});
+  EXPECT_EQ(plan.edits[0].added,
+            Strings{R"(dynamic += "-:model\\.layers\\.0\\.mlp\\.gate_up_proj$": {} (first))"});
+  EXPECT_FALSE(lint_patched(behind, moving).has_at_least(Severity::warning))
+    << text(lint_patched(behind, moving));
 }
 
 // QC112 for dynamic keys: both engines match a fused layer by its own name, so a key for one of
@@ -4625,8 +4646,8 @@ TEST(RuleCases, AutoRoundPatternKeyQuantizesTheHead)
   const Report quantized =
     lint_folder(folder(config(k_llama, block(R"({"bits": 4})")), layers + gptq("lm_head")));
   EXPECT_TRUE(quantized.findings.empty()) << text(quantized);
-  const Report no_bits = lint_folder(
-    folder(config(k_llama, block(R"({"group_size": 64})")), layers + bf16("lm_head")));
+  const Report no_bits =
+    lint_folder(folder(config(k_llama, block(R"({"group_size": 64})")), layers + bf16("lm_head")));
   EXPECT_TRUE(no_bits.findings.empty()) << text(no_bits);
 }
 

@@ -257,7 +257,7 @@ Expected<std::string> append_to_string_array(std::string_view text, std::string_
 // What add_object_member() does when the object already has the key.
 enum class ExistingMember
 {
-  keep,    // the text is returned unchanged
+  keep,    // the text is returned unchanged (with MemberPlace::first, the member is moved first)
   replace, // the member's value is replaced, its key and place kept
 };
 
