@@ -583,6 +583,27 @@ bnb_entry(std::string_view entry, std::string_view prefix)
 
 } // namespace
 
+int
+ct_scheme_group(const ConfigSource& s, std::string_view name)
+{
+  for (size_t g = 0; g < s.groups.size(); ++g) {
+    for (const std::string& target : s.groups[g].targets) {
+      if (target == name ||
+          (target.starts_with("re:") && regex_entry(target, name, false, nullptr))) {
+        return static_cast<int>(g);
+      }
+    }
+  }
+  for (size_t g = 0; g < s.groups.size(); ++g) {
+    for (const std::string& target : s.groups[g].targets) {
+      if (icontains(target, "linear")) {
+        return static_cast<int>(g);
+      }
+    }
+  }
+  return -1;
+}
+
 bool
 bnb_names_differ(const ModelInfo* model)
 {

@@ -2592,9 +2592,9 @@ private:
     const size_t engines = work.size();
     const size_t list_tasks = list_groups.size();
     const ConfigSource* layout_source = m_options.decisions_only ? nullptr : vllm_source();
-    std::set<QuantFamily> allowed;
+    AllowedFamilies allowed;
     if (layout_source != nullptr) {
-      allowed = allowed_families(*layout_source);
+      allowed = allowed_layouts(*layout_source);
       m_layout_found.emplace(slice_count(m_inventory.modules.size(), m_options.threads));
     }
     const size_t layout_slices = m_layout_found ? m_layout_found->size() : 0;
@@ -2763,27 +2763,12 @@ private:
       return {};
     case QuantFormat::compressed_tensors: {
       std::set<QuantFamily> out;
-      auto add = [&](const std::string& format) {
-        if (format == "pack-quantized" || format == "marlin-24") {
-          out.insert(QuantFamily::ct_pack);
-        } else if (format == "nvfp4-pack-quantized") {
-          out.insert(QuantFamily::ct_nvfp4_pack);
-        } else if (format == "mxfp4-pack-quantized") {
-          out.insert(QuantFamily::ct_mxfp4_pack);
-        } else if (format == "float-quantized" || format == "naive-quantized" ||
-                   format == "int-quantized") {
-          out.insert({QuantFamily::fp8_per_tensor, QuantFamily::int8_scaled});
-        } else if (format == "mxfp8-quantized") {
-          out.insert(QuantFamily::mxfp8);
-        } else {
-          out.insert(QuantFamily::unknown); // unknown format: accept anything below
+      for (const CtGroup& g : s.groups) {
+        const std::set<QuantFamily> own = ct_group_families(s, g);
+        if (own.empty()) {
+          return {}; // an unknown format: anything goes
         }
-      };
-      for (const auto& g : s.groups) {
-        add(g.format.empty() ? s.ct_format : g.format);
-      }
-      if (out.contains(QuantFamily::unknown)) {
-        return {};
+        out.insert(own.begin(), own.end());
       }
       return out;
     }
@@ -2801,11 +2786,61 @@ private:
     }
   }
 
+  // The families a compressed-tensors group's format stores; empty for a format qcheck does not
+  // know (anything goes).
+  static std::set<QuantFamily> ct_group_families(const ConfigSource& s, const CtGroup& g)
+  {
+    const std::string& format = g.format.empty() ? s.ct_format : g.format;
+    if (format == "pack-quantized" || format == "marlin-24") {
+      return {QuantFamily::ct_pack};
+    }
+    if (format == "nvfp4-pack-quantized") {
+      return {QuantFamily::ct_nvfp4_pack};
+    }
+    if (format == "mxfp4-pack-quantized") {
+      return {QuantFamily::ct_mxfp4_pack};
+    }
+    if (format == "float-quantized" || format == "naive-quantized" || format == "int-quantized") {
+      return {QuantFamily::fp8_per_tensor, QuantFamily::int8_scaled};
+    }
+    if (format == "mxfp8-quantized") {
+      return {QuantFamily::mxfp8};
+    }
+    return {};
+  }
+
+  // What layouts() checks a module's family against: the block's, or, for a compressed-tensors
+  // block whose groups store different families, the group vLLM gives the module its scheme
+  // from (its layer allocates that group's parameters alone).
+  struct AllowedFamilies
+  {
+    std::set<QuantFamily> all;                    // empty: anything goes
+    std::vector<std::set<QuantFamily>> per_group; // empty: `all` for every module
+  };
+
+  AllowedFamilies allowed_layouts(const ConfigSource& s) const
+  {
+    AllowedFamilies out{allowed_families(s), {}};
+    if (s.format != QuantFormat::compressed_tensors || out.all.empty()) {
+      return out;
+    }
+    for (const CtGroup& g : s.groups) {
+      out.per_group.push_back(ct_group_families(s, g));
+    }
+    if (std::all_of(out.per_group.begin(), out.per_group.end(),
+                    [&](const auto& f) { return f == out.per_group.front(); })) {
+      out.per_group.clear();
+    }
+    return out;
+  }
+
   // What layouts() finds in a stretch of modules.
   struct LayoutFindings
   {
     std::vector<Finding> findings;
-    std::map<QuantFamily, std::vector<std::string>> wrong_family;
+    // By family stored and the group (index in the block's groups) that declares another; -1:
+    // the block as a whole.
+    std::map<std::pair<QuantFamily, int>, std::vector<std::string>> wrong_family;
   };
 
   // R15, R16, R21, R36: tensor layouts of stored-quantized modules, as prepare_engines() found
@@ -2819,37 +2854,49 @@ private:
     }
     std::vector<LayoutFindings> found = std::move(*m_layout_found);
     m_layout_found.reset();
-    std::map<QuantFamily, std::vector<std::string>> wrong_family;
+    std::map<std::pair<QuantFamily, int>, std::vector<std::string>> wrong_family;
     for (LayoutFindings& f : found) {
       std::move(f.findings.begin(), f.findings.end(), std::back_inserter(m_report.findings));
-      for (auto& [family, modules] : f.wrong_family) {
-        auto& all = wrong_family[family];
+      for (auto& [key, modules] : f.wrong_family) {
+        auto& all = wrong_family[key];
         all.insert(all.end(), std::make_move_iterator(modules.begin()),
                    std::make_move_iterator(modules.end()));
       }
     }
-    for (const auto& [family, modules] : wrong_family) {
-      Finding& f = add(
-        RuleId::format_mismatch, s->file,
-        fmt::format(
-          "{} module{} stored as {} but {} declares {}: {}{}", modules.size(),
-          modules.size() == 1 ? "" : "s", to_string(family), s->file, format_description(*s),
-          fmt::join(modules.begin(), modules.begin() + std::min<size_t>(3, modules.size()), ", "),
-          modules.size() > 3 ? ", ..." : ""));
+    for (const auto& [key, modules] : wrong_family) {
+      const auto [family, group] = key;
+      std::string declared = format_description(*s);
+      if (group >= 0) {
+        const CtGroup& g = s->groups[static_cast<size_t>(group)];
+        declared = fmt::format("{} in {}, whose targets give them their scheme",
+                               g.format.empty() ? s->ct_format : g.format, g.name);
+      }
+      Finding& f =
+        add(RuleId::format_mismatch, s->file,
+            fmt::format("{} module{} stored as {} but {} declares {}: {}{}", modules.size(),
+                        modules.size() == 1 ? "" : "s", to_string(family), s->file, declared,
+                        fmt::join(modules.begin(),
+                                  modules.begin() + std::min<size_t>(3, modules.size()), ", "),
+                        modules.size() > 3 ? ", ..." : ""));
       f.modules = modules;
     }
   }
 
   // layouts() for one module.
-  void check_layout(const Module& m, const ConfigSource& s, const std::set<QuantFamily>& allowed,
+  void check_layout(const Module& m, const ConfigSource& s, const AllowedFamilies& allowed,
                     LayoutFindings& found) const
   {
     if (m.storage != Storage::quantized || !m.loaded) {
       return;
     }
     const uint64_t group = s.group_size > 0 ? static_cast<uint64_t>(s.group_size) : 16;
-    if (!allowed.empty() && !allowed.contains(m.family) && m.family != QuantFamily::unknown) {
-      found.wrong_family[m.family].emplace_back(m.name);
+    if (!allowed.all.empty() && m.family != QuantFamily::unknown) {
+      const int g = allowed.per_group.empty() ? -1 : ct_scheme_group(s, m.name);
+      const std::set<QuantFamily>& own =
+        g >= 0 ? allowed.per_group[static_cast<size_t>(g)] : allowed.all;
+      if (!own.empty() && !own.contains(m.family)) {
+        found.wrong_family[{m.family, g}].emplace_back(m.name);
+      }
     }
     const TensorInfo* weight = find_param(m_checkpoint, m, KeyParam::weight);
     auto shape_text = [](const TensorInfo* t) {

@@ -183,7 +183,10 @@ constexpr std::array<Rule, 36> k_rules{{
    "The config's format (e.g. compressed-tensors pack-quantized, ModelOpt NVFP4) decides which "
    "parameters the engine allocates; tensors of another layout (weight_packed vs weight, "
    "weight_scale vs weight_scale_inv) have no parameter to land on: `There is no module or "
-   "parameter named ...`. Re-export, or correct the declared format."},
+   "parameter named ...`. With several compressed-tensors config groups, each module is "
+   "compared with the format of the group whose targets give it its scheme (a target naming or "
+   "matching it, in group order, before a class target such as Linear, as vLLM picks one). "
+   "Re-export, or correct the declared format."},
   {RuleId::packed_shape, "QC119", "packed-shape-mismatch", Severity::error, false,
    "A quantized tensor's shape does not match its packing",
    "Packed weights have fixed ratios: NVFP4 weight [out, in/2] with weight_scale [out, in/16], "

@@ -4244,6 +4244,60 @@ TEST(RuleCases, QC118Negative)
   EXPECT_TRUE(r.findings.empty()) << text(r);
 }
 
+// llm-compressor's mixed precision: FP8 attention, W4A16 MLP, each group its own format.
+std::string
+ct_mixed(const std::string& first_targets, const std::string& second_targets)
+{
+  return R"({"quant_method": "compressed-tensors", "format": "mixed-precision", )"
+         R"("config_groups": {"group_0": {"targets": )" +
+         first_targets +
+         R"(, "format": "float-quantized", "weights": {"num_bits": 8, "type": "float", )"
+         R"("strategy": "channel"}, "input_activations": {"num_bits": 8, "type": "float", )"
+         R"("dynamic": true}}, "group_1": {"targets": )" +
+         second_targets +
+         R"(, "format": "pack-quantized", "weights": {"num_bits": 4, "type": "int", )"
+         R"("symmetric": true, "strategy": "group", "group_size": 32}}}, "ignore": ["lm_head"]})";
+}
+
+Tensors
+ct_mixed_layer(bool swapped)
+{
+  const std::string l = "model.layers.0.";
+  Tensors t = bf16("lm_head");
+  for (const char* p : {"q_proj", "k_proj", "v_proj", "o_proj"}) {
+    t = t + (swapped ? ct_pack(l + "self_attn." + p) : ct_fp8(l + "self_attn." + p));
+  }
+  for (const char* p : {"gate_proj", "up_proj", "down_proj"}) {
+    t = t + (swapped ? ct_fp8(l + "mlp." + p) : ct_pack(l + "mlp." + p));
+  }
+  return t;
+}
+
+// QC118 (R21) with several config groups: each module is checked against the group whose
+// targets give it its scheme (vLLM's find_matched_target), not against every group's format.
+TEST(RuleCases, QC118PerConfigGroup)
+{
+  const std::string attn = R"(["re:.*self_attn.*"])", mlp = R"(["re:.*mlp.*"])";
+  const Report ok =
+    lint_folder(folder(config(k_llama, ct_mixed(attn, mlp)), ct_mixed_layer(false)));
+  EXPECT_TRUE(ok.findings.empty()) << text(ok);
+  const Report swapped =
+    lint_folder(folder(config(k_llama, ct_mixed(attn, mlp)), ct_mixed_layer(true)));
+  EXPECT_EQ(messages(swapped, RuleId::format_mismatch),
+            (Strings{"3 modules stored as fp8 but config.json declares pack-quantized in group_1, "
+                     "whose targets give them their scheme: model.layers.0.mlp.down_proj, "
+                     "model.layers.0.mlp.gate_proj, model.layers.0.mlp.up_proj",
+                     "4 modules stored as ct-pack but config.json declares float-quantized in "
+                     "group_0, whose targets give them their scheme: "
+                     "model.layers.0.self_attn.k_proj, model.layers.0.self_attn.o_proj, "
+                     "model.layers.0.self_attn.q_proj, ..."}))
+    << text(swapped);
+  // A name target wins over a class target in an earlier group: the MLP's scheme is group_1's.
+  const Report by_name =
+    lint_folder(folder(config(k_llama, ct_mixed(R"(["Linear"])", mlp)), ct_mixed_layer(false)));
+  EXPECT_TRUE(by_name.findings.empty()) << text(by_name);
+}
+
 // QC118 (R21): pack-quantized without weight_shape.
 TEST(RuleCases, QC118PositivePackWithoutShape)
 {
