@@ -38,6 +38,11 @@ settings_for(const FileSystem& fs, const LintRequest& request, const std::string
   if (request.fail_on) {
     settings.fail_on = request.fail_on;
   }
+  for (const auto& prefix : request.select) {
+    if (!selects_some_rule(prefix)) {
+      return unexpected(fmt::format("--select entry '{}' matches no rule", prefix));
+    }
+  }
   settings.select.insert(settings.select.end(), request.select.begin(), request.select.end());
   for (const auto& name : request.ignore) {
     if (!find_rule(name)) {

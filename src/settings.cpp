@@ -55,6 +55,13 @@ string_list(const std::string& file, const Json& j, const char* key)
 
 } // namespace
 
+bool
+selects_some_rule(const std::string& prefix)
+{
+  return std::any_of(all_rules().begin(), all_rules().end(),
+                     [&](const Rule& r) { return rule_matches_prefix(r, prefix); });
+}
+
 Expected<Settings>
 parse_settings(const std::string& file, std::string_view text)
 {
@@ -115,8 +122,7 @@ parse_settings(const std::string& file, std::string_view text)
     return unexpected(ignore.error());
   }
   for (const auto& prefix : *select) {
-    if (std::none_of(all_rules().begin(), all_rules().end(),
-                     [&](const Rule& r) { return rule_matches_prefix(r, prefix); })) {
+    if (!selects_some_rule(prefix)) {
       return unexpected(fmt::format("{}: 'select' entry '{}' matches no rule", file, prefix));
     }
   }

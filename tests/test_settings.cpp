@@ -348,6 +348,22 @@ TEST_F(Workspace, SettingsFileChangesRulesSeverityAndEngines)
                        ": unknown rule 'QC999'; did you mean 'QC009'?\n");
 }
 
+// A --select entry that matches no rule is refused (exit 2), as it is in a settings file: a
+// typo must not select nothing and pass the gate.
+TEST(Settings, CommandLineSelectMatchingNoRuleIsRefused)
+{
+  const std::string m = fixture("glm-nvfp4-nextn");
+  for (const std::string entry : {"bogus-name", "QC9", "qc1,QC9"}) {
+    const Out r = qcheck_run("lint --no-config --select " + entry + " " + m);
+    EXPECT_EQ(r.exit_code, 2) << entry << "\n" << r.out;
+    const std::string bad = entry == "qc1,QC9" ? "QC9" : entry;
+    EXPECT_EQ(r.out, "qcheck: error: --select entry '" + bad + "' matches no rule\n") << entry;
+  }
+  // Prefixes of a code (any case) or of a name still select.
+  EXPECT_EQ(qcheck_run("lint --no-config --select qc1 " + m).exit_code, 1);
+  EXPECT_EQ(qcheck_run("lint --no-config --select undeclared " + m).exit_code, 1);
+}
+
 TEST_F(Workspace, BaselineRoundTrip)
 {
   fs::copy(fixture("glm-nvfp4-nextn"), m_dir / "model", fs::copy_options::recursive);

@@ -39,6 +39,10 @@ struct Settings
   std::vector<std::pair<RuleId, Severity>> severity;
 };
 
+// Whether a 'select' entry (a settings file's or --select's) selects some rule: a rule whose code
+// (compared in upper case) or name starts with `prefix`.
+bool selects_some_rule(const std::string& prefix);
+
 // Parses a settings file's text. Errors name the key and suggest rule names.
 Expected<Settings> parse_settings(const std::string& file, std::string_view text);
 
