@@ -43,12 +43,17 @@ settings_for(const FileSystem& fs, const LintRequest& request, const std::string
       return unexpected(fmt::format("--select entry '{}' matches no rule", prefix));
     }
   }
-  settings.select.insert(settings.select.end(), request.select.begin(), request.select.end());
+  // A command-line list replaces the file's, as --engine and --fail-on replace theirs.
+  if (!request.select.empty()) {
+    settings.select = request.select;
+  }
   for (const auto& name : request.ignore) {
     if (!find_rule(name)) {
       return unexpected(unknown_rule_message(name));
     }
-    settings.ignore.push_back(name);
+  }
+  if (!request.ignore.empty()) {
+    settings.ignore = request.ignore;
   }
   return settings;
 }

@@ -364,6 +364,26 @@ TEST(Settings, CommandLineSelectMatchingNoRuleIsRefused)
   EXPECT_EQ(qcheck_run("lint --no-config --select undeclared " + m).exit_code, 1);
 }
 
+// A command-line --select or --ignore replaces the settings file's list (docs/ci.md): it is not
+// added to it. glm-nvfp4-nextn has one finding, a QC101 error.
+TEST_F(Workspace, CommandLineSelectAndIgnoreReplaceTheFilesLists)
+{
+  fs::copy(fixture("glm-nvfp4-nextn"), m_dir / "model", fs::copy_options::recursive);
+  const std::string m = path("model");
+  write(m_dir / ".qcheck.json", R"({"select": ["QC1"]})");
+  EXPECT_EQ(qcheck_run("lint " + m).exit_code, 1);
+  const Out selected = qcheck_run("lint --select QC0 " + m);
+  EXPECT_EQ(selected.exit_code, 0) << selected.out;
+  write(m_dir / ".qcheck.json", R"({"ignore": ["QC101"]})");
+  EXPECT_EQ(qcheck_run("lint " + m).exit_code, 0);
+  const Out ignored = qcheck_run("lint --ignore QC102 " + m);
+  EXPECT_EQ(ignored.exit_code, 1) << ignored.out;
+  // The file's other keys still apply.
+  write(m_dir / ".qcheck.json", R"({"select": ["QC0"], "severity": {"QC101": "warning"}})");
+  EXPECT_EQ(qcheck_run("lint --select QC1 " + m).exit_code, 0);
+  EXPECT_EQ(qcheck_run("lint --select QC1 --fail-on warning " + m).exit_code, 1);
+}
+
 TEST_F(Workspace, BaselineRoundTrip)
 {
   fs::copy(fixture("glm-nvfp4-nextn"), m_dir / "model", fs::copy_options::recursive);

@@ -1,6 +1,7 @@
 // One `qcheck lint` invocation: the folders (given or found with --recursive), each folder's
-// settings (nearest .qcheck.json, then command-line overrides), the parallel runs, and the
-// baseline. Returns reports and errors; the CLI renders them and computes the exit code.
+// settings (nearest .qcheck.json, each value the command line gives replacing the file's), the
+// parallel runs, and the baseline. Returns reports and errors; the CLI renders them and computes
+// the exit code.
 #pragma once
 
 #include <functional>
@@ -21,6 +22,7 @@ struct LintRequest
   std::optional<Severity> fail_on;
   std::string config; // explicit settings file, or ""
   bool no_config = false;
+  // Non-empty: replaces the settings file's list of the same name.
   std::vector<std::string> select;
   std::vector<std::string> ignore;
   std::string baseline; // accept the findings recorded here
