@@ -162,7 +162,9 @@ find_settings(const FileSystem& fs, const std::string& folder)
   while (!dir.empty()) {
     const std::string candidate =
       dir == "/" ? std::string("/") + k_settings_name : join_path(dir, k_settings_name);
-    if (fs.stat(candidate).kind == FileKind::regular) {
+    // The nearest one there is wins, whatever it is: a directory or FIFO in its place is an
+    // unreadable settings file (the caller's read refuses it), not a reason to look further up.
+    if (fs.stat(candidate).kind != FileKind::missing) {
       return candidate;
     }
     if (dir == "/") {

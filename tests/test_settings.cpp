@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "cli_runner.hpp"
@@ -320,6 +321,52 @@ TEST(Settings, FoundUpward)
   mem.add_file("/repo/models/a/config.json", "{}");
   EXPECT_EQ(find_settings(mem, "/repo/models/a"), "/repo/.qcheck.json");
   EXPECT_EQ(find_settings(mem, "/elsewhere"), std::nullopt);
+}
+
+// The nearest .qcheck.json is found whatever it is, so reading it fails: one that is not a
+// regular file is never skipped for a settings file further up.
+TEST(Settings, NearestEntryWinsEvenWhenNotARegularFile)
+{
+  MemoryFileSystem mem;
+  mem.add_file("/repo/.qcheck.json", "{}");
+  mem.add_file("/repo/a/config.json", "{}");
+  mem.add_file("/repo/b/config.json", "{}");
+  mem.add_file("/repo/c/config.json", "{}");
+  mem.add_directory("/repo/a/.qcheck.json");
+  mem.add_special("/repo/b/.qcheck.json", FileKind::special);
+  mem.add_special("/repo/c/.qcheck.json", FileKind::broken_link);
+  for (const std::string folder : {"/repo/a", "/repo/b", "/repo/c"}) {
+    EXPECT_EQ(find_settings(mem, folder), folder + "/.qcheck.json");
+  }
+}
+
+// A .qcheck.json that is a directory or a FIFO is an unreadable settings file: exit 2 naming
+// it, without blocking on the FIFO, and not the parent folder's settings instead.
+TEST_F(Workspace, SettingsFileThatIsNotARegularFileExitsTwo)
+{
+  fs::create_directories(m_dir / "repo");
+  fs::copy(fixture("glm-nvfp4-nextn"), m_dir / "repo/model", fs::copy_options::recursive);
+  write(m_dir / "repo/.qcheck.json", R"({"ignore": ["QC101"]})");
+  const std::string settings = path("repo/model/.qcheck.json");
+  fs::create_directory(settings);
+  const Out dir = qcheck_run("lint " + path("repo/model"));
+  EXPECT_EQ(dir.exit_code, 2) << dir.out;
+  EXPECT_EQ(dir.out, "qcheck: error: " + settings + ": is a directory, not a regular file\n");
+  fs::remove(settings);
+  ASSERT_EQ(::mkfifo(settings.c_str(), 0600), 0);
+  // `timeout`: a blocking open of the FIFO would hang; it kills qcheck (exit 124) instead.
+  const Out fifo = qcheck::test::run_command("timeout 20 " + std::string(QCHECK_BINARY) + " lint " +
+                                             path("repo/model") + " 2>&1");
+  EXPECT_EQ(fifo.exit_code, 2) << fifo.out;
+  EXPECT_EQ(fifo.out, "qcheck: error: " + settings +
+                        ": is a special file (FIFO, socket or device), not a regular file\n");
+  // Named with --config, too.
+  const Out named =
+    qcheck::test::run_command("timeout 20 " + std::string(QCHECK_BINARY) + " lint --config " +
+                              settings + " " + path("repo/model") + " 2>&1");
+  EXPECT_EQ(named.exit_code, 2) << named.out;
+  fs::remove(settings);
+  EXPECT_EQ(qcheck_run("lint " + path("repo/model")).exit_code, 0); // the parent's file
 }
 
 TEST_F(Workspace, SettingsFileChangesRulesSeverityAndEngines)

@@ -47,7 +47,9 @@ bool selects_some_rule(const std::string& prefix);
 Expected<Settings> parse_settings(const std::string& file, std::string_view text);
 
 // Finds `.qcheck.json` in `folder` or its ancestors (the folder as an absolute, normalised
-// path, or a relative one whose ancestors are its string prefixes); nullopt when none.
+// path, or a relative one whose ancestors are its string prefixes); nullopt when none. The
+// nearest entry of that name is returned whatever its kind (a directory, FIFO or dangling link
+// too, which reading then refuses), so it is never skipped for one further up.
 std::optional<std::string> find_settings(const FileSystem& fs, const std::string& folder);
 
 // Drops ignored/unselected findings and applies severity overrides; the findings stay ordered
