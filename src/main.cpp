@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cli_memory.hpp"
+#include "cli_output.hpp"
 #include "cli_signals.hpp"
 #include "qcheck/explain.hpp"
 #include "qcheck/fix.hpp"
@@ -46,10 +47,8 @@ write_stdout(std::string_view text)
 bool
 write_file(const std::string& path, const std::string& text)
 {
-  std::FILE* out = std::fopen(path.c_str(), "wb");
-  if (out == nullptr || std::fwrite(text.data(), 1, text.size(), out) != text.size() ||
-      std::fclose(out) != 0) {
-    spdlog::error("{}: cannot write: {}", path, std::strerror(errno));
+  if (auto written = qcheck::cli::write_output_file(path, text); !written) {
+    spdlog::error("{}", written.error());
     return false;
   }
   return true;

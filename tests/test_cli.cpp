@@ -1,7 +1,12 @@
 // Whole-CLI tests: the qcheck binary on fixture folders, comparing output and exit code.
 #include <array>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <gtest/gtest.h>
+#include <sstream>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli_runner.hpp"
 #include <nlohmann/json.hpp>
@@ -408,4 +413,89 @@ TEST(Cli, UnwritableStdoutExitsTwo)
       << args << "\n"
       << err;
   }
+}
+
+namespace {
+
+// A fresh folder for one test's output files.
+std::string
+scratch_dir()
+{
+  const std::string dir = std::filesystem::temp_directory_path().string() + "/qcheck-cli-" +
+                          std::to_string(::getpid()) + "-" +
+                          ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+std::string
+file_text(const std::string& path)
+{
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+} // namespace
+
+// -o and --write-baseline replace their file atomically: a write that fails (here the file size
+// limit, SIGXFSZ ignored) leaves the previous file as it was and no temporary file, exit 2.
+TEST(Cli, FailedReportWriteLeavesThePreviousFile)
+{
+  const std::string dir = scratch_dir();
+  const std::string m = fixture("glm-nvfp4-nextn");
+  for (const std::string option : {"--format sarif -o", "--write-baseline"}) {
+    const std::string target = dir + "/out.json";
+    const std::string previous = "the previous good report\n";
+    std::ofstream(target) << previous;
+    const CliRun r =
+      qcheck::test::run_command("ulimit -f 0; trap '' XFSZ; " + std::string(QCHECK_BINARY) +
+                                " lint " + option + " " + target + " " + m + " 2>&1");
+    EXPECT_EQ(r.exit_code, 2) << option << "\n" << r.out;
+    EXPECT_NE(r.out.find(target + ": write failed: File too large\n"), std::string::npos) << r.out;
+    EXPECT_EQ(file_text(target), previous) << option;
+    size_t entries = 0;
+    for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir)) {
+      ++entries;
+    }
+    EXPECT_EQ(entries, 1u) << option; // no temporary file left
+    // Without the limit, the file is replaced.
+    EXPECT_EQ(run("lint " + option + " " + target + " " + m).exit_code,
+              option == "--write-baseline" ? 0 : 1);
+    EXPECT_TRUE(nlohmann::json::accept(file_text(target))) << option;
+  }
+  std::filesystem::remove_all(dir);
+}
+
+// A FIFO or a directory is refused in one line, exit 2: never opened, so an unread FIFO does not
+// hang qcheck (`timeout` would kill it: exit 124).
+TEST(Cli, ReportToAFifoOrDirectoryIsRefused)
+{
+  const std::string dir = scratch_dir();
+  const std::string fifo = dir + "/fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const std::string m = fixture("glm-nvfp4-nextn");
+  for (const std::string option : {"-o", "--write-baseline"}) {
+    const CliRun r = qcheck::test::run_command("timeout 20 " + std::string(QCHECK_BINARY) +
+                                               " lint " + option + " " + fifo + " " + m + " 2>&1");
+    EXPECT_EQ(r.exit_code, 2) << option << "\n" << r.out;
+    EXPECT_EQ(r.out, "qcheck: error: " + fifo + ": is a FIFO, not a regular file; not written\n");
+    const CliRun d = run("lint " + option + " " + dir + " " + m, true);
+    EXPECT_EQ(d.exit_code, 2) << option << "\n" << d.out;
+    EXPECT_EQ(d.out,
+              "qcheck: error: " + dir + ": is a directory, not a regular file; not written\n");
+  }
+  std::filesystem::remove_all(dir);
+}
+
+// -o /dev/stdout writes to standard output, a pipe here, as it did when the file was opened.
+TEST(Cli, ReportToDevStdoutReachesThePipe)
+{
+  const CliRun direct = run("lint --format json " + fixture("glm-nvfp4-nextn"));
+  const CliRun named = run("lint --format json -o /dev/stdout " + fixture("glm-nvfp4-nextn"));
+  EXPECT_EQ(named.exit_code, 1);
+  EXPECT_EQ(named.out, direct.out);
+  EXPECT_FALSE(named.out.empty());
 }
