@@ -14,6 +14,15 @@ namespace qcheck {
 
 namespace {
 
+// Appends one line: control characters in it (a tensor name's, an entry's) escaped as lint and
+// inspect escape them, so no name can forge a line (a CI workflow command) or send escapes.
+void
+add_line(std::string& out, std::string_view line)
+{
+  out += printable(line);
+  out += '\n';
+}
+
 std::string_view
 kind_text(LayerKind kind)
 {
@@ -79,8 +88,9 @@ explain_module(const LintRun& run, const std::string& name, const std::vector<En
   const std::vector<size_t> selected = select_modules(run.checkpoint, run.inventory, name);
   if (selected.empty()) {
     const std::string hint = closest_module(run.inventory, name);
-    return unexpected(fmt::format("no module '{}' in {}{}", name, run.checkpoint.root,
-                                  hint.empty() ? "" : fmt::format("; closest: '{}'", hint)));
+    return unexpected(
+      printable(fmt::format("no module '{}' in {}{}", name, run.checkpoint.root,
+                            hint.empty() ? "" : fmt::format("; closest: '{}'", hint))));
   }
   std::string out;
   std::vector<std::pair<Engine, std::vector<EngineLayer>>> layers;
@@ -90,16 +100,17 @@ explain_module(const LintRun& run, const std::string& name, const std::vector<En
   }
   for (size_t index : selected) {
     const Module& m = run.inventory.modules[index];
-    out +=
-      fmt::format("{}\n  stored: {} {} ({}){}\n", m.name, to_string(m.role), to_string(m.storage),
-                  m.family == QuantFamily::none ? "float" : to_string(m.family),
-                  run.drafts.root_of(m.name)
-                    ? fmt::format(", MTP/NextN draft '{}'", *run.drafts.root_of(m.name))
-                    : "");
+    add_line(out, m.name);
+    add_line(out, fmt::format("  stored: {} {} ({}){}", to_string(m.role), to_string(m.storage),
+                              m.family == QuantFamily::none ? "float" : to_string(m.family),
+                              run.drafts.root_of(m.name)
+                                ? fmt::format(", MTP/NextN draft '{}'", *run.drafts.root_of(m.name))
+                                : ""));
     for (uint32_t t : m.tensors) {
       const Tensor& tensor = run.checkpoint.tensors[t];
-      out += fmt::format("    {} {} [{}]  {}\n", tensor.info->name(), tensor.info->dtype_text(),
-                         fmt::join(tensor.info->shape(), ", "), run.checkpoint.shard_of(tensor));
+      add_line(out,
+               fmt::format("    {} {} [{}]  {}", tensor.info->name(), tensor.info->dtype_text(),
+                           fmt::join(tensor.info->shape(), ", "), run.checkpoint.shard_of(tensor)));
     }
     for (const auto& [engine, engine_layer_list] : layers) {
       const ConfigSource* source = source_for(run.declaration, engine);
@@ -114,22 +125,24 @@ explain_module(const LintRun& run, const std::string& name, const std::vector<En
             return m.name.starts_with(root + ".") && sglang_nextn_root(root, run.declaration.model);
           });
         if (draft_head) {
-          out += fmt::format("  {}: builds the draft's head as 'model.shared_head.head' and fills "
-                             "it from the target model's head, never from this tensor\n",
-                             display_name(engine));
+          add_line(
+            out, fmt::format("  {}: builds the draft's head as 'model.shared_head.head' and fills "
+                             "it from the target model's head, never from this tensor",
+                             display_name(engine)));
         } else if (const std::string unbuilt =
                      unbuilt_draft_note(engine, run.declaration.model, m.name);
                    !unbuilt.empty()) {
-          out += fmt::format("  {}: builds no layer for it: {}\n", display_name(engine), unbuilt);
+          add_line(out,
+                   fmt::format("  {}: builds no layer for it: {}", display_name(engine), unbuilt));
         } else {
-          out += fmt::format("  {}: not a quantizable layer ({})\n", display_name(engine),
-                             to_string(m.role));
+          add_line(out, fmt::format("  {}: not a quantizable layer ({})", display_name(engine),
+                                    to_string(m.role)));
         }
         continue;
       }
       if (!source || !engine_reads(engine, source->format)) {
-        out += fmt::format("  {}: checks '{}' ({}); reads no quantization config it knows\n",
-                           display_name(engine), it->prefix, kind_text(it->kind));
+        add_line(out, fmt::format("  {}: checks '{}' ({}); reads no quantization config it knows",
+                                  display_name(engine), it->prefix, kind_text(it->kind)));
         continue;
       }
       const Decision d = decide(engine, *source, run.declaration.model, *it, it->quantized > 0);
@@ -138,22 +151,23 @@ explain_module(const LintRun& run, const std::string& name, const std::vector<En
         it->kind == LayerKind::plain_linear && !builds_plain_linear(engine, source->format, *it)
           ? "ReplicatedLinear"
           : kind_text(it->kind);
-      out += fmt::format(
-        "  {}: checks '{}' ({}) against {} {}: {}{}\n", display_name(engine), it->prefix, kind,
-        source->file, list_key_read(engine, *source), d.quantized ? "QUANTIZED" : "excluded",
-        d.override_note.empty() ? (d.reason.empty() ? "" : fmt::format(" — {}", d.reason))
-                                : fmt::format(" — {}", d.override_note));
+      add_line(out, fmt::format("  {}: checks '{}' ({}) against {} {}: {}{}", display_name(engine),
+                                it->prefix, kind, source->file, list_key_read(engine, *source),
+                                d.quantized ? "QUANTIZED" : "excluded",
+                                d.override_note.empty()
+                                  ? (d.reason.empty() ? "" : fmt::format(" — {}", d.reason))
+                                  : fmt::format(" — {}", d.override_note)));
       if (!it->namespace_note.empty()) {
-        out += fmt::format("    {}\n", it->namespace_note);
+        add_line(out, fmt::format("    {}", it->namespace_note));
       }
       if (!d.forced_note.empty()) {
-        out += fmt::format("    without the entry too: {}\n", d.forced_note);
+        add_line(out, fmt::format("    without the entry too: {}", d.forced_note));
       }
       if (d.shards_disagree) {
-        out += fmt::format("    shards disagree: {}\n", d.shard_detail);
+        add_line(out, fmt::format("    shards disagree: {}", d.shard_detail));
       }
       if (!d.fused_name_settings.empty()) {
-        out += fmt::format("    read by its name: {}\n", d.fused_name_settings);
+        add_line(out, fmt::format("    read by its name: {}", d.fused_name_settings));
       }
     }
   }
@@ -285,7 +299,7 @@ named_module_text(Engine engine, QuantFormat format, const Module& other,
       !probes.empty()) {
     // The engines look a MoE's scheme up under these names, never under this one.
     return fmt::format("    {}: nothing (it names expert module {}; {} decides its MoE by {} "
-                       "alone)\n",
+                       "alone)",
                        display_name(engine), other.name, display_name(engine),
                        fmt::join(probes, ", "));
   }
@@ -293,9 +307,9 @@ named_module_text(Engine engine, QuantFormat format, const Module& other,
                            other.role == ModuleRole::fused_experts ||
                            other.role == ModuleRole::lm_head;
   return quantizable ? fmt::format("    {}: nothing (it names checkpoint module {}, which this "
-                                   "engine checks under another name)\n",
+                                   "engine checks under another name)",
                                    display_name(engine), other.name)
-                     : fmt::format("    {}: no quantizable layer (names {} modules such as {})\n",
+                     : fmt::format("    {}: no quantizable layer (names {} modules such as {})",
                                    display_name(engine), to_string(other.role), other.name);
 }
 
@@ -332,7 +346,7 @@ explain_entries(const LintRun& run, const std::vector<Engine>& engines)
     return l < 0 ? k_none : moe_probes[at][static_cast<size_t>(l)];
   };
   for (const ConfigSource& s : run.declaration.sources) {
-    out += fmt::format("{} ({}, {}):\n", s.file, to_string(s.format), s.list_key);
+    add_line(out, fmt::format("{} ({}, {}):", s.file, to_string(s.format), s.list_key));
     std::vector<std::string> keys(s.excludes.begin(), s.excludes.end());
     for (const auto& rule : s.dynamic) {
       keys.push_back(rule.key);
@@ -341,7 +355,7 @@ explain_entries(const LintRun& run, const std::vector<Engine>& engines)
       keys.push_back(e.key);
     }
     if (keys.empty()) {
-      out += "  (no entries)\n";
+      add_line(out, "  (no entries)");
     }
     // The exclusion entries, per engine, from one pass over the layers and modules; the other
     // keys (dynamic rules, extra_config, prefix-matched formats) layer by layer.
@@ -355,7 +369,7 @@ explain_entries(const LintRun& run, const std::vector<Engine>& engines)
     }
     for (size_t index = 0; index < keys.size(); ++index) {
       const std::string& key = keys[index];
-      out += fmt::format("  '{}'\n", key);
+      add_line(out, fmt::format("  '{}'", key));
       const bool rule_key = key.starts_with("-:") || key.starts_with("+:");
       const bool dynamic_key =
         index >= s.excludes.size() && index < s.excludes.size() + s.dynamic.size();
@@ -365,13 +379,13 @@ explain_entries(const LintRun& run, const std::vector<Engine>& engines)
           continue;
         }
         if (dynamic_key && s.format == QuantFormat::auto_round) {
-          out += fmt::format("    {}: nothing: it reads no dynamic for auto-round\n",
-                             display_name(engine));
+          add_line(out, fmt::format("    {}: nothing: it reads no dynamic for auto-round",
+                                    display_name(engine)));
           continue;
         }
         if (const std::string_view read = list_key_read(engine, s); read != s.list_key) {
-          out += fmt::format("    {}: nothing: it reads {}, which is empty\n", display_name(engine),
-                             read);
+          add_line(out, fmt::format("    {}: nothing: it reads {}, which is empty",
+                                    display_name(engine), read));
           continue;
         }
         const std::vector<EngineLayer>& engine_layers = layers[at].second;
@@ -379,14 +393,16 @@ explain_entries(const LintRun& run, const std::vector<Engine>& engines)
           const EntryCover& c = covers[at][index];
           if (c.layers == 0 && c.module >= 0) {
             const auto k = static_cast<size_t>(c.module);
-            out += named_module_text(engine, s.format, run.inventory.modules[k], probes_of(at, k));
+            add_line(
+              out, named_module_text(engine, s.format, run.inventory.modules[k], probes_of(at, k)));
             continue;
           }
           std::vector<std::string_view> first;
           for (uint32_t k = 0; k < std::min<uint32_t>(c.layers, c.first.size()); ++k) {
             first.push_back(engine_layers[c.first[k]].prefix);
           }
-          out += fmt::format("    {}: {}\n", display_name(engine), covered_text(c.layers, first));
+          add_line(out,
+                   fmt::format("    {}: {}", display_name(engine), covered_text(c.layers, first)));
           continue;
         }
         size_t count = 0;
@@ -436,11 +452,11 @@ explain_entries(const LintRun& run, const std::vector<Engine>& engines)
             });
           if (other != run.inventory.modules.end()) {
             const auto k = static_cast<size_t>(other - run.inventory.modules.begin());
-            out += named_module_text(engine, s.format, *other, probes_of(at, k));
+            add_line(out, named_module_text(engine, s.format, *other, probes_of(at, k)));
             continue;
           }
         }
-        out += fmt::format("    {}: {}\n", display_name(engine), covered_text(count, first));
+        add_line(out, fmt::format("    {}: {}", display_name(engine), covered_text(count, first)));
       }
     }
   }

@@ -499,3 +499,51 @@ TEST(Cli, ReportToDevStdoutReachesThePipe)
   EXPECT_EQ(named.out, direct.out);
   EXPECT_FALSE(named.out.empty());
 }
+
+// explain escapes control characters in names from the checkpoint (tensor names, list entries)
+// as lint and inspect do: a crafted name can neither start a GitHub workflow command ("::error")
+// on a line of its own nor send terminal escapes.
+TEST(Cli, ExplainEscapesControlCharactersInNames)
+{
+  const std::string dir = scratch_dir();
+  std::ofstream(dir + "/config.json")
+    << R"({"architectures": ["LlamaForCausalLM"], "model_type": "llama", "num_hidden_layers": 1,
+  "quantization_config": {"quant_method": "fp8", "activation_scheme": "dynamic",
+    "ignored_layers": ["x\n::error file=y::entry\u001b[2J"]}})";
+  const std::string bad = R"(model.layers.0.mlp.up\u000a::error file=z::tensor\u001b[31m)";
+  const std::string header =
+    R"({"__metadata__": {"format": "pt"}, "model.layers.0.mlp.down_proj.weight": )"
+    R"({"dtype": "F8_E4M3", "shape": [2, 2], "data_offsets": [0, 4]}, ")" +
+    bad + R"(.weight": {"dtype": "BF16", "shape": [2, 2], "data_offsets": [4, 12]}})";
+  std::string bytes(8, '\0');
+  for (size_t i = 0; i < 8; ++i) {
+    bytes[i] = static_cast<char>((header.size() >> (8 * i)) & 0xff);
+  }
+  std::ofstream(dir + "/model.safetensors", std::ios::binary)
+    << bytes << header << std::string(12, '\0');
+  const auto safe = [](const std::string& out) {
+    return out.find('\x1b') == std::string::npos && out.find("\n::") == std::string::npos &&
+           !out.starts_with("::");
+  };
+  const CliRun entries = run("explain " + dir + " --entries");
+  EXPECT_EQ(entries.exit_code, 0) << entries.out;
+  EXPECT_TRUE(safe(entries.out)) << entries.out;
+  EXPECT_NE(entries.out.find("  'x\\x0a::error file=y::entry\\x1b[2J'\n"), std::string::npos)
+    << entries.out;
+  const CliRun module = run("explain " + dir + " 'model.layers.0.mlp.up*'");
+  EXPECT_EQ(module.exit_code, 0) << module.out;
+  EXPECT_TRUE(safe(module.out)) << module.out;
+  EXPECT_TRUE(module.out.starts_with("model.layers.0.mlp.up\\x0a::error file=z::tensor\\x1b[31m\n"))
+    << module.out;
+  EXPECT_NE(module.out.find("    model.layers.0.mlp.up\\x0a::error file=z::tensor\\x1b[31m.weight "
+                            "BF16 [2, 2]  model.safetensors\n"),
+            std::string::npos)
+    << module.out;
+  // The error naming the closest module, on stderr.
+  const CliRun missing = run("explain " + dir + " model.layers.0.mlp.upx", true);
+  EXPECT_EQ(missing.exit_code, 2) << missing.out;
+  EXPECT_TRUE(safe(missing.out)) << missing.out;
+  EXPECT_NE(missing.out.find("closest: 'model.layers.0.mlp.up\\x0a::error"), std::string::npos)
+    << missing.out;
+  std::filesystem::remove_all(dir);
+}
