@@ -3790,7 +3790,7 @@ lint_path(const FileSystem& fs, const std::string& path, const LintOptions& opti
   run.declaration = std::move(declaration);
   run.drafts = locate_drafts(run.declaration.model, run.checkpoint, run.inventory);
   run.report = lint(run.checkpoint, run.inventory, run.declaration, options, run.tables);
-  run.report.root = path;
+  run.report.root = run.checkpoint.root; // a single shard's folder: findings name its files
   resolve_positions(fs, run.checkpoint.root, run.report, options.threads, run.declaration.texts,
                     run.declaration.sources);
   return run;

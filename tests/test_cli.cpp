@@ -547,3 +547,44 @@ TEST(Cli, ExplainEscapesControlCharactersInNames)
     << missing.out;
   std::filesystem::remove_all(dir);
 }
+
+// A single .safetensors file is linted in its folder: every finding names a real file (the shard,
+// or the config.json beside it), in every format, not "FOLDER/x.safetensors/x.safetensors".
+TEST(Cli, SingleShardFindingsNameRealFiles)
+{
+  for (const std::string shard : {fixture("malformed/short.safetensors"),
+                                  fixture("glm-nvfp4-nextn/model-00003-of-00003.safetensors")}) {
+    std::set<std::string> paths;
+    const CliRun json = run("lint --format json " + shard);
+    EXPECT_EQ(json.exit_code, 1) << shard << "\n" << json.out;
+    const auto j = nlohmann::json::parse(json.out);
+    ASSERT_FALSE(j["findings"].empty()) << shard;
+    for (const auto& f : j["findings"]) {
+      EXPECT_EQ(f["folder"], shard.substr(0, shard.rfind('/')));
+      paths.insert(f["folder"].get<std::string>() + "/" + f["file"].get<std::string>());
+    }
+    const auto sarif = nlohmann::json::parse(run("lint --format sarif " + shard).out);
+    for (const auto& result : sarif["runs"][0]["results"]) {
+      paths.insert(result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]);
+    }
+    std::istringstream github(run("lint --format github " + shard).out);
+    std::istringstream text(run("lint " + shard).out);
+    size_t lines = 0;
+    for (std::string line; std::getline(github, line);) {
+      const size_t begin = line.find("file=") + 5;
+      paths.insert(line.substr(begin, line.find_first_of(",:", begin) - begin));
+      ++lines;
+    }
+    for (std::string line; std::getline(text, line);) {
+      if (line.find(": error: ") != std::string::npos ||
+          line.find(": warning: ") != std::string::npos) {
+        paths.insert(line.substr(0, line.find_first_of(":")));
+        ++lines;
+      }
+    }
+    EXPECT_EQ(lines, 2 * j["findings"].size()) << shard;
+    for (const auto& path : paths) {
+      EXPECT_TRUE(std::filesystem::is_regular_file(path)) << shard << ": " << path;
+    }
+  }
+}
