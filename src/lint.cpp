@@ -3011,6 +3011,21 @@ private:
     const std::string bits_text = uniform ? fmt::format("{} bits", s.bits)
                                   : gptq  ? "2, 3, 4 or 8 bits"
                                           : "2, 4 or 8 bits";
+    // The engines allocate scales [in / group_size, out]: with uniform settings, the stored rows
+    // must be that many (input rows: g_idx's, else what qweight packs at the block's bits).
+    const auto group_rows_problem = [&](uint64_t in) -> std::string {
+      if (!uniform || s.group_size <= 0 || !scales || scales->shape().size() != 2) {
+        return {};
+      }
+      const auto group = static_cast<uint64_t>(s.group_size);
+      if (in % group == 0 && scales->shape()[0] == in / group) {
+        return {};
+      }
+      return in % group != 0
+               ? fmt::format("its {} input rows are not a multiple of group_size {}", in, group)
+               : fmt::format("scales [{}, {}] where {} input rows at group_size {} need {} rows",
+                             scales->shape()[0], scales->shape()[1], in, group, in / group);
+    };
     std::string problem;
     if (gptq) {
       if (g_idx && g_idx->shape().size() == 1 && !valid_pack(g_idx->shape()[0], q->shape()[0])) {
@@ -3019,6 +3034,14 @@ private:
       } else if (scales && scales->shape().size() == 2 && scales->shape()[1] != q->shape()[1]) {
         problem = fmt::format("qweight [{}, {}] and scales [{}, {}] disagree on the output width",
                               q->shape()[0], q->shape()[1], scales->shape()[0], scales->shape()[1]);
+      } else if (g_idx && g_idx->shape().size() == 1) {
+        problem = group_rows_problem(g_idx->shape()[0]);
+      } else if (uniform) {
+        // qweight's rows hold 32 / bits input rows each (checked: a header's shape is untrusted).
+        unsigned long long bits32 = 0;
+        if (checked_mul(q->shape()[0], 32, bits32) && bits32 % static_cast<uint64_t>(s.bits) == 0) {
+          problem = group_rows_problem(bits32 / static_cast<uint64_t>(s.bits));
+        }
       }
     } else if (scales && scales->shape().size() == 2 &&
                !valid_pack(scales->shape()[1], q->shape()[1])) {
@@ -3026,6 +3049,8 @@ private:
                             "at {}",
                             q->shape()[0], q->shape()[1], scales->shape()[1], scales->shape()[0],
                             scales->shape()[1], bits_text);
+    } else {
+      problem = group_rows_problem(q->shape()[0]); // AWQ qweight [in, out * bits / 32]
     }
     if (!problem.empty()) {
       Finding& f = add_to(out, RuleId::packed_shape, "", fmt::format("'{}': {}", m.name, problem));

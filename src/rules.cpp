@@ -191,7 +191,9 @@ constexpr std::array<Rule, 36> k_rules{{
    "A quantized tensor's shape does not match its packing",
    "Packed weights have fixed ratios: NVFP4 weight [out, in/2] with weight_scale [out, in/16], "
    "GPTQ qweight [in/8, out] at 4 bits (in * bits / 32 rows: 2, 3, 4 or 8 bits) with scales "
-   "[in/group, out], AWQ qweight [in, out/8]. A mismatch is "
+   "[in/group, out], AWQ qweight [in, out/8] with scales [in/group, out] (scales' rows are "
+   "compared with group_size where no dynamic or extra_config key can give a module other "
+   "settings; group_size -1 is not checked). A mismatch is "
    "exactly `The size of tensor a (X) must match the size of tensor b (2X)` at load."},
   {RuleId::block_prefix_overmatch, "QC120", "block-prefix-overmatch", Severity::warning, false,
    "A block_name_to_quantize entry is a string prefix of unintended modules",

@@ -4395,6 +4395,65 @@ TEST(RuleCases, QC119PositiveDeclaredBits)
   EXPECT_EQ(findings(r, RuleId::packed_shape).size(), 1u) << text(r);
 }
 
+// Registry QC119 / R36: "scales [in/group, out]". The engines allocate in / group_size rows of
+// scales: a checkpoint exported at group 128 under a config that says 32 does not load.
+TEST(RuleCases, QC119PositiveScalesRowsAgainstGroupSize)
+{
+  const auto at_group = [](int group) {
+    return fmt::format(R"({{"quant_method": "gptq", "bits": 4, "group_size": {}, )"
+                       R"("desc_act": false, "sym": true, "lm_head": false{}}})",
+                       group, k_gptq_listed);
+  };
+  // gptq(): 64 input rows, scales [1, 64], i.e. group 64.
+  const Tensors tensors = gptq("model.layers.0.self_attn.o_proj") +
+                          gptq("model.layers.0.mlp.down_proj") + bf16("lm_head");
+  EXPECT_TRUE(lint_folder(folder(config(k_llama, at_group(64)), tensors)).findings.empty());
+  const Report r = lint_folder(folder(config(k_llama, at_group(32)), tensors));
+  EXPECT_EQ(messages(r, RuleId::packed_shape),
+            (Strings{"'model.layers.0.mlp.down_proj': scales [1, 64] where 64 input rows at "
+                     "group_size 32 need 2 rows",
+                     "'model.layers.0.self_attn.o_proj': scales [1, 64] where 64 input rows at "
+                     "group_size 32 need 2 rows"}))
+    << text(r);
+  // Input rows that are no multiple of the group.
+  EXPECT_EQ(
+    messages(lint_folder(folder(config(k_llama, at_group(48)), tensors)), RuleId::packed_shape)
+      .front(),
+    "'model.layers.0.mlp.down_proj': its 64 input rows are not a multiple of group_size 48");
+  // Without g_idx the input rows are what qweight packs at the declared bits.
+  Tensors no_g_idx;
+  for (const auto& t : tensors) {
+    if (!t.name.ends_with(".g_idx")) {
+      no_g_idx.push_back(t);
+    }
+  }
+  EXPECT_EQ(
+    findings(lint_folder(folder(config(k_llama, at_group(32)), no_g_idx)), RuleId::packed_shape)
+      .size(),
+    2u);
+  EXPECT_TRUE(
+    findings(lint_folder(folder(config(k_llama, at_group(64)), no_g_idx)), RuleId::packed_shape)
+      .empty());
+  // group_size -1 (one row per column) is not checked; nor are modules a dynamic key may give
+  // another group_size.
+  EXPECT_TRUE(lint_folder(folder(config(k_llama, at_group(-1)), tensors)).findings.empty());
+  // AWQ: qweight [in, out / 8]; awq(): 64 input rows, scales [1, 64].
+  const std::string m = "model.layers.0.mlp.down_proj";
+  const auto awq_at = [](int group) {
+    return fmt::format(R"({{"quant_method": "awq", "bits": 4, "group_size": {}, )"
+                       R"("zero_point": true, "version": "gemm", "modules_to_not_convert": )"
+                       R"(["lm_head"]}})",
+                       group);
+  };
+  EXPECT_TRUE(findings(lint_folder(folder(config(k_llama, awq_at(64)), awq(m) + bf16("lm_head"))),
+                       RuleId::packed_shape)
+                .empty());
+  EXPECT_EQ(messages(lint_folder(folder(config(k_llama, awq_at(16)), awq(m) + bf16("lm_head"))),
+                     RuleId::packed_shape),
+            Strings{"'model.layers.0.mlp.down_proj': scales [1, 64] where 64 input rows at "
+                    "group_size 16 need 4 rows"});
+}
+
 namespace {
 
 // Twelve layers: 0 and 1 GPTQ-packed by AutoRound, 2-11 left BF16.
