@@ -318,10 +318,16 @@ plan_fix(const FileSystem& fs, LintRun& run, const LintOptions& options,
           continue;
         }
         if (*patched != edit.patched) {
+          // The log names the entries the list did not hold (append_to_string_array skips those).
+          std::unordered_set<std::string_view> held;
+          for (const ConfigSource& s : decl.sources) {
+            if (s.file == target.file && list_pointer(s, s.list_key) == target.pointer) {
+              held.insert(s.excludes.begin(), s.excludes.end());
+            }
+          }
           for (const auto& n : names) {
-            if (const std::string token = escape_json(n);
-                edit.original.find(token) == std::string::npos) {
-              edit.added.push_back(fmt::format("{} += {}", key, token));
+            if (!held.contains(n)) {
+              edit.added.push_back(fmt::format("{} += {}", key, escape_json(n)));
             }
           }
           edit.patched = std::move(*patched);

@@ -732,6 +732,19 @@ TEST(RuleCases, QC101Positive)
   EXPECT_EQ(f.pointer, "/quantization_config/ignore");
 }
 
+// fix's log names each entry it adds, also one whose text the file holds elsewhere (a note).
+TEST(RuleCases, FixLogNamesAnEntryTheFileMentionsOutsideTheList)
+{
+  const std::string model = k_llama + R"(, "_note": "model.layers.1*")";
+  const MemoryFileSystem fs =
+    folder(config(model, modelopt("NVFP4", {"lm_head"})), llama_nvfp4_with_bf16_layer1());
+  auto run = lint_path(fs, "m", LintOptions{});
+  ASSERT_TRUE(run) << run.error();
+  const FixPlan plan = plan_fix(fs, *run, LintOptions{});
+  ASSERT_EQ(plan.edits.size(), 1u);
+  EXPECT_EQ(plan.edits[0].added, Strings{R"(ignore += "model.layers.1*")"});
+}
+
 // QC101 for a whole layer whose number begins others' (layer 1 of twelve): "model.layers.1*"
 // would also exclude layers 10 and 11, stored NVFP4, so the suggestion ends at the dot, and fix
 // writes it.
