@@ -589,9 +589,6 @@ DiskFileWriter::write_temp(const std::string& path, std::string_view contents, u
     }
     done += static_cast<size_t>(n);
   }
-  if (::fchmod(fd, mode != 0 ? mode : 0644) != 0) {
-    return fail("cannot set permissions");
-  }
   // Run as root, the file keeps the owner and group of the file or link it replaces (a link's
   // own, not its target's): root must not take a user's file. A non-root run's files are its
   // own, as any editor's are (a folder's setgid bit sets their group as usual).
@@ -603,6 +600,10 @@ DiskFileWriter::write_temp(const std::string& path, std::string_view contents, u
       (S_ISREG(target.st_mode) || S_ISLNK(target.st_mode)) && ::fstat(fd, &written) == 0 &&
       (written.st_uid != target.st_uid || written.st_gid != target.st_gid)) {
     [[maybe_unused]] const int kept = ::fchown(fd, target.st_uid, target.st_gid);
+  }
+  // After the owner: a change of owner clears the setuid and setgid bits.
+  if (::fchmod(fd, mode != 0 ? mode : 0644) != 0) {
+    return fail("cannot set permissions");
   }
   if (::fsync(fd) != 0) {
     return fail("fsync failed");

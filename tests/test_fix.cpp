@@ -614,6 +614,8 @@ TEST_F(FixFolder, InPlaceKeepsOwnerAndGroup)
   for (const char* name : {"config.json", "hf_quant_config.json"}) {
     ASSERT_EQ(::chown((m_dir / "model" / name).c_str(), 65534, 65533), 0);
   }
+  // The mode too, setgid bit included (a change of owner would clear it after a chmod).
+  ASSERT_EQ(::chmod((m_dir / "model/config.json").c_str(), 02775), 0);
   DiskFileSystem disk;
   const FixPlan plan = plan_for(disk, model());
   DiskFileWriter writer;
@@ -625,6 +627,9 @@ TEST_F(FixFolder, InPlaceKeepsOwnerAndGroup)
     EXPECT_EQ(st.st_uid, 65534u) << name;
     EXPECT_EQ(st.st_gid, 65533u) << name;
   }
+  struct stat mode;
+  ASSERT_EQ(::stat((m_dir / "model/config.json").c_str(), &mode), 0);
+  EXPECT_EQ(mode.st_mode & 07777, 02775u);
   EXPECT_EQ(read(m_dir / "model/config.json"), plan.edits[0].patched);
 }
 
