@@ -219,11 +219,13 @@ plan_fix(const FileSystem& fs, LintRun& run, const LintOptions& options,
         removed.insert(f.suggested_entries.begin(), f.suggested_entries.end());
       }
     }
+    // Nor an entry too long for qcheck to evaluate (QC115): what it does to the other file's
+    // readers could not be verified. The lists then still differ, and the patch is refused.
     for (const ConfigSource* to : copies) {
       const std::unordered_set<std::string_view> has(to->excludes.begin(), to->excludes.end());
       for (const ConfigSource* from : listing) {
         for (const std::string_view e : from->excludes) {
-          if (!has.contains(e) && !removed.contains(e)) {
+          if (!has.contains(e) && !removed.contains(e) && e.size() <= k_longest_entry) {
             additions[list_target(to->file, list_pointer(*to, to->list_key))].emplace_back(e, "");
           }
         }

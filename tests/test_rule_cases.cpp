@@ -732,6 +732,27 @@ TEST(RuleCases, QC101Positive)
   EXPECT_EQ(f.pointer, "/quantization_config/ignore");
 }
 
+// fix makes copies of a list equal, but never copies an entry too long to evaluate (QC115) into
+// the other file: what TensorRT-LLM's fnmatch would make of it there cannot be verified (this one
+// matches layer 0's o_proj, stored NVFP4). The lists then still differ: the patch is refused.
+TEST(RuleCases, FixDoesNotCopyAnEntryItCannotEvaluate)
+{
+  const std::string long_entry = "model.layers.0.self_attn.o_proj" + std::string(4100, '*');
+  MemoryFileSystem fs = folder(config(k_llama, modelopt("NVFP4", {"lm_head", long_entry})),
+                               llama_nvfp4_with_bf16_layer1());
+  fs.add_file("m/hf_quant_config.json", hf_quant_config("NVFP4", {"lm_head"}));
+  auto run = lint_path(fs, "m", LintOptions{});
+  ASSERT_TRUE(run) << run.error();
+  const FixPlan plan = plan_fix(fs, *run, LintOptions{});
+  for (const FileEdit& edit : plan.edits) {
+    EXPECT_EQ(edit.patched.find(long_entry), edit.original.find(long_entry)) << edit.file;
+  }
+  EXPECT_TRUE(std::any_of(
+    plan.refused.begin(), plan.refused.end(),
+    [](const std::string& r) { return r.starts_with("lists still differ after the patch"); }))
+    << fmt::format("{}", fmt::join(plan.refused, "\n"));
+}
+
 // fix's log names each entry it adds, also one whose text the file holds elsewhere (a note).
 TEST(RuleCases, FixLogNamesAnEntryTheFileMentionsOutsideTheList)
 {
