@@ -314,23 +314,15 @@ plan_fix(const FileSystem& fs, LintRun& run, const LintOptions& options,
             names.push_back(name);
           }
         }
-        auto patched = append_to_string_array(edit.patched, target.pointer, names);
+        std::vector<std::string> appended; // those the list did not hold
+        auto patched = append_to_string_array(edit.patched, target.pointer, names, &appended);
         if (!patched) {
           out.refused.push_back(fmt::format("{}: {}", target.file, patched.error()));
           continue;
         }
         if (*patched != edit.patched) {
-          // The log names the entries the list did not hold (append_to_string_array skips those).
-          std::unordered_set<std::string_view> held;
-          for (const ConfigSource& s : decl.sources) {
-            if (s.file == target.file && list_pointer(s, s.list_key) == target.pointer) {
-              held.insert(s.excludes.begin(), s.excludes.end());
-            }
-          }
-          for (const auto& n : names) {
-            if (!held.contains(n)) {
-              edit.added.push_back(fmt::format("{} += {}", key, escape_json(n)));
-            }
+          for (const auto& n : appended) {
+            edit.added.push_back(fmt::format("{} += {}", key, escape_json(n)));
           }
           edit.patched = std::move(*patched);
         }

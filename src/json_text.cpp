@@ -1897,7 +1897,7 @@ position_of(std::string_view text, size_t offset)
 
 Expected<std::string>
 append_to_string_array(std::string_view text, std::string_view pointer,
-                       const std::vector<std::string>& entries)
+                       const std::vector<std::string>& entries, std::vector<std::string>* appended)
 {
   auto tokens = parse_pointer(pointer);
   if (!tokens) {
@@ -1965,6 +1965,9 @@ append_to_string_array(std::string_view text, std::string_view pointer,
     if (!it->second) {
       it->second = true; // a repeated entry is added once
       added.push_back(escape_json(entry));
+      if (appended != nullptr) {
+        appended->push_back(entry);
+      }
     }
   }
   if (added.empty()) {

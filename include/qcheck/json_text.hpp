@@ -249,10 +249,12 @@ std::vector<TextPosition> positions_of(std::string_view text, std::span<const si
 // inline with the separator it uses; the file's line ending (LF or CRLF) is kept. When the key
 // is missing, the last pointer component is created as a new key at the end of its parent
 // object, in the object's style; a null value there (read as an empty list) is replaced by the
-// array. Entries already present are not added again. Returns the new text; every byte outside
-// the edited array (or the inserted key) is unchanged.
+// array. Entries already present are not added again; those added go to `appended`, when
+// given, in order. Returns the new text; every byte outside the edited array (or the inserted
+// key) is unchanged.
 Expected<std::string> append_to_string_array(std::string_view text, std::string_view pointer,
-                                             const std::vector<std::string>& entries);
+                                             const std::vector<std::string>& entries,
+                                             std::vector<std::string>* appended = nullptr);
 
 // What add_object_member() does when the object already has the key.
 enum class ExistingMember
