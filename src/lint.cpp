@@ -307,10 +307,21 @@ private:
     return out.emplace_back(make_finding(id, std::move(file), std::move(message)));
   }
 
+  // A message that begins with the file's path under the folder as given ("./m/x.json: ..."):
+  // with its name in the folder instead, so that `m` and `./m` give one fingerprint.
+  std::string folder_relative(const std::string& file, const std::string& message) const
+  {
+    const std::string path = join_path(m_checkpoint.root, file);
+    if (!file.empty() && path != file && message.starts_with(path + ":")) {
+      return file + message.substr(path.size());
+    }
+    return message;
+  }
+
   void input_problems()
   {
     for (const auto& p : m_checkpoint.problems) {
-      Finding& f = add(rule_for(p.issue), p.file, p.message);
+      Finding& f = add(rule_for(p.issue), p.file, folder_relative(p.file, p.message));
       if (!p.tensor.empty()) {
         f.pointer = p.file.ends_with(".json")
                       ? fmt::format("/weight_map/{}", escape_pointer_token(p.tensor))
@@ -323,7 +334,7 @@ private:
     for (const auto& p : m_declaration.problems) {
       Finding& f = add(p.issue == ConfigIssue::unknown_method ? RuleId::unknown_quant_method
                                                               : RuleId::config_invalid,
-                       p.file, p.message);
+                       p.file, folder_relative(p.file, p.message));
       if (p.issue == ConfigIssue::duplicate_key || p.issue == ConfigIssue::unread_list) {
         f.severity = Severity::warning;
       }

@@ -500,6 +500,30 @@ TEST(Cli, ReportToDevStdoutReachesThePipe)
   EXPECT_FALSE(named.out.empty());
 }
 
+// A file qcheck cannot read is named by its path in the folder, not by the folder as typed: a
+// baseline written for `m` holds for `./m/` (the README: one folder).
+TEST(Cli, BaselineOfAnUnreadableFileHoldsForTheFolderSpelledOtherwise)
+{
+  const std::string dir = scratch_dir();
+  std::filesystem::copy(fixture("plain-bf16"), dir + "/m",
+                        std::filesystem::copy_options::recursive);
+  // An index larger than qcheck reads (sparse: no disk).
+  std::ofstream(dir + "/m/model.safetensors.index.json") << "{}";
+  std::filesystem::resize_file(dir + "/m/model.safetensors.index.json", 300ull << 20);
+  const std::string cd = "cd '" + dir + "' && ";
+  const CliRun first =
+    qcheck::test::run_command(cd + QCHECK_BINARY + " lint m --write-baseline base.json 2>&1");
+  ASSERT_EQ(first.exit_code, 0) << first.out;
+  const CliRun plain = qcheck::test::run_command(cd + QCHECK_BINARY + " lint m 2>&1");
+  EXPECT_NE(plain.out.find("error: model.safetensors.index.json: file is 314572800 bytes"),
+            std::string::npos)
+    << plain.out;
+  const CliRun again =
+    qcheck::test::run_command(cd + QCHECK_BINARY + " lint ./m/ --baseline base.json 2>&1");
+  EXPECT_EQ(again.exit_code, 0) << again.out;
+  std::filesystem::remove_all(dir);
+}
+
 // explain escapes control characters in names from the checkpoint (tensor names, list entries)
 // as lint and inspect do: a crafted name can neither start a GitHub workflow command ("::error")
 // on a line of its own nor send terminal escapes.
