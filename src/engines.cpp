@@ -584,22 +584,46 @@ bnb_entry(std::string_view entry, std::string_view prefix)
 } // namespace
 
 int
-ct_scheme_group(const ConfigSource& s, std::string_view name)
+ct_scheme_group(const ConfigSource& s, const EngineLayer& layer)
 {
+  // vLLM's target_scheme_map: each target once, where it first appears, with the scheme of the
+  // last group listing it.
+  std::vector<std::pair<std::string_view, int>> targets;
   for (size_t g = 0; g < s.groups.size(); ++g) {
     for (const std::string& target : s.groups[g].targets) {
-      if (target == name ||
-          (target.starts_with("re:") && regex_entry(target, name, false, nullptr))) {
-        return static_cast<int>(g);
+      const auto seen = std::find_if(targets.begin(), targets.end(),
+                                     [&](const auto& t) { return t.first == target; });
+      if (seen == targets.end()) {
+        targets.emplace_back(target, static_cast<int>(g));
+      } else {
+        seen->second = static_cast<int>(g);
       }
     }
   }
-  for (size_t g = 0; g < s.groups.size(); ++g) {
-    for (const std::string& target : s.groups[g].targets) {
-      if (icontains(target, "linear")) {
-        return static_cast<int>(g);
+  const auto by_name = [&](std::string_view name) {
+    for (const auto& [target, group] : targets) {
+      if (target == name ||
+          (target.starts_with("re:") && regex_entry(target, name, false, nullptr))) {
+        return group;
       }
     }
+    return -1;
+  };
+  const std::vector<std::string> probes =
+    layer.kind == LayerKind::fused_moe ? fused_moe_probe_names(layer) : std::vector<std::string>{};
+  if (const int g = by_name(probes.empty() ? std::string_view(layer.prefix) : probes.front());
+      g >= 0) {
+    return g;
+  }
+  for (const auto& [target, group] : targets) {
+    if (icontains(target, "linear")) {
+      return group;
+    }
+  }
+  if (!layer.shards.empty() &&
+      std::all_of(layer.shards.begin(), layer.shards.end(),
+                  [&](std::string_view shard) { return by_name(shard) >= 0; })) {
+    return by_name(layer.shards[0]);
   }
   return -1;
 }

@@ -2874,6 +2874,7 @@ private:
                    std::make_move_iterator(modules.end()));
       }
     }
+    per_group_families(*s, wrong_family);
     for (const auto& [key, modules] : wrong_family) {
       const auto [family, group] = key;
       std::string declared = format_description(*s);
@@ -2893,6 +2894,37 @@ private:
     }
   }
 
+  // The family check of a compressed-tensors block whose groups store different families:
+  // each vLLM layer's stored-quantized modules against the group that gives the layer its
+  // scheme (ct_scheme_group), or against every group's when none does; in module order.
+  void per_group_families(const ConfigSource& s,
+                          std::map<std::pair<QuantFamily, int>, std::vector<std::string>>& wrong)
+  {
+    const AllowedFamilies allowed = allowed_layouts(s);
+    if (allowed.per_group.empty()) {
+      return;
+    }
+    std::vector<int> group_of(m_inventory.modules.size(), -1);
+    for (const EngineLayer& layer : layers_for(Engine::vllm)) {
+      const int g = ct_scheme_group(s, layer);
+      for (const uint32_t i : layer.modules) {
+        group_of[i] = g;
+      }
+    }
+    for (size_t i = 0; i < m_inventory.modules.size(); ++i) {
+      const Module& m = m_inventory.modules[i];
+      if (m.storage != Storage::quantized || !m.loaded || m.family == QuantFamily::unknown) {
+        continue;
+      }
+      const int g = group_of[i];
+      const std::set<QuantFamily>& own =
+        g >= 0 ? allowed.per_group[static_cast<size_t>(g)] : allowed.all;
+      if (!own.contains(m.family)) {
+        wrong[{m.family, g}].emplace_back(m.name);
+      }
+    }
+  }
+
   // layouts() for one module.
   void check_layout(const Module& m, const ConfigSource& s, const AllowedFamilies& allowed,
                     LayoutFindings& found) const
@@ -2901,13 +2933,10 @@ private:
       return;
     }
     const uint64_t group = s.group_size > 0 ? static_cast<uint64_t>(s.group_size) : 16;
-    if (!allowed.all.empty() && m.family != QuantFamily::unknown) {
-      const int g = allowed.per_group.empty() ? -1 : ct_scheme_group(s, m.name);
-      const std::set<QuantFamily>& own =
-        g >= 0 ? allowed.per_group[static_cast<size_t>(g)] : allowed.all;
-      if (!own.empty() && !own.contains(m.family)) {
-        found.wrong_family[{m.family, g}].emplace_back(m.name);
-      }
+    // Per group, by the engine's layers: layouts() (the layers are built beside this).
+    if (!allowed.all.empty() && allowed.per_group.empty() && m.family != QuantFamily::unknown &&
+        !allowed.all.contains(m.family)) {
+      found.wrong_family[{m.family, -1}].emplace_back(m.name);
     }
     const TensorInfo* weight = find_param(m_checkpoint, m, KeyParam::weight);
     auto shape_text = [](const TensorInfo* t) {

@@ -184,8 +184,9 @@ constexpr std::array<Rule, 36> k_rules{{
    "parameters the engine allocates; tensors of another layout (weight_packed vs weight, "
    "weight_scale vs weight_scale_inv) have no parameter to land on: `There is no module or "
    "parameter named ...`. With several compressed-tensors config groups, each module is "
-   "compared with the format of the group whose targets give it its scheme (a target naming or "
-   "matching it, in group order, before a class target such as Linear, as vLLM picks one). "
+   "compared with the format of the group whose targets give vLLM's layer its scheme (a target "
+   "naming or matching the layer, a fused one by its own name, then a class target such as "
+   "Linear, then the fused layer's shards; a target two groups list is the later one's). "
    "Re-export, or correct the declared format."},
   {RuleId::packed_shape, "QC119", "packed-shape-mismatch", Severity::error, false,
    "A quantized tensor's shape does not match its packing",

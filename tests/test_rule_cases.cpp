@@ -4330,6 +4330,31 @@ TEST(RuleCases, QC118PerConfigGroup)
   const Report by_name =
     lint_folder(folder(config(k_llama, ct_mixed(R"(["Linear"])", mlp)), ct_mixed_layer(false)));
   EXPECT_TRUE(by_name.findings.empty()) << text(by_name);
+  // The group is the one of vLLM's layer: a fused qkv_proj, which no exact q/k/v target names,
+  // takes the class target ("Linear", group_0: FP8 here, as its shards are stored) before its
+  // shards' names are tried; o_proj is named (group_1, W4A16: stored FP8), the MLP is Linear.
+  const std::string l = "model.layers.0.self_attn.";
+  const std::string by_shard =
+    R"([")" + l + R"(q_proj", ")" + l + R"(k_proj", ")" + l + R"(v_proj", ")" + l + R"(o_proj"])";
+  const Report fused = lint_folder(
+    folder(config(k_llama, ct_mixed(R"(["Linear"])", by_shard)), ct_mixed_layer(false)));
+  EXPECT_EQ(messages(fused, RuleId::format_mismatch),
+            (Strings{"1 module stored as fp8 but config.json declares pack-quantized in group_1, "
+                     "whose targets give them their scheme: model.layers.0.self_attn.o_proj",
+                     "3 modules stored as ct-pack but config.json declares float-quantized in "
+                     "group_0, whose targets give them their scheme: "
+                     "model.layers.0.mlp.down_proj, model.layers.0.mlp.gate_proj, "
+                     "model.layers.0.mlp.up_proj"}))
+    << text(fused);
+  // A target two groups list takes the later group's scheme (a dict keyed by target).
+  const Report twice =
+    lint_folder(folder(config(k_llama, ct_mixed(attn, R"(["re:.*mlp.*", "re:.*self_attn.*"])")),
+                       ct_mixed_layer(false)));
+  EXPECT_EQ(messages(twice, RuleId::format_mismatch),
+            (Strings{"4 modules stored as fp8 but config.json declares pack-quantized in group_1, "
+                     "whose targets give them their scheme: model.layers.0.self_attn.k_proj, "
+                     "model.layers.0.self_attn.o_proj, model.layers.0.self_attn.q_proj, ..."}))
+    << text(twice);
 }
 
 // QC118 (R21): pack-quantized without weight_shape.

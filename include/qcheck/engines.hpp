@@ -498,10 +498,13 @@ bool shard_entry_matches(Engine engine, QuantFormat format, std::string_view ent
 // Whether `leaf` is one of the MLA projections SGLang's ModelOpt matcher reads by leaf alone
 // (q_a_proj, q_b_proj, kv_a_proj_with_mqa, kv_b_proj): an entry ending in one excludes every
 // module whose last component holds it, in any layer.
-// The index in s.groups of the compressed-tensors config group whose scheme vLLM gives the
-// module `name` (find_matched_target): a target equal to the name or a "re:" target matching
-// it (re.match), in group then target order; else a class-name target ("Linear"); -1 when none.
-int ct_scheme_group(const ConfigSource& s, std::string_view name);
+// The index in s.groups of the compressed-tensors config group whose scheme vLLM gives `layer`
+// (find_matched_target over the targets in their first order, a target listed by several
+// groups taking the last one's scheme): a target equal to the layer's name or a "re:" target
+// matching it (re.match); else a class target ("Linear"); else, for a fused layer, the target
+// of its first shard when every shard matches one. An MoE layer is read by expert 0's first
+// projection. -1 when none.
+int ct_scheme_group(const ConfigSource& s, const EngineLayer& layer);
 
 bool is_mla_leaf(std::string_view leaf);
 // q_b_proj and kv_b_proj: the MLA projections no engine fuses with another.
