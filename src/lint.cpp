@@ -1768,7 +1768,9 @@ private:
       return false;
     }
     if (dot != std::string_view::npos) {
-      const int64_t m = m_inventory.find(entry.substr(0, dot));
+      // The known names (a hash set for a long list) rule most entries out without a search.
+      const std::string_view parent = entry.substr(0, dot);
+      const int64_t m = is_known(parent) ? m_inventory.find(parent) : -1;
       if (m < 0) {
         return false;
       }
@@ -1795,10 +1797,10 @@ private:
           continue;
         }
         std::swap(previous, params);
-        for (const std::string_view param : previous) {
-          if (std::find(m_param_names->begin(), m_param_names->end(), param) ==
+        for (const std::string_view stored : previous) {
+          if (std::find(m_param_names->begin(), m_param_names->end(), stored) ==
               m_param_names->end()) {
-            m_param_names->push_back(param);
+            m_param_names->push_back(stored);
           }
         }
       }
