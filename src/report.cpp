@@ -128,6 +128,45 @@ sarif_level(Severity severity)
 } // namespace
 
 std::string
+uri_reference(std::string_view path)
+{
+  constexpr std::string_view k_hex = "0123456789ABCDEF";
+  const bool absolute = path.starts_with('/');
+  std::string out = absolute ? "file://" : "";
+  bool first = true;
+  size_t at = 0;
+  while (at <= path.size()) {
+    const size_t slash = std::min(path.find('/', at), path.size());
+    const std::string_view segment = path.substr(at, slash - at);
+    at = slash + 1;
+    if (segment.empty()) {
+      continue; // "a//b" is "a/b"; the leading '/' of an absolute path is written below
+    }
+    if (absolute || !first) {
+      out += '/';
+    } else if (segment.find(':') != std::string_view::npos) {
+      out += "./"; // else "ab:c" reads as a scheme
+    }
+    first = false;
+    for (const char c : segment) {
+      const auto u = static_cast<unsigned char>(c);
+      if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
+          c == '.' || c == '_' || c == '~') {
+        out += c;
+      } else {
+        out += '%';
+        out += k_hex[u >> 4];
+        out += k_hex[u & 0xf];
+      }
+    }
+  }
+  if (first) {
+    out += absolute ? "/" : ".";
+  }
+  return out;
+}
+
+std::string
 fingerprint(const Finding& finding)
 {
   // FNV-1a 64 over the identifying fields.
@@ -262,7 +301,7 @@ write_sarif(const std::vector<Report>& reports, const TextSink& sink)
       out += "[\n            {\n";
       append_json_object_start(out, 14, "physicalLocation");
       append_json_object_start(out, 16, "artifactLocation");
-      append_json_member(out, 18, "uri", finding_path(report, f));
+      append_json_member(out, 18, "uri", uri_reference(finding_path(report, f)));
       out += "\n                }";
       if (f.line > 0) {
         out += ",\n";

@@ -589,7 +589,10 @@ TEST(Cli, SingleShardFindingsNameRealFiles)
     }
     const auto sarif = nlohmann::json::parse(run("lint --format sarif " + shard).out);
     for (const auto& result : sarif["runs"][0]["results"]) {
-      paths.insert(result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]);
+      // An absolute path is a file:// URI (the fixtures' path needs no percent-encoding).
+      const std::string uri = result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"];
+      EXPECT_TRUE(uri.starts_with("file:///")) << uri;
+      paths.insert(uri.substr(std::string_view("file://").size()));
     }
     std::istringstream github(run("lint --format github " + shard).out);
     std::istringstream text(run("lint " + shard).out);

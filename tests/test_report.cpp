@@ -189,8 +189,10 @@ TEST(Report, SarifStructureFieldByField)
     EXPECT_TRUE(result["message"]["text"].is_string());
     const Json& location = result["locations"][0]["physicalLocation"];
     expect_keys_within(location, {"artifactLocation", "region"}, "physicalLocation");
+    // An absolute folder: a file:// URI.
     const std::string uri = location["artifactLocation"]["uri"];
-    EXPECT_TRUE(uri.starts_with(fixture("qwen-gptq-mtp") + "/")) << uri;
+    EXPECT_TRUE(uri.starts_with("file:///")) << uri;
+    EXPECT_TRUE(uri.starts_with(uri_reference(fixture("qwen-gptq-mtp")) + "/")) << uri;
     if (location.contains("region")) {
       const Json& region = location["region"];
       expect_keys_within(region, {"startLine", "startColumn", "endLine", "endColumn"}, "region");
@@ -221,6 +223,53 @@ TEST(Report, SarifUrisAreRelativeToTheFolderAsGiven)
     EXPECT_EQ(location["region"]["startLine"], 34);
     EXPECT_EQ(location["region"]["startColumn"], 15);
   }
+}
+
+TEST(Report, UriReferencesArePercentEncodedSegments)
+{
+  const std::vector<std::pair<std::string, std::string>> cases{
+    {"m/config.json", "m/config.json"},
+    {"a-b_c.d~e/config.json", "a-b_c.d~e/config.json"},
+    {"we,ird:%25 \xc3\xbc/config.json", "./we%2Cird%3A%2525%20%C3%BC/config.json"},
+    {"ab:c d/config.json", "./ab%3Ac%20d/config.json"},
+    {"m/ab:c", "m/ab%3Ac"}, // only a first segment can read as a scheme
+    {"nl\nname/config.json", "nl%0Aname/config.json"},
+    {"bad\xffname/x?#[]@!$&'()*+;=", "bad%FFname/x%3F%23%5B%5D%40%21%24%26%27%28%29%2A%2B%3B%3D"},
+    {"../m//config.json", "../m/config.json"},
+    {"/tmp/m/config.json", "file:///tmp/m/config.json"},
+    {"//tmp/a b:c", "file:///tmp/a%20b%3Ac"},
+    {"/", "file:///"},
+    {".", "."},
+    {"", "."},
+  };
+  for (const auto& [path, uri] : cases) {
+    EXPECT_EQ(uri_reference(path), uri) << path;
+  }
+}
+
+// Folder names that are not URI characters, run from their parent as CI runs.
+TEST(Report, SarifUrisOfOddFolderNamesAreValidUriReferences)
+{
+  const fs::path dir = fs::temp_directory_path() / ("qcheck-uri-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  const std::vector<std::pair<std::string, std::string>> cases{
+    {"we,ird:%25 \xc3\xbc", "./we%2Cird%3A%2525%20%C3%BC/config.json"},
+    {"ab:c d", "./ab%3Ac%20d/config.json"},
+    {"nl\nname", "nl%0Aname/config.json"},
+  };
+  std::string args = "lint --format sarif";
+  for (const auto& [folder, _] : cases) {
+    fs::create_directories(dir / folder);
+    fs::copy(fixture("glm-nvfp4-nextn"), dir / folder, fs::copy_options::recursive);
+    args += " '" + folder + "'";
+  }
+  const Json log = Json::parse(run_stdout(args, dir.string()));
+  std::set<std::string> uris;
+  for (const Json& result : log["runs"][0]["results"]) {
+    uris.insert(result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]);
+  }
+  EXPECT_EQ(uris, (std::set<std::string>{cases[0].second, cases[1].second, cases[2].second}));
+  fs::remove_all(dir);
 }
 
 TEST(Report, PositionsPointAtTheListInTwoAndFourSpaceConfigs)

@@ -103,10 +103,15 @@ std::string render_text(const Report& report, const RenderOptions& options = {})
 void write_json(const std::vector<Report>& reports, const TextSink& sink);
 std::string render_json(const std::vector<Report>& reports);
 // SARIF 2.1.0: one run, the rules that occurred, folder-relative URIs (the folder as given joined
-// with the file), regions when known, stable partialFingerprints. Valid with zero results.
-// write_sarif streams it: each result is built and laid out on its own.
+// with the file, as uri_reference() writes it), regions when known, stable partialFingerprints.
+// Valid with zero results. write_sarif streams it: each result is built and laid out on its own.
 void write_sarif(const std::vector<Report>& reports, const TextSink& sink);
 std::string render_sarif(const std::vector<Report>& reports);
+// A path as an RFC 3986 URI reference, for SARIF's artifactLocation.uri: each segment
+// percent-encoded (every byte outside A-Z a-z 0-9 - . _ ~, UTF-8 bytes included), '/' kept, empty
+// segments dropped; "./" before a first segment holding ':' (else it reads as a scheme); an
+// absolute path as a file:// URI ("/tmp/m" -> "file:///tmp/m"). "" is ".".
+std::string uri_reference(std::string_view path);
 // GitHub workflow commands: ::error file=F,line=L,col=C,title=T::message
 std::string render_github(const std::vector<Report>& reports);
 // An entry or key quoted in a message: its first `limit` bytes (not cutting a UTF-8 sequence)
