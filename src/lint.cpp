@@ -3750,6 +3750,12 @@ resolve_positions(const FileSystem& fs, const std::string& root, Report& report,
     }
     const auto spans = known != texts.end() ? locate_in_config(text, file, sources, pointers)
                                             : locate_along_paths(text, pointers);
+    // The UTF-16 column of a span's begin, from its byte column.
+    const auto utf16_column = [&](const JsonSpan& span) {
+      const size_t line_start = span.begin - (span.start.column - 1);
+      return static_cast<uint32_t>(1 +
+                                   utf16_length(text.substr(line_start, span.begin - line_start)));
+    };
     for (size_t i = 0; i < findings.size(); ++i) {
       if (!spans[i]) {
         continue;
@@ -3757,10 +3763,12 @@ resolve_positions(const FileSystem& fs, const std::string& root, Report& report,
       Finding& f = *findings[i];
       f.line = spans[i]->start.line;
       f.column = spans[i]->start.column;
+      f.column_utf16 = utf16_column(*spans[i]);
       const std::string_view value(text.data() + spans[i]->begin, spans[i]->end - spans[i]->begin);
       if (value.find('\n') == std::string_view::npos) {
         f.end_line = f.line;
         f.end_column = f.column + static_cast<uint32_t>(value.size());
+        f.end_column_utf16 = f.column_utf16 + static_cast<uint32_t>(utf16_length(value));
       }
     }
     // A span ends where its last value ends (the column only when that value is on one line).
@@ -3768,13 +3776,15 @@ resolve_positions(const FileSystem& fs, const std::string& root, Report& report,
       Finding& f = *findings[spanning[k]];
       const auto& end = spans[findings.size() + k];
       if (f.line == 0 || !end) {
-        f.end_line = f.end_column = 0;
+        f.end_line = f.end_column = f.end_column_utf16 = 0;
         continue;
       }
       const std::string_view value(text.data() + end->begin, end->end - end->begin);
       const auto newlines = static_cast<uint32_t>(std::count(value.begin(), value.end(), '\n'));
       f.end_line = end->start.line + newlines;
       f.end_column = newlines == 0 ? end->start.column + static_cast<uint32_t>(value.size()) : 0;
+      f.end_column_utf16 =
+        newlines == 0 ? utf16_column(*end) + static_cast<uint32_t>(utf16_length(value)) : 0;
     }
   });
 }

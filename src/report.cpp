@@ -77,6 +77,33 @@ clipped(std::string_view text, size_t limit)
   return fmt::format("{}...", text.substr(0, cut));
 }
 
+size_t
+utf16_length(std::string_view text)
+{
+  size_t units = 0;
+  for (size_t i = 0; i < text.size();) {
+    const auto lead = static_cast<unsigned char>(text[i]);
+    const size_t length = lead < 0x80                    ? 1
+                          : lead >= 0xC2 && lead <= 0xDF ? 2
+                          : lead >= 0xE0 && lead <= 0xEF ? 3
+                          : lead >= 0xF0 && lead <= 0xF4 ? 4
+                                                         : 0;
+    size_t next = i + 1;
+    if (length > 1 && i + length <= text.size()) {
+      next = i + length;
+      for (size_t k = i + 1; k < next; ++k) {
+        if ((static_cast<unsigned char>(text[k]) & 0xC0) != 0x80) {
+          next = i + 1; // a truncated sequence: its lead byte alone
+          break;
+        }
+      }
+    }
+    units += next - i == 4 ? 2 : 1;
+    i = next;
+  }
+  return units;
+}
+
 std::string
 printable(std::string_view text)
 {
@@ -281,6 +308,9 @@ write_sarif(const std::vector<Report>& reports, const TextSink& sink)
            12);
   });
   out += "\n        }\n      },\n";
+  // Columns count UTF-16 code units (§3.14.27; what GitHub code scanning assumes).
+  append_json_member(out, 6, "columnKind", "utf16CodeUnits");
+  out += ",\n";
   append_json_key(out, 6, "results");
   // Each result as dump(2) lays it out 8 spaces deep, written directly: a log can hold 10^5.
   size_t count = 0;
@@ -309,7 +339,8 @@ write_sarif(const std::vector<Report>& reports, const TextSink& sink)
         fmt::format_to(std::back_inserter(out),
                        "{{\n                  \"startLine\": {},\n"
                        "                  \"startColumn\": {}",
-                       f.line, std::max<uint32_t>(1, f.column));
+                       f.line,
+                       std::max<uint32_t>(1, f.column_utf16 > 0 ? f.column_utf16 : f.column));
         // A span over lines ends at its last line (and column, when known); a span on one line
         // at its column.
         const bool lines = f.end_line > f.line;
@@ -319,7 +350,7 @@ write_sarif(const std::vector<Report>& reports, const TextSink& sink)
         }
         if ((lines && f.end_column > 0) || (!lines && f.end_column > f.column)) {
           fmt::format_to(std::back_inserter(out), ",\n                  \"endColumn\": {}",
-                         f.end_column);
+                         f.end_column_utf16 > 0 ? f.end_column_utf16 : f.end_column);
         }
         out += "\n                }";
       }

@@ -9,6 +9,7 @@
 #include <set>
 #include <sys/wait.h>
 
+#include "builder.hpp"
 #include "cli_runner.hpp"
 #include "qcheck/lint.hpp"
 #include "qcheck/report.hpp"
@@ -162,7 +163,8 @@ TEST(Report, SarifStructureFieldByField)
 {
   const Json log = Json::parse(run_stdout("lint --format sarif " + fixture("qwen-gptq-mtp")));
   const Json& run = log["runs"][0];
-  expect_keys_within(run, {"tool", "results"}, "run");
+  expect_keys_within(run, {"tool", "columnKind", "results"}, "run");
+  EXPECT_EQ(run["columnKind"], "utf16CodeUnits"); // SHALL be present in a run with results
   const Json& driver = run["tool"]["driver"];
   expect_keys_within(driver, {"name", "version", "rules"}, "driver");
   std::set<std::string> ids;
@@ -269,6 +271,69 @@ TEST(Report, SarifUrisOfOddFolderNamesAreValidUriReferences)
     uris.insert(result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]);
   }
   EXPECT_EQ(uris, (std::set<std::string>{cases[0].second, cases[1].second, cases[2].second}));
+  fs::remove_all(dir);
+}
+
+TEST(Report, Utf16LengthCountsCodeUnits)
+{
+  EXPECT_EQ(utf16_length(""), 0u);
+  EXPECT_EQ(utf16_length("abc"), 3u);
+  EXPECT_EQ(utf16_length("\xc3\xa9"), 1u);         // é
+  EXPECT_EQ(utf16_length("\xe2\x82\xac"), 1u);     // €
+  EXPECT_EQ(utf16_length("\xf0\x9f\x98\x80"), 2u); // 😀: a surrogate pair
+  EXPECT_EQ(utf16_length("\xc3\xa9\xc3\xa9\xc3\xa9\xf0\x9f\x98\x80"), 5u);
+  EXPECT_EQ(utf16_length("\xff"), 1u); // not UTF-8: one replacement character per byte
+  EXPECT_EQ(utf16_length("\xf0\x9f"
+                         "a"),
+            3u); // a truncated sequence
+}
+
+// SARIF columns count UTF-16 code units (the run says so); the other formats keep bytes.
+TEST(Report, SarifColumnsCountUtf16CodeUnits)
+{
+  Report report;
+  report.root = "m";
+  Finding f = warning_at("dead", 1, 14);
+  f.end_line = 1;
+  f.end_column = 20;
+  f.column_utf16 = 9;
+  f.end_column_utf16 = 14;
+  report.findings.push_back(f);
+  const auto sarif = nlohmann::ordered_json::parse(render_sarif({report}));
+  EXPECT_EQ(sarif["runs"][0]["columnKind"], "utf16CodeUnits");
+  EXPECT_EQ(sarif["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"].dump(),
+            R"({"startLine":1,"startColumn":9,"endLine":1,"endColumn":14})");
+  EXPECT_EQ(
+    render_github({report}),
+    "::warning file=m/config.json,line=1,col=14,endColumn=20,title=QC112 unused-entry::dead\n");
+
+  // Through the CLI: "ééé😀" (10 bytes, 5 UTF-16 units) before the list on its line.
+  const fs::path dir = fs::temp_directory_path() / ("qcheck-utf16-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string config =
+    "{\"model_type\":\"llama\",\"note\":\"\xc3\xa9\xc3\xa9\xc3\xa9\xf0\x9f\x98\x80\","
+    "\"quantization_config\":{\"quant_method\":\"fp8\",\"activation_scheme\":\"dynamic\","
+    "\"ignored_layers\":[\"zz.unused\"]}}";
+  std::ofstream(dir / "config.json") << config;
+  std::ofstream(dir / "model.safetensors", std::ios::binary)
+    << qcheck::test::safetensors({{"model.layers.0.mlp.down_proj.weight", "BF16", {4, 4}}});
+  const Json json = Json::parse(run_stdout("lint --format json " + dir.string()));
+  const Json log = Json::parse(run_stdout("lint --format sarif " + dir.string()));
+  ASSERT_EQ(json["findings"].size(), 2u);
+  ASSERT_EQ(log["runs"][0]["results"].size(), 2u);
+  const size_t list = config.find("[\"zz.unused\"]");
+  for (size_t i = 0; i < 2; ++i) {
+    const Json& finding = json["findings"][i];
+    const Json& region = log["runs"][0]["results"][i]["locations"][0]["physicalLocation"]["region"];
+    // The list (QC101) or its entry (QC112), in bytes in JSON.
+    const size_t begin = finding["rule"] == "QC101" ? list : list + 1;
+    const size_t end = finding["rule"] == "QC101" ? config.find(']', list) + 1 : list + 12;
+    EXPECT_EQ(finding["column"], begin + 1) << finding["rule"];
+    EXPECT_EQ(finding["end_column"], end + 1) << finding["rule"];
+    EXPECT_EQ(region["startColumn"], begin + 1 - 5) << finding["rule"];
+    EXPECT_EQ(region["endColumn"], end + 1 - 5) << finding["rule"];
+  }
   fs::remove_all(dir);
 }
 

@@ -48,12 +48,13 @@ Report lint(const Checkpoint& checkpoint, const Inventory& inventory,
             const Declaration& declaration, const LintOptions& options,
             std::shared_ptr<const void>& tables);
 
-// Fills line/column of findings whose pointer names a value in a JSON file of the folder; reads
-// up to `threads` files at once (0: one per core). A file named in `texts` (by its name in the
-// folder, as Declaration::texts holds them) is read there instead of from `fs`; in such a text,
-// an exclusion list of `sources` (the same Declaration's: a reading is known by the text's
-// address) marked as read from it, and its entries, are located from that reading, without a
-// walk through the text (only its lines are counted).
+// Fills the positions (columns in bytes and in UTF-16 code units) of findings whose pointer names
+// a value in a JSON file of the folder; reads up to `threads` files at once (0: one per core). A
+// file named in `texts` (by its name in the folder, as Declaration::texts holds them) is read
+// there instead of from `fs`; in such a text, an exclusion list of `sources` (the same
+// Declaration's: a reading is known by the text's address) marked as read from it, and its
+// entries, are located from that reading, without a walk through the text (only its lines are
+// counted).
 void resolve_positions(const FileSystem& fs, const std::string& root, Report& report,
                        unsigned threads = 0,
                        std::span<const std::pair<std::string, PaddedBytes>> texts = {},

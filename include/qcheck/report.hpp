@@ -35,6 +35,11 @@ struct Finding
   uint32_t column = 0;
   uint32_t end_line = 0;   // where the span ends: `line`, or the line of `end_pointer`'s value
   uint32_t end_column = 0; // exclusive, on `end_line`; 0 = unknown
+  // `column` and `end_column` counted in UTF-16 code units instead of bytes (SARIF's columnKind),
+  // set where positions are resolved; 0 = not computed: the byte column stands (equal on a line
+  // of ASCII).
+  uint32_t column_utf16 = 0;
+  uint32_t end_column_utf16 = 0;
   // What the finding is about when `pointer` moves with edits elsewhere in the file (an entry's
   // index in its list, which removing an earlier entry changes): identifies it instead of
   // `pointer` and the message, which may quote that index. "" for most findings.
@@ -102,9 +107,11 @@ std::string render_text(const Report& report, const RenderOptions& options = {})
 // The findings and a summary, laid out as nlohmann's dump(2); written piece by piece.
 void write_json(const std::vector<Report>& reports, const TextSink& sink);
 std::string render_json(const std::vector<Report>& reports);
-// SARIF 2.1.0: one run, the rules that occurred, folder-relative URIs (the folder as given joined
-// with the file, as uri_reference() writes it), regions when known, stable partialFingerprints.
-// Valid with zero results. write_sarif streams it: each result is built and laid out on its own.
+// SARIF 2.1.0: one run (columnKind utf16CodeUnits: the columns are column_utf16 and
+// end_column_utf16 where set), the rules that occurred, folder-relative URIs (the folder as given
+// joined with the file, as uri_reference() writes it), regions when known, stable
+// partialFingerprints. Valid with zero results. write_sarif streams it: each result is built and
+// laid out on its own.
 void write_sarif(const std::vector<Report>& reports, const TextSink& sink);
 std::string render_sarif(const std::vector<Report>& reports);
 // A path as an RFC 3986 URI reference, for SARIF's artifactLocation.uri: each segment
@@ -117,6 +124,9 @@ std::string render_github(const std::vector<Report>& reports);
 // An entry or key quoted in a message: its first `limit` bytes (not cutting a UTF-8 sequence)
 // and "..." when it is longer, so that a 100 KB key does not make a 100 KB line.
 std::string clipped(std::string_view text, size_t limit = 200);
+// How many UTF-16 code units `text` (UTF-8) takes: one per character, two for one above U+FFFF.
+// A byte that starts no valid sequence counts as one (a replacement character).
+size_t utf16_length(std::string_view text);
 // Text for a terminal: control characters (ESC, line breaks...) as \xNN, so that a tensor name
 // or an entry can neither forge a line nor send escape sequences.
 std::string printable(std::string_view text);
