@@ -3814,16 +3814,17 @@ lint_all(const FileSystem& fs, const std::vector<std::string>& paths,
   return out;
 }
 
-std::vector<std::string>
+FolderSearch
 find_model_folders(const FileSystem& fs, const std::string& root)
 {
-  std::vector<std::string> found;
+  FolderSearch search;
   std::vector<std::pair<std::string, int>> stack{{root, 0}};
   while (!stack.empty()) {
     auto [dir, depth] = stack.back();
     stack.pop_back();
     auto names = fs.list_dir(dir);
     if (!names) {
+      search.errors.push_back(names.error());
       continue;
     }
     bool config = false, weights = false;
@@ -3833,21 +3834,27 @@ find_model_folders(const FileSystem& fs, const std::string& root)
         config = true;
       } else if (name.ends_with(".safetensors") || name.ends_with(".safetensors.index.json")) {
         weights = true;
-      } else if (!name.starts_with(".") && depth < 32) {
+      } else if (!name.starts_with(".")) {
         // Links to folders are not followed (as find without -L): a link to an ancestor would
         // walk the same folders again and again.
         const FileInfo info = fs.stat(path);
         if (info.kind == FileKind::directory && !info.is_symlink) {
-          stack.emplace_back(path, depth + 1);
+          if (depth < k_max_search_depth) {
+            stack.emplace_back(path, depth + 1);
+          } else {
+            search.too_deep.push_back(path);
+          }
         }
       }
     }
     if (config && weights) {
-      found.push_back(dir);
+      search.folders.push_back(dir);
     }
   }
-  std::sort(found.begin(), found.end());
-  return found;
+  std::sort(search.folders.begin(), search.folders.end());
+  std::sort(search.errors.begin(), search.errors.end());
+  std::sort(search.too_deep.begin(), search.too_deep.end());
+  return search;
 }
 
 Expected<LintRun>

@@ -150,6 +150,9 @@ run_lint(const LintArgs& args)
       }
     }));
   report_remote(fs); // remote models (issue 8)
+  for (const auto& warning : outcome.warnings) {
+    spdlog::warn("{}", warning);
+  }
   for (const auto& error : outcome.errors) {
     spdlog::error("{}", error);
   }

@@ -101,12 +101,30 @@ run_lint_request(const FileSystem& fs, const LintRequest& request,
     if (fs.stat(request.recursive).kind != FileKind::directory) {
       return fail(fmt::format("{}: not a directory", request.recursive));
     }
-    const auto found = find_model_folders(fs, request.recursive);
-    if (found.empty()) {
+    const FolderSearch found = find_model_folders(fs, request.recursive);
+    // A folder that cannot be listed may hold models: an error (exit 2), the others still linted.
+    for (const auto& error : found.errors) {
+      outcome.errors.push_back(fmt::format("{} (--recursive could not search it)", error));
+    }
+    constexpr size_t k_listed = 1000;
+    for (size_t i = 0; i < found.too_deep.size() && i < k_listed; ++i) {
+      outcome.warnings.push_back(
+        fmt::format("{}: not searched: more than {} levels below {} (--recursive's limit)",
+                    found.too_deep[i], k_max_search_depth, request.recursive));
+    }
+    if (found.too_deep.size() > k_listed) {
+      outcome.warnings.push_back(fmt::format("... and {} more folders not searched for depth",
+                                             found.too_deep.size() - k_listed));
+    }
+    if (found.folders.empty()) {
+      if (!found.errors.empty()) {
+        outcome.usage_error = true;
+        return outcome;
+      }
       return fail(fmt::format("{}: no folder with a config.json and safetensors weights below it",
                               request.recursive));
     }
-    paths.insert(paths.end(), found.begin(), found.end());
+    paths.insert(paths.end(), found.folders.begin(), found.folders.end());
   }
   if (paths.empty()) {
     return fail("lint needs a model folder (or --recursive ROOT)");

@@ -615,3 +615,24 @@ TEST(Cli, SingleShardFindingsNameRealFiles)
     }
   }
 }
+
+// A folder --recursive does not enter for depth is named on stderr; the exit code is unchanged.
+TEST(Cli, RecursiveNamesFoldersTooDeepOnStderr)
+{
+  const std::filesystem::path root =
+    std::filesystem::temp_directory_path() / ("qcheck-deep-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(root);
+  std::filesystem::path deep = root;
+  for (int level = 0; level < 33; ++level) {
+    deep /= "d";
+  }
+  std::filesystem::create_directories(deep);
+  std::filesystem::copy(fixture("plain-bf16"), root / "top");
+  const CliRun r = qcheck::test::run_command(std::string(QCHECK_BINARY) + " lint --recursive " +
+                                             root.string() + " 2>&1 >/dev/null");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(r.out, "qcheck: warning: " + deep.string() +
+                     ": not searched: more than 32 levels below " + root.string() +
+                     " (--recursive's limit)\n");
+  std::filesystem::remove_all(root);
+}

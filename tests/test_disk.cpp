@@ -8,11 +8,46 @@
 #include "builder.hpp"
 #include "qcheck/checkpoint.hpp"
 #include "qcheck/lint.hpp"
+#include "qcheck/session.hpp"
 
 namespace fs = std::filesystem;
 using namespace qcheck;
 
 namespace {
+
+// A MemoryFileSystem whose listing of one folder fails, as opendir() does on a folder without
+// read permission (which root, running the tests, can read anyway).
+class UnlistableFolder final : public FileSystem
+{
+public:
+  UnlistableFolder(const MemoryFileSystem& base, std::string locked)
+    : m_base(base), m_locked(std::move(locked))
+  {
+  }
+  FileInfo stat(const std::string& path) const override { return m_base.stat(path); }
+  Expected<std::unique_ptr<ByteSource>> open(const std::string& path) const override
+  {
+    return m_base.open(path);
+  }
+  Expected<std::vector<std::string>> list_dir(const std::string& path) const override
+  {
+    if (path == m_locked) {
+      return unexpected(path + ": cannot list directory: Permission denied");
+    }
+    return m_base.list_dir(path);
+  }
+
+private:
+  const MemoryFileSystem& m_base;
+  std::string m_locked;
+};
+
+void
+add_model(MemoryFileSystem& fs, const std::string& folder)
+{
+  fs.add_file(folder + "/config.json", R"({"model_type": "llama"})");
+  fs.add_file(folder + "/model.safetensors", test::safetensors({{"a.weight", "BF16", {2}}}));
+}
 
 class DiskFolder : public ::testing::Test
 {
@@ -96,9 +131,9 @@ TEST_F(DiskFolder, RecursiveSearchDoesNotFollowLinkedFolders)
   fs::create_directory_symlink(".", m_root / "a");
   fs::create_directory_symlink(m_root / "model", m_root / "zoo/linked-model");
   DiskFileSystem disk;
-  EXPECT_EQ(find_model_folders(disk, m_root.string()),
+  EXPECT_EQ(find_model_folders(disk, m_root.string()).folders,
             std::vector<std::string>{(m_root / "model").string()});
-  EXPECT_EQ(find_model_folders(disk, (m_root / "zoo/linked-model").string()),
+  EXPECT_EQ(find_model_folders(disk, (m_root / "zoo/linked-model").string()).folders,
             std::vector<std::string>{(m_root / "zoo/linked-model").string()});
 }
 
@@ -265,4 +300,67 @@ TEST_F(DiskFolder, OpenDescribedAgreesWithStatAndOpen)
       EXPECT_EQ(described.error(), opened.error()) << path;
     }
   }
+}
+
+// --recursive reports a folder it cannot list (exit 2, the others still linted) instead of
+// passing over the models it may hold; the root unlisted is an error with nothing linted.
+TEST(RecursiveSearch, AnUnlistableFolderIsAnError)
+{
+  MemoryFileSystem memory;
+  add_model(memory, "/r/ok");
+  add_model(memory, "/r/locked/hidden-model");
+  const UnlistableFolder fs(memory, "/r/locked");
+  const FolderSearch search = find_model_folders(fs, "/r");
+  EXPECT_EQ(search.folders, std::vector<std::string>{"/r/ok"});
+  EXPECT_EQ(search.errors,
+            std::vector<std::string>{"/r/locked: cannot list directory: Permission denied"});
+  EXPECT_TRUE(search.too_deep.empty());
+
+  LintRequest request;
+  request.recursive = "/r";
+  request.no_config = true;
+  const LintOutcome outcome = run_lint_request(fs, request);
+  EXPECT_EQ(outcome.errors,
+            std::vector<std::string>{"/r/locked: cannot list directory: Permission denied "
+                                     "(--recursive could not search it)"});
+  ASSERT_EQ(outcome.reports.size(), 1u);
+  EXPECT_EQ(outcome.reports[0].root, "/r/ok");
+  EXPECT_EQ(outcome.exit_code(false), 2);
+  EXPECT_EQ(outcome.exit_code(true), 2);
+
+  const UnlistableFolder root_locked(memory, "/r");
+  const LintOutcome none = run_lint_request(root_locked, request);
+  EXPECT_EQ(none.errors, std::vector<std::string>{"/r: cannot list directory: Permission denied "
+                                                  "(--recursive could not search it)"});
+  EXPECT_TRUE(none.usage_error);
+  EXPECT_TRUE(none.reports.empty());
+}
+
+// Hidden folders are skipped silently; folders past the depth limit are named in a warning.
+TEST(RecursiveSearch, FoldersTooDeepAreNamed)
+{
+  MemoryFileSystem fs;
+  add_model(fs, "/r/top");
+  add_model(fs, "/r/.cache/model");
+  std::string deep = "/r";
+  for (int level = 1; level <= k_max_search_depth; ++level) {
+    deep += "/d";
+  }
+  add_model(fs, deep);          // k_max_search_depth levels down: found
+  add_model(fs, deep + "/x/m"); // below it: not searched
+  const FolderSearch search = find_model_folders(fs, "/r");
+  EXPECT_EQ(search.folders, (std::vector<std::string>{deep, "/r/top"}));
+  EXPECT_TRUE(search.errors.empty());
+  EXPECT_EQ(search.too_deep, std::vector<std::string>{deep + "/x"});
+
+  LintRequest request;
+  request.recursive = "/r";
+  request.no_config = true;
+  const LintOutcome outcome = run_lint_request(fs, request);
+  EXPECT_TRUE(outcome.errors.empty());
+  EXPECT_EQ(outcome.warnings,
+            std::vector<std::string>{deep + "/x: not searched: more than 32 levels below /r "
+                                            "(--recursive's limit)"});
+  EXPECT_EQ(outcome.reports.size(), 2u);
+  EXPECT_EQ(outcome.exit_code(false), 0);
 }

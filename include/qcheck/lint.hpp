@@ -77,9 +77,22 @@ std::vector<Expected<LintRun>> lint_all(
   const std::function<LintOptions(const std::string&)>& options_for,
   const std::function<void(size_t, size_t)>& progress = {});
 
+// How deep find_model_folders() goes: folders this many levels below the root are searched, the
+// folders inside them are not.
+constexpr int k_max_search_depth = 32;
+
+// What find_model_folders() found, and what it could not search.
+struct FolderSearch
+{
+  std::vector<std::string> folders; // sorted
+  // One line per folder that could not be listed (the root among them): what it holds is unknown.
+  std::vector<std::string> errors;
+  // Folders not entered because they lie deeper than k_max_search_depth levels, sorted.
+  std::vector<std::string> too_deep;
+};
+
 // Every folder under `root` (itself included) holding a config.json and safetensors weights or
-// an index, sorted. Hidden folders (".git", ...) and links to folders are skipped (`root` may be
-// one); the walk stops 32 levels down.
-std::vector<std::string> find_model_folders(const FileSystem& fs, const std::string& root);
+// an index. Hidden folders (".git", ...) and links to folders are skipped (`root` may be one).
+FolderSearch find_model_folders(const FileSystem& fs, const std::string& root);
 
 } // namespace qcheck

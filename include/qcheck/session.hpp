@@ -32,7 +32,11 @@ struct LintOutcome
 {
   std::vector<Report> reports;
   std::vector<Severity> thresholds; // per report: the lowest severity that fails
-  std::vector<std::string> errors;  // folders that could not be linted (one line each)
+  // Folders that could not be linted, or (--recursive) searched: one line each.
+  std::vector<std::string> errors;
+  // Lines for stderr that do not change the exit code: folders --recursive did not enter
+  // because they lie too deep.
+  std::vector<std::string> warnings;
   bool usage_error = false;         // bad settings/baseline/paths: nothing was linted
   // What each linted folder's report was made from (checkpoint, inventory, declaration), in
   // folder order; their `report` is empty, moved to `reports`.
