@@ -82,6 +82,21 @@ closest_module(const Inventory& inventory, const std::string& name)
 
 } // namespace
 
+std::vector<InputProblem>
+input_problems(const LintRun& run)
+{
+  std::vector<InputProblem> out;
+  for (const Finding& f : run.report.findings) {
+    const Rule& r = rule(f.rule);
+    if (r.code.starts_with("QC0")) {
+      out.push_back(
+        {f.severity, printable(fmt::format("{}: {} [{} {}]", finding_path(run.report, f), f.message,
+                                           r.code, r.name))});
+    }
+  }
+  return out;
+}
+
 Expected<std::string>
 explain_module(const LintRun& run, const std::string& name, const std::vector<Engine>& engines)
 {

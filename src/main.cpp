@@ -207,26 +207,38 @@ run_explain(const std::string& path, const std::string& module, bool entries,
   qcheck::DiskFileSystem fs(disk_options());
   qcheck::LintOptions options;
   options.engines = qcheck::engines_for(engine);
+  if (!entries && module.empty()) {
+    spdlog::error("explain needs a module name or --entries");
+    return k_exit_usage;
+  }
   auto run = qcheck::lint_path(fs, path, options);
   if (!run) {
     spdlog::error("{}", run.error());
     return k_exit_usage;
   }
+  // What could not be read is said first: the explanation below lacks it.
+  bool unread = false;
+  for (const auto& problem : qcheck::input_problems(*run)) {
+    const bool error = problem.severity == qcheck::Severity::error;
+    unread = unread || error;
+    if (error) {
+      spdlog::error("{}", problem.line);
+    } else {
+      spdlog::warn("{}", problem.line);
+    }
+  }
+  const int done = unread ? k_exit_findings : k_exit_clean;
   if (entries) {
     write_stdout(qcheck::explain_entries(*run, options.engines));
-    return k_exit_clean;
-  }
-  if (module.empty()) {
-    spdlog::error("explain needs a module name or --entries");
-    return k_exit_usage;
+    return done;
   }
   auto text = qcheck::explain_module(*run, module, options.engines);
   if (!text) {
     spdlog::error("{}", text.error());
-    return k_exit_usage;
+    return unread ? k_exit_findings : k_exit_usage;
   }
   write_stdout(*text);
-  return k_exit_clean;
+  return done;
 }
 
 struct FixArgs

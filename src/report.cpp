@@ -120,8 +120,6 @@ printable(std::string_view text)
   return out;
 }
 
-namespace {
-
 std::string
 finding_path(const Report& report, const Finding& f)
 {
@@ -137,6 +135,8 @@ finding_path(const Report& report, const Finding& f)
   }
   return root.empty() || root == "." ? f.file : fmt::format("{}/{}", root, f.file);
 }
+
+namespace {
 
 std::string_view
 sarif_level(Severity severity)

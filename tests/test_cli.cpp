@@ -636,3 +636,61 @@ TEST(Cli, RecursiveNamesFoldersTooDeepOnStderr)
                      " (--recursive's limit)\n");
   std::filesystem::remove_all(root);
 }
+
+// explain says on stderr, as lint words it, what it could not read (an invalid config, a shard
+// header it cannot read), and exits 1: its explanation lacks that part of the folder.
+TEST(Cli, ExplainReportsWhatItCouldNotRead)
+{
+  const std::string dir = scratch_dir();
+  const std::string header =
+    R"({"model.layers.0.mlp.down_proj.weight": {"dtype": "BF16", "shape": [2, 2], )"
+    R"("data_offsets": [0, 8]}, "__metadata__": {"format": "pt"}})";
+  std::string length(8, '\0');
+  for (size_t i = 0; i < 8; ++i) {
+    length[i] = static_cast<char>((header.size() >> (8 * i)) & 0xff);
+  }
+  const std::string shard = length + header + std::string(8, '\0');
+  struct Case
+  {
+    std::string name, config, shard, args, stderr_text;
+    int exit_code;
+  };
+  const std::string down = "model.layers.0.mlp.down_proj";
+  const std::vector<Case> cases{
+    {"cbad", "{\"a\": ", shard, "--entries",
+     "qcheck: error: {}/config.json: invalid JSON at line 1, column 7: unexpected end of text, "
+     "expected a value [QC009 invalid-config]\n",
+     1},
+    {"carr", "[1]", shard, down,
+     "qcheck: error: {}/config.json: is not a JSON object [QC009 invalid-config]\n", 1},
+    {"h0", R"({"model_type": "llama"})", std::string(8, '\0'), "--entries",
+     "qcheck: error: {}/model.safetensors: header length 0 is below the minimum of 2 bytes "
+     "[QC001 invalid-shard-header]\n",
+     1},
+    // The module cannot be found when its shard is unreadable: still exit 1, that said first.
+    {"h0", R"({"model_type": "llama"})", std::string(8, '\0'), down,
+     "qcheck: error: {}/model.safetensors: header length 0 is below the minimum of 2 bytes "
+     "[QC001 invalid-shard-header]\nqcheck: error: no module '" +
+       down + "' in {}\n",
+     1},
+    {"ok", R"({"model_type": "llama"})", shard, down, "", 0},
+  };
+  for (const Case& c : cases) {
+    const std::string folder = dir + "/" + c.name;
+    std::filesystem::create_directories(folder);
+    std::ofstream(folder + "/config.json") << c.config;
+    std::ofstream(folder + "/model.safetensors", std::ios::binary) << c.shard;
+    const CliRun r = qcheck::test::run_command(std::string(QCHECK_BINARY) + " explain " + folder +
+                                               " " + c.args + " 2>&1 >/dev/null");
+    std::string expected = c.stderr_text;
+    for (size_t at; (at = expected.find("{}")) != std::string::npos;) {
+      expected.replace(at, 2, folder);
+    }
+    EXPECT_EQ(r.out, expected) << c.name << " " << c.args;
+    EXPECT_EQ(r.exit_code, c.exit_code) << c.name << " " << c.args;
+    if (c.args == down && c.name != "h0") { // the explanation is still printed
+      EXPECT_FALSE(run("explain " + folder + " " + c.args).out.empty()) << c.name;
+    }
+  }
+  std::filesystem::remove_all(dir);
+}

@@ -67,6 +67,10 @@ struct Report
   bool has_at_least(Severity severity) const;
 };
 
+// Where a finding is, as every format names it: the folder as given (without a trailing '/' or a
+// leading "./") joined with the finding's file.
+std::string finding_path(const Report& report, const Finding& finding);
+
 // Orders findings most severe first, keeping their order within a severity (a stable sort), in
 // place: no second array of findings.
 void order_by_severity(std::vector<Finding>& findings);
