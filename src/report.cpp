@@ -473,9 +473,9 @@ write_text(const Report& report, const RenderOptions& options, const TextSink& s
     output.maybe_flush();
   }
   const Summary s = report.summary();
-  fmt::format_to(std::back_inserter(out), "{}: {} error{}, {} warning{}, {} info\n", report.root,
-                 s.errors, s.errors == 1 ? "" : "s", s.warnings, s.warnings == 1 ? "" : "s",
-                 s.infos);
+  fmt::format_to(std::back_inserter(out), "{}: {} error{}, {} warning{}, {} info\n",
+                 printable(report.root), s.errors, s.errors == 1 ? "" : "s", s.warnings,
+                 s.warnings == 1 ? "" : "s", s.infos);
 }
 
 std::string

@@ -392,6 +392,13 @@ TEST(Report, ControlCharactersCannotForgeLinesOrReachTheTerminal)
     "m/x.safetensors: error: tensor 'a\\x0am/config.json:1:1: error: fake\\x1b[2J': unknown "
     "dtype 'FP4' [QC001 invalid-shard-header]\n");
   EXPECT_EQ(github_escape_data("a\x1b[2J"), "a%1B[2J");
+  // The folder's name, in the finding lines and the summary line alike.
+  report.root = "tree/nl\nx\x1b[2J";
+  f.message = "bad";
+  report.findings = {f};
+  EXPECT_EQ(render_text(report),
+            "tree/nl\\x0ax\\x1b[2J/x.safetensors: error: bad [QC001 invalid-shard-header]\n"
+            "tree/nl\\x0ax\\x1b[2J: 1 error, 0 warnings, 0 info\n");
 }
 
 namespace {
