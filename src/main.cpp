@@ -371,9 +371,15 @@ run_rules(const std::string& which, const std::string& format)
     spdlog::error("{}", qcheck::unknown_rule_message(which));
     return k_exit_usage;
   }
-  write_stdout(fmt::format("{} {} ({}{})\n\n{}\n\n{}\n", r->code, r->name,
-                           qcheck::to_string(r->severity), r->fixable ? ", fixable" : "",
-                           r->summary, r->explanation));
+  if (format == "json") {
+    write_stdout(qcheck::render_rule_json(*r));
+  } else if (format == "markdown") {
+    write_stdout(qcheck::render_rule_markdown(*r));
+  } else {
+    write_stdout(fmt::format("{} {} ({}{})\n\n{}\n\n{}\n", r->code, r->name,
+                             qcheck::to_string(r->severity), r->fixable ? ", fixable" : "",
+                             r->summary, r->explanation));
+  }
   return k_exit_clean;
 }
 
@@ -451,7 +457,7 @@ run_main(int argc, char** argv)
   std::string which_rule, rules_format = "text";
   auto* rules = app.add_subcommand("rules", "List the rules, or explain one");
   rules->add_option("rule", which_rule, "Rule ID or name");
-  rules->add_option("--format", rules_format, "Output format for the list")
+  rules->add_option("--format", rules_format, "Output format")
     ->check(CLI::IsMember({"text", "json", "markdown"}));
 
   try {

@@ -346,19 +346,39 @@ unknown_rule_message(std::string_view code_or_name)
                      hint.empty() ? "" : fmt::format("; did you mean '{}'?", hint));
 }
 
+namespace {
+
+nlohmann::ordered_json
+rule_json(const Rule& r)
+{
+  return {{"code", r.code},       {"name", r.name},       {"severity", to_string(r.severity)},
+          {"fixable", r.fixable}, {"summary", r.summary}, {"explanation", r.explanation}};
+}
+
+} // namespace
+
 std::string
 render_rules_json()
 {
   nlohmann::ordered_json rules = nlohmann::ordered_json::array();
   for (const Rule& r : k_rules) {
-    rules.push_back({{"code", r.code},
-                     {"name", r.name},
-                     {"severity", to_string(r.severity)},
-                     {"fixable", r.fixable},
-                     {"summary", r.summary},
-                     {"explanation", r.explanation}});
+    rules.push_back(rule_json(r));
   }
   return rules.dump(2) + "\n";
+}
+
+std::string
+render_rule_json(const Rule& rule)
+{
+  return rule_json(rule).dump(2) + "\n";
+}
+
+std::string
+render_rule_markdown(const Rule& r)
+{
+  return fmt::format("## {}\n\n`{}` · default severity {}{}\n\n{}\n\n{}\n", r.code, r.name,
+                     to_string(r.severity), r.fixable ? " · fixable by `qcheck fix`" : "",
+                     r.summary, r.explanation);
 }
 
 std::string
@@ -372,9 +392,7 @@ render_rules_markdown()
                        to_string(r.severity), r.fixable ? "yes" : "no", r.summary);
   }
   for (const Rule& r : k_rules) {
-    out += fmt::format("\n## {}\n\n`{}` · default severity {}{}\n\n{}\n\n{}\n", r.code, r.name,
-                       to_string(r.severity), r.fixable ? " · fixable by `qcheck fix`" : "",
-                       r.summary, r.explanation);
+    out += "\n" + render_rule_markdown(r);
   }
   return out;
 }

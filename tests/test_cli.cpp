@@ -336,6 +336,16 @@ TEST(Cli, RulesListAndExplain)
   const CliRun typo = run("rules QC1O1", true);
   EXPECT_EQ(typo.exit_code, 2);
   EXPECT_EQ(typo.out, "qcheck: error: unknown rule 'QC1O1'; did you mean 'QC101'?\n");
+  // One rule in JSON: the fields the list gives it; in Markdown: its section of docs/rules.md.
+  const CliRun json = run("rules QC101 --format json");
+  EXPECT_EQ(json.exit_code, 0);
+  const auto all = nlohmann::json::parse(run("rules --format json").out);
+  EXPECT_EQ(nlohmann::json::parse(json.out), all[11]) << json.out;
+  EXPECT_EQ(all[11]["code"], "QC101");
+  const CliRun markdown = run("rules undeclared-unquantized-module --format markdown");
+  EXPECT_EQ(markdown.exit_code, 0);
+  EXPECT_TRUE(markdown.out.starts_with("## QC101\n")) << markdown.out;
+  EXPECT_NE(run("rules --format markdown").out.find("\n" + markdown.out), std::string::npos);
 }
 
 TEST(Cli, ExplainModuleShowsEachEnginesPrefixAndDecision)

@@ -82,5 +82,9 @@ std::string unknown_rule_message(std::string_view code_or_name);
 // The registry as JSON (for tools) and as Markdown (docs/rules.md is this output).
 std::string render_rules_json();
 std::string render_rules_markdown();
+// One rule (`qcheck rules ID --format ...`): its object of render_rules_json() as a document of
+// its own, and its section of render_rules_markdown().
+std::string render_rule_json(const Rule& rule);
+std::string render_rule_markdown(const Rule& rule);
 
 } // namespace qcheck
