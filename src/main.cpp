@@ -289,14 +289,32 @@ run_fix(const FixArgs& args)
         std::filesystem::equivalent(output_dir, run->checkpoint.root, error)) {
       output_dir.clear();
     }
+    // The folders this run creates, deepest first: a failed write takes them out again.
+    std::vector<std::filesystem::path> created;
+    for (std::filesystem::path p = std::filesystem::absolute(output_dir, error);
+         !output_dir.empty() && !error && !p.empty() && !std::filesystem::exists(p, error);
+         p = p.parent_path()) {
+      created.push_back(p);
+      if (p == p.parent_path()) {
+        break;
+      }
+    }
+    const auto remove_created = [&] {
+      for (const auto& p : created) {
+        std::error_code ignored;
+        std::filesystem::remove(p, ignored); // empty folders only
+      }
+    };
     if (!output_dir.empty() && !std::filesystem::create_directories(output_dir, error) && error) {
       spdlog::error("{}: cannot create: {}", output_dir, error.message());
+      remove_created();
       return k_exit_usage;
     }
     qcheck::DiskFileWriter writer;
     auto applied = qcheck::apply_fix(fs, writer, run->checkpoint.root, plan, output_dir);
     if (!applied) {
       spdlog::error("{}", applied.error());
+      remove_created();
       return k_exit_usage;
     }
     for (const auto& path : applied->written) {

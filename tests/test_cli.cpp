@@ -479,6 +479,23 @@ TEST(Cli, FailedReportWriteLeavesThePreviousFile)
   std::filesystem::remove_all(dir);
 }
 
+// fix --output-dir into folders that do not exist yet: a write that fails leaves no trace, the
+// folders it created included (the README: the folder as it was).
+TEST(Cli, FailedFixIntoNewFoldersRemovesThem)
+{
+  const std::string dir = scratch_dir();
+  const std::string out = dir + "/deep/er";
+  const CliRun r = qcheck::test::run_command("ulimit -f 0; trap '' XFSZ; " +
+                                             std::string(QCHECK_BINARY) + " fix --output-dir " +
+                                             out + " " + fixture("glm-nvfp4-nextn") + " 2>&1");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/deep")) << r.out;
+  // Without the limit, they are made and written.
+  EXPECT_EQ(run("fix --output-dir " + out + " " + fixture("glm-nvfp4-nextn")).exit_code, 0);
+  EXPECT_TRUE(std::filesystem::exists(out + "/config.json"));
+  std::filesystem::remove_all(dir);
+}
+
 // A FIFO or a directory is refused in one line, exit 2: never opened, so an unread FIFO does not
 // hang qcheck (`timeout` would kill it: exit 124).
 TEST(Cli, ReportToAFifoOrDirectoryIsRefused)
