@@ -289,23 +289,28 @@ run_fix(const FixArgs& args)
         std::filesystem::equivalent(output_dir, run->checkpoint.root, error)) {
       output_dir.clear();
     }
-    // The folders this run creates, deepest first: a failed write takes them out again.
+    // The folders are made one by one, as create_directories() would, and those this run made
+    // noted: a failed write takes them out again, nothing that was there before.
     std::vector<std::filesystem::path> created;
-    for (std::filesystem::path p = std::filesystem::absolute(output_dir, error);
-         !output_dir.empty() && !error && !p.empty() && !std::filesystem::exists(p, error);
-         p = p.parent_path()) {
-      created.push_back(p);
-      if (p == p.parent_path()) {
-        break;
+    error.clear();
+    if (!output_dir.empty()) {
+      std::filesystem::path made;
+      for (const auto& part : std::filesystem::path(output_dir)) {
+        made /= part;
+        if (std::filesystem::create_directory(made, error)) {
+          created.push_back(made);
+        } else if (error) {
+          break;
+        }
       }
     }
     const auto remove_created = [&] {
-      for (const auto& p : created) {
+      for (auto p = created.rbegin(); p != created.rend(); ++p) {
         std::error_code ignored;
-        std::filesystem::remove(p, ignored); // empty folders only
+        std::filesystem::remove(*p, ignored); // empty folders only
       }
     };
-    if (!output_dir.empty() && !std::filesystem::create_directories(output_dir, error) && error) {
+    if (error) {
       spdlog::error("{}: cannot create: {}", output_dir, error.message());
       remove_created();
       return k_exit_usage;

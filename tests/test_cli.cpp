@@ -490,6 +490,21 @@ TEST(Cli, FailedFixIntoNewFoldersRemovesThem)
                                              out + " " + fixture("glm-nvfp4-nextn") + " 2>&1");
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_FALSE(std::filesystem::exists(dir + "/deep")) << r.out;
+  // Only what this run made goes: an empty folder reached through "missing/..", and a link
+  // that leads nowhere (it cannot be made a folder: an error), stay.
+  std::filesystem::create_directory(dir + "/kept");
+  const CliRun up = qcheck::test::run_command(
+    "ulimit -f 0; trap '' XFSZ; " + std::string(QCHECK_BINARY) + " fix --output-dir " + dir +
+    "/missing/../kept/out " + fixture("glm-nvfp4-nextn") + " 2>&1");
+  EXPECT_EQ(up.exit_code, 2) << up.out;
+  EXPECT_TRUE(std::filesystem::is_directory(dir + "/kept")) << up.out;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/kept/out"));
+  EXPECT_FALSE(std::filesystem::exists(dir + "/missing"));
+  std::filesystem::create_symlink("nowhere", dir + "/dangling");
+  const CliRun link =
+    run("fix --output-dir " + dir + "/dangling/out " + fixture("glm-nvfp4-nextn"), true);
+  EXPECT_EQ(link.exit_code, 2) << link.out;
+  EXPECT_TRUE(std::filesystem::is_symlink(dir + "/dangling")) << link.out;
   // Without the limit, they are made and written.
   EXPECT_EQ(run("fix --output-dir " + out + " " + fixture("glm-nvfp4-nextn")).exit_code, 0);
   EXPECT_TRUE(std::filesystem::exists(out + "/config.json"));
