@@ -581,6 +581,23 @@ bnb_entry(std::string_view entry, std::string_view prefix)
   return prefix == entry || prefix.starts_with(fmt::format("{}.", entry));
 }
 
+// Whether compressed-tensors target `target` selects vLLM's Linear layers by their class, as
+// find_matched_target compares class names once no target matches the layer's name: a "re:"
+// target matching one of those classes' names (re.match), another naming "linear" (the class
+// names contain it; "Linear" is llm-compressor's usual target).
+bool
+ct_class_target(std::string_view target)
+{
+  static constexpr std::array<std::string_view, 5> k_classes{
+    "QKVParallelLinear", "MergedColumnParallelLinear", "RowParallelLinear", "ColumnParallelLinear",
+    "ReplicatedLinear"};
+  if (target.starts_with("re:")) {
+    return std::any_of(k_classes.begin(), k_classes.end(),
+                       [&](std::string_view c) { return regex_entry(target, c, false, nullptr); });
+  }
+  return icontains(target, "linear");
+}
+
 } // namespace
 
 int
@@ -616,7 +633,7 @@ ct_scheme_group(const ConfigSource& s, const EngineLayer& layer)
     return g;
   }
   for (const auto& [target, group] : targets) {
-    if (icontains(target, "linear")) {
+    if (ct_class_target(target)) {
       return group;
     }
   }
@@ -1304,7 +1321,7 @@ decide_ct(Decision& d, Engine engine, const ConfigSource& s, const ModelInfo& mo
   // target; MoE layers inherit Linear targets.
   for (const auto& group : s.groups) {
     for (const auto& target : group.targets) {
-      const bool class_target = icontains(target, "linear") || target == "FusedMoE";
+      const bool class_target = ct_class_target(target) || target == "FusedMoE";
       const bool hit = (class_target && layer.kind != LayerKind::lm_head) ||
                        (target.starts_with("re:") && target_regex(group, target, layer.prefix)) ||
                        target == layer.prefix;

@@ -4346,6 +4346,19 @@ TEST(RuleCases, QC118PerConfigGroup)
                      "model.layers.0.mlp.down_proj, model.layers.0.mlp.gate_proj, "
                      "model.layers.0.mlp.up_proj"}))
     << text(fused);
+  // A "re:" target that merely holds "linear" is no class target: it must match the class name
+  // (QKVParallelLinear...) as a regex; these layers fall through to group_1's "Linear".
+  Tensors packed = bf16("lm_head");
+  for (const char* p : {"self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj",
+                        "self_attn.o_proj", "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj"}) {
+    packed = packed + ct_pack(std::string("model.layers.0.") + p);
+  }
+  const Report regex_text = lint_folder(
+    folder(config(k_llama, ct_mixed(R"(["re:.*linear_attn.*"])", R"(["Linear"])")), packed));
+  EXPECT_TRUE(regex_text.findings.empty()) << text(regex_text);
+  const Report regex_class = lint_folder(
+    folder(config(k_llama, ct_mixed(R"(["re:.*ParallelLinear$"])", R"(["Linear"])")), packed));
+  EXPECT_EQ(findings(regex_class, RuleId::format_mismatch).size(), 1u) << text(regex_class);
   // A target two groups list takes the later group's scheme (a dict keyed by target).
   const Report twice =
     lint_folder(folder(config(k_llama, ct_mixed(attn, R"(["re:.*mlp.*", "re:.*self_attn.*"])")),
