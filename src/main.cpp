@@ -150,11 +150,12 @@ run_lint(const LintArgs& args)
       }
     }));
   report_remote(fs); // remote models (issue 8)
+  // They may quote folder names: escaped, as the report's are, so none forges a line.
   for (const auto& warning : outcome.warnings) {
-    spdlog::warn("{}", warning);
+    spdlog::warn("{}", qcheck::printable(warning));
   }
   for (const auto& error : outcome.errors) {
-    spdlog::error("{}", error);
+    spdlog::error("{}", qcheck::printable(error));
   }
   if (outcome.usage_error) {
     return k_exit_usage;

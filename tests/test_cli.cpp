@@ -666,16 +666,17 @@ TEST(Cli, RecursiveNamesFoldersTooDeepOnStderr)
   std::filesystem::remove_all(root);
   std::filesystem::path deep = root;
   for (int level = 0; level < 33; ++level) {
-    deep /= "d";
+    deep /= level == 32 ? "d\n::error::x" : "d"; // a name that would forge a line, escaped
   }
   std::filesystem::create_directories(deep);
   std::filesystem::copy(fixture("plain-bf16"), root / "top");
   const CliRun r = qcheck::test::run_command(std::string(QCHECK_BINARY) + " lint --recursive " +
                                              root.string() + " 2>&1 >/dev/null");
   EXPECT_EQ(r.exit_code, 0) << r.out;
-  EXPECT_EQ(r.out, "qcheck: warning: " + deep.string() +
-                     ": not searched: more than 32 levels below " + root.string() +
-                     " (--recursive's limit)\n");
+  std::string shown = deep.string();
+  shown.replace(shown.find('\n'), 1, "\\x0a");
+  EXPECT_EQ(r.out, "qcheck: warning: " + shown + ": not searched: more than 32 levels below " +
+                     root.string() + " (--recursive's limit)\n");
   std::filesystem::remove_all(root);
 }
 
