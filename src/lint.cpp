@@ -3750,12 +3750,30 @@ resolve_positions(const FileSystem& fs, const std::string& root, Report& report,
     }
     const auto spans = known != texts.end() ? locate_in_config(text, file, sources, pointers)
                                             : locate_along_paths(text, pointers);
-    // The UTF-16 column of a span's begin, from its byte column.
-    const auto utf16_column = [&](const JsonSpan& span) {
-      const size_t line_start = span.begin - (span.start.column - 1);
-      return static_cast<uint32_t>(1 +
-                                   utf16_length(text.substr(line_start, span.begin - line_start)));
-    };
+    // The UTF-16 column of each span's begin, the spans taken in text order: each line is
+    // counted once however many spans it holds (a minified file is one line).
+    std::vector<uint32_t> utf16_column(spans.size(), 0);
+    {
+      std::vector<size_t> order;
+      for (size_t i = 0; i < spans.size(); ++i) {
+        if (spans[i]) {
+          order.push_back(i);
+        }
+      }
+      std::sort(order.begin(), order.end(),
+                [&](size_t a, size_t b) { return spans[a]->begin < spans[b]->begin; });
+      size_t line = std::string_view::npos, counted_to = 0, units = 0;
+      for (const size_t i : order) {
+        const size_t begin = spans[i]->begin;
+        if (const size_t line_start = begin - (spans[i]->start.column - 1); line_start != line) {
+          line = counted_to = line_start;
+          units = 0;
+        }
+        units += utf16_length(text.substr(counted_to, begin - counted_to));
+        counted_to = begin;
+        utf16_column[i] = static_cast<uint32_t>(1 + units);
+      }
+    }
     for (size_t i = 0; i < findings.size(); ++i) {
       if (!spans[i]) {
         continue;
@@ -3763,7 +3781,7 @@ resolve_positions(const FileSystem& fs, const std::string& root, Report& report,
       Finding& f = *findings[i];
       f.line = spans[i]->start.line;
       f.column = spans[i]->start.column;
-      f.column_utf16 = utf16_column(*spans[i]);
+      f.column_utf16 = utf16_column[i];
       const std::string_view value(text.data() + spans[i]->begin, spans[i]->end - spans[i]->begin);
       if (value.find('\n') == std::string_view::npos) {
         f.end_line = f.line;
@@ -3783,8 +3801,9 @@ resolve_positions(const FileSystem& fs, const std::string& root, Report& report,
       const auto newlines = static_cast<uint32_t>(std::count(value.begin(), value.end(), '\n'));
       f.end_line = end->start.line + newlines;
       f.end_column = newlines == 0 ? end->start.column + static_cast<uint32_t>(value.size()) : 0;
-      f.end_column_utf16 =
-        newlines == 0 ? utf16_column(*end) + static_cast<uint32_t>(utf16_length(value)) : 0;
+      f.end_column_utf16 = newlines == 0 ? utf16_column[findings.size() + k] +
+                                             static_cast<uint32_t>(utf16_length(value))
+                                         : 0;
     }
   });
 }
