@@ -1774,13 +1774,8 @@ private:
       if (m < 0) {
         return false;
       }
-      const Module& module = m_inventory.modules[static_cast<size_t>(m)];
-      for (size_t i = 0; i < module.tensors.size(); ++i) {
-        if (param_of(m_checkpoint, module, i) == param) {
-          return true;
-        }
-      }
-      return false;
+      return find_param(m_checkpoint, m_inventory.modules[static_cast<size_t>(m)], param) !=
+             nullptr;
     }
     // A checkpoint has a few parameter names: a flat list of the distinct ones.
     if (!m_param_names) {
@@ -2605,9 +2600,12 @@ private:
     const size_t engines = work.size();
     const size_t list_tasks = list_groups.size();
     const ConfigSource* layout_source = m_options.decisions_only ? nullptr : vllm_source();
-    AllowedFamilies allowed;
+    // Families by config group are checked on the engines' layers, in layouts().
+    std::set<QuantFamily> allowed;
     if (layout_source != nullptr) {
-      allowed = allowed_layouts(*layout_source);
+      if (AllowedFamilies a = allowed_layouts(*layout_source); a.per_group.empty()) {
+        allowed = std::move(a.all);
+      }
       m_layout_found.emplace(slice_count(m_inventory.modules.size(), m_options.threads));
     }
     const size_t layout_slices = m_layout_found ? m_layout_found->size() : 0;
@@ -2928,16 +2926,14 @@ private:
   }
 
   // layouts() for one module.
-  void check_layout(const Module& m, const ConfigSource& s, const AllowedFamilies& allowed,
+  void check_layout(const Module& m, const ConfigSource& s, const std::set<QuantFamily>& allowed,
                     LayoutFindings& found) const
   {
     if (m.storage != Storage::quantized || !m.loaded) {
       return;
     }
     const uint64_t group = s.group_size > 0 ? static_cast<uint64_t>(s.group_size) : 16;
-    // Per group, by the engine's layers: layouts() (the layers are built beside this).
-    if (!allowed.all.empty() && allowed.per_group.empty() && m.family != QuantFamily::unknown &&
-        !allowed.all.contains(m.family)) {
+    if (!allowed.empty() && !allowed.contains(m.family) && m.family != QuantFamily::unknown) {
       found.wrong_family[{m.family, -1}].emplace_back(m.name);
     }
     const TensorInfo* weight = find_param(m_checkpoint, m, KeyParam::weight);
