@@ -277,13 +277,11 @@ plan_fix(const FileSystem& fs, LintRun& run, const LintOptions& options,
         }
       }
       if (target.object) {
-        // Each member put first goes before the one put first before it: the last goes in first.
-        std::vector<std::pair<std::string, std::string>> members(entries.begin(), entries.end());
-        if (target.first) {
-          std::reverse(members.begin(), members.end());
-        }
+        // Each member put first goes before those put first already: the last goes in first,
+        // and its log line before theirs.
         const size_t logged = edit.added.size();
-        for (const auto& [name, value] : members) {
+        for (size_t k = 0; k < entries.size(); ++k) {
+          const auto& [name, value] = entries[target.first ? entries.size() - 1 - k : k];
           const bool existed =
             (target.replace || target.first) &&
             locate(edit.patched, target.pointer + "/" + escape_pointer_token(name)).has_value();
@@ -297,7 +295,8 @@ plan_fix(const FileSystem& fs, LintRun& run, const LintOptions& options,
           }
           if (*patched != edit.patched) {
             const std::string shown = escape_json(name);
-            edit.added.push_back(
+            edit.added.insert(
+              target.first ? edit.added.begin() + static_cast<ptrdiff_t>(logged) : edit.added.end(),
               existed && target.first ? fmt::format("{}: {} moved first", key, shown)
               : existed               ? fmt::format("{}[{}] = {}", key, shown, value)
               : target.first          ? fmt::format("{} += {}: {} (first)", key, shown, value)
@@ -305,8 +304,6 @@ plan_fix(const FileSystem& fs, LintRun& run, const LintOptions& options,
             edit.patched = std::move(*patched);
           }
         }
-        std::reverse(edit.added.begin() + static_cast<ptrdiff_t>(logged),
-                     target.first ? edit.added.end() : edit.added.begin() + logged);
       } else {
         std::vector<std::string> names;
         for (const auto& [name, _] : entries) {
@@ -660,8 +657,8 @@ apply_fix(const FileSystem& fs, FileWriter& writer, const std::string& root, con
       continue;
     }
     if (info.kind != FileKind::regular) {
-      return unexpected(fmt::format("{}: is a {}, not a file; nothing was changed", dest,
-                                    to_string(info.kind)));
+      return unexpected(
+        fmt::format("{}: is a {}, not a file; nothing was changed", dest, to_string(info.kind)));
     }
     auto held = fs.read_file(dest, k_max_config_size);
     if (!held) {
@@ -722,13 +719,12 @@ apply_fix(const FileSystem& fs, FileWriter& writer, const std::string& root, con
           : fmt::format(" ({} {} a symbolic link; now a regular file with the "
                         "original contents, the link's target unchanged)",
                         fmt::join(unlinked, ", "), unlinked.size() == 1 ? "was" : "were");
-      return unexpected(
-        fmt::format("{}; {}{}", renamed.error(),
-                    restore_errors.empty()
-                      ? (output_dir.empty() ? "every file was restored"
-                                            : "the output folder is as it was")
-                      : fmt::format("could not restore {}", fmt::join(restore_errors, ", ")),
-                    links));
+      return unexpected(fmt::format(
+        "{}; {}{}", renamed.error(),
+        restore_errors.empty()
+          ? (output_dir.empty() ? "every file was restored" : "the output folder is as it was")
+          : fmt::format("could not restore {}", fmt::join(restore_errors, ", ")),
+        links));
     }
     result.written.push_back(temps[i].second);
     if (plan.edits[i].is_symlink && output_dir.empty()) {
