@@ -3904,16 +3904,22 @@ TEST(RuleCases, GptqSglangLmHeadKeyNamesTheModule)
   EXPECT_TRUE(findings(lint_patched(fs, plan), RuleId::undeclared_unquantized).empty());
 }
 
+// A GPTQ layer 0 (named from `l`) whose MLP's gate and up projections are stored BF16.
+Tensors
+gptq_layer0_bf16_gate_up(const std::string& l = "model.layers.0.")
+{
+  return gptq(l + "self_attn.o_proj") + gptq(l + "mlp.down_proj") + bf16(l + "mlp.gate_proj") +
+         bf16(l + "mlp.up_proj") + bf16("lm_head");
+}
+
 // A positive key matching first decides SGLang (quantized), and a '-:' key appended after it
-// is never read: no key is suggested, the fix says to put one before it. vLLM takes the key's
+// is never read: the key is suggested to go before it (entries_first). vLLM takes the key's
 // settings only and leaves the BF16 layers unquantized by their dtypes: no finding for vLLM.
 TEST(RuleCases, GptqPositiveKeyFirstHidesAnAppendedKey)
 {
-  const std::string l = "model.layers.0.";
   const Report r = lint_folder(
     folder(config(k_llama, gptq_config(R"(, "dynamic": {"+:.*\\.mlp\\..*": {"bits": 8}})")),
-           gptq(l + "self_attn.o_proj") + gptq(l + "mlp.down_proj") + bf16(l + "mlp.gate_proj") +
-             bf16(l + "mlp.up_proj") + bf16("lm_head")));
+           gptq_layer0_bf16_gate_up()));
   const auto undeclared = findings(r, RuleId::undeclared_unquantized);
   ASSERT_EQ(undeclared.size(), 1u) << text(r);
   EXPECT_EQ(engines(undeclared[0]), std::set<Engine>{Engine::sglang});
@@ -3929,11 +3935,9 @@ TEST(RuleCases, GptqPositiveKeyFirstHidesAnAppendedKey)
 // fix puts such keys before the object's keys, and the patch lints clean.
 TEST(RuleCases, FixPutsAKeyBeforeThePositiveKeyThatHidesIt)
 {
-  const std::string l = "model.layers.0.";
   MemoryFileSystem fs =
     folder(config(k_llama, gptq_config(R"(, "dynamic": {"+:.*\\.mlp\\..*": {"bits": 8}})")),
-           gptq(l + "self_attn.o_proj") + gptq(l + "mlp.down_proj") + bf16(l + "mlp.gate_proj") +
-             bf16(l + "mlp.up_proj") + bf16("lm_head"));
+           gptq_layer0_bf16_gate_up());
   auto run = lint_path(fs, "m", {});
   ASSERT_TRUE(run);
   const FixPlan plan = plan_fix(fs, *run, LintOptions{}, FixOptions{});
@@ -3949,8 +3953,7 @@ TEST(RuleCases, FixPutsAKeyBeforeThePositiveKeyThatHidesIt)
   MemoryFileSystem behind =
     folder(config(k_llama, gptq_config(R"(, "dynamic": {"+:.*\\.mlp\\..*": {"bits": 8}, )"
                                        R"("-:model\\.layers\\.0\\.mlp\\.gate_up_proj$": {}})")),
-           gptq(l + "self_attn.o_proj") + gptq(l + "mlp.down_proj") + bf16(l + "mlp.gate_proj") +
-             bf16(l + "mlp.up_proj") + bf16("lm_head"));
+           gptq_layer0_bf16_gate_up());
   auto late = lint_path(behind, "m", {});
   ASSERT_TRUE(late);
   const FixPlan moving = plan_fix(behind, *late, LintOptions{}, FixOptions{});
@@ -3973,11 +3976,9 @@ TEST(RuleCases, FixPutsAKeyBeforeThePositiveKeyThatHidesIt)
 // gate_up_proj).
 TEST(RuleCases, GptqDeadKeyForAShard)
 {
-  const std::string l = "model.layers.0.";
   const Report shards = lint_folder(folder(
     config(k_llama, gptq_config(R"(, "dynamic": {"-:.*gate_proj$": {}, "-:.*up_proj$": {}})")),
-    gptq(l + "self_attn.o_proj") + gptq(l + "mlp.down_proj") + bf16(l + "mlp.gate_proj") +
-      bf16(l + "mlp.up_proj") + bf16("lm_head")));
+    gptq_layer0_bf16_gate_up()));
   const auto dead = findings(shards, RuleId::unused_entry);
   ASSERT_EQ(dead.size(), 1u) << text(shards);
   EXPECT_TRUE(dead[0].message.starts_with("dynamic key '-:.*gate_proj$' matches no layer"))
@@ -7895,14 +7896,12 @@ TEST(RuleCases, FixDoesNotSpreadAnEntryThatExcludesAQuantizedModule)
 // vLLM meets first.
 TEST(RuleCases, GptqPositiveKeyHidesOnlyTheEngineWhoseNameItMeets)
 {
-  const std::string l = "model.language_model.layers.0.";
   const Report r = lint_folder(
     folder(config(k_qwen3_vl,
                   gptq_config(
                     R"(, "modules_in_block_to_quantize": ["self_attn.o_proj", "mlp"], )"
                     R"("dynamic": {"+:language_model\\.model\\.layers\\.0\\..*": {"bits": 4}})")),
-           gptq(l + "self_attn.o_proj") + gptq(l + "mlp.down_proj") + bf16(l + "mlp.gate_proj") +
-             bf16(l + "mlp.up_proj") + bf16("lm_head")));
+           gptq_layer0_bf16_gate_up("model.language_model.layers.0.")));
   const auto undeclared = findings(r, RuleId::undeclared_unquantized);
   ASSERT_EQ(undeclared.size(), 1u) << text(r);
   EXPECT_EQ(engines(undeclared[0]), (std::set<Engine>{Engine::vllm, Engine::sglang}));
